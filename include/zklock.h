@@ -1,0 +1,292 @@
+/*
+ * zklock.h - distributed locks on ZooKeeper, with fencing tokens.
+ *
+ * A lock named NAME lives under the znode /locks/NAME. To acquire it, a
+ * contender creates an ephemeral sequential child there, and holds the lock
+ * while its child has the lowest sequence number; otherwise it watches only
+ * its immediate predecessor. Each grant returns a fencing token, the czxid of
+ * the holder's node: successive holders of one lock get strictly increasing
+ * tokens, so a resource that remembers the highest token it has accepted can
+ * refuse a holder that was paused past its session's expiry.
+ *
+ * Objects
+ *   zkl_session  one ZooKeeper session (one zhandle_t), opened by the library
+ *                or wrapped around the application's own handle.
+ *   zkl_lock     one contender for one lock name, on one session. Two
+ *                zkl_lock objects with the same name exclude each other, in
+ *                one session or in two.
+ *
+ * Return codes
+ *   ZKL_OK (0) on success, a negative code on failure: the library's own
+ *   codes (ZKL_E*, -1000 and below) or, where ZooKeeper's answer is the cause
+ *   and no ZKL_ code fits, ZooKeeper's own code passed through unchanged
+ *   (ZNOAUTH, ...). zkl_strerror() describes both. No error travels through
+ *   errno or any global.
+ *
+ * Threads
+ *   Every function may be called from any thread, and on different objects
+ *   concurrently. An object must not be used during or after the call that
+ *   frees it (zkl_lock_free, zkl_session_close).
+ *
+ *   Callbacks (acquire, release, lost) run on the ZooKeeper client's
+ *   completion thread, one at a time, with no lock of the library held. A
+ *   callback may call any non-blocking zkl_ function, including
+ *   zkl_lock_free() on the lock it was called for. It must not block for
+ *   long: every completion and watcher of the session waits behind it. The
+ *   blocking functions (zkl_session_open, zkl_session_wrap, zkl_lock_acquire,
+ *   zkl_lock_release) return ZKL_EDEADLK when called on a ZooKeeper
+ *   completion thread instead of hanging.
+ *
+ * Async contract
+ *   When an async function returns an error, its callback never runs.
+ *   Otherwise the callback runs exactly once: on success, on failure, on
+ *   timeout, on zkl_lock_cancel(), on zkl_lock_free(), on zkl_session_close()
+ *   and on session loss, each with its own status code.
+ */
+#ifndef ZKLOCK_H
+#define ZKLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zookeeper/zookeeper.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ZKL_BUILDING) && defined(__GNUC__)
+#define ZKL_EXTERN __attribute__((visibility("default")))
+#else
+#define ZKL_EXTERN
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define ZKL_VERSION_MAJOR 0
+#define ZKL_VERSION_MINOR 1
+#define ZKL_VERSION_PATCH 0
+#define ZKL_VERSION_HEX \
+  ((ZKL_VERSION_MAJOR << 16) | (ZKL_VERSION_MINOR << 8) | ZKL_VERSION_PATCH)
+
+/* The version of the library linked at run time, as ZKL_VERSION_HEX and as
+ * "MAJOR.MINOR.PATCH". */
+ZKL_EXTERN unsigned zkl_version(void);
+ZKL_EXTERN const char *zkl_version_string(void);
+
+/* ----------------------------------------------------------------- errors */
+
+/* XX(name, value, sentence). The library's codes sit at -1000 and below,
+ * disjoint from ZooKeeper's (0 to -127). */
+#define ZKL_ERRNO_MAP(XX)                                                     \
+  XX(EINVAL, -1001, "invalid argument")                                       \
+  XX(EBUSY, -1002, "the lock is held by another contender")                   \
+  XX(ETIMEDOUT, -1003, "timed out waiting for the lock")                      \
+  XX(ECANCELED, -1004, "the acquire was canceled")                            \
+  XX(ENOTHELD, -1005, "the lock is not held")                                 \
+  XX(ELOST, -1006, "the lock or its session was lost")                        \
+  XX(ECONNECT, -1007, "no ZooKeeper server could be reached in time")         \
+  XX(EDEADLK, -1008,                                                          \
+     "blocking call made on the ZooKeeper completion thread")                 \
+  XX(ENOMEM, -1009, "out of memory")                                          \
+  XX(EINPROGRESS, -1010,                                                      \
+     "an acquire or release is already in progress on this lock")             \
+  XX(EIDLE, -1011, "no acquire is in progress on this lock")                  \
+  XX(ECLOSED, -1012, "the lock or its session was closed")                    \
+  XX(ESYSTEM, -1013, "a system call failed (threads or clock)")
+
+enum {
+  ZKL_OK = 0,
+#define ZKL_XX_ENUM_(name, value, text) ZKL_##name = (value),
+  ZKL_ERRNO_MAP(ZKL_XX_ENUM_)
+#undef ZKL_XX_ENUM_
+  ZKL_ERRNO_LAST_ = -1014
+};
+
+/* A sentence describing rc, for ZKL_ codes and ZooKeeper codes alike. The
+ * string is static: never free it. Unknown codes get a generic sentence. */
+ZKL_EXTERN const char *zkl_strerror(int rc);
+
+/* --------------------------------------------------------------- sessions */
+
+typedef struct zkl_session zkl_session;
+
+/* Opens a ZooKeeper session and waits until it is connected.
+ *   out                 receives the session; set only on success.
+ *   hosts               connect string, "host:port[,host:port...][/chroot]";
+ *                       copied.
+ *   session_timeout_ms  the session timeout to request (> 0). The server may
+ *                       negotiate it into its [2, 20] tick bounds; see
+ *                       zkl_session_timeout(). It also bounds the wait for
+ *                       the first connection.
+ * Returns ZKL_OK; ZKL_EINVAL for NULL arguments or a timeout <= 0;
+ * ZKL_ECONNECT when the host string does not parse or no server answered
+ * within session_timeout_ms; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
+ * completion thread.
+ * The library routes the ZooKeeper client's own log through
+ * zkl_set_log_handler() instead of printing it. */
+ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
+                                int session_timeout_ms);
+
+/* Builds a session on a handle the application already has, so that it needs
+ * no second connection. The handle stays the application's: the library never
+ * closes it, and the application must keep it open until
+ * zkl_session_close() has returned.
+ *
+ * Because ZooKeeper delivers session events to the handle's default watcher,
+ * which the application owns, the application MUST forward every session
+ * event (type == ZOO_SESSION_EVENT) of that handle with
+ * zkl_session_forward_event(), from its watcher. Without it the library never
+ * learns of reconnects (its retries wait for them) or of session expiry.
+ *
+ * Blocks for one round trip to learn the handle's completion thread.
+ * Returns ZKL_OK; ZKL_EINVAL; ZKL_ELOST when the handle's session is already
+ * expired or closed; ZKL_ECONNECT when the round trip did not complete within
+ * the handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
+ * completion thread. */
+ZKL_EXTERN int zkl_session_wrap(zkl_session **out, zhandle_t *zh);
+
+/* For wrapped sessions only: hands the library one event the application's
+ * default watcher received. Events that are not session events are ignored,
+ * so the watcher may forward everything. Never blocks. */
+ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
+
+/* Ends the session. Pending acquires complete with ZKL_ECLOSED, held locks are
+ * released, and for a session opened with zkl_session_open() the ZooKeeper
+ * session is closed (which deletes its lock nodes at once on the server).
+ * For a wrapped session the lock nodes are deleted one by one and the handle
+ * is left open.
+ * zkl_lock objects of the session stay allocated: every call on them then
+ * returns ZKL_ECLOSED, and each must still be freed with zkl_lock_free(),
+ * before or after this call.
+ * Blocks until all of the session's callbacks have run. Called on a
+ * completion thread it cannot wait, so it returns at once and a private
+ * thread finishes the close. NULL is ignored. */
+ZKL_EXTERN void zkl_session_close(zkl_session *s);
+
+/* The session's handle, for the application's own ZooKeeper calls. Borrowed:
+ * valid until zkl_session_close(). NULL for NULL. */
+ZKL_EXTERN zhandle_t *zkl_session_handle(zkl_session *s);
+
+/* The session timeout the server granted, in milliseconds (0 before the first
+ * connection or for NULL). */
+ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
+
+/* Where the ZooKeeper client's log lines and the library's own diagnostics
+ * go, process-wide. fn receives a line without a trailing newline and must
+ * not call into the library; NULL (the default) discards them, except that
+ * the environment variable ZKLOCK_DEBUG=1 sends them to stderr. Applies to
+ * sessions opened afterwards. */
+typedef void (*zkl_log_fn)(const char *line, void *arg);
+ZKL_EXTERN void zkl_set_log_handler(zkl_log_fn fn, void *arg);
+
+/* ------------------------------------------------------------------ locks */
+
+typedef struct zkl_lock zkl_lock;
+
+/* Creates a contender for the lock NAME of session s. Nothing is sent to
+ * ZooKeeper until the first acquire.
+ *   name  one or more '/'-separated segments, 1..255 bytes in all, valid
+ *         UTF-8 without control characters, no empty segment (so no leading,
+ *         trailing or doubled '/'), no "." or ".." segment. Copied. Its
+ *         lock nodes live under /locks/NAME.
+ * Returns ZKL_OK; ZKL_EINVAL for a NULL argument or a bad name (nothing is
+ * sent); ZKL_ECLOSED or ZKL_ELOST when the session is closed or expired;
+ * ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name);
+
+/* Frees the lock. A held lock is released; a pending acquire is abandoned and
+ * its callback runs with ZKL_ECLOSED (after this call returns, with a pointer
+ * that must then only be compared, never used). The lock's node is deleted in
+ * the background, as after a release. The lost callback does not run after
+ * this call. Never blocks. NULL is ignored. */
+ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
+
+/* Acquires the lock, waiting at most timeout_ms.
+ *   timeout_ms  -1 waits without bound, 0 tries once (one exchange with the
+ *               server, then ZKL_EBUSY if someone else holds it), > 0 bounds
+ *               the wait.
+ *   token       if not NULL, receives the fencing token on success.
+ * If this zkl_lock already holds the lock, its hold count is incremented and
+ * the same token is returned at once; the node is deleted when as many
+ * releases have been made.
+ * Returns ZKL_OK; ZKL_EBUSY (timeout 0); ZKL_ETIMEDOUT; ZKL_ECANCELED when
+ * zkl_lock_cancel() was called from another thread; ZKL_ELOST when the
+ * session expired or the contender's node was deleted by someone else;
+ * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
+ * under way; ZKL_EINVAL; ZKL_EDEADLK on a completion thread; or a ZooKeeper
+ * error such as ZNOAUTH. On every failure the contender's node and watch are
+ * gone, or (connection lost) scheduled for deletion as soon as the session
+ * reconnects. */
+ZKL_EXTERN int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token);
+
+/* Releases one hold; at zero, deletes the node and returns when the server
+ * confirmed the deletion (or, if the connection is down, when the deletion has
+ * been scheduled for the reconnect; the session's end deletes it otherwise).
+ * Returns ZKL_OK; ZKL_ENOTHELD; ZKL_ELOST once after the lock was lost (the
+ * lost callback, if any, has been told); ZKL_EINPROGRESS; ZKL_ECLOSED;
+ * ZKL_EINVAL; ZKL_EDEADLK on a completion thread; or a ZooKeeper error (the
+ * lock then stays held). */
+ZKL_EXTERN int zkl_lock_release(zkl_lock *l);
+
+/* Called once per async acquire, on the completion thread.
+ *   rc     ZKL_OK (token valid), or a failure code as for zkl_lock_acquire(),
+ *          ZKL_ECANCELED after zkl_lock_cancel(), ZKL_ECLOSED after
+ *          zkl_lock_free() or zkl_session_close().
+ *   token  the fencing token when rc is ZKL_OK, else 0. */
+typedef void (*zkl_acquire_cb)(zkl_lock *l, int rc, int64_t token, void *arg);
+
+/* Called once per async release, on the completion thread, with the status
+ * zkl_lock_release() would return. */
+typedef void (*zkl_done_cb)(zkl_lock *l, int rc, void *arg);
+
+/* Starts an acquire and returns at once; cb (required) runs exactly once.
+ * timeout_ms as for zkl_lock_acquire(). arg is passed to cb untouched.
+ * Returns ZKL_OK (cb will run); ZKL_EINVAL; ZKL_EINPROGRESS; ZKL_ECLOSED;
+ * ZKL_ELOST (session expired); ZKL_ENOMEM (cb will not run). No thread is
+ * created per lock. */
+ZKL_EXTERN int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms,
+                                      zkl_acquire_cb cb, void *arg);
+
+/* Starts a release and returns at once; cb (may be NULL) runs exactly once.
+ * Returns ZKL_OK (cb will run); ZKL_ENOTHELD; ZKL_ELOST once after a loss;
+ * ZKL_EINPROGRESS; ZKL_ECLOSED; ZKL_EINVAL (cb will not run). */
+ZKL_EXTERN int zkl_lock_release_async(zkl_lock *l, zkl_done_cb cb, void *arg);
+
+/* Cancels a pending acquire (async or blocking): it completes with
+ * ZKL_ECANCELED once its node and watch are gone (or scheduled for deletion
+ * if the connection is down). Returns ZKL_OK, or ZKL_EIDLE when no acquire is
+ * pending (it may just have succeeded: the caller then holds the lock). */
+ZKL_EXTERN int zkl_lock_cancel(zkl_lock *l);
+
+/* Why a held lock was lost, as passed to zkl_lost_cb. */
+enum {
+  ZKL_LOST_SESSION_EXPIRED = 1, /* the server expired the session */
+  ZKL_LOST_NODE_DELETED = 2     /* someone else deleted the lock node */
+};
+
+/* Called on the completion thread when a held lock is lost; the lock is then
+ * no longer held (zkl_lock_token() returns 0) and the next release returns
+ * ZKL_ELOST. reason is a ZKL_LOST_ value. */
+typedef void (*zkl_lost_cb)(zkl_lock *l, int reason, void *arg);
+
+/* Sets (or with NULL clears) the lost callback. arg is passed untouched. */
+ZKL_EXTERN void zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg);
+
+/* The fencing token of the current hold, 0 when not held. */
+ZKL_EXTERN int64_t zkl_lock_token(const zkl_lock *l);
+
+/* The lock's name as given to zkl_lock_new(). Borrowed: valid until
+ * zkl_lock_free(). */
+ZKL_EXTERN const char *zkl_lock_name(const zkl_lock *l);
+
+/* Copies the full path of the contender's current node (while it waits or
+ * holds) into buf. Returns ZKL_OK; ZKL_ENOTHELD when it has no node;
+ * ZKL_EINVAL when buf is NULL or too small (ZooKeeper paths fit in 512
+ * bytes with this library's names). */
+ZKL_EXTERN int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZKLOCK_H */

@@ -1,0 +1,259 @@
+/* names.c - lock names, node names, sequence numbers and queue order. Pure
+ * logic apart from the random bytes of the uuid; unit-tested on its own. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Decodes one UTF-8 sequence at s (n bytes left). Returns its length and
+ * sets *cp, or 0 for an invalid, overlong or truncated sequence. */
+static int utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
+  uint32_t c = s[0];
+  int len, i;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    c &= 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    c &= 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    c &= 0x07;
+  } else {
+    return 0;
+  }
+  if (n < (size_t)len)
+    return 0;
+  for (i = 1; i < len; i++) {
+    if ((s[i] & 0xC0) != 0x80)
+      return 0;
+    c = (c << 6) | (s[i] & 0x3F);
+  }
+  if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10FFFF)))
+    return 0;
+  *cp = c;
+  return len;
+}
+
+/* The server validates paths as Java strings and refuses these code points
+ * (PathUtils.validatePath). Anything beyond the BMP becomes a surrogate pair
+ * in Java, which falls in the refused range too. */
+static bool zk_refuses(uint32_t cp) {
+  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) ||
+         (cp >= 0xD800 && cp <= 0xF8FF) || cp >= 0xFFF0;
+}
+
+int zkl__validate_name(const char *name) {
+  const unsigned char *p = (const unsigned char *)name;
+  size_t n, i, seg_start = 0;
+  if (!name)
+    return ZKL_EINVAL;
+  n = strlen(name);
+  if (n == 0 || n > ZKL_NAME_MAX)
+    return ZKL_EINVAL;
+  for (i = 0; i <= n; i++) {
+    if (i == n || p[i] == '/') {
+      size_t seg = i - seg_start;
+      if (seg == 0)
+        return ZKL_EINVAL; /* leading, trailing or doubled '/' */
+      if ((seg == 1 && p[seg_start] == '.') ||
+          (seg == 2 && p[seg_start] == '.' && p[seg_start + 1] == '.'))
+        return ZKL_EINVAL;
+      seg_start = i + 1;
+      continue;
+    }
+    uint32_t cp;
+    int len = utf8_decode(p + i, n - i, &cp);
+    if (len == 0 || zk_refuses(cp))
+      return ZKL_EINVAL;
+    i += (size_t)len - 1;
+  }
+  return ZKL_OK;
+}
+
+static int random_bytes(unsigned char *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = getrandom(buf + got, len - got, 0);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return ZKL_ESYSTEM;
+    }
+    got += (size_t)r;
+  }
+  return ZKL_OK;
+}
+
+int zkl__make_prefix(char *buf) {
+  unsigned char u[16];
+  if (random_bytes(u, sizeof u) != ZKL_OK)
+    return ZKL_ESYSTEM;
+  u[6] = (unsigned char)((u[6] & 0x0F) | 0x40); /* version 4 */
+  u[8] = (unsigned char)((u[8] & 0x3F) | 0x80); /* RFC 4122 variant */
+  snprintf(buf, ZKL_PREFIX_LEN + 1,
+           "_c_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+           "%02x%02x%02x%02x%02x%02x-lock-",
+           u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+           u[11], u[12], u[13], u[14], u[15]);
+  return ZKL_OK;
+}
+
+static const char *last_occurrence(const char *s, const char *needle) {
+  const char *found = NULL, *p = s;
+  while ((p = strstr(p, needle)) != NULL) {
+    found = p;
+    p++;
+  }
+  return found;
+}
+
+/* A signed decimal that fills the rest of the string and fits in int32. The
+ * server writes "%010d", so a wrapped counter reads "-2147483648". */
+static int parse_int32(const char *s, int32_t *out) {
+  int64_t v = 0;
+  bool neg = false;
+  int digits = 0;
+  if (*s == '-') {
+    neg = true;
+    s++;
+  }
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || ++digits > 10)
+      return 0;
+    v = v * 10 + (*s - '0');
+  }
+  if (digits == 0)
+    return 0;
+  if (neg)
+    v = -v;
+  if (v < INT32_MIN || v > INT32_MAX)
+    return 0;
+  *out = (int32_t)v;
+  return 1;
+}
+
+int zkl__parse_seq(const char *child, int32_t *seq) {
+  static const char *const markers[] = {"lock-", "__lock__"};
+  size_t i;
+  for (i = 0; i < sizeof markers / sizeof markers[0]; i++) {
+    const char *m = last_occurrence(child, markers[i]);
+    if (m && parse_int32(m + strlen(markers[i]), seq))
+      return 1;
+  }
+  return 0;
+}
+
+/* Serial-number arithmetic (RFC 1982): a comes before b when b - a, taken
+ * modulo 2^32, is below 2^31. Correct as long as the live nodes of one parent
+ * span fewer than 2^31 sequence numbers. */
+static int32_t seq_distance(int32_t from, int32_t to) {
+  return (int32_t)((uint32_t)to - (uint32_t)from);
+}
+
+void zkl__standing(char *const *names, int count, const char *own,
+                   const char *prefix, zkl_standing *out, int *dup) {
+  int32_t own_seq = 0, seq;
+  int32_t best_rel = 0;
+  int i;
+  out->own_found = false;
+  out->n_before = 0;
+  out->pred = -1;
+  out->n_duplicates = 0;
+  if (!zkl__parse_seq(own, &own_seq))
+    return;
+  for (i = 0; i < count; i++) {
+    const char *name = names[i];
+    if (strcmp(name, own) == 0) {
+      out->own_found = true;
+      continue;
+    }
+    if (prefix && strncmp(name, prefix, strlen(prefix)) == 0) {
+      if (dup)
+        dup[out->n_duplicates] = i;
+      out->n_duplicates++;
+      continue;
+    }
+    if (!zkl__parse_seq(name, &seq))
+      continue;
+    int32_t rel = seq_distance(own_seq, seq); /* < 0: before us */
+    if (rel > 0 || (rel == 0 && strcmp(name, own) > 0))
+      continue;
+    out->n_before++;
+    if (out->pred < 0 || rel > best_rel ||
+        (rel == best_rel && strcmp(name, names[out->pred]) > 0)) {
+      out->pred = i;
+      best_rel = rel;
+    }
+  }
+}
+
+typedef struct {
+  const char *name;
+  int32_t rel;
+} ordered;
+
+static int cmp_ordered(const void *a, const void *b) {
+  const ordered *x = a, *y = b;
+  if (x->rel != y->rel)
+    return x->rel < y->rel ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+int zkl__queue_order(const char **names, int count) {
+  ordered *tmp;
+  int kept = 0, i;
+  int32_t ref = 0, seq;
+  bool have_ref = false;
+  if (count <= 0)
+    return 0;
+  tmp = malloc(sizeof *tmp * (size_t)count);
+  if (!tmp)
+    return -1;
+  for (i = 0; i < count; i++) {
+    if (!zkl__parse_seq(names[i], &seq))
+      continue;
+    if (!have_ref) {
+      ref = seq; /* any member works as the origin inside a 2^31 window */
+      have_ref = true;
+    }
+    tmp[kept].name = names[i];
+    tmp[kept].rel = seq_distance(ref, seq);
+    kept++;
+  }
+  qsort(tmp, (size_t)kept, sizeof *tmp, cmp_ordered);
+  for (i = 0; i < kept; i++)
+    names[i] = tmp[i].name;
+  free(tmp);
+  return kept;
+}
+
+int zkl__owner_data(char *buf, size_t len) {
+  char host[128];
+  struct timespec now;
+  int n;
+  if (gethostname(host, sizeof host) != 0)
+    strcpy(host, "unknown");
+  host[sizeof host - 1] = '\0';
+  clock_gettime(CLOCK_REALTIME, &now);
+  n = snprintf(buf, len, "host=%s\npid=%ld\nstart=%lld\n", host,
+               (long)getpid(),
+               (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+  if (n < 0)
+    n = 0;
+  if ((size_t)n >= len)
+    n = (int)len - 1;
+  return n;
+}

@@ -1,0 +1,172 @@
+/* test_names.c - unit tests of the pure logic: lock names, node names,
+ * sequence numbers and queue order. No server. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zktest.h"
+
+static void test_valid_names(void) {
+  static const char *ok[] = {"a", "db", "app/db", "a/b/c", "x.y", "..a",
+                             "a..", ".a", "a b", "caf\xc3\xa9",
+                             "\xe2\x82\xac", "lock-0000000001", NULL};
+  const char **p;
+  char max[ZKL_NAME_MAX + 1];
+  for (p = ok; *p; p++)
+    CU_ASSERT_EQUAL(zkl__validate_name(*p), ZKL_OK);
+  memset(max, 'n', ZKL_NAME_MAX);
+  max[ZKL_NAME_MAX] = '\0';
+  CU_ASSERT_EQUAL(zkl__validate_name(max), ZKL_OK);
+}
+
+static void test_invalid_names(void) {
+  static const char *bad[] = {
+      "", "/", "/a", "a/", "a//b", ".", "..", "a/./b", "a/../b", "a/.",
+      "a/..", "../a", "a\tb", "a\nb", "\x01", "a\x7f", "\xc2\x80", /* C1 */
+      "\xc3", "\xc3\x28", "\xe2\x82", "\xc0\xaf", /* overlong '/' */
+      "\xed\xa0\x80",                           /* surrogate */
+      "\xee\x80\x80",                           /* private use */
+      "\xef\xbf\xbf",                           /* U+FFFF */
+      "\xf0\x9f\x98\x80",                       /* beyond the BMP */
+      "\xff", NULL};
+  const char **p;
+  char over[ZKL_NAME_MAX + 2];
+  for (p = bad; *p; p++) {
+    int rc = zkl__validate_name(*p);
+    if (rc != ZKL_EINVAL)
+      fprintf(stderr, "accepted bad name index %d\n", (int)(p - bad));
+    CU_ASSERT_EQUAL(rc, ZKL_EINVAL);
+  }
+  CU_ASSERT_EQUAL(zkl__validate_name(NULL), ZKL_EINVAL);
+  memset(over, 'n', ZKL_NAME_MAX + 1);
+  over[ZKL_NAME_MAX + 1] = '\0';
+  CU_ASSERT_EQUAL(zkl__validate_name(over), ZKL_EINVAL);
+}
+
+static void test_prefix(void) {
+  char a[ZKL_PREFIX_LEN + 1], b[ZKL_PREFIX_LEN + 1];
+  CU_ASSERT_EQUAL(zkl__make_prefix(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__make_prefix(b), ZKL_OK);
+  CU_ASSERT_EQUAL(strlen(a), ZKL_PREFIX_LEN);
+  CU_ASSERT_NSTRING_EQUAL(a, "_c_", 3);
+  CU_ASSERT_STRING_EQUAL(a + 39, "-lock-");
+  CU_ASSERT_EQUAL(a[11], '-');
+  CU_ASSERT_EQUAL(a[17], '4'); /* uuid version 4 */
+  CU_ASSERT_STRING_NOT_EQUAL(a, b);
+}
+
+static void test_parse_seq(void) {
+  int32_t v = 0;
+  CU_ASSERT(zkl__parse_seq("_c_x-lock-0000000012", &v) && v == 12);
+  CU_ASSERT(zkl__parse_seq("lock-2147483647", &v) && v == INT32_MAX);
+  CU_ASSERT(zkl__parse_seq("_c_x-lock--2147483648", &v) && v == INT32_MIN);
+  CU_ASSERT(zkl__parse_seq("_c_x-lock--000000005", &v) && v == -5);
+  /* kazoo's form */
+  CU_ASSERT(zkl__parse_seq("abc__lock__0000000007", &v) && v == 7);
+  /* the last marker counts */
+  CU_ASSERT(zkl__parse_seq("lock-lock-0000000003", &v) && v == 3);
+  CU_ASSERT(!zkl__parse_seq("readme", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock-", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock-12a", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock-2147483648", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock-00000000001", &v)); /* 11 digits */
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock--", &v));
+}
+
+static void test_standing_basic(void) {
+  char *names[] = {"_c_b-lock-0000000003", "other", "_c_a-lock-0000000001",
+                   "_c_me-lock-0000000004", "_c_c-lock-0000000010",
+                   "_c_d-lock-0000000002"};
+  zkl_standing st;
+  zkl__standing(names, 6, "_c_me-lock-0000000004", "_c_me-lock-", &st, NULL);
+  CU_ASSERT(st.own_found);
+  CU_ASSERT_EQUAL(st.n_before, 3);
+  CU_ASSERT_EQUAL(st.pred, 0); /* 3 is the immediate predecessor */
+  CU_ASSERT_EQUAL(st.n_duplicates, 0);
+
+  zkl__standing(names, 6, "_c_a-lock-0000000001", "_c_a-lock-", &st, NULL);
+  CU_ASSERT(st.own_found);
+  CU_ASSERT_EQUAL(st.n_before, 0);
+  CU_ASSERT_EQUAL(st.pred, -1);
+
+  zkl__standing(names, 6, "_c_zz-lock-0000000005", "_c_zz-lock-", &st, NULL);
+  CU_ASSERT(!st.own_found);
+}
+
+static void test_standing_numeric_not_string(void) {
+  /* "lock-0000000010" sorts before "lock-0000000009" by prefix string, not
+   * by number, when the uuids differ: order must be numeric. */
+  char *names[] = {"_c_zzz-lock-0000000009", "_c_aaa-lock-0000000010"};
+  zkl_standing st;
+  zkl__standing(names, 2, "_c_aaa-lock-0000000010", "_c_aaa-lock-", &st, NULL);
+  CU_ASSERT_EQUAL(st.n_before, 1);
+  CU_ASSERT_EQUAL(st.pred, 0);
+}
+
+static void test_standing_wrap(void) {
+  /* The parent's cversion wrapped: -2147483648 came after 2147483647. */
+  char *names[] = {"_c_a-lock-2147483646", "_c_b-lock-2147483647",
+                   "_c_c-lock--2147483648", "_c_d-lock--2147483647"};
+  zkl_standing st;
+  zkl__standing(names, 4, "_c_c-lock--2147483648", "_c_c-lock-", &st, NULL);
+  CU_ASSERT_EQUAL(st.n_before, 2);
+  CU_ASSERT_EQUAL(st.pred, 1);
+  zkl__standing(names, 4, "_c_a-lock-2147483646", "_c_a-lock-", &st, NULL);
+  CU_ASSERT_EQUAL(st.n_before, 0);
+}
+
+static void test_standing_duplicates(void) {
+  char *names[] = {"_c_me-lock-0000000004", "_c_x-lock-0000000001",
+                   "_c_me-lock-0000000006"};
+  int dup[3];
+  zkl_standing st;
+  zkl__standing(names, 3, "_c_me-lock-0000000004", "_c_me-lock-", &st, dup);
+  CU_ASSERT_EQUAL(st.n_duplicates, 1);
+  CU_ASSERT_EQUAL(dup[0], 2);
+  CU_ASSERT_EQUAL(st.n_before, 1); /* duplicates do not queue */
+}
+
+static void test_queue_order(void) {
+  const char *names[] = {"_c_c-lock-0000000012", "junk", "_c_a-lock-0000000002",
+                         "x__lock__0000000007"};
+  int n = zkl__queue_order(names, 4);
+  CU_ASSERT_EQUAL(n, 3);
+  CU_ASSERT_STRING_EQUAL(names[0], "_c_a-lock-0000000002");
+  CU_ASSERT_STRING_EQUAL(names[1], "x__lock__0000000007");
+  CU_ASSERT_STRING_EQUAL(names[2], "_c_c-lock-0000000012");
+}
+
+static void test_strerror(void) {
+  CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_OK), "success");
+  CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_ETIMEDOUT),
+                         "timed out waiting for the lock");
+  /* ZooKeeper's own codes pass through to zerror(). */
+  CU_ASSERT_STRING_EQUAL(zkl_strerror(ZNOAUTH), zerror(ZNOAUTH));
+  CU_ASSERT_STRING_EQUAL(zkl_strerror(-5000), "unknown error code");
+  CU_ASSERT(ZKL_EINVAL <= -1000);
+  /* every code of ours has its own sentence */
+#define CHECK_(name, value, text) \
+  CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_##name), text);
+  ZKL_ERRNO_MAP(CHECK_)
+#undef CHECK_
+  CU_ASSERT_STRING_EQUAL(zkl_version_string(), "0.1.0");
+  CU_ASSERT_EQUAL(zkl_version(), ZKL_VERSION_HEX);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"valid names", test_valid_names},
+      {"invalid names", test_invalid_names},
+      {"node prefix", test_prefix},
+      {"sequence parsing", test_parse_seq},
+      {"standing", test_standing_basic},
+      {"numeric order", test_standing_numeric_not_string},
+      {"order across the 32-bit wrap", test_standing_wrap},
+      {"duplicates", test_standing_duplicates},
+      {"queue order", test_queue_order},
+      {"error strings", test_strerror},
+      {NULL, NULL}};
+  return zkt_main("names", tests);
+}

@@ -1,0 +1,317 @@
+/* zktest.c - shared test support; see zktest.h. */
+#include "config.h"
+
+#include "zktest.h"
+
+#include <CUnit/Basic.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t server_mu = PTHREAD_MUTEX_INITIALIZER;
+static char server_hosts[1024];
+static char server_dir[512];
+static bool server_started;
+static int ensemble_size = 1;
+static const char *java_opts;
+
+static zhandle_t *observer;
+static pthread_mutex_t obs_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t obs_cond = PTHREAD_COND_INITIALIZER;
+static unsigned obs_events;
+static bool obs_connected;
+
+int64_t zkt_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void abs_deadline(struct timespec *ts, int timeout_ms) {
+  clock_gettime(CLOCK_REALTIME, ts);
+  ts->tv_sec += timeout_ms / 1000;
+  ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+static void discard_log(const char *line) { (void)line; }
+
+static void stop_server(void) {
+  char cmd[1024];
+  if (observer) {
+    zookeeper_close(observer);
+    observer = NULL;
+  }
+  if (!server_started)
+    return;
+  server_started = false;
+  snprintf(cmd, sizeof cmd, "'%s/tests/zkserver' stop '%s'", ZKL_TEST_SRCDIR,
+           server_dir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "zktest: stopping the server failed\n");
+}
+
+static void on_signal(int sig) {
+  /* zkserver's watchdog sees this process go and stops the server. */
+  _exit(128 + sig);
+}
+
+void zkt_use_ensemble(int n) { ensemble_size = n; }
+void zkt_server_java_opts(const char *opts) { java_opts = opts; }
+
+const char *zkt_hosts(void) {
+  const char *env = getenv("ZKL_TEST_HOSTS");
+  char cmd[2048];
+  FILE *p;
+  pthread_mutex_lock(&server_mu);
+  if (server_hosts[0]) {
+    pthread_mutex_unlock(&server_mu);
+    return server_hosts;
+  }
+  if (env && *env) {
+    snprintf(server_hosts, sizeof server_hosts, "%s", env);
+    env = getenv("ZKL_TEST_ZKDIR");
+    if (env)
+      snprintf(server_dir, sizeof server_dir, "%s", env);
+    pthread_mutex_unlock(&server_mu);
+    return server_hosts;
+  }
+  snprintf(server_dir, sizeof server_dir, "%s/zklock-test-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(server_dir)) {
+    perror("zktest: mkdtemp");
+    exit(99);
+  }
+  if (java_opts)
+    setenv("ZKSERVER_JAVA_OPTS", java_opts, 1);
+  snprintf(cmd, sizeof cmd,
+           "'%s/tests/zkserver' start --servers %d --owner %ld '%s'",
+           ZKL_TEST_SRCDIR, ensemble_size, (long)getpid(), server_dir);
+  p = popen(cmd, "r");
+  if (!p || !fgets(server_hosts, sizeof server_hosts, p)) {
+    fprintf(stderr, "zktest: could not start ZooKeeper with: %s\n", cmd);
+    if (p)
+      pclose(p);
+    exit(99);
+  }
+  if (pclose(p) != 0) {
+    fprintf(stderr, "zktest: zkserver start failed\n");
+    exit(99);
+  }
+  server_hosts[strcspn(server_hosts, "\r\n")] = '\0';
+  server_started = true;
+  atexit(stop_server);
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+  signal(SIGHUP, on_signal);
+  pthread_mutex_unlock(&server_mu);
+  return server_hosts;
+}
+
+const char *zkt_zkdir(void) {
+  zkt_hosts();
+  return server_dir[0] ? server_dir : NULL;
+}
+
+int zkt_zkserver(const char *args) {
+  char cmd[2048];
+  int rc;
+  snprintf(cmd, sizeof cmd, "'%s/tests/zkserver' %s", ZKL_TEST_SRCDIR, args);
+  rc = system(cmd);
+  return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static void obs_watcher(zhandle_t *zh, int type, int state, const char *path,
+                        void *ctx) {
+  (void)zh;
+  (void)path;
+  (void)ctx;
+  pthread_mutex_lock(&obs_mu);
+  if (type == ZOO_SESSION_EVENT)
+    obs_connected = state == ZOO_CONNECTED_STATE;
+  obs_events++;
+  pthread_cond_broadcast(&obs_cond);
+  pthread_mutex_unlock(&obs_mu);
+}
+
+zhandle_t *zkt_observer(void) {
+  struct timespec ts;
+  if (observer)
+    return observer;
+  observer = zookeeper_init2(zkt_hosts(), obs_watcher, 20000, NULL, NULL, 0,
+                             discard_log);
+  if (!observer) {
+    fprintf(stderr, "zktest: observer init failed\n");
+    exit(99);
+  }
+  abs_deadline(&ts, 20000);
+  pthread_mutex_lock(&obs_mu);
+  while (!obs_connected)
+    if (pthread_cond_timedwait(&obs_cond, &obs_mu, &ts) == ETIMEDOUT)
+      break;
+  pthread_mutex_unlock(&obs_mu);
+  if (!obs_connected) {
+    fprintf(stderr, "zktest: observer could not connect\n");
+    exit(99);
+  }
+  return observer;
+}
+
+int zkt_children(const char *path) {
+  struct String_vector sv = {0};
+  int rc = zoo_get_children(zkt_observer(), path, 0, &sv);
+  int n = sv.count;
+  deallocate_String_vector(&sv);
+  if (rc == ZNONODE)
+    return -1;
+  return rc == ZOK ? n : -2;
+}
+
+int zkt_wait_children(const char *path, int want, int timeout_ms) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  zhandle_t *zh = zkt_observer();
+  for (;;) {
+    struct String_vector sv = {0};
+    struct Stat st;
+    unsigned seen;
+    int n, rc;
+    pthread_mutex_lock(&obs_mu);
+    seen = obs_events;
+    pthread_mutex_unlock(&obs_mu);
+    rc = zoo_wget_children(zh, path, obs_watcher, NULL, &sv);
+    n = rc == ZOK ? sv.count : -1;
+    deallocate_String_vector(&sv);
+    if (rc == ZNONODE) /* watch for it to appear */
+      zoo_wexists(zh, path, obs_watcher, NULL, &st);
+    if (n == want || zkt_now_ms() >= deadline)
+      return n;
+    pthread_mutex_lock(&obs_mu);
+    while (obs_events == seen && zkt_now_ms() < deadline) {
+      struct timespec ts;
+      abs_deadline(&ts, (int)(deadline - zkt_now_ms()));
+      pthread_cond_timedwait(&obs_cond, &obs_mu, &ts);
+    }
+    pthread_mutex_unlock(&obs_mu);
+  }
+}
+
+void zkt_parent(char *buf, size_t len, const char *name) {
+  snprintf(buf, len, "/locks/%s", name);
+}
+
+void zkt_name(char *buf, size_t len, const char *base) {
+  static int n;
+  snprintf(buf, len, "%s-%ld-%d", base, (long)getpid(), ++n);
+}
+
+zkl_session *zkt_session(int timeout_ms) {
+  zkl_session *s = NULL;
+  int rc = zkl_session_open(&s, zkt_hosts(), timeout_ms);
+  if (rc != ZKL_OK)
+    fprintf(stderr, "zkt_session: %s\n", zkl_strerror(rc));
+  CU_ASSERT_FATAL(rc == ZKL_OK);
+  return s;
+}
+
+static void expire_watcher(zhandle_t *zh, int type, int state,
+                           const char *path, void *ctx) {
+  zkt_counter *c = ctx;
+  (void)zh;
+  (void)path;
+  if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
+    zkt_counter_add(c, 1);
+}
+
+int zkt_expire(zkl_session *s) {
+  zhandle_t *victim = zkl_session_handle(s), *zh;
+  clientid_t id = *zoo_client_id(victim);
+  zkt_counter connected;
+  int ok;
+  zkt_counter_init(&connected);
+  zh = zookeeper_init2(zkt_hosts(), expire_watcher, zoo_recv_timeout(victim),
+                       &id, &connected, 0, discard_log);
+  if (!zh)
+    return -1;
+  /* Connected means the server accepted the id: closing this handle then
+   * closes the session the victim still believes in. */
+  ok = zkt_counter_wait(&connected, 1, 20000) >= 1;
+  zookeeper_close(zh);
+  return ok ? 0 : -1;
+}
+
+void zkt_counter_init(zkt_counter *c) {
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->cond, NULL);
+  c->value = 0;
+}
+
+void zkt_counter_add(zkt_counter *c, int n) {
+  pthread_mutex_lock(&c->mu);
+  c->value += n;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->mu);
+}
+
+int zkt_counter_get(zkt_counter *c) {
+  int v;
+  pthread_mutex_lock(&c->mu);
+  v = c->value;
+  pthread_mutex_unlock(&c->mu);
+  return v;
+}
+
+int zkt_counter_wait(zkt_counter *c, int want, int timeout_ms) {
+  struct timespec ts;
+  int v;
+  abs_deadline(&ts, timeout_ms);
+  pthread_mutex_lock(&c->mu);
+  while (c->value < want)
+    if (pthread_cond_timedwait(&c->cond, &c->mu, &ts) == ETIMEDOUT)
+      break;
+  v = c->value;
+  pthread_mutex_unlock(&c->mu);
+  return v;
+}
+
+int zkt_thread_count(void) {
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  int n = 0;
+  if (!d)
+    return -1;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.')
+      n++;
+  closedir(d);
+  return n;
+}
+
+int zkt_main(const char *suite_name, const zkt_test *tests) {
+  CU_pSuite suite;
+  unsigned failed, run;
+  if (CU_initialize_registry() != CUE_SUCCESS)
+    return 99;
+  suite = CU_add_suite(suite_name, NULL, NULL);
+  if (!suite)
+    return 99;
+  for (; tests->name; tests++)
+    if (!CU_add_test(suite, tests->name, tests->fn))
+      return 99;
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  run = CU_get_number_of_tests_run();
+  failed = CU_get_number_of_tests_failed();
+  /* The line scripts/check adds up. */
+  printf("\nZKTEST %s: %u passed, %u failed\n", suite_name, run - failed,
+         failed);
+  CU_cleanup_registry();
+  return failed ? 1 : 0;
+}
