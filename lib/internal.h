@@ -277,6 +277,7 @@ struct zkl_session {
   int64_t timer_next_ms; /* earliest deadline the timer sleeps toward */
   char owner_data[256];
   int owner_len;
+  unsigned long sent[16]; /* requests sent, by kind (tests count them) */
 };
 
 /* A request in flight. Holds a session reference and, if set, an attempt
@@ -295,7 +296,8 @@ typedef struct zkl_req {
     ZKL_RQ_REMOVE_WATCH,
     ZKL_RQ_CLEANUP, /* a zkl_cleanup job */
     ZKL_RQ_CARRIER, /* only brings the completion thread round */
-    ZKL_RQ_PROBE    /* zkl_session_wrap's round trip */
+    ZKL_RQ_PROBE,   /* zkl_session_wrap's round trip */
+    ZKL_RQ_KINDS
   } kind;
   zkl_attempt *att;
   zkl_watch *w;
@@ -357,6 +359,27 @@ void zkl__watch_maybe_free_locked(zkl_watch *w);
 void zkl__watch_cleanup_done_locked(zkl_watch *w, int rc);
 void zkl__pred_watcher(zhandle_t *zh, int type, int state, const char *path,
                        void *ctx);
+
+/* For tests: what a session still holds. */
+typedef struct zkl_debug_counts {
+  unsigned watches;  /* watch records the client may still call */
+  unsigned cleanups; /* background deletes/removals not yet done */
+  unsigned inflight; /* requests without completion */
+  unsigned parked;   /* attempts waiting for a reconnect */
+  unsigned calls;    /* user callbacks queued */
+  unsigned long sent[16]; /* requests sent, by zkl_req kind */
+} zkl_debug_counts;
+void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out);
+/* Waits until the session holds no watch record, cleanup, request, parked
+ * attempt or queued callback. 0 when reached, -1 on timeout. */
+int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms);
+/* Waits until the session is known to be over; returns why (0: timeout). */
+int zkl__debug_wait_dead(zkl_session *s, int timeout_ms);
+
+/* Test hook: when set, called with s->mu held on the completion thread just
+ * before a waiter sends the watch on its predecessor, so tests can make the
+ * predecessor vanish in that window. NULL outside tests. */
+extern void (*zkl__hook_before_watch)(const char *pred_path);
 
 /* ------------------------------------------------------------ timer.c */
 

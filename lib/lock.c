@@ -29,6 +29,8 @@
 
 #include "internal.h"
 
+void (*zkl__hook_before_watch)(const char *pred_path);
+
 static void finish_locked(zkl_attempt *att, int rc);
 static void maybe_deliver_locked(zkl_attempt *att);
 static void send_own_watch_locked(zkl_attempt *att);
@@ -620,6 +622,8 @@ static void watch_pred_locked(zkl_attempt *att, const char *pred) {
   r->w = w;
   w->get_inflight = true;
   att->pred_watch = w;
+  if (zkl__hook_before_watch)
+    zkl__hook_before_watch(path);
   /* getData, not exists: exists would leave a watch behind on a node that
    * is already gone. */
   rc = zoo_awget(s->zh, path, zkl__pred_watcher, w, pred_get_done, r);
@@ -940,6 +944,8 @@ int zkl__release_locked(zkl_lock *l, zkl_target *t) {
     l->lost = false;
     return ZKL_ELOST;
   }
+  if (s->dead)
+    return s->dead; /* the session's end released everything */
   if (!att || (att->phase != ZKL_PH_HELD && att->phase != ZKL_PH_RELEASING))
     return ZKL_ENOTHELD;
   if (att->phase == ZKL_PH_RELEASING)

@@ -21,6 +21,8 @@
  * session's completion thread round. */
 static __thread zkl_session *tls_in_session;
 
+_Static_assert(ZKL_RQ_KINDS <= 16, "zkl_session.sent is too small");
+
 static void session_free(zkl_session *s) {
   pthread_cond_destroy(&s->cond);
   pthread_cond_destroy(&s->timer_cond);
@@ -38,7 +40,10 @@ static void unlock_maybe_free(zkl_session *s) {
 
 void zkl__session_unref_locked(zkl_session *s) { s->refs--; }
 
-void zkl__unlock(zkl_session *s) { unlock_maybe_free(s); }
+void zkl__unlock(zkl_session *s) {
+  pthread_cond_broadcast(&s->cond);
+  unlock_maybe_free(s);
+}
 
 bool zkl__is_connection_loss(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
@@ -66,6 +71,7 @@ zkl_req *zkl__req_new(zkl_session *s, int kind, zkl_attempt *att) {
   r->s = s;
   r->kind = kind;
   r->att = att;
+  s->sent[kind]++;
   s->refs++;
   s->inflight++;
   if (att) {
@@ -88,7 +94,10 @@ void zkl__req_done_locked(zkl_req *r) {
   zkl__session_unref_locked(s);
 }
 
-void zkl__req_abort_locked(zkl_req *r) { zkl__req_done_locked(r); }
+void zkl__req_abort_locked(zkl_req *r) {
+  r->s->sent[r->kind]--; /* never left */
+  zkl__req_done_locked(r);
+}
 
 /* ----------------------------------------------- completion-thread entry */
 
@@ -667,6 +676,58 @@ void zkl_session_close(zkl_session *s) {
 static void *close_thread(void *arg) {
   zkl_session_close(arg);
   return NULL;
+}
+
+static unsigned list_length(const zkl_link *h) {
+  unsigned n = 0;
+  const zkl_link *p;
+  for (p = h->next; p != h; p = p->next)
+    n++;
+  return n;
+}
+
+void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out) {
+  const zkl_call *c;
+  pthread_mutex_lock(&s->mu);
+  out->watches = list_length(&s->watches);
+  out->cleanups = list_length(&s->cleanups);
+  out->inflight = s->inflight;
+  out->parked = list_length(&s->parked);
+  out->calls = 0;
+  for (c = s->calls; c; c = c->next)
+    out->calls++;
+  memcpy(out->sent, s->sent, sizeof out->sent);
+  pthread_mutex_unlock(&s->mu);
+}
+
+int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms) {
+  int64_t deadline = zkl__now_ms() + timeout_ms;
+  int rc = -1;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    if (zkl__list_empty(&s->watches) && zkl__list_empty(&s->cleanups) &&
+        zkl__list_empty(&s->parked) && s->inflight == 0 && !s->calls &&
+        s->busy == 0) {
+      rc = 0;
+      break;
+    }
+    if (zkl__now_ms() >= deadline)
+      break;
+    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int zkl__debug_wait_dead(zkl_session *s, int timeout_ms) {
+  int64_t deadline = zkl__now_ms() + timeout_ms;
+  int dead;
+  pthread_mutex_lock(&s->mu);
+  while (!s->dead && zkl__now_ms() < deadline)
+    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  dead = s->dead;
+  pthread_mutex_unlock(&s->mu);
+  return dead;
 }
 
 zhandle_t *zkl_session_handle(zkl_session *s) { return s ? s->zh : NULL; }

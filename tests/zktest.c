@@ -230,21 +230,62 @@ static void expire_watcher(zhandle_t *zh, int type, int state,
     zkt_counter_add(c, 1);
 }
 
+int zkt_wait_absent(const char *path, int timeout_ms) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  zhandle_t *zh = zkt_observer();
+  for (;;) {
+    struct Stat st;
+    unsigned seen;
+    int rc;
+    pthread_mutex_lock(&obs_mu);
+    seen = obs_events;
+    pthread_mutex_unlock(&obs_mu);
+    rc = zoo_wexists(zh, path, obs_watcher, NULL, &st);
+    if (rc == ZNONODE)
+      return 0;
+    if (zkt_now_ms() >= deadline)
+      return -1;
+    pthread_mutex_lock(&obs_mu);
+    while (obs_events == seen && zkt_now_ms() < deadline) {
+      struct timespec ts;
+      abs_deadline(&ts, (int)(deadline - zkt_now_ms()));
+      pthread_cond_timedwait(&obs_cond, &obs_mu, &ts);
+    }
+    pthread_mutex_unlock(&obs_mu);
+  }
+}
+
 int zkt_expire(zkl_session *s) {
-  zhandle_t *victim = zkl_session_handle(s), *zh;
+  zhandle_t *victim = zkl_session_handle(s);
   clientid_t id = *zoo_client_id(victim);
-  zkt_counter connected;
-  int ok;
-  zkt_counter_init(&connected);
-  zh = zookeeper_init2(zkt_hosts(), expire_watcher, zoo_recv_timeout(victim),
-                       &id, &connected, 0, discard_log);
-  if (!zh)
-    return -1;
-  /* Connected means the server accepted the id: closing this handle then
-   * closes the session the victim still believes in. */
-  ok = zkt_counter_wait(&connected, 1, 20000) >= 1;
-  zookeeper_close(zh);
-  return ok ? 0 : -1;
+  int attempt;
+  /* The victim reconnects at once when the second handle takes its session
+   * over, and may take it back before the close goes out. So: mark the
+   * session with an ephemeral node through the second handle, close, and
+   * check the mark is gone (the session ended); else try again. */
+  for (attempt = 0; attempt < 10; attempt++) {
+    zkt_counter connected;
+    char mark[128];
+    zhandle_t *zh;
+    int rc;
+    zkt_counter_init(&connected);
+    snprintf(mark, sizeof mark, "/zkt-expire-%llx-%d",
+             (unsigned long long)id.client_id, attempt);
+    zh = zookeeper_init2(zkt_hosts(), expire_watcher, zoo_recv_timeout(victim),
+                         &id, &connected, 0, discard_log);
+    if (!zh)
+      return -1;
+    rc = zkt_counter_wait(&connected, 1, 10000) >= 1
+             ? zoo_create(zh, mark, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                          ZOO_EPHEMERAL, NULL, 0)
+             : ZCONNECTIONLOSS;
+    zookeeper_close(zh);
+    if (rc == ZOK && zkt_wait_absent(mark, 3000) == 0)
+      return 0;
+    if (rc == ZOK)
+      zoo_delete(zkt_observer(), mark, -1); /* session survived: tidy up */
+  }
+  return -1;
 }
 
 void zkt_counter_init(zkt_counter *c) {
@@ -302,8 +343,11 @@ int zkt_main(const char *suite_name, const zkt_test *tests) {
   suite = CU_add_suite(suite_name, NULL, NULL);
   if (!suite)
     return 99;
+  /* ZKT_ONLY=substring runs the matching tests only (for debugging). */
+  const char *only = getenv("ZKT_ONLY");
   for (; tests->name; tests++)
-    if (!CU_add_test(suite, tests->name, tests->fn))
+    if ((!only || strstr(tests->name, only)) &&
+        !CU_add_test(suite, tests->name, tests->fn))
       return 99;
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();

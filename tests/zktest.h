@@ -38,6 +38,8 @@ int zkt_children(const char *path);
 /* Waits (bounded) until path has `want` children (-1: path gone); uses a
  * child watch, not sleeps. Returns the final count. */
 int zkt_wait_children(const char *path, int want, int timeout_ms);
+/* Waits (bounded, with a watch) until path does not exist: 0, or -1. */
+int zkt_wait_absent(const char *path, int timeout_ms);
 /* Lock-parent path of a lock name. */
 void zkt_parent(char *buf, size_t len, const char *name);
 /* A lock name unique to this run and test: "<base>-<pid>-<n>". */
@@ -45,8 +47,11 @@ void zkt_name(char *buf, size_t len, const char *base);
 
 /* Opens a session or fails the current test. */
 zkl_session *zkt_session(int timeout_ms);
-/* Makes the server expire s's session: a second handle with the same id
- * and password connects and closes. Returns 0 when done. */
+/* Ends s's session on the server the way the ZooKeeper FAQ suggests: a
+ * second handle with the same id and password connects and closes (retried
+ * until the session is seen gone). The victim then learns of it from the
+ * server in whatever order the server sends: possibly the deletion of its
+ * nodes first. Returns 0 when the session is gone. */
 int zkt_expire(zkl_session *s);
 
 /* A counter with a condition variable, for callbacks to signal progress. */

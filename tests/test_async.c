@@ -1,0 +1,467 @@
+/* test_async.c - the watch-callback API: every callback runs exactly once,
+ * on the completion thread, for success, timeout, cancel, loss, free and
+ * close; callbacks may call non-blocking functions and get ZKL_EDEADLK from
+ * blocking ones; 1,000 locks on one session without a thread per lock. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+#define T_WAIT 10000
+
+typedef struct {
+  zkt_counter calls;
+  int rc;
+  int64_t token;
+  pthread_t thread;
+  zkl_lock *lock;
+} cbrec;
+
+static void cbrec_init(cbrec *r) {
+  memset(r, 0, sizeof *r);
+  zkt_counter_init(&r->calls);
+  r->rc = 1;
+}
+
+static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  cbrec *r = arg;
+  r->rc = rc;
+  r->token = token;
+  r->thread = pthread_self();
+  r->lock = l;
+  zkt_counter_add(&r->calls, 1);
+}
+
+static void on_done(zkl_lock *l, int rc, void *arg) {
+  cbrec *r = arg;
+  r->rc = rc;
+  r->thread = pthread_self();
+  r->lock = l;
+  zkt_counter_add(&r->calls, 1);
+}
+
+static void assert_quiet(zkl_session *s) {
+  CU_ASSERT_EQUAL(zkl__debug_wait_quiet(s, T_WAIT), 0);
+}
+
+static void assert_parent_empty(const char *name) {
+  char parent[512];
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
+}
+
+static void test_success_once(void) {
+  char name[64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  cbrec a, r;
+  cbrec_init(&a);
+  cbrec_init(&r);
+  zkt_name(name, sizeof name, "async-ok");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_OK);
+  CU_ASSERT(a.token > 0);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), a.token);
+  CU_ASSERT_PTR_EQUAL(a.lock, l);
+  CU_ASSERT(!pthread_equal(a.thread, pthread_self()));
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_release_async(l, on_done, &r), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&r.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(r.rc, ZKL_OK);
+  CU_ASSERT(pthread_equal(r.thread, a.thread)); /* the completion thread */
+  /* a release callback may be NULL */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_lock_release_async(l, NULL, NULL), ZKL_OK);
+  assert_quiet(s);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 2);
+  CU_ASSERT_EQUAL(zkt_counter_get(&r.calls), 1);
+  assert_parent_empty(name);
+}
+
+static void test_reentrant_async(void) {
+  char name[64], path[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  cbrec a, b, r;
+  cbrec_init(&a);
+  cbrec_init(&b);
+  cbrec_init(&r);
+  zkt_name(name, sizeof name, "async-reentrant");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &b), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&b.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(b.rc, ZKL_OK);
+  CU_ASSERT_EQUAL(b.token, a.token);
+  CU_ASSERT(!pthread_equal(b.thread, pthread_self()));
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_release_async(l, on_done, &r), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&r.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZOK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_release_async(l, on_done, &r), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&r.calls, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZNONODE);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+/* A holder on its own session, for the waiter tests. */
+typedef struct {
+  zkl_session *s;
+  zkl_lock *l;
+} holder;
+
+static void hold(holder *h, const char *name) {
+  h->s = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, -1, NULL), ZKL_OK);
+}
+
+static void unhold(holder *h) {
+  CU_ASSERT_EQUAL(zkl_lock_release(h->l), ZKL_OK);
+  zkl_lock_free(h->l);
+  zkl_session_close(h->s);
+}
+
+static void test_timeout_once(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  holder h;
+  cbrec a;
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "async-timeout");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 200, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(a.token, 0);
+  /* its node was gone before the callback ran */
+  CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  assert_quiet(s);
+  unhold(&h);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+  assert_parent_empty(name);
+}
+
+static void test_try_once_busy(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  holder h;
+  cbrec a;
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "async-try");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 0, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  unhold(&h);
+  zkl_lock_free(l);
+  assert_quiet(s);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+  assert_parent_empty(name);
+}
+
+static void test_cancel_once(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  holder h;
+  cbrec a;
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "async-cancel");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, on_acquired, &a),
+                  ZKL_EINPROGRESS);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECANCELED);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_EIDLE);
+  assert_quiet(s);
+  unhold(&h);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+  assert_parent_empty(name);
+}
+
+/* Cancel while the create is still on its way: the node it makes is
+ * deleted, and the callback still runs once. */
+static void test_cancel_immediately(void) {
+  char name[64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  cbrec a;
+  int rc;
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "async-cancel-now");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  rc = zkl_lock_cancel(l);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  /* The grant may win the race; either way exactly one outcome. */
+  CU_ASSERT(rc == ZKL_OK ? a.rc == ZKL_ECANCELED : a.rc == ZKL_OK);
+  if (a.rc == ZKL_OK)
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  assert_quiet(s);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+  assert_parent_empty(name);
+}
+
+static zkt_counter lost_calls;
+static int lost_reason;
+
+static void on_lost(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)arg;
+  lost_reason = reason;
+  zkt_counter_add(&lost_calls, 1);
+}
+
+static void test_loss_once(void) {
+  char name[64], path[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  cbrec a;
+  cbrec_init(&a);
+  zkt_counter_init(&lost_calls);
+  zkt_name(name, sizeof name, "async-lost");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_lost(l, on_lost, NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lost_calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(lost_reason, ZKL_LOST_NODE_DELETED);
+  CU_ASSERT_EQUAL(zkl_lock_release_async(l, on_done, &a), ZKL_ELOST);
+  zkl_lock_free(l);
+  assert_quiet(s);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost_calls), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+}
+
+static void test_free_pending(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  holder h;
+  cbrec a;
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "async-free");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
+  assert_quiet(s);
+  unhold(&h);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+  assert_parent_empty(name);
+}
+
+/* A held lock freed without release: its node goes too. */
+static void test_free_held(void) {
+  char name[64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkt_name(name, sizeof name, "async-free-held");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  zkl_lock_free(l);
+  assert_parent_empty(name);
+  assert_quiet(s);
+  zkl_session_close(s);
+}
+
+static void test_close_pending(void) {
+  char name[64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l, *held;
+  holder h;
+  cbrec a;
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "async-close");
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&held, s, "async-close-held"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  zkl_session_close(s); /* returns after the callbacks ran */
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECLOSED);
+  /* Locks outlive their session, dead. */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, 0, on_acquired, &a), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_token(held), 0);
+  zkl_lock_free(l);
+  zkl_lock_free(held);
+  unhold(&h);
+  assert_parent_empty(name);
+  assert_parent_empty("async-close-held");
+}
+
+/* ------------------------------------------------ what callbacks may do */
+
+typedef struct {
+  zkl_session *s;
+  int acquire_rc, release_rc, open_rc, wrap_rc;
+  zkt_counter done;
+} in_cb;
+
+static void cb_release_and_free(zkl_lock *l, int rc, void *arg) {
+  in_cb *c = arg;
+  (void)rc;
+  zkl_lock_free(l); /* freeing the lock in hand is allowed */
+  zkt_counter_add(&c->done, 1);
+}
+
+static void cb_try_blocking(zkl_lock *l, int rc, int64_t token, void *arg) {
+  in_cb *c = arg;
+  zkl_session *other = NULL;
+  (void)token;
+  CU_ASSERT_EQUAL(rc, ZKL_OK);
+  c->acquire_rc = zkl_lock_acquire(l, 0, NULL);
+  c->release_rc = zkl_lock_release(l);
+  c->open_rc = zkl_session_open(&other, zkt_hosts(), 1000);
+  c->wrap_rc = zkl_session_wrap(&other, zkl_session_handle(c->s));
+  /* Non-blocking calls work: release from inside the callback. */
+  CU_ASSERT_EQUAL(zkl_lock_release_async(l, cb_release_and_free, c), ZKL_OK);
+}
+
+static void test_callback_rules(void) {
+  char name[64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  in_cb c = {0};
+  zkt_counter_init(&c.done);
+  c.s = s;
+  zkt_name(name, sizeof name, "async-rules");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, cb_try_blocking, &c),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&c.done, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(c.acquire_rc, ZKL_EDEADLK);
+  CU_ASSERT_EQUAL(c.release_rc, ZKL_EDEADLK);
+  CU_ASSERT_EQUAL(c.open_rc, ZKL_EDEADLK);
+  CU_ASSERT_EQUAL(c.wrap_rc, ZKL_EDEADLK);
+  assert_quiet(s);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+/* ------------------------------------------------------------ many locks */
+
+#define MANY 1000
+
+static zkt_counter many_acquired, many_released;
+static int many_failures;
+
+static void many_released_cb(zkl_lock *l, int rc, void *arg) {
+  (void)l;
+  (void)arg;
+  if (rc != ZKL_OK)
+    __sync_fetch_and_add(&many_failures, 1);
+  zkt_counter_add(&many_released, 1);
+}
+
+static void many_acquired_cb(zkl_lock *l, int rc, int64_t token, void *arg) {
+  (void)l;
+  (void)arg;
+  if (rc != ZKL_OK || token <= 0)
+    __sync_fetch_and_add(&many_failures, 1);
+  zkt_counter_add(&many_acquired, 1);
+}
+
+static void test_thousand_locks(void) {
+  zkl_session *s = zkt_session(30000);
+  zkl_lock **locks = calloc(MANY, sizeof *locks);
+  char base[64], name[96];
+  int i, threads_before, threads_during;
+  CU_ASSERT_PTR_NOT_NULL_FATAL(locks);
+  zkt_counter_init(&many_acquired);
+  zkt_counter_init(&many_released);
+  many_failures = 0;
+  zkt_name(base, sizeof base, "many");
+  threads_before = zkt_thread_count();
+  for (i = 0; i < MANY; i++) {
+    snprintf(name, sizeof name, "%s/%d", base, i);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&locks[i], s, name), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire_async(locks[i], -1, many_acquired_cb, NULL),
+                    ZKL_OK);
+  }
+  threads_during = zkt_thread_count();
+  CU_ASSERT_EQUAL(zkt_counter_wait(&many_acquired, MANY, 60000), MANY);
+  CU_ASSERT_EQUAL(threads_during, threads_before); /* no thread per lock */
+  CU_ASSERT_EQUAL(zkt_thread_count(), threads_before);
+  for (i = 0; i < MANY; i++)
+    CU_ASSERT_EQUAL(zkl_lock_release_async(locks[i], many_released_cb, NULL),
+                    ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&many_released, MANY, 60000), MANY);
+  CU_ASSERT_EQUAL(many_failures, 0);
+  for (i = 0; i < MANY; i++)
+    zkl_lock_free(locks[i]);
+  free(locks);
+  assert_quiet(s);
+  zkl_session_close(s);
+  snprintf(name, sizeof name, "/locks/%s", base);
+  for (i = 0; i < MANY; i += 97) { /* a sample of the parents */
+    char p[160];
+    snprintf(p, sizeof p, "%s/%d", name, i);
+    CU_ASSERT(zkt_children(p) <= 0);
+  }
+  CU_ASSERT_EQUAL(zkt_counter_get(&many_acquired), MANY);
+  CU_ASSERT_EQUAL(zkt_counter_get(&many_released), MANY);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"success: callbacks once", test_success_once},
+      {"reentrant async acquire", test_reentrant_async},
+      {"timeout: callback once", test_timeout_once},
+      {"try once, busy", test_try_once_busy},
+      {"cancel: callback once", test_cancel_once},
+      {"cancel right after start", test_cancel_immediately},
+      {"loss: callback once", test_loss_once},
+      {"free with an acquire pending", test_free_pending},
+      {"free while held", test_free_held},
+      {"session close with an acquire pending", test_close_pending},
+      {"what callbacks may call", test_callback_rules},
+      {"1000 locks on one session", test_thousand_locks},
+      {NULL, NULL}};
+  return zkt_main("async", tests);
+}

@@ -1,0 +1,681 @@
+/* test_lock.c - the exclusive lock against a real ZooKeeper: acquire and
+ * release, tokens, reentrancy, exclusion, timeouts, cancel, bad input, the
+ * recipe's corner cases (rules 2-6 of the core issue) and round trips. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+#define T_WAIT 10000
+
+/* Checks the session has nothing left over: no watch record, no cleanup, no
+ * request in flight. */
+static void assert_quiet(zkl_session *s) {
+  int rc = zkl__debug_wait_quiet(s, T_WAIT);
+  if (rc != 0) {
+    zkl_debug_counts c;
+    zkl__debug_counts(s, &c);
+    fprintf(stderr, "not quiet: watches=%u cleanups=%u inflight=%u parked=%u\n",
+            c.watches, c.cleanups, c.inflight, c.parked);
+  }
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+/* The lock's parent holds no node: empty, or reaped as a container. */
+static void assert_parent_empty(const char *name) {
+  char parent[512];
+  int n;
+  zkt_parent(parent, sizeof parent, name);
+  n = zkt_wait_children(parent, 0, T_WAIT);
+  if (n > 0)
+    n = zkt_wait_children(parent, -1, 1); /* reaped meanwhile? */
+  CU_ASSERT(n <= 0);
+}
+
+static int stat_of(const char *path, struct Stat *st) {
+  return zoo_exists(zkt_observer(), path, 0, st);
+}
+
+/* A contender that is not us: an ephemeral sequential node of the observer
+ * session, named as ours are. Returns its full path in buf. */
+static void foreign_node(const char *name, char *buf, size_t len) {
+  char prefix[ZKL_PREFIX_LEN + 1], path[512];
+  int rc;
+  zkl__make_prefix(prefix);
+  snprintf(path, sizeof path, "/locks/%s", name);
+  zoo_create(zkt_observer(), "/locks", NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+             ZOO_CONTAINER, NULL, 0);
+  zoo_create(zkt_observer(), path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+             ZOO_CONTAINER, NULL, 0);
+  snprintf(path, sizeof path, "/locks/%s/%s", name, prefix);
+  rc = zoo_create(zkt_observer(), path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                  ZOO_EPHEMERAL_SEQUENTIAL, buf, (int)len);
+  CU_ASSERT_FATAL(rc == ZOK);
+}
+
+/* ---------------------------------------------------------------- basics */
+
+static void test_acquire_release(void) {
+  char name[64], path[512], parent[512], data[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  int64_t token = 0;
+  struct Stat st;
+  int len = sizeof data - 1;
+  zkt_name(name, sizeof name, "basic");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(zkl_lock_name(l), name);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(l, path, sizeof path), ZKL_ENOTHELD);
+
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
+  CU_ASSERT(token > 0);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), token);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  /* /locks/<name>/_c_<uuid>-lock-<seq> */
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_NSTRING_EQUAL(path, parent, strlen(parent));
+  CU_ASSERT_NSTRING_EQUAL(path + strlen(parent), "/_c_", 4);
+  CU_ASSERT_NSTRING_EQUAL(path + strlen(parent) + 40, "-lock-", 6);
+
+  /* The token is the node's czxid, and the node is this session's. */
+  CU_ASSERT_EQUAL_FATAL(stat_of(path, &st), ZOK);
+  CU_ASSERT_EQUAL(st.czxid, token);
+  CU_ASSERT_EQUAL(st.ephemeralOwner,
+                  zoo_client_id(zkl_session_handle(s))->client_id);
+  /* It says who holds it. */
+  CU_ASSERT_EQUAL(zoo_get(zkt_observer(), path, 0, data, &len, NULL), ZOK);
+  data[len > 0 ? len : 0] = '\0';
+  {
+    char want[64];
+    snprintf(want, sizeof want, "pid=%ld\n", (long)getpid());
+    CU_ASSERT_PTR_NOT_NULL(strstr(data, want));
+    CU_ASSERT_PTR_NOT_NULL(strstr(data, "host="));
+  }
+  /* The parents exist (that they are containers shows in
+   * test_container_reaped: clients see no mark of it in a Stat). */
+  CU_ASSERT_EQUAL(stat_of(parent, &st), ZOK);
+  CU_ASSERT_EQUAL(stat_of("/locks", &st), ZOK);
+
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  CU_ASSERT_EQUAL(stat_of(path, &st), ZNONODE); /* gone when release returns */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
+  assert_quiet(s);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+static void test_nested_name(void) {
+  char name[600], path[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  struct Stat st;
+  zkt_name(path, sizeof path, "nested");
+  snprintf(name, sizeof name, "%s/b/c", path);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  snprintf(path, sizeof path, "/locks/%.400s", name);
+  CU_ASSERT_EQUAL(zkt_children(path), 1);
+  *strrchr(path, '/') = '\0'; /* /locks/nested-x/b */
+  CU_ASSERT_EQUAL(stat_of(path, &st), ZOK);
+  CU_ASSERT_EQUAL(st.numChildren, 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+static void test_reentrant(void) {
+  char name[64], path[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  int64_t t1 = 0, t2 = 0;
+  struct Stat st;
+  zkt_name(name, sizeof name, "reentrant");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &t1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, 0, &t2), ZKL_OK);
+  CU_ASSERT_EQUAL(t1, t2);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(stat_of(path, &st), ZOK); /* one hold left */
+  CU_ASSERT_EQUAL(zkl_lock_token(l), t1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(stat_of(path, &st), ZNONODE);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
+  zkl_lock_free(l);
+  assert_quiet(s);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+static void test_exclusion_one_session(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *a, *b;
+  int64_t ta = 0, tb = 0;
+  zkt_name(name, sizeof name, "same-session");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, &ta), ZKL_OK);
+  /* Two objects on one session are two contenders. */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(b, 0, &tb), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1); /* b's node is already gone */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(b, 200, &tb), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(b, 0, &tb), ZKL_OK);
+  CU_ASSERT(tb > ta);
+  CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  assert_quiet(s);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+typedef struct {
+  zkl_lock *l;
+  int timeout_ms;
+  int rc;
+  int64_t token;
+  zkt_counter done;
+} acquirer;
+
+static void *acquire_thread(void *arg) {
+  acquirer *a = arg;
+  a->rc = zkl_lock_acquire(a->l, a->timeout_ms, &a->token);
+  zkt_counter_add(&a->done, 1);
+  return NULL;
+}
+
+static void start_acquirer(acquirer *a, pthread_t *t, zkl_lock *l,
+                           int timeout_ms) {
+  a->l = l;
+  a->timeout_ms = timeout_ms;
+  a->rc = 1;
+  zkt_counter_init(&a->done);
+  CU_ASSERT_FATAL(pthread_create(t, NULL, acquire_thread, a) == 0);
+}
+
+static void test_exclusion_two_sessions(void) {
+  char name[64], parent[512];
+  zkl_session *s1 = zkt_session(T_SESSION), *s2 = zkt_session(T_SESSION);
+  zkl_lock *a, *b;
+  int64_t ta = 0;
+  acquirer w;
+  pthread_t t;
+  zkt_name(name, sizeof name, "two-sessions");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s2, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, &ta), ZKL_OK);
+  start_acquirer(&w, &t, b, -1);
+  /* b is queued (its node exists) but must not get the lock while a holds
+   * it: its result is still unset once its node is there. */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zkt_counter_get(&w.done), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&w.done, 1, T_WAIT), 1);
+  pthread_join(t, NULL);
+  CU_ASSERT_EQUAL(w.rc, ZKL_OK);
+  CU_ASSERT(w.token > ta);
+  CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  assert_quiet(s1);
+  assert_quiet(s2);
+  zkl_session_close(s1);
+  zkl_session_close(s2);
+  assert_parent_empty(name);
+}
+
+static void test_timeout(void) {
+  char name[64], parent[512];
+  zkl_session *s1 = zkt_session(T_SESSION), *s2 = zkt_session(T_SESSION);
+  zkl_lock *a, *b;
+  int64_t t0;
+  zkt_name(name, sizeof name, "timeout");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s2, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, NULL), ZKL_OK);
+  t0 = zkt_now_ms();
+  CU_ASSERT_EQUAL(zkl_lock_acquire(b, 300, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT(zkt_now_ms() - t0 >= 300); /* never before the deadline */
+  /* The waiter's node and its watch are gone. */
+  CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  assert_quiet(s2);
+  CU_ASSERT_EQUAL(zkl_lock_token(b), 0);
+  /* and it can try again */
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(b, 300, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  zkl_session_close(s1);
+  zkl_session_close(s2);
+  assert_parent_empty(name);
+}
+
+static void test_cancel_blocking(void) {
+  char name[64], parent[512];
+  zkl_session *s1 = zkt_session(T_SESSION), *s2 = zkt_session(T_SESSION);
+  zkl_lock *a, *b;
+  acquirer w;
+  pthread_t t;
+  zkt_name(name, sizeof name, "cancel");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s2, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(b), ZKL_EIDLE);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, NULL), ZKL_OK);
+  start_acquirer(&w, &t, b, -1);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  /* A second acquire of the same object while one is under way. */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(b, 0, NULL), ZKL_EINPROGRESS);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(b), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&w.done, 1, T_WAIT), 1);
+  pthread_join(t, NULL);
+  CU_ASSERT_EQUAL(w.rc, ZKL_ECANCELED);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  assert_quiet(s2);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(b), ZKL_EIDLE);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  zkl_session_close(s1);
+  zkl_session_close(s2);
+  assert_parent_empty(name);
+}
+
+static void test_tokens_increase(void) {
+  char name[64];
+  zkl_session *s1 = zkt_session(T_SESSION), *s2 = zkt_session(T_SESSION);
+  zkl_lock *l[2];
+  int64_t last = 0, tok;
+  int i;
+  zkt_name(name, sizeof name, "tokens");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[1], s2, name), ZKL_OK);
+  for (i = 0; i < 20; i++) {
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l[i % 2], -1, &tok), ZKL_OK);
+    CU_ASSERT(tok > last);
+    last = tok;
+    CU_ASSERT_EQUAL(zkl_lock_release(l[i % 2]), ZKL_OK);
+  }
+  zkl_lock_free(l[0]);
+  zkl_lock_free(l[1]);
+  zkl_session_close(s1);
+  zkl_session_close(s2);
+  assert_parent_empty(name);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+static void test_bad_input(void) {
+  static const char *bad[] = {"",     "/a",   "a/",   "a//b",  ".",
+                              "..",   "a/..", "a/./b", "a\001", "a\nb",
+                              "\xff", NULL};
+  zkl_session *s = zkt_session(T_SESSION), *dummy = NULL;
+  zkl_lock *l = NULL;
+  char big[300], buf[8];
+  const char **p;
+  int before = zkt_children("/locks");
+  for (p = bad; *p; p++)
+    CU_ASSERT_EQUAL(zkl_lock_new(&l, s, *p), ZKL_EINVAL);
+  memset(big, 'x', 256);
+  big[256] = '\0';
+  CU_ASSERT_EQUAL(zkl_lock_new(&l, s, big), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new(&l, s, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new(NULL, s, "x"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new(&l, NULL, "x"), ZKL_EINVAL);
+  CU_ASSERT_PTR_NULL(l);
+  CU_ASSERT_EQUAL(zkl_session_open(NULL, zkt_hosts(), 1000), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_open(&dummy, NULL, 1000), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_open(&dummy, zkt_hosts(), 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_wrap(&dummy, NULL), ZKL_EINVAL);
+  CU_ASSERT_PTR_NULL(dummy);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(NULL, -1, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_release(NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(NULL, -1, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_release_async(NULL, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_token(NULL), 0);
+  CU_ASSERT_PTR_NULL(zkl_lock_name(NULL));
+  zkl_lock_free(NULL);
+  zkl_session_close(NULL);
+  zkl_lock_on_lost(NULL, NULL, NULL);
+
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "valid-but-unused"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -2, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_release_async(l, NULL, NULL), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_EIDLE);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(l, NULL, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(l, buf, sizeof buf), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(l, buf, sizeof buf), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  /* Nothing of the bad names reached ZooKeeper. */
+  CU_ASSERT(zkt_children("/locks") <= (before < 0 ? 0 : before) + 1);
+  CU_ASSERT_EQUAL(zkt_children("/locks/x"), -1);
+  zkl_session_close(s);
+}
+
+/* --------------------------------------------------- the recipe's corners */
+
+static char hook_victim[512];
+static zkt_counter hook_calls;
+
+static void delete_pred_once(const char *pred_path) {
+  zkt_counter_add(&hook_calls, 1);
+  if (hook_victim[0] && strcmp(pred_path, hook_victim) == 0) {
+    /* On the completion thread, under the library's lock: a synchronous
+     * call on another handle is fine here. */
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), hook_victim, -1), ZOK);
+    hook_victim[0] = '\0';
+  }
+}
+
+static bool server_has_watch_on(const char *path) {
+  char cmd[1024], line[1024];
+  FILE *p;
+  bool found = false;
+  if (!zkt_zkdir())
+    return false;
+  snprintf(cmd, sizeof cmd, "'%s/tests/zkserver' 4lw '%s' 1 wchp",
+           ZKL_TEST_SRCDIR, zkt_zkdir());
+  p = popen(cmd, "r");
+  while (p && fgets(line, sizeof line, p))
+    if (strncmp(line, path, strlen(path)) == 0 &&
+        (line[strlen(path)] == '\n' || line[strlen(path)] == '\0'))
+      found = true;
+  if (p)
+    pclose(p);
+  return found;
+}
+
+/* Rule 3: the predecessor goes away between the listing and the watch. It
+ * was the lowest node, so the waiter holds the lock at once; no watch is
+ * left on the missing node. */
+static void test_pred_vanishes_lowest(void) {
+  char name[64], holder[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkl_debug_counts before, after;
+  zkt_name(name, sizeof name, "vanish-lowest");
+  foreign_node(name, holder, sizeof holder);
+  snprintf(hook_victim, sizeof hook_victim, "%s", holder);
+  zkt_counter_init(&hook_calls);
+  zkl__hook_before_watch = delete_pred_once;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl__debug_counts(s, &before);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 5000, NULL), ZKL_OK);
+  zkl__debug_counts(s, &after);
+  zkl__hook_before_watch = NULL;
+  CU_ASSERT_EQUAL(zkt_counter_get(&hook_calls), 1);
+  CU_ASSERT_EQUAL(hook_victim[0], '\0'); /* it ran and deleted */
+  /* granted without a second listing */
+  CU_ASSERT_EQUAL(after.sent[ZKL_RQ_LIST] - before.sent[ZKL_RQ_LIST], 1);
+  CU_ASSERT(!server_has_watch_on(holder));
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  assert_quiet(s);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+/* Rule 3 again, with a lower node left: the waiter lists again at once and
+ * then waits on the remaining node only. */
+static void test_pred_vanishes_not_lowest(void) {
+  char name[64], first[512], second[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  acquirer w;
+  pthread_t t;
+  zkl_debug_counts c;
+  zkt_name(name, sizeof name, "vanish-middle");
+  foreign_node(name, first, sizeof first);
+  foreign_node(name, second, sizeof second);
+  snprintf(hook_victim, sizeof hook_victim, "%s", second);
+  zkt_counter_init(&hook_calls);
+  zkl__hook_before_watch = delete_pred_once;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  start_acquirer(&w, &t, l, -1);
+  /* The second hook call is the watch on `first`, after the relist. */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&hook_calls, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zkt_counter_get(&w.done), 0); /* still waiting on first */
+  zkl__hook_before_watch = NULL;
+  CU_ASSERT(!server_has_watch_on(second));
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), first, -1), ZOK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&w.done, 1, T_WAIT), 1);
+  pthread_join(t, NULL);
+  CU_ASSERT_EQUAL(w.rc, ZKL_OK);
+  zkl__debug_counts(s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_LIST], 2); /* first listing + the relist */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  assert_quiet(s);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+/* Rule 4: a waiter whose node is deleted by someone else fails with
+ * ZKL_ELOST instead of waiting forever or winning without a node. */
+static void test_waiter_node_deleted(void) {
+  char name[64], holder[512], mine[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  acquirer w;
+  pthread_t t;
+  zkt_name(name, sizeof name, "waiter-deleted");
+  foreign_node(name, holder, sizeof holder);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  start_acquirer(&w, &t, l, -1);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, mine, sizeof mine), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), mine, -1), ZOK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&w.done, 1, T_WAIT), 1);
+  pthread_join(t, NULL);
+  CU_ASSERT_EQUAL(w.rc, ZKL_ELOST);
+  /* Even when the holder goes now, it does not "win". */
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), holder, -1), ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  assert_quiet(s);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+static zkt_counter lost_count;
+static int lost_reason;
+
+static void on_lost(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)arg;
+  lost_reason = reason;
+  zkt_counter_add(&lost_count, 1);
+}
+
+static void test_holder_node_deleted(void) {
+  char name[64], mine[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  int64_t t1 = 0, t2 = 0;
+  zkt_counter_init(&lost_count);
+  zkt_name(name, sizeof name, "holder-deleted");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_lost(l, on_lost, NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &t1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, mine, sizeof mine), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), mine, -1), ZOK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lost_count, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(lost_reason, ZKL_LOST_NODE_DELETED);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST); /* told once */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, &t2), ZKL_OK);
+  CU_ASSERT(t2 > t1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost_count), 1);
+  zkl_lock_free(l);
+  assert_quiet(s);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+/* Rule 5: the parent is a container; when it is reaped between attempts
+ * (here by the server itself, which checks every second in this test
+ * program), the next acquire creates it again. */
+static void test_container_reaped(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkl_debug_counts c;
+  zkt_name(name, sizeof name, "reaped");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, -1, 30000), -1); /* reaped */
+  zkl__debug_counts(s, &c);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  /* and when something deletes it by hand */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 0, T_WAIT) <= 0, 1);
+  zoo_delete(zkt_observer(), parent, -1);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  assert_quiet(s);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+/* Children that are not lock nodes do not count as contenders. */
+static void test_foreign_children_ignored(void) {
+  char name[64], parent[512], junk[600];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkt_name(name, sizeof name, "junk");
+  zkt_parent(parent, sizeof parent, name);
+  zoo_create(zkt_observer(), "/locks", NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+             ZOO_CONTAINER, NULL, 0);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), parent, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0),
+                  ZOK);
+  snprintf(junk, sizeof junk, "%s/readme", parent);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), junk, "x", 1,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0),
+                  ZOK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), junk, -1), ZOK);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+/* ---------------------------------------------------------- round trips */
+
+/* The request counts behind the round-trip claims: an uncontended acquire
+ * sends create + listing + own-node watch back to back (one round trip),
+ * a release one delete, and a waiter behind the lowest node is granted on
+ * its deletion with no further request. */
+static void test_request_counts(void) {
+  char name[64], parent[512];
+  zkl_session *s1 = zkt_session(T_SESSION), *s2 = zkt_session(T_SESSION);
+  zkl_lock *a, *b;
+  zkl_debug_counts c0, c1, w0, w1;
+  acquirer w;
+  pthread_t t;
+  int k;
+  zkt_name(name, sizeof name, "rtt");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s2, name), ZKL_OK);
+  /* first use: parents are missing, created in a second pipelined batch */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  assert_quiet(s1);
+
+  zkl__debug_counts(s1, &c0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  assert_quiet(s1);
+  zkl__debug_counts(s1, &c1);
+  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_CREATE] - c0.sent[ZKL_RQ_CREATE], 1);
+  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_LIST] - c0.sent[ZKL_RQ_LIST], 1);
+  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_OWN_GET] - c0.sent[ZKL_RQ_OWN_GET], 1);
+  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_RELEASE] - c0.sent[ZKL_RQ_RELEASE], 1);
+  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_PARENT] - c0.sent[ZKL_RQ_PARENT], 0);
+  for (k = 0; k < ZKL_RQ_KINDS; k++)
+    if (k != ZKL_RQ_CREATE && k != ZKL_RQ_LIST && k != ZKL_RQ_OWN_GET &&
+        k != ZKL_RQ_RELEASE)
+      CU_ASSERT_EQUAL(c1.sent[k] - c0.sent[k], 0);
+
+  /* Handoff: b waits behind a (the lowest node) and is granted on a's
+   * delete with nothing but its own create, listing and watches. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, NULL), ZKL_OK);
+  zkl__debug_counts(s2, &w0);
+  start_acquirer(&w, &t, b, -1);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&w.done, 1, T_WAIT), 1);
+  pthread_join(t, NULL);
+  CU_ASSERT_EQUAL(w.rc, ZKL_OK);
+  zkl__debug_counts(s2, &w1);
+  CU_ASSERT_EQUAL(w1.sent[ZKL_RQ_LIST] - w0.sent[ZKL_RQ_LIST], 1);
+  CU_ASSERT_EQUAL(w1.sent[ZKL_RQ_PRED_GET] - w0.sent[ZKL_RQ_PRED_GET], 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  assert_quiet(s1);
+  assert_quiet(s2);
+  zkl_session_close(s1);
+  zkl_session_close(s2);
+  assert_parent_empty(name);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"acquire and release", test_acquire_release},
+      {"nested name", test_nested_name},
+      {"reentrant holds", test_reentrant},
+      {"two contenders in one session", test_exclusion_one_session},
+      {"two sessions exclude each other", test_exclusion_two_sessions},
+      {"timeout cleans up", test_timeout},
+      {"cancel a blocking acquire", test_cancel_blocking},
+      {"tokens strictly increase", test_tokens_increase},
+      {"bad input", test_bad_input},
+      {"predecessor vanishes (lowest)", test_pred_vanishes_lowest},
+      {"predecessor vanishes (not lowest)", test_pred_vanishes_not_lowest},
+      {"waiter's node deleted", test_waiter_node_deleted},
+      {"holder's node deleted", test_holder_node_deleted},
+      {"container parent reaped", test_container_reaped},
+      {"non-lock children ignored", test_foreign_children_ignored},
+      {"request counts", test_request_counts},
+      {NULL, NULL}};
+  /* Reap empty containers quickly so rule 5 is tested for real. */
+  zkt_server_java_opts("-Dznode.container.checkIntervalMs=500");
+  return zkt_main("lock", tests);
+}

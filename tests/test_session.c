@@ -1,0 +1,363 @@
+/* test_session.c - sessions: connect errors, expiry (rule 7), wrapping an
+ * application's handle, closing from a callback, the negotiated timeout and
+ * the log hook. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "proxyctl.h"
+#include "zktest.h"
+
+#define T_WAIT 15000
+
+static void assert_parent_empty(const char *name) {
+  char parent[512];
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
+}
+
+/* A loopback port nothing listens on: bound, then closed. */
+static int dead_port(void) {
+  struct sockaddr_in a = {0};
+  socklen_t len = sizeof a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, (struct sockaddr *)&a, sizeof a);
+  getsockname(fd, (struct sockaddr *)&a, &len);
+  port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}
+
+static void test_connect_errors(void) {
+  zkl_session *s = NULL;
+  char hosts[64];
+  /* Unparsable host strings. */
+  CU_ASSERT_EQUAL(zkl_session_open(&s, "", 1000), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkl_session_open(&s, "127.0.0.1:notaport", 1000),
+                  ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkl_session_open(&s, ":::", 1000), ZKL_ECONNECT);
+  /* Nobody there: an error within the bound, not a hang. */
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", dead_port());
+  CU_ASSERT_EQUAL(zkl_session_open(&s, hosts, 1000), ZKL_ECONNECT);
+  CU_ASSERT_PTR_NULL(s);
+}
+
+static void test_negotiated_timeout(void) {
+  zkl_session *s = zkt_session(10000);
+  CU_ASSERT_EQUAL(zkl_session_timeout(s), 10000);
+  zkl_session_close(s);
+  /* Below the server's floor of two ticks (the test server ticks 200 ms):
+   * raised by the server. */
+  s = zkt_session(100);
+  CU_ASSERT_EQUAL(zkl_session_timeout(s), 400);
+  zkl_session_close(s);
+}
+
+static zkt_counter lost_calls, acquire_calls;
+static int lost_reason, acquire_rc;
+
+static void on_lost(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)arg;
+  lost_reason = reason;
+  zkt_counter_add(&lost_calls, 1);
+}
+
+static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  (void)l;
+  (void)token;
+  (void)arg;
+  acquire_rc = rc;
+  zkt_counter_add(&acquire_calls, 1);
+}
+
+/* Rule 7: expiry reports ZKL_ELOST everywhere and retries nothing.
+ *
+ * The session is made to expire the way it happens in production: its
+ * client is cut off (the proxy drops every byte both ways without closing
+ * anything) until the server expires it, then the network heals and the
+ * client hears "expired" on reconnecting. */
+static void check_expired(zkl_session *s, zkl_lock *held, zkl_lock *waiting,
+                          const char *wait_name) {
+  zkl_lock *extra = NULL;
+  zkl_debug_counts c;
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lost_calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&acquire_calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(acquire_rc, ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_token(held), 0);
+  /* Every later call says so. */
+  CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(waiting, -1, on_acquired, NULL),
+                  ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_new(&extra, s, "x"), ZKL_ELOST);
+  CU_ASSERT_PTR_NULL(extra);
+  /* Nothing retries on the dead handle. */
+  zkl__debug_counts(s, &c);
+  CU_ASSERT_EQUAL(c.cleanups, 0);
+  CU_ASSERT_EQUAL(c.parked, 0);
+  CU_ASSERT_EQUAL(c.inflight, 0);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, wait_name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
+  }
+}
+
+static void expiry_setup(zkl_session *s, zkl_session *other, zkl_lock **held,
+                         zkl_lock **waiting, zkl_lock **blocker,
+                         char *held_name, char *wait_name) {
+  char parent[512];
+  zkt_counter_init(&lost_calls);
+  zkt_counter_init(&acquire_calls);
+  zkt_name(held_name, 64, "expiry-held");
+  zkt_name(wait_name, 64, "expiry-wait");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(held, s, held_name), ZKL_OK);
+  zkl_lock_on_lost(*held, on_lost, NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(*held, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(blocker, other, wait_name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(*blocker, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(waiting, s, wait_name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(*waiting, -1, on_acquired, NULL), ZKL_OK);
+  zkt_parent(parent, sizeof parent, wait_name);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+}
+
+static void expiry_teardown(zkl_session *s, zkl_session *other,
+                            zkl_lock *held, zkl_lock *waiting,
+                            zkl_lock *blocker, const char *held_name,
+                            const char *wait_name) {
+  zkl_lock_free(held);
+  zkl_lock_free(waiting);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost_calls), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&acquire_calls), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(blocker), ZKL_OK);
+  zkl_lock_free(blocker);
+  zkl_session_close(other);
+  assert_parent_empty(held_name);
+  assert_parent_empty(wait_name);
+}
+
+static void test_expiry_partition(void) {
+  char held_name[64], wait_name[64], hosts[64], parent[512];
+  proxyctl *px;
+  int port;
+  zkl_session *s, *other = zkt_session(10000);
+  zkl_lock *held, *waiting, *blocker;
+  CU_ASSERT_FATAL(proxyctl_start(&px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
+                                 zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 1000), ZKL_OK);
+  expiry_setup(s, other, &held, &waiting, &blocker, held_name, wait_name);
+
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
+  /* The server expires the silent session and deletes its nodes. */
+  zkt_parent(parent, sizeof parent, held_name);
+  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "pass", NULL, 0, 5000), 0);
+
+  check_expired(s, held, waiting, wait_name);
+  CU_ASSERT_EQUAL(lost_reason, ZKL_LOST_SESSION_EXPIRED);
+  expiry_teardown(s, other, held, waiting, blocker, held_name, wait_name);
+  proxyctl_stop(px);
+}
+
+/* The same through the ZooKeeper FAQ's trick (a second handle on the same
+ * session closes it). The client may then hear of its nodes' deletion
+ * before the expiry: either is a loss. */
+static void test_expiry_second_handle(void) {
+  char held_name[64], wait_name[64];
+  zkl_session *s = zkt_session(4000), *other = zkt_session(10000);
+  zkl_lock *held, *waiting, *blocker;
+  expiry_setup(s, other, &held, &waiting, &blocker, held_name, wait_name);
+  CU_ASSERT_EQUAL_FATAL(zkt_expire(s), 0);
+  /* Wait for the session to be known over before checking later calls:
+   * the waiting lock may fail first because its own node was deleted. */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&acquire_calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkl__debug_wait_dead(s, T_WAIT), ZKL_ELOST);
+  check_expired(s, held, waiting, wait_name);
+  CU_ASSERT(lost_reason == ZKL_LOST_SESSION_EXPIRED ||
+            lost_reason == ZKL_LOST_NODE_DELETED);
+  expiry_teardown(s, other, held, waiting, blocker, held_name, wait_name);
+}
+
+/* ------------------------------------------------------------- wrapping */
+
+static zkl_session *wrapped;
+static zkt_counter app_connected;
+
+static void quiet_log(const char *line) { (void)line; }
+
+static void app_watcher(zhandle_t *zh, int type, int state, const char *path,
+                        void *ctx) {
+  (void)zh;
+  (void)path;
+  (void)ctx;
+  /* The application forwards its session events, as documented. */
+  if (wrapped)
+    zkl_session_forward_event(wrapped, type, state);
+  if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
+    zkt_counter_add(&app_connected, 1);
+}
+
+static void test_wrap(void) {
+  char name[64], path[512];
+  zhandle_t *zh;
+  zkl_lock *l, *kept;
+  int64_t token;
+  zkt_counter_init(&app_connected);
+  zkt_name(name, sizeof name, "wrapped");
+  zh = zookeeper_init2(zkt_hosts(), app_watcher, 10000, NULL, NULL, 0,
+                       quiet_log);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&app_connected, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&wrapped, zh), ZKL_OK);
+  CU_ASSERT_PTR_EQUAL(zkl_session_handle(wrapped), zh);
+  CU_ASSERT_EQUAL(zkl_session_timeout(wrapped), 10000);
+
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, wrapped, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
+  CU_ASSERT(token > 0);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+
+  /* A lock still held when the wrapped session closes: its node must go,
+   * since the handle (and its session) lives on. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&kept, wrapped, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(kept, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(kept, path, sizeof path), ZKL_OK);
+  {
+    zkl_session *w = wrapped;
+    wrapped = NULL; /* stop forwarding before close, as documented */
+    zkl_session_close(w);
+  }
+  CU_ASSERT_EQUAL(zoo_exists(zh, path, 0, NULL), ZNONODE);
+  CU_ASSERT_EQUAL(zkl_lock_release(kept), ZKL_ECLOSED);
+  zkl_lock_free(kept);
+  /* The handle is still the application's, and still works. */
+  CU_ASSERT_EQUAL(zoo_state(zh), ZOO_CONNECTED_STATE);
+  CU_ASSERT_EQUAL(zoo_exists(zh, "/", 0, NULL), ZOK);
+  zookeeper_close(zh);
+  assert_parent_empty(name);
+}
+
+/* A blocking call from the application's own watcher (the handle's
+ * completion thread) is refused once the session is wrapped. */
+static zkt_counter guard_done;
+static int guard_rc = 1;
+
+static void guard_watcher(zhandle_t *zh, int type, int state,
+                          const char *path, void *ctx) {
+  zkl_session *w = ctx;
+  zkl_lock *l;
+  (void)zh;
+  (void)path;
+  if (type == ZOO_SESSION_EVENT)
+    return;
+  if (zkl_lock_new(&l, w, "from-app-watcher") == ZKL_OK) {
+    guard_rc = zkl_lock_acquire(l, 0, NULL);
+    zkl_lock_free(l);
+  }
+  zkt_counter_add(&guard_done, 1);
+}
+
+static void test_wrap_deadlock_guard(void) {
+  zhandle_t *zh;
+  zkl_session *w;
+  struct Stat st;
+  zkt_counter_init(&app_connected);
+  zkt_counter_init(&guard_done);
+  zh = zookeeper_init2(zkt_hosts(), app_watcher, 10000, NULL, NULL, 0,
+                       quiet_log);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&app_connected, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
+  wrapped = w;
+  /* A watch of the application's own fires on the handle's completion
+   * thread, where its watcher then tries a blocking call. */
+  CU_ASSERT_EQUAL(zoo_wexists(zh, "/wrap-guard", guard_watcher, w, &st),
+                  ZNONODE);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), "/wrap-guard", NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0),
+                  ZOK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&guard_done, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(guard_rc, ZKL_EDEADLK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), "/wrap-guard", -1), ZOK);
+  wrapped = NULL;
+  zkl_session_close(w);
+  zookeeper_close(zh);
+}
+
+/* Closing a session from inside one of its callbacks cannot wait there: it
+ * returns at once and finishes on a private thread. */
+static zkt_counter closed_calls;
+
+static void close_from_callback(zkl_lock *l, int rc, int64_t token,
+                                void *arg) {
+  (void)l;
+  (void)rc;
+  (void)token;
+  zkl_session_close(arg);
+  zkt_counter_add(&closed_calls, 1);
+}
+
+static void test_close_from_callback(void) {
+  char name[64];
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l;
+  zkt_counter_init(&closed_calls);
+  zkt_name(name, sizeof name, "close-in-callback");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, close_from_callback, s),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&closed_calls, 1, T_WAIT), 1);
+  /* The held lock's node goes with the closed session. */
+  assert_parent_empty(name);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
+  zkl_lock_free(l);
+}
+
+static zkt_counter log_lines;
+
+static void count_log(const char *line, void *arg) {
+  (void)arg;
+  if (strstr(line, "session establishment complete"))
+    zkt_counter_add(&log_lines, 1);
+}
+
+static void test_log_handler(void) {
+  zkl_session *s;
+  zkt_counter_init(&log_lines);
+  zkl_set_log_handler(count_log, NULL);
+  s = zkt_session(10000);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&log_lines, 1, T_WAIT), 1);
+  zkl_set_log_handler(NULL, NULL);
+  zkl_session_close(s);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"connect errors", test_connect_errors},
+      {"negotiated timeout", test_negotiated_timeout},
+      {"session expiry (partition)", test_expiry_partition},
+      {"session expiry (second handle)", test_expiry_second_handle},
+      {"wrap an application's handle", test_wrap},
+      {"blocking call from the application's watcher", test_wrap_deadlock_guard},
+      {"close from a callback", test_close_from_callback},
+      {"log handler", test_log_handler},
+      {NULL, NULL}};
+  return zkt_main("session", tests);
+}
