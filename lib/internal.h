@@ -373,6 +373,8 @@ void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out);
 /* Waits until the session holds no watch record, cleanup, request, parked
  * attempt or queued callback. 0 when reached, -1 on timeout. */
 int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms);
+/* Waits until the session's connection state is `want`: 0, or -1. */
+int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms);
 /* Waits until the session is known to be over; returns why (0: timeout). */
 int zkl__debug_wait_dead(zkl_session *s, int timeout_ms);
 

@@ -188,6 +188,16 @@ static void finish_release_locked(zkl_attempt *att, int rc) {
   zkl__attempt_unref_locked(att);
 }
 
+/* Ends a request of an attempt: its completion may have been what the
+ * attempt's decided result was waiting for. */
+static void req_finish_locked(zkl_req *r) {
+  zkl_attempt *att = r->att;
+  att->refs++; /* the request's reference may be the last */
+  zkl__req_done_locked(r);
+  maybe_deliver_locked(att);
+  zkl__attempt_unref_locked(att);
+}
+
 /* ---------------------------------------------------------------- watches */
 
 static zkl_watch *watch_new_locked(zkl_attempt *att, int kind,
@@ -333,8 +343,7 @@ static void own_get_done(int rc, const char *value, int len,
     drop_watch_locked(w);
   }
   zkl__watch_maybe_free_locked(w);
-  zkl__req_done_locked(r);
-  maybe_deliver_locked(att);
+  req_finish_locked(r);
   zkl__leave(s);
 }
 
@@ -374,14 +383,12 @@ static void send_own_watch_locked(zkl_attempt *att) {
 static void delete_done(int rc, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  zkl_attempt *att = r->att;
   zkl__enter_locked(s);
   if (zkl__is_connection_loss(rc))
     zkl__cleanup_delete_locked(s, r->path);
   else if (rc != ZOK && rc != ZNONODE && !zkl__is_session_over(rc))
     zkl__log("cannot delete %s: %s", r->path, zerror(rc));
-  zkl__req_done_locked(r);
-  maybe_deliver_locked(att);
+  req_finish_locked(r);
   zkl__leave(s);
 }
 
@@ -436,14 +443,13 @@ static void parent_done(int rc, const char *value, const struct Stat *stat,
                         const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  zkl_attempt *att = r->att;
+  (void)rc;
   (void)value;
   (void)stat;
   /* ZNODEEXISTS is the usual answer; any real failure shows again in the
    * create that follows. */
   zkl__enter_locked(s);
-  zkl__req_done_locked(r);
-  maybe_deliver_locked(att);
+  req_finish_locked(r);
   zkl__leave(s);
 }
 
@@ -479,8 +485,7 @@ static void create_done(int rc, const char *value, const struct Stat *stat,
   } else if (!zkl__is_session_over(rc)) {
     att->create_err = rc;
   }
-  zkl__req_done_locked(r);
-  maybe_deliver_locked(att);
+  req_finish_locked(r);
   zkl__leave(s);
 }
 
@@ -597,8 +602,7 @@ static void pred_get_done(int rc, const char *value, int len,
     finish_locked(att, rc);
   }
   zkl__watch_maybe_free_locked(w);
-  zkl__req_done_locked(r);
-  maybe_deliver_locked(att);
+  req_finish_locked(r);
   zkl__leave(s);
 }
 
@@ -712,8 +716,7 @@ static void recover_get_done(int rc, const char *value, int len,
       finish_locked(att, rc);
     }
   }
-  zkl__req_done_locked(r);
-  maybe_deliver_locked(att);
+  req_finish_locked(r);
   zkl__leave(s);
 }
 
@@ -839,8 +842,7 @@ static void list_done(int rc, const struct String_vector *children,
       break;
     }
   }
-  zkl__req_done_locked(r);
-  maybe_deliver_locked(att);
+  req_finish_locked(r);
   zkl__leave(s);
 }
 

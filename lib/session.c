@@ -417,6 +417,7 @@ static void on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
     /* CONNECTING, ASSOCIATING, NOTCONNECTED, or read-only (no writes, so no
      * locking): not connected. */
     s->connected = false;
+    pthread_cond_broadcast(&s->cond);
   }
 }
 
@@ -717,6 +718,17 @@ int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms) {
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms) {
+  int64_t deadline = zkl__now_ms() + timeout_ms;
+  bool now;
+  pthread_mutex_lock(&s->mu);
+  while (s->connected != want && !s->dead && zkl__now_ms() < deadline)
+    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  now = s->connected;
+  pthread_mutex_unlock(&s->mu);
+  return now == want ? 0 : -1;
 }
 
 int zkl__debug_wait_dead(zkl_session *s, int timeout_ms) {

@@ -19,6 +19,7 @@
 #define CYCLES 200
 
 static char contention_name[64];
+static const char *self_path; /* argv[0]: /proc/self/exe is valgrind under it */
 static volatile long shared_counter; /* guarded only by the ZooKeeper lock */
 static int64_t grant_tokens[SESSIONS * CYCLES];
 static int worker_errors;
@@ -112,8 +113,8 @@ static void test_holder_killed(void) {
     dup2(fds[1], 1);
     close(fds[0]);
     close(fds[1]);
-    execl("/proc/self/exe", "test_contention", "--child-hold", zkt_hosts(),
-          name, ms, (char *)NULL);
+    execl(self_path, "test_contention", "--child-hold", zkt_hosts(), name, ms,
+          (char *)NULL);
     _exit(127);
   }
   CU_ASSERT_FATAL(pid > 0);
@@ -141,6 +142,7 @@ int main(int argc, char **argv) {
       {"16 sessions x 200 cycles", test_mutual_exclusion},
       {"holder killed", test_holder_killed},
       {NULL, NULL}};
+  self_path = argv[0];
   if (argc == 5 && strcmp(argv[1], "--child-hold") == 0)
     return child_hold(argv[2], argv[3], atoi(argv[4]));
   return zkt_main("contention", tests);

@@ -1,0 +1,371 @@
+/* test_faults.c - the lock when the connection misbehaves, through
+ * tests/faultproxy: lost create replies are recovered without a second node
+ * (rule 2), deletes that fail on a lost connection are retried after the
+ * reconnect (rule 6), and a short disconnect keeps held locks and waits. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "proxyctl.h"
+#include "zktest.h"
+
+#define T_WAIT 15000
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
+#define OP_CREATE2 15 /* what the lock's zoo_acreate2 sends */
+#define OP_DELETE 2
+
+typedef struct {
+  proxyctl *px;
+  zkl_session *s;
+} proxied;
+
+static void proxied_open(proxied *p, int session_ms) {
+  char hosts[64];
+  int port;
+  CU_ASSERT_FATAL(proxyctl_start(&p->px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&p->s, hosts, session_ms), ZKL_OK);
+}
+
+static void proxied_close(proxied *p) {
+  zkl_session_close(p->s);
+  proxyctl_stop(p->px);
+}
+
+static int cmd(proxied *p, const char *c) {
+  char answer[256];
+  int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
+  if (rc != 0)
+    fprintf(stderr, "proxy %s: %s\n", c, answer);
+  return rc;
+}
+
+static void assert_quiet(zkl_session *s) {
+  CU_ASSERT_EQUAL(zkl__debug_wait_quiet(s, T_WAIT), 0);
+}
+
+static void assert_parent_empty(const char *name) {
+  char parent[512];
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
+}
+
+static int children_of(const char *name) {
+  char parent[512];
+  zkt_parent(parent, sizeof parent, name);
+  return zkt_children(parent);
+}
+
+/* Rule 2: the create went through, its reply was lost (the connection was
+ * reset right after the request). The lock finds its node by its id after
+ * the reconnect and adopts it: no second create, one node. */
+static void test_create_reply_lost(void) {
+  char name[64], path[512];
+  proxied p;
+  zkl_lock *l;
+  zkl_debug_counts c0, c;
+  int64_t token = 0;
+  struct Stat st;
+  proxied_open(&p, 5000);
+  zkt_name(name, sizeof name, "lost-create");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  /* first use creates the parents; then lose the reply of the next create */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl__debug_counts(p.s, &c0);
+  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, T_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
+  zkl__debug_counts(p.s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CREATE] - c0.sent[ZKL_RQ_CREATE], 1);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_RECOVER_GET], 1); /* adopted, not re-made */
+  CU_ASSERT_EQUAL(children_of(name), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, &st), ZOK);
+  CU_ASSERT_EQUAL(st.czxid, token); /* the token of the adopted node */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  assert_quiet(p.s);
+  proxied_close(&p);
+  assert_parent_empty(name);
+}
+
+typedef struct {
+  zkt_counter calls;
+  int rc;
+  int64_t token;
+} cbrec;
+
+static void cbrec_init(cbrec *r) {
+  zkt_counter_init(&r->calls);
+  r->rc = 1;
+  r->token = 0;
+}
+
+static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  cbrec *r = arg;
+  (void)l;
+  r->rc = rc;
+  r->token = token;
+  zkt_counter_add(&r->calls, 1);
+}
+
+static zkt_counter lost_calls;
+
+static void on_lost(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)reason;
+  (void)arg;
+  zkt_counter_add(&lost_calls, 1);
+}
+
+/* A holder on its own direct session. */
+typedef struct {
+  zkl_session *s;
+  zkl_lock *l;
+  int64_t token;
+} holder;
+
+static void hold(holder *h, const char *name) {
+  h->s = zkt_session(10000);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, -1, &h->token), ZKL_OK);
+}
+
+static void unhold(holder *h) {
+  if (zkl_lock_token(h->l))
+    CU_ASSERT_EQUAL(zkl_lock_release(h->l), ZKL_OK);
+  zkl_lock_free(h->l);
+  zkl_session_close(h->s);
+}
+
+/* The same while another session holds the lock: the recovered waiter
+ * queues behind it and gets the lock when it is released. */
+static void test_create_reply_lost_waiting(void) {
+  char name[64];
+  proxied p;
+  holder h;
+  zkl_lock *l;
+  zkl_debug_counts c;
+  cbrec a;
+  proxied_open(&p, 5000);
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "lost-create-wait");
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 0);
+  unhold(&h);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_OK);
+  CU_ASSERT(a.token > h.token);
+  CU_ASSERT_EQUAL(children_of(name), 1);
+  zkl__debug_counts(p.s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CREATE], 1);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_RECOVER_GET], 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  assert_quiet(p.s);
+  proxied_close(&p);
+  assert_parent_empty(name);
+}
+
+/* The create's reply is swallowed and the connection stays up: the client
+ * gives up on it by its own timer (ZOPERATIONTIMEOUT), reconnects in the
+ * same session, and the lock adopts the node it made. */
+static void test_create_reply_timed_out(void) {
+  char name[64];
+  proxied p;
+  zkl_lock *l;
+  zkl_debug_counts c;
+  cbrec a;
+  proxied_open(&p, 6000);
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "lost-create-timeout");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  /* first use makes the parents, so the lost create is a real one */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 15"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_OK);
+  CU_ASSERT_EQUAL(children_of(name), 1);
+  zkl__debug_counts(p.s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_RECOVER_GET], 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  assert_quiet(p.s);
+  proxied_close(&p);
+  assert_parent_empty(name);
+}
+
+/* Rule 6: a cancel whose delete is lost with the connection. The callback
+ * comes when the client gives the request up; the node stays until the
+ * session reconnects, and is deleted then. */
+static void test_cancel_delete_lost(void) {
+  char name[64];
+  proxied p;
+  holder h;
+  zkl_lock *l;
+  cbrec a;
+  proxied_open(&p, 6000); /* noticed after 4 s; 2 s left to heal */
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "cancel-lost");
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK); /* the delete goes nowhere */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECANCELED);
+  CU_ASSERT_EQUAL(children_of(name), 2); /* not deleted yet */
+  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
+  }
+  assert_quiet(p.s);
+  unhold(&h);
+  zkl_lock_free(l);
+  proxied_close(&p);
+  assert_parent_empty(name);
+}
+
+/* Rule 6 with the session already disconnected (connections refused): the
+ * cancel completes at once and the delete waits for the reconnect. */
+static void test_cancel_while_disconnected(void) {
+  char name[64];
+  proxied p;
+  holder h;
+  zkl_lock *l;
+  cbrec a;
+  proxied_open(&p, 5000);
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "cancel-offline");
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECANCELED);
+  CU_ASSERT_EQUAL(children_of(name), 2);
+  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
+  }
+  assert_quiet(p.s);
+  unhold(&h);
+  zkl_lock_free(l);
+  proxied_close(&p);
+  assert_parent_empty(name);
+}
+
+/* Release while disconnected returns at once; the node goes at the
+ * reconnect. */
+static void test_release_while_disconnected(void) {
+  char name[64];
+  proxied p;
+  zkl_lock *l;
+  proxied_open(&p, 5000);
+  zkt_name(name, sizeof name, "release-offline");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  CU_ASSERT_EQUAL(children_of(name), 1);
+  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  assert_parent_empty(name);
+  assert_quiet(p.s);
+  zkl_lock_free(l);
+  proxied_close(&p);
+}
+
+/* A disconnect the session survives: the holder still holds, nothing is
+ * reported lost; a waiter's watch is re-armed by the client and the
+ * predecessor's deletion during the outage reaches it afterwards. */
+static void test_short_disconnect(void) {
+  char name[64], wname[64];
+  proxied p;
+  holder h;
+  zkl_lock *l, *w;
+  int64_t token = 0;
+  cbrec a;
+  proxied_open(&p, 5000);
+  cbrec_init(&a);
+  zkt_counter_init(&lost_calls);
+  zkt_name(name, sizeof name, "survive-held");
+  zkt_name(wname, sizeof wname, "survive-wait");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  zkl_lock_on_lost(l, on_lost, NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
+  hold(&h, wname);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, p.s, wname), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, on_acquired, &a), ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, wname);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
+  unhold(&h); /* the predecessor goes while the waiter is cut off */
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_OK);
+  CU_ASSERT(a.token > h.token);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), token);
+  CU_ASSERT_EQUAL(children_of(name), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost_calls), 0);
+  zkl_lock_free(l);
+  zkl_lock_free(w);
+  assert_quiet(p.s);
+  proxied_close(&p);
+  assert_parent_empty(name);
+  assert_parent_empty(wname);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"create reply lost", test_create_reply_lost},
+      {"create reply lost while waiting", test_create_reply_lost_waiting},
+      {"create reply timed out", test_create_reply_timed_out},
+      {"cancel: delete lost, retried", test_cancel_delete_lost},
+      {"cancel while disconnected", test_cancel_while_disconnected},
+      {"release while disconnected", test_release_while_disconnected},
+      {"short disconnect keeps locks", test_short_disconnect},
+      {NULL, NULL}};
+  return zkt_main("faults", tests);
+}
