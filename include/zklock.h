@@ -171,6 +171,22 @@ ZKL_EXTERN zhandle_t *zkl_session_handle(zkl_session *s);
  * connection or for NULL). */
 ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
 
+/* The lease. A server expires a session T ms (the timeout it granted) after
+ * it last heard from it, and then grants its locks to others; a holder cut
+ * off from every server hears nothing of it. So the library keeps, for each
+ * session, the latest moment the server is known to have heard it (the send
+ * time of its latest answered request; while locks are held it sends a read
+ * every T/6 to keep that recent), and when that moment + T - margin passes
+ * without news it declares every held lock of the session lost
+ * (ZKL_LOST_LEASE_EXPIRED): before the server can expire the session, so
+ * before anyone else can be granted them. If the connection comes back in
+ * the same session before then, nothing is reported.
+ *   margin_ms  > 0: the margin; 0: the default, T/10 within [100, 2000] ms;
+ *              < 0: no lease (locks are then reported lost only when the
+ *              session is expired or their node deleted, as Curator does).
+ * Returns ZKL_OK, or ZKL_EINVAL for NULL or a margin not below T. */
+ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
+
 /* Where the ZooKeeper client's log lines and the library's own diagnostics
  * go, process-wide. fn receives a line without a trailing newline and must
  * not call into the library; NULL (the default) discards them, except that
@@ -261,12 +277,20 @@ ZKL_EXTERN int zkl_lock_cancel(zkl_lock *l);
 /* Why a held lock was lost, as passed to zkl_lost_cb. */
 enum {
   ZKL_LOST_SESSION_EXPIRED = 1, /* the server expired the session */
-  ZKL_LOST_NODE_DELETED = 2     /* someone else deleted the lock node */
+  ZKL_LOST_NODE_DELETED = 2,    /* someone else deleted the lock node */
+  ZKL_LOST_LEASE_EXPIRED = 3    /* no news from the server for the lease's
+                                   length: see zkl_session_set_lease_margin */
 };
 
-/* Called on the completion thread when a held lock is lost; the lock is then
- * no longer held (zkl_lock_token() returns 0) and the next release returns
- * ZKL_ELOST. reason is a ZKL_LOST_ value. */
+/* Called once when a held lock is lost; the lock is then no longer held
+ * (zkl_lock_token() returns 0), the next release returns ZKL_ELOST, and its
+ * node, if the session still lives, is deleted in the background. reason is
+ * a ZKL_LOST_ value. Stop using the protected resource at once.
+ * Thread: the completion thread, except for ZKL_LOST_LEASE_EXPIRED, which
+ * comes from the session's timer thread, because the completion thread may
+ * then be stuck behind a connection attempt to an unreachable server; it can
+ * run concurrently with a completion-thread callback. The same rules hold
+ * there: no blocking call (they return ZKL_EDEADLK), no long work. */
 typedef void (*zkl_lost_cb)(zkl_lock *l, int reason, void *arg);
 
 /* Sets (or with NULL clears) the lost callback. arg is passed untouched. */
@@ -279,11 +303,46 @@ ZKL_EXTERN int64_t zkl_lock_token(const zkl_lock *l);
  * zkl_lock_free(). */
 ZKL_EXTERN const char *zkl_lock_name(const zkl_lock *l);
 
+/* Sets a line of text written into the lock's node at its next acquire,
+ * beside the host, pid and process start time the library always writes
+ * there; zkl_participants() and `zklock --list` show it. NULL or "" clears
+ * it. Copied. Returns ZKL_OK, or ZKL_EINVAL for more than 200 bytes or a
+ * control character. */
+ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
+
 /* Copies the full path of the contender's current node (while it waits or
  * holds) into buf. Returns ZKL_OK; ZKL_ENOTHELD when it has no node;
  * ZKL_EINVAL when buf is NULL or too small (ZooKeeper paths fit in 512
  * bytes with this library's names). */
 ZKL_EXTERN int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len);
+
+/* ------------------------------------------------------------ participants */
+
+/* One contender of a lock, as zkl_participants() saw it. Strings are owned
+ * by the list. */
+typedef struct zkl_participant {
+  const char *node;   /* full path of its lock node */
+  int64_t token;      /* the node's czxid: its fencing token */
+  int64_t queued_ms;  /* when the node was created (Unix ms, server clock) */
+  const char *host;   /* from the node's owner description; "" if unknown */
+  long pid;           /* 0 if unknown */
+  int64_t started_ms; /* when its process started (Unix ms); 0 if unknown */
+  const char *info;   /* zkl_lock_set_owner_info() text; "" if none */
+} zkl_participant;
+
+/* Lists the holder and the waiters of the lock NAME, in queue order (the
+ * holder first), without taking part: two round trips. A snapshot: it can be
+ * stale by the time it is read. Nodes of other recipes that follow the same
+ * naming (Curator's, kazoo's) are listed with empty owner fields.
+ *   out    receives the list; free it with zkl_participants_free(). Set only
+ *          on success (NULL with count 0 is not used: an empty list is
+ *          still an allocation).
+ *   count  receives the number of entries (0 when nobody holds the lock).
+ * Returns ZKL_OK; ZKL_EINVAL; ZKL_ELOST; ZKL_ECLOSED; ZKL_ENOMEM;
+ * ZKL_EDEADLK on a completion thread; or a ZooKeeper error. */
+ZKL_EXTERN int zkl_participants(zkl_session *s, const char *name,
+                                zkl_participant **out, int *count);
+ZKL_EXTERN void zkl_participants_free(zkl_participant *list);
 
 #ifdef __cplusplus
 }

@@ -88,8 +88,20 @@ void zkl__standing(char *const *names, int count, const char *own,
 int zkl__queue_order(const char **names, int count);
 
 /* Fills buf with the owner description written into each lock node:
- * "host=<h>\npid=<p>\nstart=<unix ms>\n". Returns its length. */
+ * "host=<h>\npid=<p>\nstart=<process start, unix ms>\n"; the lock adds
+ * "info=<text>\n" when it has one. Returns the length. */
 int zkl__owner_data(char *buf, size_t len);
+#define ZKL_INFO_MAX 200
+/* ZKL_OK for NULL or one line of at most ZKL_INFO_MAX printable bytes. */
+int zkl__validate_info(const char *info);
+typedef struct zkl_owner {
+  char host[128];
+  long pid;
+  int64_t start_ms;
+  char info[ZKL_INFO_MAX + 1];
+} zkl_owner;
+/* Reads an owner description (unknown fields stay empty or 0). */
+void zkl__parse_owner(const char *data, int len, zkl_owner *out);
 
 /* -------------------------------------------------------------------- time */
 
@@ -244,6 +256,7 @@ struct zkl_lock {
   bool lost; /* lost since the last acquire; the next release reports it */
   zkl_lost_cb lost_cb;
   void *lost_arg;
+  char *info; /* zkl_lock_set_owner_info() */
 };
 
 struct zkl_session {
@@ -274,10 +287,14 @@ struct zkl_session {
   bool timer_running;
   bool timer_stop;
   pthread_cond_t timer_cond;
-  int64_t timer_next_ms; /* earliest deadline the timer sleeps toward */
   char owner_data[256];
   int owner_len;
   unsigned long sent[16]; /* requests sent, by kind (tests count them) */
+  /* lease.c */
+  unsigned held;           /* locks in the HELD phase */
+  int64_t last_ack_ms;     /* send time of the latest answered request */
+  bool heartbeat_inflight;
+  int lease_margin_ms;     /* 0: default, -1: lease off, > 0: the user's */
 };
 
 /* A request in flight. Holds a session reference and, if set, an attempt
@@ -297,13 +314,18 @@ typedef struct zkl_req {
     ZKL_RQ_CLEANUP, /* a zkl_cleanup job */
     ZKL_RQ_CARRIER, /* only brings the completion thread round */
     ZKL_RQ_PROBE,   /* zkl_session_wrap's round trip */
+    ZKL_RQ_HEARTBEAT, /* keeps the lease moving while locks are held */
+    ZKL_RQ_QUERY,     /* zkl_participants() */
     ZKL_RQ_KINDS
   } kind;
   zkl_attempt *att;
   zkl_watch *w;
   zkl_cleanup *job;
   unsigned round;
-  char *path; /* for requests that need to know it on completion */
+  int64_t sent_ms; /* when it was queued: the server heard it later */
+  void *query;     /* ZKL_RQ_QUERY: the query and the child it reads */
+  int index;
+  char *path;      /* for requests that need to know it on completion */
 } zkl_req;
 
 /* ---------------------------------------------------------- session.c */
@@ -315,6 +337,12 @@ void zkl__req_abort_locked(zkl_req *r);
 /* Start and end of every completion-thread entry point: mark the thread,
  * take the lock, count the entry. */
 void zkl__enter_locked(zkl_session *s);
+/* The same for a request's completion; a server's answer (rc) also renews
+ * the lease (lease.c). */
+void zkl__enter_req_locked(zkl_req *r, int rc);
+/* Runs callbacks the caller collected itself (the timer thread's lost
+ * notices), unlocking meanwhile; frees them. */
+void zkl__run_calls_locked(zkl_session *s, zkl_call *list);
 /* Drops the lock, runs queued user callbacks, frees the session if that was
  * its last reference. s must not be used afterwards. */
 void zkl__leave(zkl_session *s);
@@ -346,6 +374,7 @@ void zkl__lock_unref_locked(zkl_lock *l);
 /* Session events seen by the state machine. */
 void zkl__locks_resume_locked(zkl_session *s); /* after a reconnect */
 void zkl__locks_session_over_locked(zkl_session *s);
+void zkl__locks_lease_lost_locked(zkl_session *s, zkl_call **direct);
 void zkl__locks_close_locked(zkl_session *s);
 /* Timer: fails every attempt whose deadline passed; returns the next
  * deadline, or 0 when none. */
@@ -383,10 +412,21 @@ int zkl__debug_wait_dead(zkl_session *s, int timeout_ms);
  * predecessor vanish in that window. NULL outside tests. */
 extern void (*zkl__hook_before_watch)(const char *pred_path);
 
+/* ------------------------------------------------------------ lease.c */
+
+/* The margin in force (ms), or -1 when the lease is off. */
+int zkl__lease_margin_ms(const zkl_session *s);
+/* True when the lease is on and nothing proves the session alive now. */
+bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms);
+/* Sends heartbeats, declares held locks lost when the lease runs out (their
+ * notices go to *direct); returns when to look again (0: no need). */
+int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now, zkl_call **direct);
+
 /* ------------------------------------------------------------ timer.c */
 
 int zkl__timer_start(zkl_session *s);
-void zkl__timer_stop(zkl_session *s);        /* joins; call without s->mu */
-void zkl__timer_kick_locked(zkl_session *s, int64_t deadline_ms);
+void zkl__timer_stop(zkl_session *s); /* joins; call without s->mu */
+/* Makes the timer look again at deadlines, heartbeats and the lease. */
+void zkl__timer_kick_locked(zkl_session *s);
 
 #endif /* ZKL_INTERNAL_H */

@@ -45,6 +45,7 @@ void zkl__lock_unref_locked(zkl_lock *l) {
   zkl__list_remove(&l->link);
   free(l->name);
   free(l->parent);
+  free(l->info);
   free(l);
   zkl__session_unref_locked(s);
 }
@@ -79,6 +80,22 @@ static void own_path(const zkl_attempt *att, char *buf) {
 static bool acquiring(const zkl_attempt *att) {
   return att->phase == ZKL_PH_CREATING || att->phase == ZKL_PH_RECOVERING ||
          att->phase == ZKL_PH_LISTING || att->phase == ZKL_PH_WATCHING;
+}
+
+/* Every phase change goes through here: the session counts its held locks,
+ * and the lease clock runs while there is one. */
+static void set_phase_locked(zkl_attempt *att, zkl_phase phase) {
+  zkl_session *s = att->l->s;
+  bool was = att->phase == ZKL_PH_HELD, is = phase == ZKL_PH_HELD;
+  att->phase = phase;
+  if (was == is)
+    return;
+  if (is) {
+    if (s->held++ == 0)
+      zkl__timer_kick_locked(s); /* start heartbeats and the lease clock */
+  } else {
+    s->held--;
+  }
 }
 
 /* ----------------------------------------------------------- delivering */
@@ -137,7 +154,14 @@ static void maybe_deliver_locked(zkl_attempt *att) {
 
 static void grant_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
-  att->phase = ZKL_PH_HELD;
+  if (zkl__lease_expired_locked(l->s, zkl__now_ms())) {
+    /* Nothing proves the session alive lately (a grant can come from a watch
+     * event right after a long outage): list once more, and let that answer
+     * renew the lease before holding. */
+    relist_locked(att);
+    return;
+  }
+  set_phase_locked(att, ZKL_PH_HELD);
   att->deadline_ms = 0;
   att->round++;
   zkl__unpark_locked(att);
@@ -147,14 +171,36 @@ static void grant_locked(zkl_attempt *att) {
   deliver_acquire_locked(att, ZKL_OK);
 }
 
-static void lose_locked(zkl_attempt *att, int reason) {
+static const char *lost_reason_text(int reason) {
+  switch (reason) {
+  case ZKL_LOST_NODE_DELETED:
+    return "node deleted";
+  case ZKL_LOST_LEASE_EXPIRED:
+    return "lease expired";
+  default:
+    return "session expired";
+  }
+}
+
+/* A held lock is lost. The notice is queued for the completion thread, or
+ * appended to *direct for a caller that runs it itself (the timer thread,
+ * when the lease runs out: the completion thread may wait on an
+ * unreachable server for longer than the lease has left). */
+static void lose_locked(zkl_attempt *att, int reason, zkl_call **direct) {
   zkl_lock *l = att->l;
   zkl_session *s = l->s;
-  att->phase = ZKL_PH_FINISHED;
+  set_phase_locked(att, ZKL_PH_FINISHED);
   att->result = ZKL_ELOST;
   att->round++;
   l->hold_count = 0;
   l->token = 0;
+  if (reason == ZKL_LOST_LEASE_EXPIRED && att->node) {
+    /* The session may yet survive: the node must not stay at the head of
+     * the queue as if it were still held. */
+    char path[ZKL_PATH_MAX];
+    own_path(att, path);
+    zkl__cleanup_delete_locked(s, path);
+  }
   if (!l->freed) {
     l->lost = true;
     if (l->lost_cb) {
@@ -165,20 +211,25 @@ static void lose_locked(zkl_attempt *att, int reason) {
         c->rc = reason;
         c->lost_cb = l->lost_cb;
         c->arg = l->lost_arg;
-        zkl__queue_call_locked(s, c);
+        if (direct) {
+          l->refs++;
+          c->next = *direct;
+          *direct = c;
+        } else {
+          zkl__queue_call_locked(s, c);
+        }
       } else {
         zkl__log("out of memory: lost notice for lock %s dropped", l->name);
       }
     }
   }
-  zkl__log("lock %s lost (%s)", l->name,
-           reason == ZKL_LOST_NODE_DELETED ? "node deleted" : "session expired");
+  zkl__log("lock %s lost (%s)", l->name, lost_reason_text(reason));
   detach_locked(att);
 }
 
 static void finish_release_locked(zkl_attempt *att, int rc) {
   zkl_lock *l = att->l;
-  att->phase = ZKL_PH_FINISHED;
+  set_phase_locked(att, ZKL_PH_FINISHED);
   att->result = rc;
   att->delivered = true;
   att->round++;
@@ -258,7 +309,7 @@ static void drop_watch_locked(zkl_watch *w) {
 
 static void own_node_gone_locked(zkl_attempt *att) {
   if (att->phase == ZKL_PH_HELD) {
-    lose_locked(att, ZKL_LOST_NODE_DELETED);
+    lose_locked(att, ZKL_LOST_NODE_DELETED, NULL);
   } else if (acquiring(att)) {
     /* Nothing left to delete: forget the node before finishing. */
     free(att->node);
@@ -322,7 +373,7 @@ static void own_get_done(int rc, const char *value, int len,
   (void)value;
   (void)len;
   (void)stat;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   w->get_inflight = false;
   if (rc == ZOK)
     w->registered = true;
@@ -383,7 +434,7 @@ static void send_own_watch_locked(zkl_attempt *att) {
 static void delete_done(int rc, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   if (zkl__is_connection_loss(rc))
     zkl__cleanup_delete_locked(s, r->path);
   else if (rc != ZOK && rc != ZNONODE && !zkl__is_session_over(rc))
@@ -425,7 +476,7 @@ static void cleanup_attempt_locked(zkl_attempt *att) {
 static void finish_locked(zkl_attempt *att, int rc) {
   if (att->phase == ZKL_PH_FINISHED)
     return;
-  att->phase = ZKL_PH_FINISHED;
+  set_phase_locked(att, ZKL_PH_FINISHED);
   att->result = rc;
   att->round++;
   att->deadline_ms = 0;
@@ -448,7 +499,7 @@ static void parent_done(int rc, const char *value, const struct Stat *stat,
   (void)stat;
   /* ZNODEEXISTS is the usual answer; any real failure shows again in the
    * create that follows. */
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   req_finish_locked(r);
   zkl__leave(s);
 }
@@ -458,7 +509,7 @@ static void create_done(int rc, const char *value, const struct Stat *stat,
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_attempt *att = r->att;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   att->create_inflight = false;
   if (rc == ZOK) {
     const char *slash = strrchr(value, '/');
@@ -500,7 +551,7 @@ static void send_create_and_list_locked(zkl_attempt *att, bool with_parents) {
   int rc;
 
   att->round++;
-  att->phase = ZKL_PH_CREATING;
+  set_phase_locked(att, ZKL_PH_CREATING);
   att->create_unknown = att->create_nonode = false;
   att->create_err = 0;
   if (with_parents) {
@@ -532,9 +583,15 @@ static void send_create_and_list_locked(zkl_attempt *att, bool with_parents) {
     finish_locked(att, ZKL_ENOMEM);
     return;
   }
-  rc = zoo_acreate2(s->zh, path, s->owner_data, s->owner_len,
-                    &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
-                    create_done, r);
+  {
+    /* who we are, for zkl_participants() and zklock --list */
+    char data[sizeof s->owner_data + ZKL_INFO_MAX + 8];
+    int len = snprintf(data, sizeof data, "%s%s%s%s", s->owner_data,
+                       l->info ? "info=" : "", l->info ? l->info : "",
+                       l->info ? "\n" : "");
+    rc = zoo_acreate2(s->zh, path, data, len, &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_EPHEMERAL_SEQUENTIAL, create_done, r);
+  }
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
     finish_locked(att, refusal_rc(rc));
@@ -555,7 +612,7 @@ static void relist_locked(zkl_attempt *att) {
   zkl_req *r;
   int rc;
   att->round++;
-  att->phase = ZKL_PH_LISTING;
+  set_phase_locked(att, ZKL_PH_LISTING);
   r = zkl__req_new(s, ZKL_RQ_LIST, att);
   if (!r) {
     finish_locked(att, ZKL_ENOMEM);
@@ -577,7 +634,7 @@ static void pred_get_done(int rc, const char *value, int len,
   (void)value;
   (void)len;
   (void)stat;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   w->get_inflight = false;
   if (rc == ZOK)
     w->registered = true;
@@ -613,7 +670,7 @@ static void watch_pred_locked(zkl_attempt *att, const char *pred) {
   zkl_req *r;
   int rc;
   att->round++;
-  att->phase = ZKL_PH_WATCHING;
+  set_phase_locked(att, ZKL_PH_WATCHING);
   snprintf(path, sizeof path, "%s/%s", att->l->parent, pred);
   w = watch_new_locked(att, ZKL_WATCH_PRED, path);
   r = w ? zkl__req_new(s, ZKL_RQ_PRED_GET, att) : NULL;
@@ -688,7 +745,7 @@ static void recover_get_done(int rc, const char *value, int len,
   zkl_attempt *att = r->att;
   (void)value;
   (void)len;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   if (r->round == att->round && att->phase == ZKL_PH_RECOVERING) {
     if (rc == ZOK && stat->ephemeralOwner == s->session_id) {
       /* The lost reply's node: adopt it. Its czxid is the token. */
@@ -779,7 +836,7 @@ static void start_recover_locked(zkl_attempt *att) {
   zkl_req *r;
   int rc;
   att->round++;
-  att->phase = ZKL_PH_RECOVERING;
+  set_phase_locked(att, ZKL_PH_RECOVERING);
   r = zkl__req_new(s, ZKL_RQ_LIST, att);
   if (!r) {
     finish_locked(att, ZKL_ENOMEM);
@@ -821,7 +878,7 @@ static void list_done(int rc, const struct String_vector *children,
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_attempt *att = r->att;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   if (r->round == att->round) {
     switch (att->phase) {
     case ZKL_PH_CREATING:
@@ -852,7 +909,7 @@ static void release_done(int rc, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_attempt *att = r->att;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   if (att->phase == ZKL_PH_RELEASING) {
     if (rc == ZOK || rc == ZNONODE || zkl__is_session_over(rc)) {
       finish_release_locked(att, ZKL_OK);
@@ -861,7 +918,7 @@ static void release_done(int rc, const void *data) {
       finish_release_locked(att, ZKL_OK);
     } else {
       /* Refused (ZNOAUTH...): the node is still there, so still held. */
-      att->phase = ZKL_PH_HELD;
+      set_phase_locked(att, ZKL_PH_HELD);
       att->l->hold_count = 1;
       att->l->token = att->czxid;
       notify_target_locked(att->l, &att->rel, ZKL_CALL_DONE, rc, 0);
@@ -876,7 +933,7 @@ static void start_release_locked(zkl_attempt *att) {
   zkl_session *s = l->s;
   char path[ZKL_PATH_MAX];
   zkl_req *r;
-  att->phase = ZKL_PH_RELEASING;
+  set_phase_locked(att, ZKL_PH_RELEASING);
   att->round++;
   l->hold_count = 0;
   l->token = 0;
@@ -928,7 +985,7 @@ int zkl__acquire_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   att->try_once = timeout_ms == 0;
   if (timeout_ms > 0) {
     att->deadline_ms = zkl__now_ms() + timeout_ms;
-    zkl__timer_kick_locked(s, att->deadline_ms);
+    zkl__timer_kick_locked(s);
   }
   if (s->connected)
     send_create_and_list_locked(att, false);
@@ -1021,7 +1078,7 @@ static void session_over_one(zkl_attempt *att, void *ctx) {
   (void)ctx;
   switch (att->phase) {
   case ZKL_PH_HELD:
-    lose_locked(att, ZKL_LOST_SESSION_EXPIRED);
+    lose_locked(att, ZKL_LOST_SESSION_EXPIRED, NULL);
     break;
   case ZKL_PH_RELEASING:
     finish_release_locked(att, ZKL_OK); /* the node went with the session */
@@ -1031,13 +1088,22 @@ static void session_over_one(zkl_attempt *att, void *ctx) {
       deliver_acquire_locked(att, att->result);
     break;
   default:
-    att->phase = ZKL_PH_FINISHED;
+    set_phase_locked(att, ZKL_PH_FINISHED);
     att->result = s->dead;
     att->round++;
     zkl__unpark_locked(att);
     deliver_acquire_locked(att, att->result);
     break;
   }
+}
+
+static void lease_lost_one(zkl_attempt *att, void *ctx) {
+  if (att->phase == ZKL_PH_HELD)
+    lose_locked(att, ZKL_LOST_LEASE_EXPIRED, ctx);
+}
+
+void zkl__locks_lease_lost_locked(zkl_session *s, zkl_call **direct) {
+  each_attempt_locked(s, lease_lost_one, direct);
 }
 
 void zkl__locks_session_over_locked(zkl_session *s) {
@@ -1209,6 +1275,19 @@ int64_t zkl_lock_token(const zkl_lock *l) {
 }
 
 const char *zkl_lock_name(const zkl_lock *l) { return l ? l->name : NULL; }
+
+int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
+  char *copy = NULL;
+  if (!l || zkl__validate_info(info) != ZKL_OK)
+    return ZKL_EINVAL;
+  if (info && *info && !(copy = strdup(info)))
+    return ZKL_ENOMEM;
+  pthread_mutex_lock(&l->s->mu);
+  free(l->info);
+  l->info = copy;
+  pthread_mutex_unlock(&l->s->mu);
+  return ZKL_OK;
+}
 
 int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len) {
   int rc = ZKL_ENOTHELD;

@@ -71,6 +71,7 @@ zkl_req *zkl__req_new(zkl_session *s, int kind, zkl_attempt *att) {
   r->s = s;
   r->kind = kind;
   r->att = att;
+  r->sent_ms = zkl__now_ms();
   s->sent[kind]++;
   s->refs++;
   s->inflight++;
@@ -106,6 +107,21 @@ void zkl__enter_locked(zkl_session *s) {
   pthread_mutex_lock(&s->mu);
   s->busy++;
   tls_in_session = s;
+}
+
+/* Everything but the client's own verdicts (a lost connection, a closing or
+ * dead handle) is an answer from the server. */
+static bool server_answered(int rc) {
+  return rc == ZOK || (rc <= ZAPIERROR && rc != ZSESSIONEXPIRED &&
+                       rc != ZCLOSING && rc != ZSESSIONMOVED &&
+                       rc != ZAUTHFAILED);
+}
+
+void zkl__enter_req_locked(zkl_req *r, int rc) {
+  zkl_session *s = r->s;
+  zkl__enter_locked(s);
+  if (server_answered(rc) && r->sent_ms > s->last_ack_ms)
+    s->last_ack_ms = r->sent_ms;
 }
 
 static void run_call(zkl_call *c) {
@@ -145,6 +161,22 @@ static void drain_calls_locked(zkl_session *s) {
   tls_in_session = outer;
 }
 
+void zkl__run_calls_locked(zkl_session *s, zkl_call *list) {
+  zkl_call *c, *next;
+  s->busy++;
+  pthread_mutex_unlock(&s->mu);
+  for (c = list; c; c = c->next)
+    run_call(c);
+  pthread_mutex_lock(&s->mu);
+  for (c = list; c; c = next) {
+    next = c->next;
+    zkl__lock_unref_locked(c->l);
+    free(c);
+  }
+  s->busy--;
+  pthread_cond_broadcast(&s->cond);
+}
+
 void zkl__leave(zkl_session *s) {
   drain_calls_locked(s);
   tls_in_session = NULL;
@@ -158,7 +190,7 @@ static void carrier_done(int rc, const struct Stat *stat, const void *data) {
   zkl_session *s = r->s;
   (void)rc;
   (void)stat;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   s->carrier_inflight = false;
   zkl__req_done_locked(r);
   zkl__leave(s);
@@ -245,7 +277,7 @@ static void cleanup_void_done(int rc, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_cleanup *job = r->job;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   if (job->kind == ZKL_CLEAN_REMOVE_WATCH)
     job->w->remove_inflight = false;
   cleanup_finish_locked(s, job, rc);
@@ -259,7 +291,7 @@ static void cleanup_list_done(int rc, const struct String_vector *children,
   zkl_session *s = r->s;
   zkl_cleanup *job = r->job;
   int i;
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   if (rc == ZOK) {
     char path[ZKL_PATH_MAX];
     for (i = 0; i < children->count; i++) {
@@ -406,6 +438,7 @@ static void on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
     s->connected = true;
     s->ever_connected = true;
     pthread_cond_broadcast(&s->cond);
+    zkl__timer_kick_locked(s); /* a heartbeat may be due */
     zkl__locks_resume_locked(s);
     run_cleanups_locked(s);
   } else if (state == ZOO_EXPIRED_SESSION_STATE) {
@@ -530,7 +563,7 @@ static void probe_done(int rc, const struct Stat *stat, const void *data) {
   (void)stat;
   /* Running this marks the handle's completion thread as ours to refuse
    * blocking calls on. */
-  zkl__enter_locked(s);
+  zkl__enter_req_locked(r, rc);
   if (zkl__is_session_over(rc))
     s->dead = ZKL_ELOST;
   else

@@ -150,7 +150,7 @@ static void expiry_teardown(zkl_session *s, zkl_session *other,
   assert_parent_empty(wait_name);
 }
 
-static void test_expiry_partition(void) {
+static void expiry_partition(bool lease) {
   char held_name[64], wait_name[64], hosts[64], parent[512];
   proxyctl *px;
   int port;
@@ -160,6 +160,8 @@ static void test_expiry_partition(void) {
                                  zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 1000), ZKL_OK);
+  if (!lease)
+    CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
   expiry_setup(s, other, &held, &waiting, &blocker, held_name, wait_name);
 
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
@@ -169,10 +171,15 @@ static void test_expiry_partition(void) {
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "pass", NULL, 0, 5000), 0);
 
   check_expired(s, held, waiting, wait_name);
-  CU_ASSERT_EQUAL(lost_reason, ZKL_LOST_SESSION_EXPIRED);
+  /* With the lease, the holder knew before the server expired it. */
+  CU_ASSERT_EQUAL(lost_reason, lease ? ZKL_LOST_LEASE_EXPIRED
+                                     : ZKL_LOST_SESSION_EXPIRED);
   expiry_teardown(s, other, held, waiting, blocker, held_name, wait_name);
   proxyctl_stop(px);
 }
+
+static void test_expiry_partition(void) { expiry_partition(false); }
+static void test_expiry_partition_lease(void) { expiry_partition(true); }
 
 /* The same through the ZooKeeper FAQ's trick (a second handle on the same
  * session closes it). The client may then hear of its nodes' deletion
@@ -352,7 +359,8 @@ int main(void) {
   static const zkt_test tests[] = {
       {"connect errors", test_connect_errors},
       {"negotiated timeout", test_negotiated_timeout},
-      {"session expiry (partition)", test_expiry_partition},
+      {"session expiry (partition, no lease)", test_expiry_partition},
+      {"session expiry (partition, lease)", test_expiry_partition_lease},
       {"session expiry (second handle)", test_expiry_second_handle},
       {"wrap an application's handle", test_wrap},
       {"blocking call from the application's watcher", test_wrap_deadlock_guard},

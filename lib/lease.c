@@ -1,0 +1,112 @@
+/*
+ * lease.c - the lease: how long a holder may still trust its locks when it
+ * hears nothing from ZooKeeper.
+ *
+ * A server expires a session T ms (the negotiated timeout) after it last
+ * heard from it, and then grants its locks to the next waiters. A client cut
+ * off from every server hears nothing, not even that. What it does know: a
+ * request it sent at time t and that the server answered reached the server
+ * at t or later, so the session lives on the server until t + T at least
+ * (the server's tick rounding only adds to that). The library keeps the send
+ * time of the latest answered request (zkl__enter_req_locked), and declares
+ * every held lock lost at that time + T - margin: before anyone else can be
+ * granted them. While locks are held it sends a cheap read every T/6 so that
+ * an idle holder's lease keeps moving; the client's own pings are invisible
+ * to us. If the connection comes back in time, the next answer renews the
+ * lease and nothing is reported.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "internal.h"
+
+int zkl__lease_margin_ms(const zkl_session *s) {
+  int t = s->negotiated_timeout_ms, m;
+  if (s->lease_margin_ms != 0)
+    return s->lease_margin_ms; /* the user's; -1: lease off */
+  m = t / 10;
+  if (m < 100)
+    m = 100;
+  if (m > 2000)
+    m = 2000;
+  return m;
+}
+
+/* The instant (monotonic ms) before which the session is surely alive on
+ * the server, minus the margin; 0 when the lease is off or unknown. */
+static int64_t lease_deadline_locked(const zkl_session *s) {
+  int margin = zkl__lease_margin_ms(s);
+  if (margin < 0 || s->negotiated_timeout_ms <= 0 || s->last_ack_ms == 0)
+    return 0;
+  return s->last_ack_ms + s->negotiated_timeout_ms - margin;
+}
+
+bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms) {
+  int64_t deadline = lease_deadline_locked(s);
+  if (zkl__lease_margin_ms(s) < 0)
+    return false;
+  return deadline == 0 || now_ms >= deadline;
+}
+
+static void heartbeat_done(int rc, const struct Stat *stat, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  (void)stat;
+  zkl__enter_req_locked(r, rc); /* an answer renews the lease */
+  s->heartbeat_inflight = false;
+  zkl__req_done_locked(r);
+  zkl__timer_kick_locked(s);
+  zkl__leave(s);
+}
+
+static void send_heartbeat_locked(zkl_session *s) {
+  zkl_req *r = zkl__req_new(s, ZKL_RQ_HEARTBEAT, NULL);
+  if (!r)
+    return; /* tried again at the next tick */
+  if (zoo_aexists(s->zh, "/", 0, heartbeat_done, r) != ZOK) {
+    zkl__req_abort_locked(r);
+    return;
+  }
+  s->heartbeat_inflight = true;
+}
+
+int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now, zkl_call **direct) {
+  int64_t deadline, next = 0, beat;
+  if (s->held == 0 || s->dead || s->closing || zkl__lease_margin_ms(s) < 0)
+    return 0;
+  deadline = lease_deadline_locked(s);
+  if (deadline != 0 && now >= deadline) {
+    zkl__log("lease expired: nothing heard from the server for %lld ms of a "
+             "%d ms session; declaring %u lock(s) lost",
+             (long long)(now - s->last_ack_ms), s->negotiated_timeout_ms,
+             s->held);
+    zkl__locks_lease_lost_locked(s, direct);
+    return 0;
+  }
+  next = deadline;
+  if (s->connected && !s->heartbeat_inflight) {
+    beat = s->last_ack_ms + s->negotiated_timeout_ms / 6;
+    if (now >= beat) {
+      send_heartbeat_locked(s);
+    } else if (beat < next) {
+      next = beat;
+    }
+  }
+  return next;
+}
+
+int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
+  int rc = ZKL_OK;
+  if (!s)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  if (margin_ms > 0 && s->negotiated_timeout_ms > 0 &&
+      margin_ms >= s->negotiated_timeout_ms)
+    rc = ZKL_EINVAL; /* the lease would run out before it began */
+  else
+    s->lease_margin_ms = margin_ms < 0 ? -1 : margin_ms;
+  zkl__timer_kick_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
