@@ -1,0 +1,294 @@
+/* test_lease.c - the lease rule: a holder cut off from ZooKeeper is told it
+ * lost the lock strictly before anyone else is granted it; a connection that
+ * comes back in time keeps the lock; a lease that ran out while the session
+ * survived gives the lock up for real.
+ *
+ * The holder talks to ZooKeeper through tests/faultproxy, which on "drop"
+ * discards every byte both ways without closing anything: a partition. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "proxyctl.h"
+#include "zktest.h"
+
+#define T_WAIT 20000
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
+#define TRIALS 10
+
+typedef struct {
+  zkt_counter calls;
+  int value; /* rc or reason */
+  int64_t at_ms;
+} event;
+
+static void event_init(event *e) {
+  zkt_counter_init(&e->calls);
+  e->value = 0;
+  e->at_ms = 0;
+}
+
+static void on_lost(zkl_lock *l, int reason, void *arg) {
+  event *e = arg;
+  (void)l;
+  e->at_ms = zkt_now_ms();
+  e->value = reason;
+  zkt_counter_add(&e->calls, 1);
+}
+
+static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  event *e = arg;
+  (void)l;
+  (void)token;
+  e->at_ms = zkt_now_ms();
+  e->value = rc;
+  zkt_counter_add(&e->calls, 1);
+}
+
+static int cmd(proxyctl *px, const char *c) {
+  return proxyctl_cmd(px, c, NULL, 0, 5000);
+}
+
+static void assert_parent_empty(const char *name) {
+  char parent[512];
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
+}
+
+/* Lets time pass as part of a scenario (how long a fault lasts); never used
+ * to wait for something to happen. */
+static void fault_lasts(int ms) {
+  zkt_counter never;
+  zkt_counter_init(&never);
+  zkt_counter_wait(&never, 1, ms);
+}
+
+/* One partition: the holder (through the proxy) and a waiter (direct). The
+ * waiter is granted the lock only when the server expires the holder's
+ * session; the holder's lost notice must come first. Returns the margin in
+ * ms (grant - notice), or a negative number on failure. */
+static int64_t one_partition(int trial, int session_ms) {
+  char name[64], hosts[64];
+  proxyctl *px;
+  int port;
+  zkl_session *hs, *ws;
+  zkl_lock *holder, *waiter;
+  event lost, grant;
+  int64_t drop_at, margin = -1;
+  event_init(&lost);
+  event_init(&grant);
+  zkt_name(name, sizeof name, "partition");
+  if (proxyctl_start(&px, PROXY, zkt_hosts(), &port) != 0)
+    return -1;
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&hs, hosts, session_ms), ZKL_OK);
+  ws = zkt_session(10000);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, hs, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiter, ws, name), ZKL_OK);
+  zkl_lock_on_lost(holder, on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(waiter, -1, on_acquired, &grant), ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+
+  drop_at = zkt_now_ms();
+  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&grant.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(grant.value, ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
+  CU_ASSERT_EQUAL(lost.value, ZKL_LOST_LEASE_EXPIRED);
+  if (zkt_counter_get(&lost.calls) == 1 && grant.value == ZKL_OK) {
+    margin = grant.at_ms - lost.at_ms;
+    CU_ASSERT(lost.at_ms < grant.at_ms); /* strictly before */
+    printf("\n    trial %2d: session %d ms; after the drop: lost notice at "
+           "%5" PRId64 " ms, next grant at %5" PRId64 " ms; margin %4" PRId64
+           " ms",
+           trial, zkl_session_timeout(hs), lost.at_ms - drop_at,
+           grant.at_ms - drop_at, margin);
+  }
+  CU_ASSERT_EQUAL(zkl_lock_token(holder), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(waiter), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  zkl_lock_free(holder);
+  zkl_lock_free(waiter);
+  zkl_session_close(hs);
+  zkl_session_close(ws);
+  proxyctl_stop(px);
+  assert_parent_empty(name);
+  return margin;
+}
+
+static void test_notice_before_grant(void) {
+  int i, ok = 0;
+  int64_t min = -1, max = 0;
+  for (i = 1; i <= TRIALS; i++) {
+    /* alternate short and longer sessions */
+    int64_t m = one_partition(i, i % 2 ? 1500 : 3000);
+    if (m > 0) {
+      ok++;
+      if (min < 0 || m < min)
+        min = m;
+      if (m > max)
+        max = m;
+    }
+  }
+  printf("\n    %d/%d trials: the lost notice came first, by %" PRId64
+         "..%" PRId64 " ms\n",
+         ok, TRIALS, min, max);
+  CU_ASSERT_EQUAL(ok, TRIALS);
+}
+
+/* The connection comes back, in the same session, before the lease runs
+ * out: the lock is still held and nothing is reported. The partition lasts
+ * until the client itself gives the connection up (2/3 of the session
+ * timeout), so it reconnects for real. */
+static void test_back_in_time(void) {
+  char name[64], hosts[64], path[512];
+  proxyctl *px;
+  int port;
+  zkl_session *s;
+  zkl_lock *l;
+  event lost;
+  int64_t token = 0;
+  event_init(&lost);
+  zkt_name(name, sizeof name, "back-in-time");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  /* A small margin leaves room between the client's own disconnect (4 s
+   * after the last byte) and the lease (6 s after the last answer, less
+   * the margin and the heartbeat period). */
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 100), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_lost(l, on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+
+  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, T_WAIT), 0);
+  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, T_WAIT), 0);
+  /* Past the moment the old lease would have run out: still held. */
+  fault_lasts(2500);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), token);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  proxyctl_stop(px);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
+  assert_parent_empty(name);
+}
+
+/* The lease runs out, then the connection comes back while the session
+ * still lives: the lock was reported lost, so its node must go (else the
+ * queue would wait behind a holder that no longer believes it holds). */
+static void test_lease_lost_session_survives(void) {
+  char name[64], hosts[64];
+  proxyctl *px;
+  int port;
+  zkl_session *hs, *ws;
+  zkl_lock *holder, *waiter;
+  event lost, grant;
+  event_init(&lost);
+  event_init(&grant);
+  zkt_name(name, sizeof name, "lease-lost-alive");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&hs, hosts, 8000), ZKL_OK);
+  /* A wide margin: the lease ends well before the session does. */
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(hs, 4000), ZKL_OK);
+  ws = zkt_session(10000);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, hs, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiter, ws, name), ZKL_OK);
+  zkl_lock_on_lost(holder, on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(waiter, -1, on_acquired, &grant), ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lost.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(lost.value, ZKL_LOST_LEASE_EXPIRED);
+  CU_ASSERT_EQUAL(zkt_counter_get(&grant.calls), 0); /* not before */
+  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  /* The holder's session lives on, deletes the node, the waiter gets it. */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&grant.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(grant.value, ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_dead(hs, 1), 0); /* not expired */
+  CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl__debug_wait_quiet(hs, T_WAIT), 0);
+  /* and it can take the lock again afterwards */
+  CU_ASSERT_EQUAL(zkl_lock_release(waiter), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(holder, 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
+  zkl_lock_free(holder);
+  zkl_lock_free(waiter);
+  zkl_session_close(hs);
+  zkl_session_close(ws);
+  proxyctl_stop(px);
+  assert_parent_empty(name);
+}
+
+/* An idle holder's lease does not run out: heartbeats keep it moving. */
+static void test_idle_holder_keeps_lease(void) {
+  char name[64];
+  zkl_session *s = zkt_session(1500);
+  zkl_lock *l;
+  event lost;
+  zkl_debug_counts before, after;
+  event_init(&lost);
+  zkt_name(name, sizeof name, "idle");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_lost(l, on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  zkl__debug_counts(s, &before);
+  fault_lasts(3 * zkl_session_timeout(s)); /* three sessions' worth */
+  zkl__debug_counts(s, &after);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
+  CU_ASSERT(zkl_lock_token(l) > 0);
+  /* about six a session; count loosely, the point is that they happen */
+  CU_ASSERT(after.sent[ZKL_RQ_HEARTBEAT] - before.sent[ZKL_RQ_HEARTBEAT] >= 6);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  /* and stop when nothing is held */
+  zkl__debug_counts(s, &before);
+  fault_lasts(zkl_session_timeout(s));
+  zkl__debug_counts(s, &after);
+  CU_ASSERT_EQUAL(after.sent[ZKL_RQ_HEARTBEAT], before.sent[ZKL_RQ_HEARTBEAT]);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  assert_parent_empty(name);
+}
+
+static void test_margin_bounds(void) {
+  zkl_session *s = zkt_session(2000);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(NULL, 10), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 2000), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 1999), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 0), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
+  zkl_session_close(s);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"lost notice before the next grant", test_notice_before_grant},
+      {"connection back in time keeps the lock", test_back_in_time},
+      {"lease lost, session survives", test_lease_lost_session_survives},
+      {"idle holder keeps its lease", test_idle_holder_keeps_lease},
+      {"margin bounds", test_margin_bounds},
+      {NULL, NULL}};
+  return zkt_main("lease", tests);
+}
