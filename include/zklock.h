@@ -187,6 +187,20 @@ ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
  * Returns ZKL_OK, or ZKL_EINVAL for NULL or a margin not below T. */
 ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
 
+/* Adds credentials to the session, as zoo_add_auth() does, and waits for
+ * the server's verdict; the client shows them again after every reconnect.
+ * Needed before creating locks with ZKL_ACL_CREATOR.
+ *   scheme       "digest" (credentials "user:password") or another scheme
+ *                the server knows; copied.
+ *   credentials  len bytes; copied.
+ * Returns ZKL_OK; ZAUTHFAILED when the server refused them (the session is
+ * then over, as ZooKeeper ends it); ZKL_EINVAL; ZKL_ELOST; ZKL_ECLOSED;
+ * ZKL_EDEADLK on a completion thread; or ZCONNECTIONLOSS when the connection
+ * dropped first (the client still holds the credentials for the reconnect).
+ */
+ZKL_EXTERN int zkl_session_add_auth(zkl_session *s, const char *scheme,
+                                    const char *credentials, int len);
+
 /* Where the ZooKeeper client's log lines and the library's own diagnostics
  * go, process-wide. fn receives a line without a trailing newline and must
  * not call into the library; NULL (the default) discards them, except that
@@ -302,6 +316,21 @@ ZKL_EXTERN int64_t zkl_lock_token(const zkl_lock *l);
 /* The lock's name as given to zkl_lock_new(). Borrowed: valid until
  * zkl_lock_free(). */
 ZKL_EXTERN const char *zkl_lock_name(const zkl_lock *l);
+
+/* Who may change the nodes a lock creates, from its next acquire on. */
+enum {
+  ZKL_ACL_OPEN = 0,   /* anyone may do anything (the default, as Curator) */
+  ZKL_ACL_CREATOR = 1 /* only sessions with the creator's credentials may
+                         delete the lock's nodes or change their data;
+                         everyone may read them (waiters must). Needs
+                         zkl_session_add_auth() first, else acquires fail
+                         with ZINVALIDACL. Parents that already exist keep
+                         their ACL; /locks itself stays open. */
+};
+
+/* Selects the ACL (ZKL_ACL_*) of the nodes the lock creates: its parents
+ * below /locks and its lock nodes. Returns ZKL_OK or ZKL_EINVAL. */
+ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, int mode);
 
 /* Sets a line of text written into the lock's node at its next acquire,
  * beside the host, pid and process start time the library always writes

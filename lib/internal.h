@@ -229,6 +229,7 @@ struct zkl_attempt {
   bool create_nonode;  /* the parent was missing */
   int create_err;
   int parent_rounds;
+  int parent_err; /* a parent create refused for a reason of its own */
   bool pred_was_lowest;
   zkl_watch *pred_watch;
   zkl_watch *own_watch;
@@ -257,6 +258,7 @@ struct zkl_lock {
   zkl_lost_cb lost_cb;
   void *lost_arg;
   char *info; /* zkl_lock_set_owner_info() */
+  int acl;    /* ZKL_ACL_* for the nodes it creates */
 };
 
 struct zkl_session {
@@ -360,6 +362,9 @@ void zkl__cleanup_delete_locked(zkl_session *s, const char *path);
 void zkl__cleanup_prefix_locked(zkl_session *s, const char *parent,
                                 const char *prefix);
 void zkl__cleanup_watch_locked(zkl_session *s, zkl_watch *w);
+/* The ACL of the nodes a lock creates (ZKL_ACL_*): parents below /locks
+ * and lock nodes. */
+const struct ACL_vector *zkl__acl(int mode);
 /* The session's state for new calls: ZKL_OK, ZKL_ECLOSED, ZKL_ELOST, ... */
 int zkl__session_usable_locked(const zkl_session *s);
 /* True when rc says a request's outcome is unknown (connection lost). */

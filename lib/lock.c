@@ -494,12 +494,15 @@ static void parent_done(int rc, const char *value, const struct Stat *stat,
                         const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  (void)rc;
   (void)value;
   (void)stat;
-  /* ZNODEEXISTS is the usual answer; any real failure shows again in the
-   * create that follows. */
   zkl__enter_req_locked(r, rc);
+  /* ZNODEEXISTS is the usual answer. A refusal of its own (ZINVALIDACL for
+   * a creator-only ACL without credentials, ZNOAUTH...) is kept: the create
+   * behind it then fails with ZNONODE, which would hide the cause. */
+  if (rc != ZOK && rc != ZNODEEXISTS && rc != ZNONODE &&
+      !zkl__is_connection_loss(rc) && !zkl__is_session_over(rc))
+    r->att->parent_err = rc;
   req_finish_locked(r);
   zkl__leave(s);
 }
@@ -554,6 +557,7 @@ static void send_create_and_list_locked(zkl_attempt *att, bool with_parents) {
   set_phase_locked(att, ZKL_PH_CREATING);
   att->create_unknown = att->create_nonode = false;
   att->create_err = 0;
+  att->parent_err = 0;
   if (with_parents) {
     /* /locks, /locks/a, /locks/a/b: containers, which the server removes
      * once their last child is gone. */
@@ -568,7 +572,10 @@ static void send_create_and_list_locked(zkl_attempt *att, bool with_parents) {
         finish_locked(att, ZKL_ENOMEM);
         return;
       }
-      rc = zoo_acreate2(s->zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+      /* /locks is shared by every lock: always open. */
+      rc = zoo_acreate2(s->zh, path, NULL, -1,
+                        i == strlen(ZKL_ROOT) ? &ZOO_OPEN_ACL_UNSAFE
+                                              : zkl__acl(l->acl),
                         ZOO_CONTAINER, parent_done, r);
       if (rc != ZOK) {
         zkl__req_abort_locked(r);
@@ -589,7 +596,7 @@ static void send_create_and_list_locked(zkl_attempt *att, bool with_parents) {
     int len = snprintf(data, sizeof data, "%s%s%s%s", s->owner_data,
                        l->info ? "info=" : "", l->info ? l->info : "",
                        l->info ? "\n" : "");
-    rc = zoo_acreate2(s->zh, path, data, len, &ZOO_OPEN_ACL_UNSAFE,
+    rc = zoo_acreate2(s->zh, path, data, len, zkl__acl(l->acl),
                       ZOO_EPHEMERAL_SEQUENTIAL, create_done, r);
   }
   if (rc != ZOK) {
@@ -854,7 +861,9 @@ static void on_created_listing_locked(zkl_attempt *att, int rc,
   if (att->create_nonode) {
     /* No parent (first use, or a container reaped since): create the
      * parents and try again, a few times in case they keep vanishing. */
-    if (att->parent_rounds++ < 3)
+    if (att->parent_err)
+      finish_locked(att, att->parent_err);
+    else if (att->parent_rounds++ < 3)
       send_create_and_list_locked(att, true);
     else
       finish_locked(att, ZNONODE);
@@ -1275,6 +1284,15 @@ int64_t zkl_lock_token(const zkl_lock *l) {
 }
 
 const char *zkl_lock_name(const zkl_lock *l) { return l ? l->name : NULL; }
+
+int zkl_lock_set_acl(zkl_lock *l, int mode) {
+  if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR))
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&l->s->mu);
+  l->acl = mode;
+  pthread_mutex_unlock(&l->s->mu);
+  return ZKL_OK;
+}
 
 int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
   char *copy = NULL;

@@ -476,7 +476,7 @@ static void test_pred_vanishes_not_lowest(void) {
 /* Rule 4: a waiter whose node is deleted by someone else fails with
  * ZKL_ELOST instead of waiting forever or winning without a node. */
 static void test_waiter_node_deleted(void) {
-  char name[64], holder[512], mine[512];
+  char name[64], holder[512], mine[1100];
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l;
   acquirer w;
@@ -486,11 +486,21 @@ static void test_waiter_node_deleted(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   start_acquirer(&w, &t, l, -1);
   {
+    /* Its node is the child that is not the holder's (the lock itself may
+     * not have read its create's answer yet). */
     char parent[512];
+    struct String_vector sv = {0};
+    int i;
     zkt_parent(parent, sizeof parent, name);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+    CU_ASSERT_EQUAL_FATAL(zoo_get_children(zkt_observer(), parent, 0, &sv),
+                          ZOK);
+    mine[0] = '\0';
+    for (i = 0; i < sv.count; i++)
+      if (!strstr(holder, sv.data[i]))
+        snprintf(mine, sizeof mine, "%s/%s", parent, sv.data[i]);
+    deallocate_String_vector(&sv);
   }
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, mine, sizeof mine), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), mine, -1), ZOK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&w.done, 1, T_WAIT), 1);
   pthread_join(t, NULL);
@@ -595,6 +605,75 @@ static void test_foreign_children_ignored(void) {
   assert_parent_empty(name);
 }
 
+/* ------------------------------------------------------------ security */
+
+/* A creator-only lock: a session with other credentials (or none) can
+ * neither delete the node nor change its data, nor queue; sessions with the
+ * owner's credentials contend normally. */
+static void test_acl_creator(void) {
+  char name[64], path[512], data[512];
+  zkl_session *alice = zkt_session(T_SESSION), *alice2 = zkt_session(T_SESSION);
+  zkl_session *bob = zkt_session(T_SESSION), *nobody = zkt_session(T_SESSION);
+  zkl_lock *la, *la2, *lb, *ln;
+  zhandle_t *bz = zkl_session_handle(bob);
+  int len = sizeof data;
+  zkt_name(name, sizeof name, "acl");
+  CU_ASSERT_EQUAL(zkl_session_add_auth(alice, "digest", "alice:secret", 12),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_add_auth(alice2, "digest", "alice:secret", 12),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_add_auth(bob, "digest", "bob:hunter2", 11),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_add_auth(NULL, "digest", "x", 1), ZKL_EINVAL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&la, alice, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_acl(la, 7), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_acl(la, ZKL_ACL_CREATOR), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(la, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(la, path, sizeof path), ZKL_OK);
+
+  CU_ASSERT_EQUAL(zoo_delete(bz, path, -1), ZNOAUTH);
+  CU_ASSERT_EQUAL(zoo_set(bz, path, "x", 1, -1), ZNOAUTH);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZNOAUTH);
+  CU_ASSERT_EQUAL(zoo_get(bz, path, 0, data, &len, NULL), ZOK); /* reads */
+  /* Bob cannot even queue, and leaves nothing behind trying. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&lb, bob, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(lb, 0, NULL), ZNOAUTH);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_children(parent), 1);
+  }
+
+  /* Another session with Alice's credentials contends as usual. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&la2, alice2, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_acl(la2, ZKL_ACL_CREATOR), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(la2, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_release(la), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(la2, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(la2), ZKL_OK);
+
+  /* Creator-only without credentials: the server's refusal, not a hang or
+   * a misleading ZNONODE. */
+  {
+    char other[64];
+    zkt_name(other, sizeof other, "acl-noauth");
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&ln, nobody, other), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_set_acl(ln, ZKL_ACL_CREATOR), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(ln, 0, NULL), ZINVALIDACL);
+    zkl_lock_free(ln);
+  }
+  zkl_lock_free(la);
+  zkl_lock_free(la2);
+  zkl_lock_free(lb);
+  assert_quiet(alice);
+  assert_quiet(bob);
+  zkl_session_close(alice);
+  zkl_session_close(alice2);
+  zkl_session_close(bob);
+  zkl_session_close(nobody);
+  assert_parent_empty(name);
+}
+
 /* ---------------------------------------------------------- round trips */
 
 /* The request counts behind the round-trip claims: an uncontended acquire
@@ -673,6 +752,7 @@ int main(void) {
       {"holder's node deleted", test_holder_node_deleted},
       {"container parent reaped", test_container_reaped},
       {"non-lock children ignored", test_foreign_children_ignored},
+      {"creator-only ACL", test_acl_creator},
       {"request counts", test_request_counts},
       {NULL, NULL}};
   /* Reap empty containers quickly so rule 5 is tested for real. */
