@@ -322,10 +322,18 @@ void zkl__parse_owner(const char *data, int len, zkl_owner *out) {
           vlen = sizeof out->info - 1;
         memcpy(out->info, eq + 1, vlen);
         out->info[vlen] = '\0';
-      } else if (klen == 3 && memcmp(p, "pid", 3) == 0) {
-        out->pid = strtol(eq + 1, NULL, 10);
-      } else if (klen == 5 && memcmp(p, "start", 5) == 0) {
-        out->start_ms = strtoll(eq + 1, NULL, 10);
+      } else if ((klen == 3 && memcmp(p, "pid", 3) == 0) ||
+                 (klen == 5 && memcmp(p, "start", 5) == 0)) {
+        /* node data is not NUL-terminated: parse a bounded copy */
+        char num[24];
+        if (vlen >= sizeof num)
+          vlen = sizeof num - 1;
+        memcpy(num, eq + 1, vlen);
+        num[vlen] = '\0';
+        if (klen == 3)
+          out->pid = strtol(num, NULL, 10);
+        else
+          out->start_ms = strtoll(num, NULL, 10);
       }
     }
     p = nl + 1;

@@ -1,0 +1,182 @@
+/*
+ * fuzz_names.c - a libFuzzer target for the code that reads untrusted
+ * strings: lock-name validation, node-name parsing and ordering, and the
+ * owner description read from nodes anyone may have written.
+ *
+ * Beyond "no crash, no out-of-bounds read" (the sanitizers' job), it checks
+ * verdicts: every name is also judged by a second, deliberately different
+ * validator written from ZooKeeper's rules (a byte-level UTF-8 state table
+ * and a segment split), and the two must agree; ordering must be total and
+ * consistent.
+ *
+ * Built two ways: with clang -fsanitize=fuzzer (configure --enable-fuzzing)
+ * it is the fuzzer; without, tests/fuzz_corpus_main.c replays the corpus in
+ * tests/fuzz-corpus/ as a plain test, where a file named valid-* must be
+ * accepted and invalid-* refused.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_names.h"
+#include "internal.h"
+
+/* --------------------------------------------- the reference validator */
+
+/* Code point of a well-formed UTF-8 sequence, by the table of RFC 3629
+ * section 4 (valid byte ranges per position), or -1. */
+static long ref_decode(const unsigned char *s, size_t n, size_t *used) {
+  static const struct {
+    unsigned char lead_lo, lead_hi, second_lo, second_hi;
+    int len;
+  } forms[] = {
+      {0xC2, 0xDF, 0x80, 0xBF, 2}, {0xE0, 0xE0, 0xA0, 0xBF, 3},
+      {0xE1, 0xEC, 0x80, 0xBF, 3}, {0xED, 0xED, 0x80, 0x9F, 3},
+      {0xEE, 0xEF, 0x80, 0xBF, 3}, {0xF0, 0xF0, 0x90, 0xBF, 4},
+      {0xF1, 0xF3, 0x80, 0xBF, 4}, {0xF4, 0xF4, 0x80, 0x8F, 4},
+  };
+  size_t f, i;
+  if (s[0] < 0x80) {
+    *used = 1;
+    return s[0];
+  }
+  for (f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+    long cp;
+    if (s[0] < forms[f].lead_lo || s[0] > forms[f].lead_hi)
+      continue;
+    if (n < (size_t)forms[f].len || s[1] < forms[f].second_lo ||
+        s[1] > forms[f].second_hi)
+      return -1;
+    for (i = 2; i < (size_t)forms[f].len; i++)
+      if (s[i] < 0x80 || s[i] > 0xBF)
+        return -1;
+    cp = s[0] & (0xFF >> (forms[f].len + 1));
+    for (i = 1; i < (size_t)forms[f].len; i++)
+      cp = (cp << 6) | (s[i] & 0x3F);
+    *used = (size_t)forms[f].len;
+    return cp;
+  }
+  return -1;
+}
+
+/* ZooKeeper's PathUtils, as Java chars: a surrogate pair is refused, so is
+ * every code point past the BMP. */
+static int ref_char_ok(long cp) {
+  if (cp <= 0x1F || (cp >= 0x7F && cp <= 0x9F))
+    return 0;
+  if (cp >= 0xD800 && cp <= 0xF8FF)
+    return 0;
+  if (cp >= 0xFFF0)
+    return 0;
+  return 1;
+}
+
+int fuzz_reference_valid(const char *name, size_t n) {
+  const unsigned char *s = (const unsigned char *)name;
+  size_t i, start;
+  if (n == 0 || n > 255)
+    return 0;
+  /* segments */
+  for (start = 0, i = 0; i <= n; i++) {
+    if (i < n && s[i] != '/')
+      continue;
+    if (i == start)
+      return 0;
+    if (i - start == 1 && s[start] == '.')
+      return 0;
+    if (i - start == 2 && s[start] == '.' && s[start + 1] == '.')
+      return 0;
+    start = i + 1;
+  }
+  /* characters */
+  for (i = 0; i < n;) {
+    size_t used;
+    long cp = ref_decode(s + i, n - i, &used);
+    if (cp < 0 || !ref_char_ok(cp))
+      return 0;
+    i += used;
+  }
+  return 1;
+}
+
+/* -------------------------------------------------------------- target */
+
+static void check_order(char **names, int count) {
+  int i;
+  if (count == 0)
+    return;
+  for (i = 0; i < count; i++) {
+    zkl_standing st;
+    int32_t seq;
+    zkl__standing(names, count, names[i], NULL, &st, NULL);
+    if (!zkl__parse_seq(names[i], &seq)) {
+      if (st.own_found || st.n_before || st.pred != -1)
+        abort(); /* a non-lock node has no standing */
+      continue;
+    }
+    if (!st.own_found)
+      abort();
+    if (st.n_before == 0 && st.pred != -1)
+      abort();
+    if (st.n_before > 0 && (st.pred < 0 || st.pred >= count))
+      abort();
+  }
+  {
+    const char **copy = malloc(sizeof *copy * (size_t)count);
+    int kept;
+    if (!copy)
+      return;
+    memcpy(copy, names, sizeof *copy * (size_t)count);
+    kept = zkl__queue_order(copy, count);
+    if (kept < 0 || kept > count)
+      abort();
+    /* the first in queue order has nobody before it among the lock nodes,
+     * when the numbers fit in a window of 2^31 (always, in practice) */
+    free(copy);
+  }
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
+  char *name = malloc(size + 1), *p, *names[64];
+  int count = 0, ours, ref;
+  zkl_owner owner;
+  if (!name)
+    return 0;
+  memcpy(name, data, size);
+  name[size] = '\0';
+
+  /* 1. the whole input as a lock name (up to the first NUL: C strings) */
+  ours = zkl__validate_name(name) == ZKL_OK;
+  ref = fuzz_reference_valid(name, strlen(name));
+  if (ours != ref) {
+    fprintf(stderr, "validators disagree (ours %d, reference %d)\n", ours,
+            ref);
+    abort();
+  }
+
+  /* 2. the input as node data */
+  zkl__parse_owner((const char *)data, (int)size, &owner);
+  if (strlen(owner.host) >= sizeof owner.host ||
+      strlen(owner.info) >= sizeof owner.info)
+    abort();
+
+  /* 3. the input as a listing: one child name per line */
+  for (p = name; p && count < 64;) {
+    char *nl = strchr(p, '\n');
+    if (nl)
+      *nl = '\0';
+    names[count++] = p;
+    p = nl ? nl + 1 : NULL;
+  }
+  check_order(names, count);
+  {
+    int32_t seq;
+    int i;
+    for (i = 0; i < count; i++)
+      zkl__parse_seq(names[i], &seq);
+  }
+  free(name);
+  return 0;
+}
