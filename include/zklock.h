@@ -37,6 +37,12 @@
  *   zkl_lock_release) return ZKL_EDEADLK when called on a ZooKeeper
  *   completion thread instead of hanging.
  *
+ * Processes
+ *   The ZooKeeper client does not open its socket close-on-exec: a child that
+ *   execs inherits the session's connection unless it closes descriptors it
+ *   does not know (zklock(1) does). After fork(), use a session in the
+ *   parent only.
+ *
  * Async contract
  *   When an async function returns an error, its callback never runs.
  *   Otherwise the callback runs exactly once: on success, on failure, on
@@ -223,6 +229,10 @@ typedef struct zkl_lock zkl_lock;
  * sent); ZKL_ECLOSED or ZKL_ELOST when the session is closed or expired;
  * ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name);
+
+/* Whether name is a valid lock name (the rules of zkl_lock_new()), with
+ * no session needed: ZKL_OK or ZKL_EINVAL. */
+ZKL_EXTERN int zkl_name_check(const char *name);
 
 /* Frees the lock. A held lock is released; a pending acquire is abandoned and
  * its callback runs with ZKL_ECLOSED (after this call returns, with a pointer

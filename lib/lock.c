@@ -189,7 +189,9 @@ static const char *lost_reason_text(int reason) {
 static void lose_locked(zkl_attempt *att, int reason, zkl_call **direct) {
   zkl_lock *l = att->l;
   zkl_session *s = l->s;
+  att->refs++; /* unpark and detach may each drop one */
   set_phase_locked(att, ZKL_PH_FINISHED);
+  zkl__unpark_locked(att); /* a watch to re-arm after a reconnect, say */
   att->result = ZKL_ELOST;
   att->round++;
   l->hold_count = 0;
@@ -225,15 +227,17 @@ static void lose_locked(zkl_attempt *att, int reason, zkl_call **direct) {
   }
   zkl__log("lock %s lost (%s)", l->name, lost_reason_text(reason));
   detach_locked(att);
+  zkl__attempt_unref_locked(att);
 }
 
 static void finish_release_locked(zkl_attempt *att, int rc) {
   zkl_lock *l = att->l;
+  att->refs++; /* unpark and detach may each drop one */
   set_phase_locked(att, ZKL_PH_FINISHED);
+  zkl__unpark_locked(att);
   att->result = rc;
   att->delivered = true;
   att->round++;
-  att->refs++;
   notify_target_locked(l, &att->rel, ZKL_CALL_DONE, rc, 0);
   detach_locked(att);
   zkl__attempt_unref_locked(att);

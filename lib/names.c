@@ -83,6 +83,8 @@ int zkl__validate_name(const char *name) {
   return ZKL_OK;
 }
 
+int zkl_name_check(const char *name) { return zkl__validate_name(name); }
+
 static int random_bytes(unsigned char *buf, size_t len) {
   size_t got = 0;
   while (got < len) {

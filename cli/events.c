@@ -1,0 +1,180 @@
+/*
+ * events.c - the self-pipe. Signal handlers and the library's callbacks
+ * (which run on its threads and must not block) record what happened and
+ * write one byte; the main loop polls the read end and takes the record.
+ * The record, not the bytes, is the truth: a byte that does not fit in a
+ * full pipe is not needed, since the pipe is then readable anyway.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+const int cli_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+const int cli_signal_count = (int)(sizeof cli_signals / sizeof cli_signals[0]);
+
+static int pipe_fds[2] = {-1, -1};
+
+/* Written by the signal handler (on any thread): lock-free atomics only. */
+static atomic_int sig_seen[NSIG];
+static atomic_int sig_fwd[NSIG];
+static atomic_int chld_seen;
+static bool shares_group;
+
+/* Written by library callbacks. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static bool acquired, lost, queue_changed;
+static int acquire_rc, lost_reason;
+static int64_t token_got, lost_at;
+
+/* What zklock was started with, for the command. */
+static struct sigaction original[NSIG];
+static bool changed[NSIG];
+static sigset_t original_mask;
+
+int ev_init(void) {
+  int i;
+  if (pipe(pipe_fds) != 0)
+    return -1;
+  for (i = 0; i < 2; i++)
+    if (fcntl(pipe_fds[i], F_SETFD, FD_CLOEXEC) != 0 ||
+        fcntl(pipe_fds[i], F_SETFL, O_NONBLOCK) != 0)
+      return -1;
+  return 0;
+}
+
+int ev_fd(void) { return pipe_fds[0]; }
+
+void ev_wake(void) {
+  int saved = errno;
+  char b = 0;
+  ssize_t n = write(pipe_fds[1], &b, 1); /* EAGAIN: already readable */
+  (void)n;
+  errno = saved;
+}
+
+void ev_drain(void) {
+  char buf[256];
+  while (read(pipe_fds[0], buf, sizeof buf) > 0) {
+  }
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  if (sig == SIGCHLD) {
+    atomic_store(&chld_seen, 1);
+  } else {
+    /* si_code <= 0: sent by a process (kill, sigqueue, tgkill). The
+     * kernel's own, such as a terminal's Ctrl-C (SI_KERNEL), went to the
+     * whole foreground process group, the command included. */
+    if (!shares_group || si->si_code <= 0)
+      atomic_store(&sig_fwd[sig], 1);
+    atomic_store(&sig_seen[sig], 1);
+  }
+  ev_wake();
+}
+
+static void set_handler(int sig, int flags) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | flags;
+  sigfillset(&sa.sa_mask);
+  sigaction(sig, &sa, NULL);
+  changed[sig] = true;
+}
+
+void ev_catch_signals(bool same_group) {
+  struct sigaction ign;
+  sigset_t unblock;
+  int i;
+  shares_group = same_group;
+  sigprocmask(SIG_SETMASK, NULL, &original_mask);
+  sigemptyset(&unblock);
+  for (i = 0; i < cli_signal_count; i++) {
+    int sig = cli_signals[i];
+    sigaction(sig, NULL, &original[sig]);
+    if (original[sig].sa_handler == SIG_IGN)
+      continue; /* e.g. SIGHUP under nohup: leave it ignored */
+    set_handler(sig, 0);
+    sigaddset(&unblock, sig);
+  }
+  sigaction(SIGCHLD, NULL, &original[SIGCHLD]);
+  set_handler(SIGCHLD, SA_NOCLDSTOP);
+  sigaddset(&unblock, SIGCHLD);
+  /* A closed stderr must not kill zklock while it holds the lock. */
+  sigaction(SIGPIPE, NULL, &original[SIGPIPE]);
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, NULL);
+  changed[SIGPIPE] = true;
+  pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
+void ev_restore_signals_in_child(void) {
+  int sig;
+  for (sig = 1; sig < NSIG; sig++)
+    if (changed[sig])
+      sigaction(sig, &original[sig], NULL);
+  sigprocmask(SIG_SETMASK, &original_mask, NULL);
+}
+
+void ev_take(ev_batch *b) {
+  int i;
+  memset(b, 0, sizeof *b);
+  for (i = 0; i < cli_signal_count; i++) {
+    int sig = cli_signals[i];
+    if (atomic_exchange(&sig_seen[sig], 0)) {
+      b->signals[b->nsignals] = sig;
+      b->forward[b->nsignals] = atomic_exchange(&sig_fwd[sig], 0) != 0;
+      b->nsignals++;
+    }
+  }
+  b->child = atomic_exchange(&chld_seen, 0) != 0;
+  pthread_mutex_lock(&mu);
+  b->acquired = acquired;
+  b->acquire_rc = acquire_rc;
+  b->token = token_got;
+  b->lost = lost;
+  b->lost_reason = lost_reason;
+  b->lost_at_ms = lost_at;
+  b->queue_changed = queue_changed;
+  acquired = lost = queue_changed = false;
+  pthread_mutex_unlock(&mu);
+}
+
+void ev_acquire_cb(zkl_lock *l, int rc, int64_t token, void *arg) {
+  (void)l;
+  (void)arg;
+  pthread_mutex_lock(&mu);
+  acquired = true;
+  acquire_rc = rc;
+  token_got = token;
+  pthread_mutex_unlock(&mu);
+  ev_wake();
+}
+
+void ev_lost_cb(zkl_lock *l, int reason, void *arg) {
+  int64_t now = cli_now_ms();
+  (void)l;
+  (void)arg;
+  pthread_mutex_lock(&mu);
+  lost = true;
+  lost_reason = reason;
+  lost_at = now;
+  pthread_mutex_unlock(&mu);
+  ev_wake();
+}
+
+void ev_post_queue_changed(void) {
+  pthread_mutex_lock(&mu);
+  queue_changed = true;
+  pthread_mutex_unlock(&mu);
+  ev_wake();
+}
