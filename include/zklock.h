@@ -263,7 +263,8 @@ ZKL_EXTERN int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token);
  * confirmed the deletion (or, if the connection is down, when the deletion has
  * been scheduled for the reconnect; the session's end deletes it otherwise).
  * Returns ZKL_OK; ZKL_ENOTHELD; ZKL_ELOST once after the lock was lost (the
- * lost callback, if any, has been told); ZKL_EINPROGRESS; ZKL_ECLOSED;
+ * lost callback, if any, is told too), also when the lease turns out to
+ * have run out at this call; ZKL_EINPROGRESS; ZKL_ECLOSED;
  * ZKL_EINVAL; ZKL_EDEADLK on a completion thread; or a ZooKeeper error (the
  * lock then stays held). */
 ZKL_EXTERN int zkl_lock_release(zkl_lock *l);
@@ -320,7 +321,10 @@ typedef void (*zkl_lost_cb)(zkl_lock *l, int reason, void *arg);
 /* Sets (or with NULL clears) the lost callback. arg is passed untouched. */
 ZKL_EXTERN void zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg);
 
-/* The fencing token of the current hold, 0 when not held. */
+/* The fencing token of the current hold; 0 when not held, and 0 when the
+ * session's lease has run out (the hold is then declared lost, see
+ * zkl_session_set_lease_margin(): a process frozen past its lease reads
+ * "not held" on waking, even before its timer thread has run). */
 ZKL_EXTERN int64_t zkl_lock_token(const zkl_lock *l);
 
 /* The lock's name as given to zkl_lock_new(). Borrowed: valid until

@@ -297,6 +297,7 @@ struct zkl_session {
   int64_t last_ack_ms;     /* send time of the latest answered request */
   bool heartbeat_inflight;
   int lease_margin_ms;     /* 0: default, -1: lease off, > 0: the user's */
+  zkl_call *lease_calls;   /* lost notices for the timer thread to run */
 };
 
 /* A request in flight. Holds a session reference and, if set, an attempt
@@ -423,6 +424,12 @@ extern void (*zkl__hook_before_watch)(const char *pred_path);
 int zkl__lease_margin_ms(const zkl_session *s);
 /* True when the lease is on and nothing proves the session alive now. */
 bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms);
+/* For calls on held locks from the user's threads: a process frozen past
+ * its lease (SIGSTOP, a paused VM) must be told before it takes one more
+ * step as a holder, even if its timer thread has not run yet. Declares the
+ * held locks lost when the lease ran out (the notices go to the timer
+ * thread) and returns true. */
+bool zkl__lease_enforce_locked(zkl_session *s);
 /* Sends heartbeats, declares held locks lost when the lease runs out (their
  * notices go to *direct); returns when to look again (0: no need). */
 int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now, zkl_call **direct);

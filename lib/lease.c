@@ -71,6 +71,28 @@ static void send_heartbeat_locked(zkl_session *s) {
   s->heartbeat_inflight = true;
 }
 
+/* Appends notices to the list the timer thread runs. */
+static void hand_to_timer_locked(zkl_session *s, zkl_call *notices) {
+  zkl_call **tail = &s->lease_calls;
+  while (*tail)
+    tail = &(*tail)->next;
+  *tail = notices;
+  zkl__timer_kick_locked(s);
+}
+
+bool zkl__lease_enforce_locked(zkl_session *s) {
+  zkl_call *notices = NULL;
+  if (s->held == 0 || s->dead || zkl__lease_margin_ms(s) < 0 ||
+      !zkl__lease_expired_locked(s, zkl__now_ms()))
+    return false;
+  zkl__log("lease expired (found by a call): declaring %u lock(s) lost",
+           s->held);
+  zkl__locks_lease_lost_locked(s, &notices);
+  if (notices)
+    hand_to_timer_locked(s, notices);
+  return true;
+}
+
 int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now, zkl_call **direct) {
   int64_t deadline, next = 0, beat;
   if (s->held == 0 || s->dead || s->closing || zkl__lease_margin_ms(s) < 0)

@@ -967,10 +967,12 @@ static void start_release_locked(zkl_attempt *att) {
 
 int zkl__acquire_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   zkl_session *s = l->s;
-  zkl_attempt *att = l->att;
+  zkl_attempt *att;
   int rc = zkl__session_usable_locked(s);
   if (rc != ZKL_OK)
     return rc;
+  zkl__lease_enforce_locked(s); /* no reentrant hold on a lapsed lease */
+  att = l->att;
   if (att) {
     if (att->phase != ZKL_PH_HELD)
       return ZKL_EINPROGRESS;
@@ -1009,9 +1011,13 @@ int zkl__acquire_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
 
 int zkl__release_locked(zkl_lock *l, zkl_target *t) {
   zkl_session *s = l->s;
-  zkl_attempt *att = l->att;
+  zkl_attempt *att;
   if (s->closing)
     return ZKL_ECLOSED;
+  /* A holder frozen past its lease that releases first thing on waking must
+   * hear ZKL_ELOST, not ZKL_OK: someone else may have held the lock. */
+  zkl__lease_enforce_locked(s);
+  att = l->att;
   if (l->lost) {
     l->lost = false;
     return ZKL_ELOST;
@@ -1282,6 +1288,7 @@ int64_t zkl_lock_token(const zkl_lock *l) {
   if (!l)
     return 0;
   pthread_mutex_lock(&l->s->mu);
+  zkl__lease_enforce_locked(l->s); /* a lapsed hold reads as none */
   t = l->token;
   pthread_mutex_unlock(&l->s->mu);
   return t;

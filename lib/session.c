@@ -405,11 +405,20 @@ static void run_cleanups_locked(zkl_session *s) {
   }
 }
 
+/* Forgets the cleanups that wait for a reconnect. One whose request is in
+ * flight stays: its completion comes (with ZSESSIONEXPIRED, say) and frees
+ * it, seeing the session over. */
 static void drop_cleanups_locked(zkl_session *s) {
-  while (!zkl__list_empty(&s->cleanups)) {
-    zkl_cleanup *job = zkl__container_of(s->cleanups.next, zkl_cleanup, link);
-    if (job->kind == ZKL_CLEAN_REMOVE_WATCH)
+  zkl_link *n, *next;
+  for (n = s->cleanups.next; n != &s->cleanups; n = next) {
+    zkl_cleanup *job = zkl__container_of(n, zkl_cleanup, link);
+    next = n->next;
+    if (job->inflight)
+      continue;
+    if (job->kind == ZKL_CLEAN_REMOVE_WATCH) {
       job->w->cleanup_queued = false;
+      zkl__watch_maybe_free_locked(job->w);
+    }
     cleanup_free_locked(s, job);
   }
 }

@@ -32,6 +32,13 @@ static void *timer_main(void *arg) {
     zkl_call *notices = NULL;
     next = zkl__locks_expire_locked(s, now);
     next = earliest(next, zkl__lease_tick_locked(s, now, &notices));
+    if (s->lease_calls) { /* found by a user's call meanwhile */
+      zkl_call **tail = &notices;
+      while (*tail)
+        tail = &(*tail)->next;
+      *tail = s->lease_calls;
+      s->lease_calls = NULL;
+    }
     if (notices) {
       zkl__run_calls_locked(s, notices);
       continue; /* time passed while they ran */
@@ -40,6 +47,11 @@ static void *timer_main(void *arg) {
       pthread_cond_wait(&s->timer_cond, &s->mu);
     else
       zkl__cond_wait_until(&s->timer_cond, &s->mu, next);
+  }
+  if (s->lease_calls) { /* closing: every callback runs before close ends */
+    zkl_call *notices = s->lease_calls;
+    s->lease_calls = NULL;
+    zkl__run_calls_locked(s, notices);
   }
   pthread_mutex_unlock(&s->mu);
   return NULL;

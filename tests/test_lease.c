@@ -10,7 +10,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "proxyctl.h"
@@ -272,6 +275,81 @@ static void test_idle_holder_keeps_lease(void) {
   assert_parent_empty(name);
 }
 
+/* A holder frozen past its lease (SIGSTOP here; a paused VM or a long GC
+ * pause in life) while another session takes the lock. On waking, its first
+ * call must say the lock is lost, whichever of its threads runs first. The
+ * holder is this program re-executed (--frozen-holder): it takes the lock,
+ * says so on stdout, then waits on stdin; on waking it releases and exits
+ * 0 when told (ZKL_ELOST, and the lost callback ran), 1 when not. */
+static const char *self_path;
+static zkt_counter child_lost;
+
+static void child_on_lost(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)reason;
+  (void)arg;
+  zkt_counter_add(&child_lost, 1);
+}
+
+static int frozen_holder(const char *hosts, const char *name) {
+  zkl_session *s;
+  zkl_lock *l;
+  char c;
+  int rc;
+  zkt_counter_init(&child_lost);
+  if (zkl_session_open(&s, hosts, 1000) != ZKL_OK ||
+      zkl_lock_new(&l, s, name) != ZKL_OK)
+    return 2;
+  zkl_lock_on_lost(l, child_on_lost, NULL);
+  if (zkl_lock_acquire(l, 5000, NULL) != ZKL_OK)
+    return 2;
+  if (write(1, "h", 1) != 1 || read(0, &c, 1) != 1) /* frozen in here */
+    return 2;
+  rc = zkl_lock_release(l); /* the first step after waking */
+  zkt_counter_wait(&child_lost, 1, 10000);
+  return rc == ZKL_ELOST && zkt_counter_get(&child_lost) == 1 ? 0 : 1;
+}
+
+static void test_frozen_holder_told(void) {
+  zkl_session *me = zkt_session(10000);
+  int round;
+  for (round = 0; round < 5; round++) {
+    char name[64], c;
+    int to_child[2], from_child[2], status = 0;
+    zkl_lock *l;
+    pid_t pid;
+    zkt_name(name, sizeof name, "frozen");
+    CU_ASSERT_FATAL(pipe(to_child) == 0 && pipe(from_child) == 0);
+    pid = fork();
+    if (pid == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      execl(self_path, "test_lease", "--frozen-holder", zkt_hosts(), name,
+            (char *)NULL);
+      _exit(127);
+    }
+    CU_ASSERT_FATAL(pid > 0);
+    close(to_child[0]);
+    close(from_child[1]);
+    CU_ASSERT_EQUAL_FATAL(read(from_child[0], &c, 1), 1); /* it holds */
+    kill(pid, SIGSTOP);
+    /* The server expires the frozen session; another session gets the
+     * lock, and gives it back, all while the holder sleeps. */
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, me, name), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l, 10000, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    zkl_lock_free(l);
+    CU_ASSERT_EQUAL(write(to_child[1], "w", 1), 1); /* waiting for it */
+    kill(pid, SIGCONT);
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(to_child[1]);
+    close(from_child[0]);
+    assert_parent_empty(name);
+  }
+  zkl_session_close(me);
+}
+
 static void test_margin_bounds(void) {
   zkl_session *s = zkt_session(2000);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(NULL, 10), ZKL_EINVAL);
@@ -282,13 +360,17 @@ static void test_margin_bounds(void) {
   zkl_session_close(s);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"lost notice before the next grant", test_notice_before_grant},
       {"connection back in time keeps the lock", test_back_in_time},
       {"lease lost, session survives", test_lease_lost_session_survives},
       {"idle holder keeps its lease", test_idle_holder_keeps_lease},
+      {"frozen holder is told on waking", test_frozen_holder_told},
       {"margin bounds", test_margin_bounds},
       {NULL, NULL}};
+  self_path = argv[0];
+  if (argc == 4 && strcmp(argv[1], "--frozen-holder") == 0)
+    return frozen_holder(argv[2], argv[3]);
   return zkt_main("lease", tests);
 }
