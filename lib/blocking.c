@@ -8,29 +8,26 @@
 
 #include "internal.h"
 
-static int wait_for(zkl_session *s, zkl_waiter *w) {
-  while (!w->done)
-    pthread_cond_wait(&w->cond, &s->mu);
-  return w->rc;
-}
-
-int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token) {
-  zkl_session *s;
+/* Starts an acquire (or, with acquire false, a release) on the core and
+ * sleeps until the core delivers its result to the waiter. */
+static int wait_for_core(zkl_lock *l, bool acquire, int timeout_ms,
+                         int64_t *token) {
+  zkl_session *s = l->s;
   zkl_waiter w = {0};
   zkl_target t = {0};
   int rc;
-  if (!l || timeout_ms < -1)
-    return ZKL_EINVAL;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
   if (pthread_cond_init(&w.cond, NULL) != 0)
     return ZKL_ESYSTEM;
-  s = l->s;
   t.waiter = &w;
   pthread_mutex_lock(&s->mu);
-  rc = zkl__acquire_locked(l, timeout_ms, &t);
+  rc = acquire ? zkl__acquire_locked(l, timeout_ms, &t)
+               : zkl__release_locked(l, &t);
+  while (rc == ZKL_OK && !w.done)
+    pthread_cond_wait(&w.cond, &s->mu);
   if (rc == ZKL_OK)
-    rc = wait_for(s, &w);
+    rc = w.rc;
   pthread_mutex_unlock(&s->mu);
   pthread_cond_destroy(&w.cond);
   if (rc == ZKL_OK && token)
@@ -38,24 +35,14 @@ int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token) {
   return rc;
 }
 
+int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token) {
+  if (!l || timeout_ms < -1)
+    return ZKL_EINVAL;
+  return wait_for_core(l, true, timeout_ms, token);
+}
+
 int zkl_lock_release(zkl_lock *l) {
-  zkl_session *s;
-  zkl_waiter w = {0};
-  zkl_target t = {0};
-  int rc;
   if (!l)
     return ZKL_EINVAL;
-  if (zkl__on_zk_thread())
-    return ZKL_EDEADLK;
-  if (pthread_cond_init(&w.cond, NULL) != 0)
-    return ZKL_ESYSTEM;
-  s = l->s;
-  t.waiter = &w;
-  pthread_mutex_lock(&s->mu);
-  rc = zkl__release_locked(l, &t);
-  if (rc == ZKL_OK)
-    rc = wait_for(s, &w);
-  pthread_mutex_unlock(&s->mu);
-  pthread_cond_destroy(&w.cond);
-  return rc;
+  return wait_for_core(l, false, 0, NULL);
 }

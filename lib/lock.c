@@ -493,6 +493,7 @@ static void finish_locked(zkl_attempt *att, int rc) {
 
 static void list_done(int rc, const struct String_vector *children,
                       const void *data);
+static void send_list_locked(zkl_attempt *att);
 
 static void parent_done(int rc, const char *value, const struct Stat *stat,
                         const void *data) {
@@ -609,31 +610,27 @@ static void send_create_and_list_locked(zkl_attempt *att, bool with_parents) {
     return;
   }
   att->create_inflight = true;
-  r = zkl__req_new(s, ZKL_RQ_LIST, att);
-  rc = r ? zoo_aget_children(s->zh, l->parent, 0, list_done, r) : ZKL_ENOMEM;
+  send_list_locked(att); /* on failure create_done cleans up */
+}
+
+/* Lists the parent, without a watch; list_done reads the answer by the
+ * attempt's phase. */
+static void send_list_locked(zkl_attempt *att) {
+  zkl_session *s = att->l->s;
+  zkl_req *r = zkl__req_new(s, ZKL_RQ_LIST, att);
+  int rc = r ? zoo_aget_children(s->zh, att->l->parent, 0, list_done, r)
+             : ZKL_ENOMEM;
   if (rc != ZOK) {
     if (r)
       zkl__req_abort_locked(r);
-    finish_locked(att, refusal_rc(rc)); /* create_done cleans up */
+    finish_locked(att, refusal_rc(rc));
   }
 }
 
 static void relist_locked(zkl_attempt *att) {
-  zkl_session *s = att->l->s;
-  zkl_req *r;
-  int rc;
   att->round++;
   set_phase_locked(att, ZKL_PH_LISTING);
-  r = zkl__req_new(s, ZKL_RQ_LIST, att);
-  if (!r) {
-    finish_locked(att, ZKL_ENOMEM);
-    return;
-  }
-  rc = zoo_aget_children(s->zh, att->l->parent, 0, list_done, r);
-  if (rc != ZOK) {
-    zkl__req_abort_locked(r);
-    finish_locked(att, refusal_rc(rc));
-  }
+  send_list_locked(att);
 }
 
 static void pred_get_done(int rc, const char *value, int len,
@@ -843,21 +840,9 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
 }
 
 static void start_recover_locked(zkl_attempt *att) {
-  zkl_session *s = att->l->s;
-  zkl_req *r;
-  int rc;
   att->round++;
   set_phase_locked(att, ZKL_PH_RECOVERING);
-  r = zkl__req_new(s, ZKL_RQ_LIST, att);
-  if (!r) {
-    finish_locked(att, ZKL_ENOMEM);
-    return;
-  }
-  rc = zoo_aget_children(s->zh, att->l->parent, 0, list_done, r);
-  if (rc != ZOK) {
-    zkl__req_abort_locked(r);
-    finish_locked(att, refusal_rc(rc));
-  }
+  send_list_locked(att);
 }
 
 static void on_created_listing_locked(zkl_attempt *att, int rc,
