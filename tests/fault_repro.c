@@ -1,0 +1,253 @@
+/*
+ * fault_repro.c - minimal reproductions of the library bugs the fault suite
+ * (tests/test_fault_suite.c) found, kept as regression tests (both failed
+ * before 6c739d7; the suite hit them in most 100 s runs):
+ *
+ *   tests/fault_repro                   both
+ *   ZKT_ONLY=cleanup tests/fault_repro  one
+ *
+ * 1. "in-flight cleanup at session expiry": session_over_locked() ->
+ *    drop_cleanups_locked() freed every background cleanup job, also one
+ *    whose request was still in flight; that request's completion
+ *    (ZSESSIONEXPIRED, queued by the client right after the EXPIRED event)
+ *    then ran cleanup_void_done() on the freed job: use after free, a
+ *    SIGSEGV in cleanup_free_locked() in the fault suite's contenders. The
+ *    natural way there: a process frozen (SIGSTOP, VM pause) past its
+ *    session timeout; at SIGCONT the timer thread declares the lease lost
+ *    and lose_locked() sends the delete of the node as a cleanup while the
+ *    library still believes it is connected (the CONNECTING event has not
+ *    been processed yet), so the delete waits for the next connection, whose
+ *    handshake then says "expired". Here the same order is forced without
+ *    a race: a callback holds the completion thread while the proxy cuts the
+ *    session off, the lease runs out, and the server expires the session.
+ *    Run in a child process, since it crashed.
+ *
+ * 2. "frozen holder is told": a holder frozen past its session timeout while
+ *    another session takes the lock; on SIGCONT its first call is
+ *    zkl_lock_release(). When that call ran before the timer thread's lease
+ *    check, it returned ZKL_OK and the lost callback never ran, although the
+ *    lease had run out long before and someone else held the lock meanwhile:
+ *    the holder was never told (zkl__release_locked() did not look at the
+ *    lease; release_done() maps ZSESSIONEXPIRED to ZKL_OK; the lease clock
+ *    stops once no lock is HELD). A race: before the fix, 1 to 11 rounds
+ *    of 20 here.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proxyctl.h"
+#include "zktest.h"
+
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
+
+/* ------------------------------------------------------------------ 1 */
+
+static zkt_counter lost1, in_cb;
+static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
+static int cb_release;
+
+static void on_lost1(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)reason;
+  (void)arg;
+  zkt_counter_add(&lost1, 1);
+}
+
+/* Holds the session's completion thread (at most 20 s): its session events
+ * and completions queue up behind it, in the client's order. */
+static void hold_completion_thread(zkl_lock *l, int rc, int64_t token,
+                                   void *arg) {
+  struct timespec ts;
+  (void)l;
+  (void)rc;
+  (void)token;
+  (void)arg;
+  zkt_counter_add(&in_cb, 1);
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += 20;
+  pthread_mutex_lock(&cb_mu);
+  while (!cb_release)
+    if (pthread_cond_timedwait(&cb_cond, &cb_mu, &ts) != 0)
+      break;
+  pthread_mutex_unlock(&cb_mu);
+}
+
+/* The scenario; exit status 0 when it got through, 2 when a step failed. */
+static int cleanup_child(void) {
+  proxyctl *px;
+  int port, i;
+  char hosts[64], a_name[64], b_name[64], a_path[512];
+  zkl_session *s;
+  zkl_lock *a, *b;
+  zkt_counter_init(&lost1);
+  zkt_counter_init(&in_cb);
+  if (proxyctl_start(&px, PROXY, zkt_hosts(), &port) != 0)
+    return 2;
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  zkt_name(a_name, sizeof a_name, "repro-a");
+  zkt_name(b_name, sizeof b_name, "repro-b");
+  if (zkl_session_open(&s, hosts, 2000) != ZKL_OK ||
+      zkl_lock_new(&a, s, a_name) != ZKL_OK ||
+      zkl_lock_new(&b, s, b_name) != ZKL_OK)
+    return 2;
+  zkl_lock_on_lost(a, on_lost1, NULL);
+  /* A is held; B's acquire callback then holds the completion thread. */
+  if (zkl_lock_acquire(a, 5000, NULL) != ZKL_OK ||
+      zkl_lock_node_path(a, a_path, sizeof a_path) != ZKL_OK ||
+      zkl_lock_acquire_async(b, 5000, hold_completion_thread, NULL) != ZKL_OK ||
+      zkt_counter_wait(&in_cb, 1, 10000) != 1)
+    return 2;
+  /* Cut off: the I/O thread drops the connection (its CONNECTING event
+   * waits behind the callback: the library still believes it is
+   * connected), A's lease runs out on the timer thread, and lose_locked()
+   * sends the delete of A's node as a cleanup job: in flight. */
+  if (proxyctl_cmd(px, "drop", NULL, 0, 2000) != 0 ||
+      zkt_counter_wait(&lost1, 1, 10000) != 1)
+    return 2;
+  /* The server expires the session (A's node goes with it); then the next
+   * handshake says "expired": the EXPIRED event, then the delete's
+   * ZSESSIONEXPIRED completion, both queued behind the callback. */
+  if (zkt_wait_absent(a_path, 15000) != 0 ||
+      proxyctl_cmd(px, "pass", NULL, 0, 2000) != 0)
+    return 2;
+  for (i = 0; i < 1000 && zoo_state(zkl_session_handle(s)) !=
+                              ZOO_EXPIRED_SESSION_STATE;
+       i++)
+    usleep(10000); /* no event to wait on: the completion thread is held */
+  /* Let the completion thread go: EXPIRED frees the in-flight job, the
+   * completion uses it. */
+  pthread_mutex_lock(&cb_mu);
+  cb_release = 1;
+  pthread_cond_broadcast(&cb_cond);
+  pthread_mutex_unlock(&cb_mu);
+  zkl_lock_release(a);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  zkl_session_close(s);
+  proxyctl_stop(px);
+  return 0;
+}
+
+static void test_cleanup_at_expiry(void) {
+  int status = 0;
+  pid_t pid;
+  zkt_hosts(); /* the server is the parent's; the observer is the child's */
+  fflush(stdout);
+  pid = fork();
+  CU_ASSERT_FATAL(pid >= 0);
+  if (pid == 0)
+    _exit(cleanup_child());
+  CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status))
+    printf("\n    the child died of signal %d\n", WTERMSIG(status));
+  CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ------------------------------------------------------------------ 2 */
+
+static volatile int lost2_reason;
+
+static void on_lost2(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)arg;
+  lost2_reason = reason;
+}
+
+static long long mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Holds the lock, then spins until the clock jumps (it was stopped) and
+ * releases at once. Exit status: 0 told (ZKL_ELOST or the lost callback),
+ * 1 released "successfully" and never told, 2 a step failed. */
+static int frozen_child(const char *name, int wfd) {
+  zkl_session *s;
+  zkl_lock *l;
+  long long t, t2, deadline;
+  int rc;
+  if (zkl_session_open(&s, zkt_hosts(), 2000) != ZKL_OK ||
+      zkl_lock_new(&l, s, name) != ZKL_OK)
+    return 2;
+  zkl_lock_on_lost(l, on_lost2, NULL);
+  if (zkl_lock_acquire(l, 5000, NULL) != ZKL_OK)
+    return 2;
+  /* The clock is read before the parent is told, so that a stop that
+   * comes at once is seen too. */
+  t = mono_ms();
+  deadline = t + 30000;
+  if (write(wfd, "h", 1) != 1)
+    return 2;
+  for (;; t = t2) {
+    t2 = mono_ms();
+    if (t2 - t > 1000)
+      break;
+    if (t2 > deadline)
+      return 2; /* never stopped */
+  }
+  rc = zkl_lock_release(l);
+  usleep(500000); /* room for a late lost callback */
+  printf("    release -> %s; lost callback: %s\n", zkl_strerror(rc),
+         lost2_reason ? "ran" : "never ran");
+  fflush(stdout);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  return rc == ZKL_OK && lost2_reason == 0 ? 1 : 0;
+}
+
+static void test_frozen_holder_told(void) {
+  const int rounds = 10;
+  int round, untold = 0;
+  zkl_session *me = zkt_session(10000);
+  printf("\n");
+  for (round = 0; round < rounds; round++) {
+    char name[64], c;
+    int fds[2], status = 0;
+    zkl_lock *l;
+    pid_t pid;
+    zkt_name(name, sizeof name, "repro-frozen");
+    CU_ASSERT_FATAL(pipe(fds) == 0);
+    fflush(stdout);
+    pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+      close(fds[0]);
+      _exit(frozen_child(name, fds[1]));
+    }
+    close(fds[1]);
+    CU_ASSERT_FATAL(read(fds[0], &c, 1) == 1);
+    close(fds[0]);
+    kill(pid, SIGSTOP);
+    /* The server expires the frozen holder's session; we take the lock. */
+    CU_ASSERT_FATAL(zkl_lock_new(&l, me, name) == ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l, 10000, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    zkl_lock_free(l);
+    kill(pid, SIGCONT);
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) != 2);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
+      untold++;
+  }
+  printf("    %d of %d frozen holders were never told they lost the lock\n",
+         untold, rounds);
+  CU_ASSERT_EQUAL(untold, 0);
+  zkl_session_close(me);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"in-flight cleanup at session expiry", test_cleanup_at_expiry},
+      {"frozen holder is told", test_frozen_holder_told},
+      {NULL, NULL}};
+  return zkt_main("fault repro", tests);
+}
