@@ -29,13 +29,15 @@
  *   frees it (zkl_lock_free, zkl_session_close).
  *
  *   Callbacks (acquire, release, lost) run on the ZooKeeper client's
- *   completion thread, one at a time, with no lock of the library held. A
- *   callback may call any non-blocking zkl_ function, including
+ *   completion thread, one at a time, with no lock of the library held; the
+ *   one exception, lost notices of the lease, is described at zkl_lost_cb.
+ *   A callback may call any non-blocking zkl_ function, including
  *   zkl_lock_free() on the lock it was called for. It must not block for
  *   long: every completion and watcher of the session waits behind it. The
- *   blocking functions (zkl_session_open, zkl_session_wrap, zkl_lock_acquire,
- *   zkl_lock_release) return ZKL_EDEADLK when called on a ZooKeeper
- *   completion thread instead of hanging.
+ *   blocking functions (zkl_session_open, zkl_session_wrap,
+ *   zkl_session_add_auth, zkl_lock_acquire, zkl_lock_release,
+ *   zkl_participants) return ZKL_EDEADLK when called from a callback
+ *   instead of hanging.
  *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
@@ -210,8 +212,8 @@ ZKL_EXTERN int zkl_session_add_auth(zkl_session *s, const char *scheme,
 /* Where the ZooKeeper client's log lines and the library's own diagnostics
  * go, process-wide. fn receives a line without a trailing newline and must
  * not call into the library; NULL (the default) discards them, except that
- * the environment variable ZKLOCK_DEBUG=1 sends them to stderr. Applies to
- * sessions opened afterwards. */
+ * the environment variable ZKLOCK_DEBUG=1 sends them to stderr. Takes effect
+ * at once, for every session. */
 typedef void (*zkl_log_fn)(const char *line, void *arg);
 ZKL_EXTERN void zkl_set_log_handler(zkl_log_fn fn, void *arg);
 
@@ -221,10 +223,12 @@ typedef struct zkl_lock zkl_lock;
 
 /* Creates a contender for the lock NAME of session s. Nothing is sent to
  * ZooKeeper until the first acquire.
- *   name  one or more '/'-separated segments, 1..255 bytes in all, valid
- *         UTF-8 without control characters, no empty segment (so no leading,
- *         trailing or doubled '/'), no "." or ".." segment. Copied. Its
- *         lock nodes live under /locks/NAME.
+ *   name  one or more '/'-separated segments, 1..255 bytes in all; no
+ *         empty segment (so no leading, trailing or doubled '/'), no "." or
+ *         ".." segment; valid UTF-8 without the code points ZooKeeper
+ *         refuses in paths: control characters (U+0000-U+001F,
+ *         U+007F-U+009F), U+D800-U+F8FF, U+FFF0 and above (so nothing beyond
+ *         the BMP). Copied. Its lock nodes live under /locks/NAME.
  * Returns ZKL_OK; ZKL_EINVAL for a NULL argument or a bad name (nothing is
  * sent); ZKL_ECLOSED or ZKL_ELOST when the session is closed or expired;
  * ZKL_ENOMEM. */
