@@ -107,7 +107,6 @@ enum {
 #define ZKL_XX_ENUM_(name, value, text) ZKL_##name = (value),
   ZKL_ERRNO_MAP(ZKL_XX_ENUM_)
 #undef ZKL_XX_ENUM_
-  ZKL_ERRNO_LAST_ = -1014
 };
 
 /* A sentence describing rc, for ZKL_ codes and ZooKeeper codes alike. The

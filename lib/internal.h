@@ -269,7 +269,6 @@ struct zkl_session {
   int requested_timeout_ms;
   int negotiated_timeout_ms;
   bool connected;
-  bool ever_connected;
   int64_t session_id;
   int dead;     /* 0, or why the session is over: ZKL_ELOST, ZAUTHFAILED */
   bool closing; /* zkl_session_close() has begun: new calls fail */

@@ -445,7 +445,6 @@ static void on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
     s->session_id = id ? id->client_id : 0;
     s->negotiated_timeout_ms = zoo_recv_timeout(zh);
     s->connected = true;
-    s->ever_connected = true;
     pthread_cond_broadcast(&s->cond);
     zkl__timer_kick_locked(s); /* a heartbeat may be due */
     zkl__locks_resume_locked(s);
@@ -575,8 +574,6 @@ static void probe_done(int rc, const struct Stat *stat, const void *data) {
   zkl__enter_req_locked(r, rc);
   if (zkl__is_session_over(rc))
     s->dead = ZKL_ELOST;
-  else
-    s->ever_connected = true;
   zkl__req_done_locked(r);
   zkl__leave(s);
 }
