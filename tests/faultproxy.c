@@ -52,9 +52,16 @@
  *                     client->server bytes are written one request at a time
  *                     so nothing after the request gets through.  For the
  *                     reset trigger the client side gets the RST, while the
- *                     server side is closed normally (FIN after the data), so
- *                     the request is sure to reach the server.  Arming again
- *                     replaces the previous trigger.
+ *                     server side of that connection stays open, its bytes
+ *                     discarded, until the server has answered the request
+ *                     (or closed, or 10 s passed), and is then closed
+ *                     normally.  Connections accepted meanwhile are held and
+ *                     reach the server only after that: the request is sure
+ *                     to be carried out before the client can reconnect.  (A
+ *                     ZooKeeper server discards the unread requests of a
+ *                     session's old connection when the session reconnects,
+ *                     so without the wait the reconnect could overtake the
+ *                     request.)  Arming again replaces the previous trigger.
  *   disarm            cancel an armed trigger.
  *   stats             "ok conns=<open pairs> accepted=<pairs ever made>
  *                      c2s=<bytes written to servers> s2c=<bytes written to
@@ -151,6 +158,13 @@ static int g_refuse_unlistened;  /* ... by having stopped listening */
 static int g_arm = ARM_NONE;
 static int32_t g_arm_op;
 static int g_fire_pending;
+static struct pair *g_fire_pair;  /* the pair whose request fired */
+static int32_t g_fire_xid;        /* ... and that request's xid */
+/* After a reset trigger: the fired connection's server side, open until
+ * the server answers the request (see "reset-after-op"). */
+static struct pair g_settle;      /* only sd[S] and fr[S] are used */
+static int g_settle_active, g_settle_done;
+static struct timespec g_settle_deadline;
 static int g_quit;
 static struct timespec g_accept_resume; /* accept paused (EMFILE) until */
 static int g_accept_paused;
@@ -236,8 +250,14 @@ static void framer_packet_done(struct pair *p, int x)
             p->dirty = 1;
     } else if (x == C && !first && f->len >= 8) {
         int32_t type = (int32_t)be32(f->hdr + 4);
-        if (g_arm != ARM_NONE && type == g_arm_op)
+        if (g_arm != ARM_NONE && type == g_arm_op) {
             g_fire_pending = 1;
+            g_fire_pair = p;
+            g_fire_xid = (int32_t)be32(f->hdr);
+        }
+    } else if (p == &g_settle && x == S && !first && f->len >= 4 &&
+               (int32_t)be32(f->hdr) == g_fire_xid) {
+        g_settle_done = 1;       /* the server answered the fired request */
     }
     f->lenhave = 0;
     f->len = 0;
@@ -489,6 +509,74 @@ static void check_connect(struct pair *p)
     connect_failed(p);
 }
 
+/* Takes over the server side of the pair whose request fired a reset, so
+ * that it stays open (and read) until the server has answered. */
+static void settle_begin(struct pair *p)
+{
+    if (g_settle_active || p->closed || p->connecting || p->sd[S].fd < 0)
+        return;
+    memset(&g_settle.fr[S], 0, sizeof g_settle.fr[S]);
+    g_settle.fr[S] = p->fr[S];   /* continue parsing where the pair was */
+    g_settle.sd[S].fd = p->sd[S].fd;
+    p->sd[S].fd = -1;
+    p->sd[S].dead = 1;
+    g_settle_active = 1;
+    g_settle_done = 0;
+    clock_gettime(CLOCK_MONOTONIC, &g_settle_deadline);
+    g_settle_deadline.tv_sec += 10;
+}
+
+/* The server answered (or closed, or took too long): close its side
+ * normally and let the connections held meanwhile reach it. */
+static void settle_end(void)
+{
+    if (!g_settle_active)
+        return;
+    drain(g_settle.sd[S].fd);
+    close(g_settle.sd[S].fd);
+    g_settle.sd[S].fd = -1;
+    g_settle_active = 0;
+    if (g_drop)
+        return;                  /* held until "pass" */
+    for (size_t i = 0; i < g_npairs; i++) {
+        struct pair *p = g_pairs[i];
+        if (p->closed || !p->held)
+            continue;
+        p->held = 0;
+        p->ai_next = g_ai;
+        if (pair_connect(p) < 0)
+            side_error(p, S);
+        else
+            pair_update(p);
+    }
+}
+
+static void settle_read(void)
+{
+    for (int i = 0; i < 64 && g_settle_active && !g_settle_done; i++) {
+        ssize_t n = recv(g_settle.sd[S].fd, g_scratch, sizeof g_scratch, MSG_DONTWAIT);
+        if (n > 0) {
+            st_dropped += (size_t)n;
+            framer_feed(&g_settle, S, g_scratch, (size_t)n, 0);
+            if (g_settle.fr[S].desync)
+                g_settle_done = 1;  /* can't tell: don't wait any longer */
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;
+        } else {
+            g_settle_done = 1;   /* closed or failed: nothing more to wait for */
+        }
+    }
+}
+
+static long long ms_until(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)(t->tv_sec - now.tv_sec) * 1000 + (t->tv_nsec - now.tv_nsec) / 1000000;
+}
+
 static void fire(void)
 {
     int kind = g_arm;
@@ -496,10 +584,14 @@ static void fire(void)
     g_fire_pending = 0;
     g_arm = ARM_NONE;
     st_fired++;
-    if (kind == ARM_RESET)
+    if (kind == ARM_RESET) {
+        if (g_fire_pair)
+            settle_begin(g_fire_pair);
         (void)reset_all(0);
-    else if (kind == ARM_DROP)
+    } else if (kind == ARM_DROP) {
         enter_drop();
+    }
+    g_fire_pair = NULL;
     out_line("fired op %d", (int)op);
 }
 
@@ -594,9 +686,13 @@ static void pair_update(struct pair *p)
 {
     if (p->closed)
         return;
+    if (p->held) {
+        if (p->sd[C].dead || p->sd[C].rd_eof)
+            pair_kill(p, 0, 0);    /* gave up before reaching the target */
+        return;
+    }
     if (g_drop) {
-        if (p->held ? (p->sd[C].dead || p->sd[C].rd_eof)
-                    : ((p->sd[C].dead || p->sd[C].rd_eof) && (p->sd[S].dead || p->sd[S].rd_eof)))
+        if ((p->sd[C].dead || p->sd[C].rd_eof) && (p->sd[S].dead || p->sd[S].rd_eof))
             pair_kill(p, 0, 0);    /* nobody left to talk to */
         return;
     }
@@ -788,8 +884,8 @@ static void do_accept(void)
         p->sd[S].fd = -1;
         p->ai_next = g_ai;
         st_accepted++;
-        if (g_drop)
-            p->held = 1;       /* connected to the target on "pass" */
+        if (g_drop || g_settle_active)
+            p->held = 1;       /* connected on "pass", or when settled */
         else if (pair_connect(p) < 0)
             side_error(p, S);  /* RST the client */
     }
@@ -957,6 +1053,10 @@ static void on_signal(int sig)
 
 static void cleanup(void)
 {
+    if (g_settle_active) {
+        close(g_settle.sd[S].fd);
+        g_settle_active = 0;
+    }
     for (size_t i = 0; i < g_npairs; i++) {
         pair_kill(g_pairs[i], 0, 0);
         free(g_pairs[i]);
@@ -1061,7 +1161,7 @@ int main(int argc, char **argv)
     size_t pcap = 0;
     while (!g_quit && !g_sig) {
         size_t np = g_npairs;
-        size_t need = 2 + 2 * np;
+        size_t need = 3 + 2 * np;
         if (need > pcap || !pfds) {
             size_t ncap = pcap ? pcap : 64;
             while (ncap < need)
@@ -1092,9 +1192,22 @@ int main(int argc, char **argv)
         }
         pfds[1].fd = (g_lfd >= 0 && !g_accept_paused && !g_refuse_unlistened) ? g_lfd : -1;
         pfds[1].events = POLLIN;
+        pfds[2].fd = g_settle_active ? g_settle.sd[S].fd : -1;
+        pfds[2].events = POLLIN;
+        pfds[2].revents = 0;
+        if (g_settle_active) {
+            long long ms = ms_until(&g_settle_deadline);
+            if (ms < 0)
+                ms = 0;
+            if (!tsp || (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 > ms) {
+                ts.tv_sec = ms / 1000;
+                ts.tv_nsec = (ms % 1000) * 1000000L;
+                tsp = &ts;
+            }
+        }
         for (size_t i = 0; i < np; i++) {
             for (int x = C; x <= S; x++) {
-                struct pollfd *pf = &pfds[2 + 2 * i + (size_t)x];
+                struct pollfd *pf = &pfds[3 + 2 * i + (size_t)x];
                 int ev = side_events(g_pairs[i], x);
                 pf->fd = ev < 0 ? -1 : g_pairs[i]->sd[x].fd;
                 pf->events = (short)(ev < 0 ? 0 : ev);
@@ -1115,11 +1228,15 @@ int main(int argc, char **argv)
             if (g_quit)
                 break;
         }
+        if (pfds[2].revents && g_settle_active)
+            settle_read();
+        if (g_settle_active && (g_settle_done || ms_until(&g_settle_deadline) <= 0))
+            settle_end();
         if (pfds[1].revents && pfds[1].fd == g_lfd && !g_refuse_unlistened)
             do_accept();
         for (size_t i = 0; i < np; i++) {
             struct pair *p = g_pairs[i];
-            short cr = pfds[2 + 2 * i].revents, sr = pfds[3 + 2 * i].revents;
+            short cr = pfds[3 + 2 * i].revents, sr = pfds[4 + 2 * i].revents;
             if (!p->closed && (cr || sr))
                 pair_io(p, cr, sr);
         }
