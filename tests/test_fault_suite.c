@@ -470,6 +470,36 @@ static void reap(slot_t *s) {
   s->pid = 0;
 }
 
+/* Prints how a contender that should not have ended did end, and the last
+ * lines of its stderr (a sanitizer's report, say): the run directory is
+ * gone by the time anyone reads a CI log. */
+static void show_death(const slot_t *s, int status, int reaped) {
+  char name[64], path[600], line[512];
+  FILE *f;
+  long n = 0, skip;
+  if (!reaped)
+    printf("    contender slot %d (pid %ld) did not exit in time\n", s->slot,
+           (long)s->pid);
+  else if (WIFSIGNALED(status))
+    printf("    contender slot %d (pid %ld) died of signal %d\n", s->slot,
+           (long)s->pid, WTERMSIG(status));
+  else
+    printf("    contender slot %d (pid %ld) exited with status %d\n", s->slot,
+           (long)s->pid, WEXITSTATUS(status));
+  snprintf(name, sizeof name, "c%d-%d.err", s->slot, s->gen);
+  path_in_run(path, sizeof path, name);
+  if (!(f = fopen(path, "r")))
+    return;
+  while (fgets(line, sizeof line, f))
+    n++;
+  skip = n > 40 ? n - 40 : 0;
+  rewind(f);
+  for (n = 0; fgets(line, sizeof line, f); n++)
+    if (n >= skip)
+      printf("    | %s%s", line, strchr(line, '\n') ? "" : "\n");
+  fclose(f);
+}
+
 /* A contender that died without being told to: a crash. Replaced. */
 static void reap_crashed(void) {
   int i, status;
@@ -477,6 +507,7 @@ static void reap_crashed(void) {
     slot_t *s = &slots[i];
     if (s->pid && waitpid(s->pid, &status, WNOHANG) == s->pid) {
       dlog("CRASH %d %ld %d", s->slot, (long)s->pid, status);
+      show_death(s, status, 1);
       s->pid = 0;
       spawn(s);
     }
@@ -746,11 +777,14 @@ static int quiesce_all(void) {
     char line[64];
     if (!slots[i].pid)
       continue;
-    while (notify_line(&slots[i], line, sizeof line, deadline) == 0)
-      if (!strcmp(line, "I")) {
-        idle++;
-        break;
-      }
+    int answered = 0;
+    while (!answered && notify_line(&slots[i], line, sizeof line, deadline) == 0)
+      answered = !strcmp(line, "I");
+    if (answered)
+      idle++;
+    else
+      printf("    contender slot %d (pid %ld) did not go idle\n", slots[i].slot,
+             (long)slots[i].pid);
   }
   return idle;
 }
@@ -779,9 +813,7 @@ static int stop_all(void) {
     } else {
       if (r == s->pid)
         dlog("CRASH %d %ld %d", s->slot, (long)s->pid, status);
-      printf("    contender slot %d (pid %ld) did not exit cleanly "
-             "(status %d)\n",
-             s->slot, (long)s->pid, r == s->pid ? status : -1);
+      show_death(s, status, r == s->pid);
       if (r != s->pid) {
         kill(s->pid, SIGKILL);
         waitpid(s->pid, &status, 0);
