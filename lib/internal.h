@@ -194,6 +194,7 @@ struct zkl_watch {
   bool registered;      /* the client holds it */
   bool remove_inflight; /* a removal request is out */
   bool cleanup_queued;  /* a removal waits in s->cleanups */
+  int pins;             /* a callback of ours is using it: not freed yet */
 };
 
 typedef enum {
@@ -407,6 +408,8 @@ void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out);
 /* Waits until the session holds no watch record, cleanup, request, parked
  * attempt or queued callback. 0 when reached, -1 on timeout. */
 int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms);
+/* The same, but armed watches may remain: nothing is on its way. */
+int zkl__debug_wait_settled(zkl_session *s, int timeout_ms);
 /* Waits until the session's connection state is `want`: 0, or -1. */
 int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms);
 /* Waits until the session is known to be over; returns why (0: timeout). */

@@ -277,7 +277,7 @@ static zkl_watch *watch_new_locked(zkl_attempt *att, int kind,
 void zkl__watch_maybe_free_locked(zkl_watch *w) {
   zkl_session *s = w->s;
   zkl_attempt *att = w->att;
-  if (w->get_inflight || w->registered || w->remove_inflight ||
+  if (w->pins || w->get_inflight || w->registered || w->remove_inflight ||
       w->cleanup_queued)
     return;
   if (att->pred_watch == w)
@@ -357,11 +357,13 @@ void zkl__pred_watcher(zhandle_t *zh, int type, int state, const char *path,
   zkl__enter_locked(s);
   att = w->att;
   att->refs++;
+  w->pins++; /* whatever the event leads to, w is freed here, last */
   w->registered = false; /* watches fire once */
   if (w->kind == ZKL_WATCH_PRED)
     on_pred_event_locked(att, w, type);
   else
     on_own_event_locked(att, w, type);
+  w->pins--;
   zkl__watch_maybe_free_locked(w);
   maybe_deliver_locked(att);
   zkl__attempt_unref_locked(att);
@@ -378,6 +380,7 @@ static void own_get_done(int rc, const char *value, int len,
   (void)len;
   (void)stat;
   zkl__enter_req_locked(r, rc);
+  w->pins++; /* dropping it below must not free it under us */
   w->get_inflight = false;
   if (rc == ZOK)
     w->registered = true;
@@ -397,6 +400,7 @@ static void own_get_done(int rc, const char *value, int len,
   } else if (w->registered) {
     drop_watch_locked(w);
   }
+  w->pins--;
   zkl__watch_maybe_free_locked(w);
   req_finish_locked(r);
   zkl__leave(s);
@@ -643,6 +647,7 @@ static void pred_get_done(int rc, const char *value, int len,
   (void)len;
   (void)stat;
   zkl__enter_req_locked(r, rc);
+  w->pins++; /* dropping it below must not free it under us */
   w->get_inflight = false;
   if (rc == ZOK)
     w->registered = true;
@@ -666,6 +671,7 @@ static void pred_get_done(int rc, const char *value, int len,
     att->pred_watch = NULL;
     finish_locked(att, rc);
   }
+  w->pins--;
   zkl__watch_maybe_free_locked(w);
   req_finish_locked(r);
   zkl__leave(s);

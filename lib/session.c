@@ -342,10 +342,11 @@ static void cleanup_run_locked(zkl_session *s, zkl_cleanup *job) {
   }
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
-    /* Refused at once: ZNOWATCHER then means the client holds no such
-     * watcher (it fired), so it can never call us with this record. */
-    if (job->kind == ZKL_CLEAN_REMOVE_WATCH && rc == ZNOWATCHER)
-      job->w->registered = false;
+    /* Refused at once. ZNOWATCHER means the client no longer holds the
+     * watcher because its event has come in; the event may still be
+     * waiting in the completion queue and will then call us with this
+     * record, so `registered` stays set: zkl__pred_watcher clears it and
+     * frees the record when the event is delivered. */
     if (!zkl__is_connection_loss(rc))
       cleanup_finish_locked(s, job, rc);
     return;
@@ -740,14 +741,14 @@ void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out) {
   pthread_mutex_unlock(&s->mu);
 }
 
-int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms) {
+static int wait_still(zkl_session *s, bool watches_too, int timeout_ms) {
   int64_t deadline = zkl__now_ms() + timeout_ms;
   int rc = -1;
   pthread_mutex_lock(&s->mu);
   for (;;) {
-    if (zkl__list_empty(&s->watches) && zkl__list_empty(&s->cleanups) &&
-        zkl__list_empty(&s->parked) && s->inflight == 0 && !s->calls &&
-        s->busy == 0) {
+    if ((!watches_too || zkl__list_empty(&s->watches)) &&
+        zkl__list_empty(&s->cleanups) && zkl__list_empty(&s->parked) &&
+        s->inflight == 0 && !s->calls && s->busy == 0) {
       rc = 0;
       break;
     }
@@ -757,6 +758,14 @@ int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms) {
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms) {
+  return wait_still(s, true, timeout_ms);
+}
+
+int zkl__debug_wait_settled(zkl_session *s, int timeout_ms) {
+  return wait_still(s, false, timeout_ms);
 }
 
 int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms) {

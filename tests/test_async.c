@@ -235,6 +235,76 @@ static void test_cancel_immediately(void) {
   assert_parent_empty(name);
 }
 
+/* A callback that keeps the completion thread busy until told to go. */
+typedef struct {
+  zkt_counter entered, go;
+} gate;
+
+static void on_acquired_gate(zkl_lock *l, int rc, int64_t token, void *arg) {
+  gate *g = arg;
+  (void)l;
+  (void)rc;
+  (void)token;
+  zkt_counter_add(&g->entered, 1);
+  zkt_counter_wait(&g->go, 1, 3 * T_WAIT);
+}
+
+/* Cancel after the predecessor's delete event has reached the client but
+ * before it was delivered: the client then no longer holds the watcher
+ * (removing it says ZNOWATCHER), yet will still call it with our record.
+ * The record must outlive that call. (A use-after-free found by a stress
+ * run under ASan; ASan and valgrind run this test.) */
+static void test_cancel_event_queued(void) {
+  char name[64], name2[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l, *busy;
+  holder h;
+  cbrec a, b;
+  gate g;
+  struct Stat st;
+  cbrec_init(&a);
+  cbrec_init(&b);
+  zkt_counter_init(&g.entered);
+  zkt_counter_init(&g.go);
+  zkt_name(name, sizeof name, "async-cancel-queued");
+  zkt_name(name2, sizeof name2, "async-cancel-gate");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  /* the watch on the holder's node is set */
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, T_WAIT), 0);
+  /* Hold the completion thread in a callback of another lock. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&busy, s, name2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(busy, -1, on_acquired_gate, &g), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&g.entered, 1, T_WAIT), 1);
+  /* The holder goes; the event for our watch queues behind the gate. A
+   * synchronous request on the same connection is answered on the client's
+   * I/O thread, after the event that came before it: once it returns, the
+   * client has taken the watcher out of its table. */
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_exists(zkl_session_handle(s), "/", 0, &st), ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+  zkt_counter_add(&g.go, 1); /* now the event is delivered */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECANCELED);
+  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0); /* its node went */
+  CU_ASSERT_EQUAL(zkl_lock_release_async(busy, on_done, &b), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&b.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(b.rc, ZKL_OK);
+  zkl_lock_free(busy);
+  zkl_lock_free(l);
+  assert_quiet(s); /* the event came, and the record went with it */
+  zkl_lock_free(h.l);
+  zkl_session_close(h.s);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
+  assert_parent_empty(name);
+  assert_parent_empty(name2);
+}
+
 static zkt_counter lost_calls;
 static int lost_reason;
 
@@ -456,6 +526,7 @@ int main(void) {
       {"try once, busy", test_try_once_busy},
       {"cancel: callback once", test_cancel_once},
       {"cancel right after start", test_cancel_immediately},
+      {"cancel with the watch event queued", test_cancel_event_queued},
       {"loss: callback once", test_loss_once},
       {"free with an acquire pending", test_free_pending},
       {"free while held", test_free_held},

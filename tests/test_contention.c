@@ -1,15 +1,19 @@
 /* test_contention.c - mutual exclusion under contention (16 sessions x 200
- * cycles around a non-atomic read-modify-write), tokens in grant order, and a
- * holder killed with SIGKILL. */
+ * cycles around a non-atomic read-modify-write), tokens in grant order, a
+ * cancel storm (cancels, timeouts, reentrant holds, frees and closes at
+ * every moment, racing grants and watch events), and a holder killed with
+ * SIGKILL. */
 #include "config.h"
 
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -80,6 +84,141 @@ static void test_mutual_exclusion(void) {
   CU_ASSERT(zkt_wait_children(parent, 0, 10000) <= 0);
 }
 
+/* ------------------------------------------------------------ cancel storm
+ * Sessions acquire with short timeouts while another thread cancels their
+ * locks at random moments; now and then a lock is reentered, or freed or
+ * its session closed while it holds or waits. Cancels then land in every
+ * phase: with a create, a listing or a watch's getData in flight, and
+ * between a watch event's arrival and its delivery. What must hold: no
+ * overlap of holders, no error but ZKL_ETIMEDOUT and ZKL_ECANCELED, no node
+ * left, and (under ASan, TSan and valgrind, which run this test) no memory
+ * error or race. */
+#define STORM_THREADS 6
+#define STORM_GRANTS 1500
+#define STORM_CANCELS 800
+
+static char storm_name[64];
+static pthread_mutex_t storm_mu = PTHREAD_MUTEX_INITIALIZER;
+static zkl_lock *storm_locks[STORM_THREADS]; /* what the canceller may hit */
+static zkt_counter storm_grants, storm_cancels;
+static int storm_stop, storm_errors, storm_inside, storm_overlaps;
+
+static int storm_stopped(void) { return __atomic_load_n(&storm_stop, __ATOMIC_ACQUIRE); }
+
+static void storm_error(const char *what, int rc) {
+  fprintf(stderr, "cancel storm: %s: %s\n", what, zkl_strerror(rc));
+  __atomic_add_fetch(&storm_errors, 1, __ATOMIC_RELAXED);
+}
+
+static void storm_publish(int i, zkl_lock *l) {
+  pthread_mutex_lock(&storm_mu);
+  storm_locks[i] = l;
+  pthread_mutex_unlock(&storm_mu);
+}
+
+static void *storm_worker(void *arg) {
+  int i = (int)(intptr_t)arg;
+  unsigned seed = 7919u * (unsigned)(i + 1);
+  while (!storm_stopped()) {
+    zkl_session *s;
+    zkl_lock *l;
+    int k, rounds = 1 + rand_r(&seed) % 30, rc;
+    if ((rc = zkl_session_open(&s, zkt_hosts(), 10000)) != ZKL_OK) {
+      storm_error("session open", rc);
+      break;
+    }
+    if ((rc = zkl_lock_new(&l, s, storm_name)) != ZKL_OK) {
+      storm_error("lock new", rc);
+      zkl_session_close(s);
+      break;
+    }
+    storm_publish(i, l);
+    for (k = 0; k < rounds && !storm_stopped(); k++) {
+      int64_t token;
+      rc = zkl_lock_acquire(l, 1 + rand_r(&seed) % 300, &token);
+      if (rc == ZKL_ECANCELED) {
+        zkt_counter_add(&storm_cancels, 1);
+        continue;
+      }
+      if (rc == ZKL_ETIMEDOUT)
+        continue;
+      if (rc != ZKL_OK) {
+        storm_error("acquire", rc);
+        continue;
+      }
+      if (__atomic_add_fetch(&storm_inside, 1, __ATOMIC_ACQ_REL) != 1)
+        __atomic_add_fetch(&storm_overlaps, 1, __ATOMIC_RELAXED);
+      zkt_counter_add(&storm_grants, 1);
+      if (rand_r(&seed) % 8 == 0)
+        sched_yield();
+      if (rand_r(&seed) % 10 == 0) { /* reentrant hold */
+        if ((rc = zkl_lock_acquire(l, 0, NULL)) != ZKL_OK)
+          storm_error("reentrant acquire", rc);
+        else if ((rc = zkl_lock_release(l)) != ZKL_OK)
+          storm_error("reentrant release", rc);
+      }
+      __atomic_sub_fetch(&storm_inside, 1, __ATOMIC_ACQ_REL);
+      if (rand_r(&seed) % 15 == 0)
+        break; /* freed or closed while it holds */
+      if ((rc = zkl_lock_release(l)) != ZKL_OK)
+        storm_error("release", rc);
+    }
+    storm_publish(i, NULL);
+    if (rand_r(&seed) % 2) {
+      zkl_lock_free(l);
+      zkl_session_close(s);
+    } else {
+      zkl_session_close(s);
+      zkl_lock_free(l);
+    }
+  }
+  return NULL;
+}
+
+static void *storm_canceller(void *arg) {
+  unsigned seed = 42;
+  zkl_lock *l;
+  (void)arg;
+  while (!storm_stopped()) {
+    struct timespec ts = {0, (long)(rand_r(&seed) % 2000) * 1000L};
+    nanosleep(&ts, NULL); /* a random moment, not a synchronisation */
+    pthread_mutex_lock(&storm_mu);
+    l = storm_locks[rand_r(&seed) % STORM_THREADS];
+    if (l)
+      (void)zkl_lock_cancel(l); /* ZKL_EIDLE when it does not wait */
+    pthread_mutex_unlock(&storm_mu);
+  }
+  return NULL;
+}
+
+static void test_cancel_storm(void) {
+  pthread_t threads[STORM_THREADS], canceller;
+  char parent[512];
+  int i, grants, cancels;
+  zkt_name(storm_name, sizeof storm_name, "storm");
+  zkt_counter_init(&storm_grants);
+  zkt_counter_init(&storm_cancels);
+  storm_stop = storm_errors = storm_inside = storm_overlaps = 0;
+  for (i = 0; i < STORM_THREADS; i++)
+    CU_ASSERT_FATAL(pthread_create(&threads[i], NULL, storm_worker,
+                                   (void *)(intptr_t)i) == 0);
+  CU_ASSERT_FATAL(pthread_create(&canceller, NULL, storm_canceller, NULL) == 0);
+  grants = zkt_counter_wait(&storm_grants, STORM_GRANTS, 300000);
+  cancels = zkt_counter_wait(&storm_cancels, STORM_CANCELS, 300000);
+  __atomic_store_n(&storm_stop, 1, __ATOMIC_RELEASE);
+  for (i = 0; i < STORM_THREADS; i++)
+    pthread_join(threads[i], NULL);
+  pthread_join(canceller, NULL);
+  printf("\n    %d grants, %d cancelled acquires\n", zkt_counter_get(&storm_grants),
+         zkt_counter_get(&storm_cancels));
+  CU_ASSERT(grants >= STORM_GRANTS);
+  CU_ASSERT(cancels >= STORM_CANCELS);
+  CU_ASSERT_EQUAL(storm_errors, 0);
+  CU_ASSERT_EQUAL(storm_overlaps, 0);
+  zkt_parent(parent, sizeof parent, storm_name);
+  CU_ASSERT(zkt_wait_children(parent, 0, 10000) <= 0);
+}
+
 /* The child: holds the lock on its own short session, tells the parent its
  * token on stdout, and waits to be killed. */
 static int child_hold(const char *hosts, const char *name, int session_ms) {
@@ -140,6 +279,7 @@ static void test_holder_killed(void) {
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"16 sessions x 200 cycles", test_mutual_exclusion},
+      {"cancel storm", test_cancel_storm},
       {"holder killed", test_holder_killed},
       {NULL, NULL}};
   self_path = argv[0];
