@@ -390,7 +390,11 @@ static void own_get_done(int rc, const char *value, int len,
       own_node_gone_locked(att);
     } else if (zkl__is_connection_loss(rc)) {
       att->own_watch = NULL;
-      zkl__park_locked(att, ZKL_RESUME_OWN_WATCH);
+      /* Re-armed after the reconnect, if the attempt still wants it: a
+       * finished one (cancelled, timed out) must not wait for a reconnect
+       * that may never come. */
+      if (att->phase == ZKL_PH_HELD || acquiring(att))
+        zkl__park_locked(att, ZKL_RESUME_OWN_WATCH);
     } else if (rc != ZOK) {
       att->own_watch = NULL;
       if (!zkl__is_session_over(rc))
@@ -1116,8 +1120,17 @@ void zkl__locks_lease_lost_locked(zkl_session *s, zkl_call **direct) {
   each_attempt_locked(s, lease_lost_one, direct);
 }
 
+/* Attempts still parked now can never resume: those of no lock any more
+ * (freed, or moved on to a new attempt) are not visited above. */
+static void unpark_all_locked(zkl_session *s) {
+  while (!zkl__list_empty(&s->parked))
+    zkl__unpark_locked(
+        zkl__container_of(s->parked.next, zkl_attempt, park_link));
+}
+
 void zkl__locks_session_over_locked(zkl_session *s) {
   each_attempt_locked(s, session_over_one, NULL);
+  unpark_all_locked(s);
 }
 
 static void close_one(zkl_attempt *att, void *ctx) {
@@ -1138,6 +1151,7 @@ static void close_one(zkl_attempt *att, void *ctx) {
 
 void zkl__locks_close_locked(zkl_session *s) {
   each_attempt_locked(s, close_one, NULL);
+  unpark_all_locked(s); /* nothing is left to resume after a close */
 }
 
 typedef struct {

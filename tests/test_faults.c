@@ -285,6 +285,39 @@ static void test_cancel_while_disconnected(void) {
   assert_parent_empty(name);
 }
 
+/* A cancelled attempt whose watch on its own node lost its reply, in a
+ * session that expires before it can reconnect: nothing of it may stay
+ * waiting for a reconnect that will never come. (It did: the attempt, its
+ * lock and the session leaked; found by a stress run under ASan.) */
+static void test_own_watch_lost_then_expired(void) {
+  char name[64];
+  proxied p;
+  holder h;
+  zkl_lock *l;
+  cbrec a;
+  proxied_open(&p, 4000);
+  cbrec_init(&a);
+  zkt_name(name, sizeof name, "own-watch-expired");
+  hold(&h, name); /* the parents exist: the first getData is the own watch */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 4"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECANCELED);
+  /* the client gives the connection up: the getData fails */
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_expire(p.s), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_NOT_EQUAL(zkl__debug_wait_dead(p.s, T_WAIT), 0);
+  assert_quiet(p.s); /* nothing parked, nothing pending */
+  zkl_lock_free(l);
+  proxied_close(&p);
+  unhold(&h);
+  assert_parent_empty(name);
+}
+
 /* Release while disconnected returns at once; the node goes at the
  * reconnect. */
 static void test_release_while_disconnected(void) {
@@ -365,6 +398,7 @@ int main(void) {
       {"cancel: delete lost, retried", test_cancel_delete_lost},
       {"cancel while disconnected", test_cancel_while_disconnected},
       {"release while disconnected", test_release_while_disconnected},
+      {"own watch lost, then expired", test_own_watch_lost_then_expired},
       {"short disconnect keeps locks", test_short_disconnect},
       {NULL, NULL}};
   return zkt_main("faults", tests);
