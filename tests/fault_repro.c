@@ -31,6 +31,11 @@
  *    lease; release_done() maps ZSESSIONEXPIRED to ZKL_OK; the lease clock
  *    stops once no lock is HELD). A race: before the fix, 1 to 11 rounds
  *    of 20 here.
+ *
+ * The children run this program again (exec, not a bare fork): a child
+ * forked from a process with ZooKeeper client threads inherits whatever
+ * lock those threads held at that instant (glibc's getaddrinfo lock hung a
+ * CI run) and must not call anything but async-signal-safe functions.
  */
 #include "config.h"
 
@@ -136,15 +141,31 @@ static int cleanup_child(void) {
   return 0;
 }
 
-static void test_cleanup_at_expiry(void) {
-  int status = 0;
+static const char *self_path; /* argv[0] */
+
+/* Runs this program again as "--child KIND ARG...", with the test server's
+ * address in ZKL_TEST_HOSTS (so the child uses it, and its own observer).
+ * Everything between fork and exec is async-signal-safe. */
+static pid_t spawn_child(const char *kind, const char *arg1, int keep_fd) {
+  char fd_arg[16];
   pid_t pid;
-  zkt_hosts(); /* the server is the parent's; the observer is the child's */
+  snprintf(fd_arg, sizeof fd_arg, "%d", keep_fd);
+  if (setenv("ZKL_TEST_HOSTS", zkt_hosts(), 1) != 0)
+    return -1;
   fflush(stdout);
   pid = fork();
-  CU_ASSERT_FATAL(pid >= 0);
-  if (pid == 0)
-    _exit(cleanup_child());
+  if (pid == 0) {
+    execl(self_path, "fault_repro", "--child", kind, arg1 ? arg1 : "-",
+          fd_arg, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+static void test_cleanup_at_expiry(void) {
+  int status = 0;
+  pid_t pid = spawn_child("cleanup", NULL, -1);
+  CU_ASSERT_FATAL(pid > 0);
   CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
   if (WIFSIGNALED(status))
     printf("\n    the child died of signal %d\n", WTERMSIG(status));
@@ -216,13 +237,8 @@ static void test_frozen_holder_told(void) {
     pid_t pid;
     zkt_name(name, sizeof name, "repro-frozen");
     CU_ASSERT_FATAL(pipe(fds) == 0);
-    fflush(stdout);
-    pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-      close(fds[0]);
-      _exit(frozen_child(name, fds[1]));
-    }
+    pid = spawn_child("frozen", name, fds[1]);
+    CU_ASSERT_FATAL(pid > 0);
     close(fds[1]);
     CU_ASSERT_FATAL(read(fds[0], &c, 1) == 1);
     close(fds[0]);
@@ -244,10 +260,18 @@ static void test_frozen_holder_told(void) {
   zkl_session_close(me);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"in-flight cleanup at session expiry", test_cleanup_at_expiry},
       {"frozen holder is told", test_frozen_holder_told},
       {NULL, NULL}};
+  self_path = argv[0];
+  if (argc == 5 && strcmp(argv[1], "--child") == 0) {
+    if (strcmp(argv[2], "cleanup") == 0)
+      return cleanup_child();
+    if (strcmp(argv[2], "frozen") == 0)
+      return frozen_child(argv[3], atoi(argv[4]));
+    return 2;
+  }
   return zkt_main("fault repro", tests);
 }
