@@ -4,6 +4,7 @@
 #include "zktest.h"
 
 #include <CUnit/Basic.h>
+#include <CUnit/TestRun.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -335,9 +336,36 @@ int zkt_thread_count(void) {
   return n;
 }
 
+/* A test that hangs (a deadlock, a wait with no bound) must fail, not keep
+ * CI waiting: SIGALRM after ZKT_TIMEOUT_S seconds (default 1500) names the
+ * test and aborts. Servers started here stop with their owner (zkserver's
+ * watchdog); helper processes die with it (PR_SET_PDEATHSIG). */
+static void on_alarm(int sig) {
+  static const char msg[] = "\nzktest: timed out in test: ";
+  CU_pTest t = CU_get_current_test();
+  (void)sig;
+  if (write(2, msg, sizeof msg - 1) < 0) {
+  }
+  if (t && t->pName && write(2, t->pName, strlen(t->pName)) < 0) {
+  }
+  if (write(2, "\n", 1) < 0) {
+  }
+  abort();
+}
+
+static void arm_timeout(void) {
+  const char *env = getenv("ZKT_TIMEOUT_S");
+  long seconds = env && *env ? strtol(env, NULL, 10) : 1500;
+  if (seconds > 0) {
+    signal(SIGALRM, on_alarm);
+    alarm((unsigned)seconds);
+  }
+}
+
 int zkt_main(const char *suite_name, const zkt_test *tests) {
   CU_pSuite suite;
   unsigned failed, run;
+  arm_timeout();
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 99;
   suite = CU_add_suite(suite_name, NULL, NULL);
