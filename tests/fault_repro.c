@@ -182,12 +182,6 @@ static void on_lost2(zkl_lock *l, int reason, void *arg) {
   lost2_reason = reason;
 }
 
-static long long mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Holds the lock, then spins until the clock jumps (it was stopped) and
  * releases at once. Exit status: 0 told (ZKL_ELOST or the lost callback),
  * 1 released "successfully" and never told, 2 a step failed. */
@@ -204,12 +198,12 @@ static int frozen_child(const char *name, int wfd) {
     return 2;
   /* The clock is read before the parent is told, so that a stop that
    * comes at once is seen too. */
-  t = mono_ms();
+  t = zkt_now_ms();
   deadline = t + 30000;
   if (write(wfd, "h", 1) != 1)
     return 2;
   for (;; t = t2) {
-    t2 = mono_ms();
+    t2 = zkt_now_ms();
     if (t2 - t > 1000)
       break;
     if (t2 > deadline)

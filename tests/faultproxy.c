@@ -515,7 +515,6 @@ static void settle_begin(struct pair *p)
 {
     if (g_settle_active || p->closed || p->connecting || p->sd[S].fd < 0)
         return;
-    memset(&g_settle.fr[S], 0, sizeof g_settle.fr[S]);
     g_settle.fr[S] = p->fr[S];   /* continue parsing where the pair was */
     g_settle.sd[S].fd = p->sd[S].fd;
     p->sd[S].fd = -1;
@@ -1177,34 +1176,32 @@ int main(int argc, char **argv)
         pfds[0].fd = STDIN_FILENO;
         pfds[0].events = POLLIN;
         struct timespec ts, *tsp = NULL;
+        /* Wake for the earliest of: accept resuming, a settle's deadline. */
+        long long wait_ms = -1;
         if (g_accept_paused) {
-            struct timespec now;
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            long long ms = (long long)(g_accept_resume.tv_sec - now.tv_sec) * 1000 +
-                           (g_accept_resume.tv_nsec - now.tv_nsec) / 1000000;
-            if (ms <= 0) {
+            long long ms = ms_until(&g_accept_resume);
+            if (ms <= 0)
                 g_accept_paused = 0;
-            } else {
-                ts.tv_sec = ms / 1000;
-                ts.tv_nsec = (ms % 1000) * 1000000L;
-                tsp = &ts;
-            }
+            else
+                wait_ms = ms;
+        }
+        if (g_settle_active) {
+            long long ms = ms_until(&g_settle_deadline);
+            if (ms < 0)
+                ms = 0;
+            if (wait_ms < 0 || ms < wait_ms)
+                wait_ms = ms;
+        }
+        if (wait_ms >= 0) {
+            ts.tv_sec = wait_ms / 1000;
+            ts.tv_nsec = (wait_ms % 1000) * 1000000L;
+            tsp = &ts;
         }
         pfds[1].fd = (g_lfd >= 0 && !g_accept_paused && !g_refuse_unlistened) ? g_lfd : -1;
         pfds[1].events = POLLIN;
         pfds[2].fd = g_settle_active ? g_settle.sd[S].fd : -1;
         pfds[2].events = POLLIN;
         pfds[2].revents = 0;
-        if (g_settle_active) {
-            long long ms = ms_until(&g_settle_deadline);
-            if (ms < 0)
-                ms = 0;
-            if (!tsp || (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 > ms) {
-                ts.tv_sec = ms / 1000;
-                ts.tv_nsec = (ms % 1000) * 1000000L;
-                tsp = &ts;
-            }
-        }
         for (size_t i = 0; i < np; i++) {
             for (int x = C; x <= S; x++) {
                 struct pollfd *pf = &pfds[3 + 2 * i + (size_t)x];
