@@ -423,7 +423,7 @@ static void finish(run *r) {
  * was still ours. */
 static bool release(run *r) {
   int rc = zkl_lock_release(r->l);
-  if (rc == ZKL_ELOST)
+  if (rc == ZKL_ELOST || rc == ZKL_EEXPIRED)
     return false;
   if (rc != ZKL_OK && rc != ZKL_ENOTHELD)
     cli_error("could not release %s: %s (it goes when the session closes)",

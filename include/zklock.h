@@ -81,6 +81,18 @@ extern "C" {
 ZKL_EXTERN unsigned zkl_version(void);
 ZKL_EXTERN const char *zkl_version_string(void);
 
+/* ----------------------------------------------------------------- limits */
+
+/* Every lock lives under this znode. */
+#define ZKL_ROOT "/locks"
+/* The longest lock name, in bytes (see zkl_lock_new()). */
+#define ZKL_NAME_MAX 255
+/* The longest owner description text, in bytes (zkl_lock_set_owner_info()). */
+#define ZKL_INFO_MAX 200
+/* Room enough for any full node path this library creates or reports:
+ * ZKL_ROOT "/" name "/" "_c_" uuid "-" marker "-" sequence, plus the NUL. */
+#define ZKL_PATH_MAX 512
+
 /* ----------------------------------------------------------------- errors */
 
 /* XX(name, value, sentence). The library's codes sit at -1000 and below,
@@ -91,7 +103,7 @@ ZKL_EXTERN const char *zkl_version_string(void);
   XX(ETIMEDOUT, -1003, "timed out waiting for the lock")                      \
   XX(ECANCELED, -1004, "the acquire was canceled")                            \
   XX(ENOTHELD, -1005, "the lock is not held")                                 \
-  XX(ELOST, -1006, "the lock or its session was lost")                        \
+  XX(ELOST, -1006, "the lock was lost")                                       \
   XX(ECONNECT, -1007, "no ZooKeeper server could be reached in time")         \
   XX(EDEADLK, -1008,                                                          \
      "blocking call made on the ZooKeeper completion thread")                 \
@@ -100,7 +112,10 @@ ZKL_EXTERN const char *zkl_version_string(void);
      "an acquire or release is already in progress on this lock")             \
   XX(EIDLE, -1011, "no acquire is in progress on this lock")                  \
   XX(ECLOSED, -1012, "the lock or its session was closed")                    \
-  XX(ESYSTEM, -1013, "a system call failed (threads or clock)")
+  XX(ESYSTEM, -1013, "a system call failed (threads or clock)")             \
+  XX(EEXPIRED, -1014,                                                         \
+     "the session expired: close it and open a new one")                      \
+  XX(ERESOLVE, -1015, "no host of the connect string could be resolved")
 
 enum {
   ZKL_OK = 0,
@@ -117,22 +132,30 @@ ZKL_EXTERN const char *zkl_strerror(int rc);
 
 typedef struct zkl_session zkl_session;
 
+/* Opens a ZooKeeper session and waits until it is connected: the same as
+ * zkl_session_open2(out, hosts, session_timeout_ms, session_timeout_ms). */
+ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
+                                int session_timeout_ms);
+
 /* Opens a ZooKeeper session and waits until it is connected.
  *   out                 receives the session; set only on success.
  *   hosts               connect string, "host:port[,host:port...][/chroot]";
  *                       copied.
  *   session_timeout_ms  the session timeout to request (> 0). The server may
  *                       negotiate it into its [2, 20] tick bounds; see
- *                       zkl_session_timeout(). It also bounds the wait for
- *                       the first connection.
- * Returns ZKL_OK; ZKL_EINVAL for NULL arguments or a timeout <= 0;
- * ZKL_ECONNECT when the host string does not parse or no server answered
- * within session_timeout_ms; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
+ *                       zkl_session_timeout().
+ *   connect_timeout_ms  how long to wait for the first connection (> 0).
+ * Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a timeout <= 0 or a connect
+ * string that does not parse; ZKL_ERESOLVE when no host of it resolves;
+ * ZKL_ECONNECT when no server answered within connect_timeout_ms (refused,
+ * or silent: the client does not tell which); ZKL_EEXPIRED when the server
+ * refused the session at once; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
  * completion thread.
  * The library routes the ZooKeeper client's own log through
  * zkl_set_log_handler() instead of printing it. */
-ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
-                                int session_timeout_ms);
+ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
+                                 int session_timeout_ms,
+                                 int connect_timeout_ms);
 
 /* Builds a session on a handle the application already has, so that it needs
  * no second connection. The handle stays the application's: the library never
@@ -146,8 +169,8 @@ ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
  * learns of reconnects (its retries wait for them) or of session expiry.
  *
  * Blocks for one round trip to learn the handle's completion thread.
- * Returns ZKL_OK; ZKL_EINVAL; ZKL_ELOST when the handle's session is already
- * expired or closed; ZKL_ECONNECT when the round trip did not complete within
+ * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED when the handle's session is
+ * already expired or closed; ZKL_ECONNECT when the round trip did not complete within
  * the handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
  * completion thread. */
 ZKL_EXTERN int zkl_session_wrap(zkl_session **out, zhandle_t *zh);
@@ -201,7 +224,7 @@ ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
  *                the server knows; copied.
  *   credentials  len bytes; copied.
  * Returns ZKL_OK; ZAUTHFAILED when the server refused them (the session is
- * then over, as ZooKeeper ends it); ZKL_EINVAL; ZKL_ELOST; ZKL_ECLOSED;
+ * then over, as ZooKeeper ends it); ZKL_EINVAL; ZKL_EEXPIRED; ZKL_ECLOSED;
  * ZKL_EDEADLK on a completion thread; or ZCONNECTIONLOSS when the connection
  * dropped first (the client still holds the credentials for the reconnect).
  */
@@ -229,7 +252,7 @@ typedef struct zkl_lock zkl_lock;
  *         U+007F-U+009F), U+D800-U+F8FF, U+FFF0 and above (so nothing beyond
  *         the BMP). Copied. Its lock nodes live under /locks/NAME.
  * Returns ZKL_OK; ZKL_EINVAL for a NULL argument or a bad name (nothing is
- * sent); ZKL_ECLOSED or ZKL_ELOST when the session is closed or expired;
+ * sent); ZKL_ECLOSED or ZKL_EEXPIRED when the session is closed or expired;
  * ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name);
 
@@ -246,15 +269,19 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
 
 /* Acquires the lock, waiting at most timeout_ms.
  *   timeout_ms  -1 waits without bound, 0 tries once (one exchange with the
- *               server, then ZKL_EBUSY if someone else holds it), > 0 bounds
+ *               server, then ZKL_EBUSY if someone else holds it; ZKL_ECONNECT
+ *               at once when the session is not connected, or when the
+ *               connection drops before the server answered), > 0 bounds
  *               the wait.
  *   token       if not NULL, receives the fencing token on success.
  * If this zkl_lock already holds the lock, its hold count is incremented and
  * the same token is returned at once; the node is deleted when as many
  * releases have been made.
  * Returns ZKL_OK; ZKL_EBUSY (timeout 0); ZKL_ETIMEDOUT; ZKL_ECANCELED when
- * zkl_lock_cancel() was called from another thread; ZKL_ELOST when the
- * session expired or the contender's node was deleted by someone else;
+ * zkl_lock_cancel() was called from another thread; ZKL_EEXPIRED when the
+ * session expired; ZKL_ELOST when the contender's node was deleted while it
+ * waited (by someone else, or by the server as the session expired: the
+ * session's next calls then return ZKL_EEXPIRED); ZKL_ECONNECT (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
  * under way; ZKL_EINVAL; ZKL_EDEADLK on a completion thread; or a ZooKeeper
  * error such as ZNOAUTH. On every failure the contender's node and watch are
@@ -267,7 +294,8 @@ ZKL_EXTERN int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token);
  * been scheduled for the reconnect; the session's end deletes it otherwise).
  * Returns ZKL_OK; ZKL_ENOTHELD; ZKL_ELOST once after the lock was lost (the
  * lost callback, if any, is told too), also when the lease turns out to
- * have run out at this call; ZKL_EINPROGRESS; ZKL_ECLOSED;
+ * have run out at this call; then ZKL_EEXPIRED if the session expired, else
+ * ZKL_ENOTHELD; ZKL_EINPROGRESS; ZKL_ECLOSED;
  * ZKL_EINVAL; ZKL_EDEADLK on a completion thread; or a ZooKeeper error (the
  * lock then stays held). */
 ZKL_EXTERN int zkl_lock_release(zkl_lock *l);
@@ -286,7 +314,7 @@ typedef void (*zkl_done_cb)(zkl_lock *l, int rc, void *arg);
 /* Starts an acquire and returns at once; cb (required) runs exactly once.
  * timeout_ms as for zkl_lock_acquire(). arg is passed to cb untouched.
  * Returns ZKL_OK (cb will run); ZKL_EINVAL; ZKL_EINPROGRESS; ZKL_ECLOSED;
- * ZKL_ELOST (session expired); ZKL_ENOMEM (cb will not run). No thread is
+ * ZKL_EEXPIRED (session expired); ZKL_ENOMEM (cb will not run). No thread is
  * created per lock. */
 ZKL_EXTERN int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms,
                                       zkl_acquire_cb cb, void *arg);
@@ -384,7 +412,7 @@ typedef struct zkl_participant {
  *          on success (NULL with count 0 is not used: an empty list is
  *          still an allocation).
  *   count  receives the number of entries (0 when nobody holds the lock).
- * Returns ZKL_OK; ZKL_EINVAL; ZKL_ELOST; ZKL_ECLOSED; ZKL_ENOMEM;
+ * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
  * ZKL_EDEADLK on a completion thread; or a ZooKeeper error. */
 ZKL_EXTERN int zkl_participants(zkl_session *s, const char *name,
                                 zkl_participant **out, int *count);

@@ -81,7 +81,7 @@ int zkl_session_add_auth(zkl_session *s, const char *scheme,
     } else {
       /* The client refuses while between connections (state 0) too. */
       if (rc == ZINVALIDSTATE)
-        rc = is_unrecoverable(s->zh) ? ZKL_ELOST : ZCONNECTIONLOSS;
+        rc = is_unrecoverable(s->zh) ? ZKL_EEXPIRED : ZCONNECTIONLOSS;
     }
   }
   pthread_mutex_unlock(&s->mu);

@@ -22,10 +22,7 @@
 
 #include "zklock.h"
 
-#define ZKL_ROOT "/locks"
-#define ZKL_NAME_MAX 255
-/* "/locks/" + name + "/" + "_c_" + 36-byte uuid + "-lock-" + 11 digits */
-#define ZKL_PATH_MAX 512
+/* ZKL_ROOT, ZKL_NAME_MAX, ZKL_INFO_MAX and ZKL_PATH_MAX are public. */
 #define ZKL_PREFIX_LEN 45 /* strlen("_c_<uuid>-lock-") */
 
 /* ------------------------------------------------------------ small lists */
@@ -91,7 +88,6 @@ int zkl__queue_order(const char **names, int count);
  * "host=<h>\npid=<p>\nstart=<process start, unix ms>\n"; the lock adds
  * "info=<text>\n" when it has one. Returns the length. */
 int zkl__owner_data(char *buf, size_t len);
-#define ZKL_INFO_MAX 200
 /* ZKL_OK for NULL or one line of at most ZKL_INFO_MAX printable bytes. */
 int zkl__validate_info(const char *info);
 typedef struct zkl_owner {

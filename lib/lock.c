@@ -67,7 +67,7 @@ void zkl__attempt_unref_locked(zkl_attempt *att) {
 /* Maps a synchronous refusal of the ZooKeeper client to our codes. */
 static int refusal_rc(int rc) {
   if (rc == ZINVALIDSTATE)
-    return ZKL_ELOST;
+    return ZKL_EEXPIRED;
   if (rc == ZMARSHALLINGERROR || rc == ZSYSTEMERROR)
     return ZKL_ENOMEM;
   return rc;

@@ -90,7 +90,7 @@ static void list_done(int rc, const struct String_vector *children,
     rc = zoo_aget(s->zh, path, 0, read_done, get);
     if (rc != ZOK) {
       zkl__req_abort_locked(get);
-      q->rc = rc == ZINVALIDSTATE ? ZKL_ELOST : rc;
+      q->rc = rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;
       break;
     }
     q->pending++;
@@ -190,7 +190,7 @@ int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
     if (rc != ZOK) {
       zkl__req_abort_locked(r);
       q.pending = 0;
-      rc = rc == ZINVALIDSTATE ? ZKL_ELOST : rc;
+      rc = rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;
     }
   }
   /* Every request completes, answered or not: wait for all of them, since

@@ -452,7 +452,7 @@ static void on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
     run_cleanups_locked(s);
   } else if (state == ZOO_EXPIRED_SESSION_STATE) {
     zkl__log("session 0x%llx expired", (unsigned long long)s->session_id);
-    session_over_locked(s, ZKL_ELOST);
+    session_over_locked(s, ZKL_EEXPIRED);
   } else if (state == ZOO_AUTH_FAILED_STATE) {
     session_over_locked(s, ZAUTHFAILED);
   } else {
@@ -518,12 +518,30 @@ static int session_alloc(zkl_session **out, int timeout_ms) {
 
 int zkl_session_open(zkl_session **out, const char *hosts,
                      int session_timeout_ms) {
+  return zkl_session_open2(out, hosts, session_timeout_ms, session_timeout_ms);
+}
+
+/* zookeeper_init2() says why it refused a connect string only in errno:
+ * EINVAL for one that does not parse, ENOENT when no host resolves. */
+static int init_refusal(int err) {
+  if (err == ENOMEM)
+    return ZKL_ENOMEM;
+  if (err == EINVAL)
+    return ZKL_EINVAL;
+  if (err == ENOENT)
+    return ZKL_ERESOLVE;
+  return ZKL_ECONNECT;
+}
+
+int zkl_session_open2(zkl_session **out, const char *hosts,
+                      int session_timeout_ms, int connect_timeout_ms) {
   zkl_session *s;
   zhandle_t *zh;
   int64_t deadline;
   int rc;
 
-  if (!out || !hosts || session_timeout_ms <= 0)
+  if (!out || !hosts || !*hosts || session_timeout_ms <= 0 ||
+      connect_timeout_ms <= 0)
     return ZKL_EINVAL;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
@@ -537,6 +555,7 @@ int zkl_session_open(zkl_session **out, const char *hosts,
   }
 
   pthread_mutex_lock(&s->mu);
+  errno = 0;
   zh = zookeeper_init2(hosts, session_watcher, session_timeout_ms, NULL, s, 0,
                        zkl__zk_log);
   if (!zh) {
@@ -545,15 +564,15 @@ int zkl_session_open(zkl_session **out, const char *hosts,
     zkl__timer_stop(s);
     session_free(s);
     zkl__log("zookeeper_init2(\"%s\") failed: %s", hosts, strerror(err));
-    return err == ENOMEM ? ZKL_ENOMEM : ZKL_ECONNECT;
+    return init_refusal(err);
   }
   s->zh = zh;
-  deadline = zkl__now_ms() + session_timeout_ms;
+  deadline = zkl__now_ms() + connect_timeout_ms;
   while (!s->connected && !s->dead && zkl__now_ms() < deadline)
     zkl__cond_wait_until(&s->cond, &s->mu, deadline);
   if (!s->connected) {
     zkl__log("no ZooKeeper server of \"%s\" answered within %d ms", hosts,
-             session_timeout_ms);
+             connect_timeout_ms);
     s->closed = true;
     pthread_mutex_unlock(&s->mu);
     zkl__timer_stop(s);
@@ -574,7 +593,7 @@ static void probe_done(int rc, const struct Stat *stat, const void *data) {
    * blocking calls on. */
   zkl__enter_req_locked(r, rc);
   if (zkl__is_session_over(rc))
-    s->dead = ZKL_ELOST;
+    s->dead = ZKL_EEXPIRED;
   zkl__req_done_locked(r);
   zkl__leave(s);
 }
@@ -590,7 +609,7 @@ int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
   if (is_unrecoverable(zh))
-    return ZKL_ELOST;
+    return ZKL_EEXPIRED;
   timeout = zoo_recv_timeout(zh);
   if (timeout <= 0)
     timeout = 10000;
@@ -618,12 +637,12 @@ int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
     pthread_mutex_unlock(&s->mu);
     zkl__timer_stop(s);
     session_free(s);
-    return r ? ZKL_ELOST : ZKL_ENOMEM;
+    return r ? ZKL_EEXPIRED : ZKL_ENOMEM;
   }
   deadline = zkl__now_ms() + timeout;
   while (s->inflight > 0 && zkl__now_ms() < deadline)
     zkl__cond_wait_until(&s->cond, &s->mu, deadline);
-  rc = s->inflight > 0 ? ZKL_ECONNECT : s->dead ? ZKL_ELOST : ZKL_OK;
+  rc = s->inflight > 0 ? ZKL_ECONNECT : s->dead ? ZKL_EEXPIRED : ZKL_OK;
   if (rc != ZKL_OK) {
     /* The probe's completion may still come and holds a reference: the
      * session is freed by whichever of us lets go last. */

@@ -380,7 +380,8 @@ int main(int argc, char **argv) {
       if (rc == ZKL_ETIMEDOUT || rc == ZKL_ECANCELED)
         continue;
     }
-    /* ZKL_ELOST from acquire (session expired, or our node deleted), or
+    /* ZKL_EEXPIRED or ZKL_ELOST from acquire (session expired, or our node
+     * deleted), or
      * anything unexpected: start over on a fresh session. */
     close_session();
     if (open_session() != 0)

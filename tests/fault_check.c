@@ -276,7 +276,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       }
       if (a1 == ZKL_ETIMEDOUT)
         out->acq_timeouts++;
-      else if (a1 == ZKL_ELOST)
+      else if (a1 == ZKL_ELOST || a1 == ZKL_EEXPIRED)
         out->acq_lost++;
       else if (a1 != ZKL_ECANCELED)
         out->acq_other++;

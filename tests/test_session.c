@@ -40,14 +40,25 @@ static int dead_port(void) {
 static void test_connect_errors(void) {
   zkl_session *s = NULL;
   char hosts[64];
-  /* Unparsable host strings. */
-  CU_ASSERT_EQUAL(zkl_session_open(&s, "", 1000), ZKL_ECONNECT);
+  int64_t t0;
+  /* Unparsable host strings: a bad argument, not an unreachable server. */
+  CU_ASSERT_EQUAL(zkl_session_open(&s, "", 1000), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_session_open(&s, "127.0.0.1:notaport", 1000),
-                  ZKL_ECONNECT);
-  CU_ASSERT_EQUAL(zkl_session_open(&s, ":::", 1000), ZKL_ECONNECT);
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_open(&s, ":::", 1000), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_open2(&s, "127.0.0.1:2181", 1000, 0),
+                  ZKL_EINVAL);
+  /* A name that cannot resolve (the .invalid domain never does). */
+  CU_ASSERT_EQUAL(zkl_session_open(&s, "nosuchhost.invalid:2181", 1000),
+                  ZKL_ERESOLVE);
   /* Nobody there: an error within the bound, not a hang. */
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", dead_port());
   CU_ASSERT_EQUAL(zkl_session_open(&s, hosts, 1000), ZKL_ECONNECT);
+  /* The connect bound is its own, not the session timeout: a refused port
+   * with a 60 s session gives up well before those 60 s. */
+  t0 = zkt_now_ms();
+  CU_ASSERT_EQUAL(zkl_session_open2(&s, hosts, 60000, 500), ZKL_ECONNECT);
+  CU_ASSERT(zkt_now_ms() - t0 < 30000);
   CU_ASSERT_PTR_NULL(s);
 }
 
@@ -80,7 +91,11 @@ static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
   zkt_counter_add(&acquire_calls, 1);
 }
 
-/* Rule 7: expiry reports ZKL_ELOST everywhere and retries nothing.
+/* Rule 7: expiry is reported everywhere and nothing is retried. The held
+ * lock's release says ZKL_ELOST once (the lock was lost), then, like every
+ * other call, ZKL_EEXPIRED (the session is over: make a new one). The
+ * pending acquire hears ZKL_EEXPIRED, or ZKL_ELOST when the server's
+ * deletion of its node reached it before the expiry did.
  *
  * The session is made to expire the way it happens in production: its
  * client is cut off (the proxy drops every byte both ways without closing
@@ -92,15 +107,15 @@ static void check_expired(zkl_session *s, zkl_lock *held, zkl_lock *waiting,
   zkl_debug_counts c;
   CU_ASSERT_EQUAL(zkt_counter_wait(&lost_calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(zkt_counter_wait(&acquire_calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL(acquire_rc, ZKL_ELOST);
+  CU_ASSERT(acquire_rc == ZKL_EEXPIRED || acquire_rc == ZKL_ELOST);
   CU_ASSERT_EQUAL(zkl_lock_token(held), 0);
-  /* Every later call says so. */
+  /* Every later call says so: the loss once, then the expiry. */
   CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ELOST);
-  CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ELOST);
-  CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_EEXPIRED);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_EEXPIRED);
   CU_ASSERT_EQUAL(zkl_lock_acquire_async(waiting, -1, on_acquired, NULL),
-                  ZKL_ELOST);
-  CU_ASSERT_EQUAL(zkl_lock_new(&extra, s, "x"), ZKL_ELOST);
+                  ZKL_EEXPIRED);
+  CU_ASSERT_EQUAL(zkl_lock_new(&extra, s, "x"), ZKL_EEXPIRED);
   CU_ASSERT_PTR_NULL(extra);
   /* Nothing retries on the dead handle. */
   zkl__debug_counts(s, &c);
@@ -193,7 +208,7 @@ static void test_expiry_second_handle(void) {
   /* Wait for the session to be known over before checking later calls:
    * the waiting lock may fail first because its own node was deleted. */
   CU_ASSERT_EQUAL(zkt_counter_wait(&acquire_calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL(zkl__debug_wait_dead(s, T_WAIT), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl__debug_wait_dead(s, T_WAIT), ZKL_EEXPIRED);
   check_expired(s, held, waiting, wait_name);
   CU_ASSERT(lost_reason == ZKL_LOST_SESSION_EXPIRED ||
             lost_reason == ZKL_LOST_NODE_DELETED);
