@@ -497,6 +497,16 @@ static void finish_locked(zkl_attempt *att, int rc) {
   maybe_deliver_locked(att);
 }
 
+/* The connection dropped before the server answered. A try-once acquire is
+ * one exchange with the server: it fails now rather than wait for a
+ * reconnect that may take as long as the outage. Anything else waits. */
+static void wait_reconnect_locked(zkl_attempt *att, unsigned resume) {
+  if (att->try_once)
+    finish_locked(att, ZKL_ECONNECT);
+  else
+    zkl__park_locked(att, resume);
+}
+
 /* ------------------------------------------------------ create and list */
 
 static void list_done(int rc, const struct String_vector *children,
@@ -670,7 +680,7 @@ static void pred_get_done(int rc, const char *value, int len,
       relist_locked(att);
   } else if (zkl__is_connection_loss(rc)) {
     att->pred_watch = NULL;
-    zkl__park_locked(att, ZKL_RESUME_LIST);
+    wait_reconnect_locked(att, ZKL_RESUME_LIST);
   } else if (!zkl__is_session_over(rc)) {
     att->pred_watch = NULL;
     finish_locked(att, rc);
@@ -786,7 +796,7 @@ static void recover_get_done(int rc, const char *value, int len,
         zkl__make_prefix(att->prefix);
       send_create_and_list_locked(att, false);
     } else if (zkl__is_connection_loss(rc)) {
-      zkl__park_locked(att, ZKL_RESUME_RECOVER);
+      wait_reconnect_locked(att, ZKL_RESUME_RECOVER);
     } else if (!zkl__is_session_over(rc)) {
       finish_locked(att, rc);
     }
@@ -805,7 +815,7 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
   char path[ZKL_PATH_MAX];
 
   if (zkl__is_connection_loss(rc)) {
-    zkl__park_locked(att, ZKL_RESUME_RECOVER);
+    wait_reconnect_locked(att, ZKL_RESUME_RECOVER);
     return;
   }
   if (rc == ZNONODE) {
@@ -869,13 +879,13 @@ static void on_created_listing_locked(zkl_attempt *att, int rc,
   } else if (att->create_err) {
     finish_locked(att, att->create_err);
   } else if (att->create_unknown) {
-    zkl__park_locked(att, ZKL_RESUME_RECOVER);
+    wait_reconnect_locked(att, ZKL_RESUME_RECOVER);
   } else if (!att->node) {
     /* The create saw the session end: the session-over path decides. */
   } else if (rc == ZOK) {
     evaluate_locked(att, children);
   } else if (zkl__is_connection_loss(rc)) {
-    zkl__park_locked(att, ZKL_RESUME_LIST);
+    wait_reconnect_locked(att, ZKL_RESUME_LIST);
   } else if (!zkl__is_session_over(rc)) {
     finish_locked(att, rc);
   }
@@ -899,7 +909,7 @@ static void list_done(int rc, const struct String_vector *children,
       if (rc == ZOK)
         evaluate_locked(att, children);
       else if (zkl__is_connection_loss(rc))
-        zkl__park_locked(att, ZKL_RESUME_LIST);
+        wait_reconnect_locked(att, ZKL_RESUME_LIST);
       else if (!zkl__is_session_over(rc))
         finish_locked(att, rc);
       break;
@@ -977,6 +987,8 @@ int zkl__acquire_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     notify_target_locked(l, t, ZKL_CALL_ACQUIRE, ZKL_OK, l->token);
     return ZKL_OK;
   }
+  if (timeout_ms == 0 && !s->connected)
+    return ZKL_ECONNECT; /* no exchange with the server can happen now */
   att = calloc(1, sizeof *att);
   if (!att)
     return ZKL_ENOMEM;
