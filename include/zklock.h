@@ -160,31 +160,39 @@ ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
 /* Builds a session on a handle the application already has, so that it needs
  * no second connection. The handle stays the application's: the library never
  * closes it, and the application must keep it open until
- * zkl_session_close() has returned.
+ * zkl_session_close() has returned. The handle may still be connecting.
  *
- * Because ZooKeeper delivers session events to the handle's default watcher,
- * which the application owns, the application MUST forward every session
- * event (type == ZOO_SESSION_EVENT) of that handle with
- * zkl_session_forward_event(), from its watcher. Without it the library never
- * learns of reconnects (its retries wait for them) or of session expiry.
+ * ZooKeeper delivers session events to the handle's default watcher, which
+ * the application owns; the library hears them through a watch of its own
+ * (an exists watch on "/", one per wrapped session), so the application
+ * need not forward them. It may (zkl_session_forward_event()).
  *
- * Blocks for one round trip to learn the handle's completion thread.
+ * Blocks until the server has answered one request of the session (which
+ * proves it connected and sets the library's watch), at most the handle's
+ * session timeout.
  * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED when the handle's session is
- * already expired or closed; ZKL_ECONNECT when the round trip did not complete within
- * the handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
+ * already expired or closed; ZKL_ECONNECT when no answer came within the
+ * handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
  * completion thread. */
 ZKL_EXTERN int zkl_session_wrap(zkl_session **out, zhandle_t *zh);
 
-/* For wrapped sessions only: hands the library one event the application's
- * default watcher received. Events that are not session events are ignored,
- * so the watcher may forward everything. Never blocks. */
+/* For wrapped sessions only, optional: hands the library one event the
+ * application's default watcher received (the library also hears them
+ * itself). Events that are not session events are ignored, so the watcher
+ * may forward everything. Must not be called once zkl_session_close() has
+ * begun. Never blocks. */
 ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
 
 /* Ends the session. Pending acquires complete with ZKL_ECLOSED, held locks are
  * released, and for a session opened with zkl_session_open() the ZooKeeper
  * session is closed (which deletes its lock nodes at once on the server).
  * For a wrapped session the lock nodes are deleted one by one and the handle
- * is left open.
+ * is left open; if the server cannot be reached within twice the session
+ * timeout (+ 2 s), close returns and the deletions go on in the background
+ * for as long as the handle lives: they are made when the handle reconnects
+ * in the same session, and are moot once that session ends. The
+ * application may close the handle at any time after this call returns
+ * (a few hundred bytes of such a session then stay allocated).
  * zkl_lock objects of the session stay allocated: every call on them then
  * returns ZKL_ECLOSED, and each must still be freed with zkl_lock_free(),
  * before or after this call.
