@@ -258,7 +258,13 @@ typedef struct zkl_lock zkl_lock;
  *         ".." segment; valid UTF-8 without the code points ZooKeeper
  *         refuses in paths: control characters (U+0000-U+001F,
  *         U+007F-U+009F), U+D800-U+F8FF, U+FFF0 and above (so nothing beyond
- *         the BMP). Copied. Its lock nodes live under /locks/NAME.
+ *         the BMP); no segment shaped like a lock node, i.e. ending in a
+ *         marker of a recipe this library speaks or recognises (lock-,
+ *         __lock__, __rlock__, __READ__, __WRIT__, lease-, latch-) and a
+ *         sequence suffix as ZooKeeper writes it (ten digits, or a minus
+ *         sign and nine or ten): under the parent of the lock that the
+ *         segments before it name, it would pass for a contender. Copied.
+ *         Its lock nodes live under /locks/NAME.
  * Returns ZKL_OK; ZKL_EINVAL for a NULL argument or a bad name (nothing is
  * sent); ZKL_ECLOSED or ZKL_EEXPIRED when the session is closed or expired;
  * ZKL_ENOMEM. */

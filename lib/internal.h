@@ -63,6 +63,11 @@ int zkl__validate_name(const char *name);
  * has room for ZKL_PREFIX_LEN + 1 bytes. ZKL_OK or ZKL_ESYSTEM. */
 int zkl__make_prefix(char *buf);
 
+/* 1 when name[0..n) ends like the node of a queue recipe: a marker that
+ * libzklock speaks or recognises, then a sequence suffix as the server
+ * writes it. A lock name segment that does is refused. */
+int zkl__is_sequence_node(const char *name, size_t n);
+
 /* Parses the sequence number of a lock node name: the signed decimal after
  * the last "lock-" (Curator's and ours) or "__lock__" (kazoo's) marker, which
  * must run to the end of the name. Returns 1 and sets *seq, or 0 when the
