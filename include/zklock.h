@@ -193,8 +193,8 @@ ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
  * in the same session, and are moot once that session ends. The
  * application may close the handle at any time after this call returns
  * (a few hundred bytes of such a session then stay allocated).
- * zkl_lock objects of the session stay allocated: every call on them then
- * returns ZKL_ECLOSED, and each must still be freed with zkl_lock_free(),
+ * zkl_lock objects of the session stay allocated: every call on them that
+ * returns a status then returns ZKL_ECLOSED (zkl_lock_token() 0), and each must still be freed with zkl_lock_free(),
  * before or after this call.
  * Blocks until all of the session's callbacks have run. Called on a
  * completion thread it cannot wait, so it returns at once and a private
@@ -341,7 +341,8 @@ ZKL_EXTERN int zkl_lock_release_async(zkl_lock *l, zkl_done_cb cb, void *arg);
 /* Cancels a pending acquire (async or blocking): it completes with
  * ZKL_ECANCELED once its node and watch are gone (or scheduled for deletion
  * if the connection is down). Returns ZKL_OK, or ZKL_EIDLE when no acquire is
- * pending (it may just have succeeded: the caller then holds the lock). */
+ * pending (it may just have succeeded: the caller then holds the lock);
+ * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL for NULL. */
 ZKL_EXTERN int zkl_lock_cancel(zkl_lock *l);
 
 /* Why a held lock was lost, as passed to zkl_lost_cb. */
@@ -388,20 +389,22 @@ enum {
 };
 
 /* Selects the ACL (ZKL_ACL_*) of the nodes the lock creates: its parents
- * below /locks and its lock nodes. Returns ZKL_OK or ZKL_EINVAL. */
+ * below /locks and its lock nodes. Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED
+ * or ZKL_EEXPIRED when the session is closed or expired. */
 ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, int mode);
 
 /* Sets a line of text written into the lock's node at its next acquire,
  * beside the host, pid and process start time the library always writes
  * there; zkl_participants() and `zklock --list` show it. NULL or "" clears
- * it. Copied. Returns ZKL_OK, or ZKL_EINVAL for more than 200 bytes or a
- * control character. */
+ * it. Copied. Returns ZKL_OK; ZKL_EINVAL for more than ZKL_INFO_MAX bytes
+ * or a control character; ZKL_ENOMEM; ZKL_ECLOSED or ZKL_EEXPIRED when the
+ * session is closed or expired. */
 ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
 
 /* Copies the full path of the contender's current node (while it waits or
  * holds) into buf. Returns ZKL_OK; ZKL_ENOTHELD when it has no node;
- * ZKL_EINVAL when buf is NULL or too small (ZooKeeper paths fit in 512
- * bytes with this library's names). */
+ * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL when buf is NULL or too
+ * small (ZKL_PATH_MAX bytes are always enough). */
 ZKL_EXTERN int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len);
 
 /* ------------------------------------------------------------ participants */

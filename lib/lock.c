@@ -1286,7 +1286,7 @@ int zkl_lock_cancel(zkl_lock *l) {
   if (!l)
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
-  rc = zkl__cancel_locked(l);
+  rc = l->s->closing ? ZKL_ECLOSED : zkl__cancel_locked(l);
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }
@@ -1314,25 +1314,34 @@ int64_t zkl_lock_token(const zkl_lock *l) {
 const char *zkl_lock_name(const zkl_lock *l) { return l ? l->name : NULL; }
 
 int zkl_lock_set_acl(zkl_lock *l, int mode) {
+  int rc;
   if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR))
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
-  l->acl = mode;
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK)
+    l->acl = mode;
   pthread_mutex_unlock(&l->s->mu);
-  return ZKL_OK;
+  return rc;
 }
 
 int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
   char *copy = NULL;
+  int rc;
   if (!l || zkl__validate_info(info) != ZKL_OK)
     return ZKL_EINVAL;
   if (info && *info && !(copy = strdup(info)))
     return ZKL_ENOMEM;
   pthread_mutex_lock(&l->s->mu);
-  free(l->info);
-  l->info = copy;
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK) {
+    free(l->info);
+    l->info = copy;
+    copy = NULL;
+  }
   pthread_mutex_unlock(&l->s->mu);
-  return ZKL_OK;
+  free(copy);
+  return rc;
 }
 
 int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len) {
@@ -1340,7 +1349,9 @@ int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len) {
   if (!l || !buf)
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
-  if (l->att && l->att->node && l->att->phase != ZKL_PH_FINISHED) {
+  if (l->s->closing)
+    rc = ZKL_ECLOSED;
+  else if (l->att && l->att->node && l->att->phase != ZKL_PH_FINISHED) {
     int n = snprintf(buf, len, "%s/%s", l->parent, l->att->node);
     rc = n >= 0 && (size_t)n < len ? ZKL_OK : ZKL_EINVAL;
   }
