@@ -239,6 +239,33 @@ ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
 ZKL_EXTERN int zkl_session_add_auth(zkl_session *s, const char *scheme,
                                     const char *credentials, int len);
 
+/* What the library sees of its session, as told to zkl_session_state_cb. */
+enum {
+  ZKL_STATE_CONNECTED = 1,   /* connected (a wrapped handle's first time) */
+  ZKL_STATE_SUSPENDED = 2,   /* the connection dropped: the session may
+                                survive; held locks are in doubt (the lease
+                                decides when they are lost) */
+  ZKL_STATE_RECONNECTED = 3, /* connected again, in the same session */
+  ZKL_STATE_EXPIRED = 4,     /* the session is over: every call on it now
+                                returns ZKL_EEXPIRED; close it and open a
+                                new one */
+  ZKL_STATE_AUTH_FAILED = 5, /* the server refused the credentials: the
+                                session is over, as for EXPIRED */
+  ZKL_STATE_CLOSED = 6       /* zkl_session_close() is done: the last call */
+};
+
+/* Called on each change of the session's state, on the completion thread,
+ * one at a time (ZKL_STATE_CLOSED: on the thread that closes, after every
+ * other callback of the session). The rules of callbacks apply (see
+ * Threads). s stays valid until the callback returns. */
+typedef void (*zkl_session_state_cb)(zkl_session *s, int state, void *arg);
+
+/* Sets (or with NULL clears) the state callback; changes from then on are
+ * told. arg is passed untouched. Returns ZKL_OK; ZKL_EINVAL for NULL s;
+ * ZKL_ECLOSED once close has begun. */
+ZKL_EXTERN int zkl_session_on_state(zkl_session *s, zkl_session_state_cb cb,
+                                    void *arg);
+
 /* Where the ZooKeeper client's log lines and the library's own diagnostics
  * go, process-wide. fn receives a line without a trailing newline and must
  * not call into the library; NULL (the default) discards them, except that
@@ -323,7 +350,7 @@ typedef void (*zkl_acquire_cb)(zkl_lock *l, int rc, int64_t token, void *arg);
 
 /* Called once per async release, on the completion thread, with the status
  * zkl_lock_release() would return. */
-typedef void (*zkl_done_cb)(zkl_lock *l, int rc, void *arg);
+typedef void (*zkl_release_cb)(zkl_lock *l, int rc, void *arg);
 
 /* Starts an acquire and returns at once; cb (required) runs exactly once.
  * timeout_ms as for zkl_lock_acquire(). arg is passed to cb untouched.
@@ -336,7 +363,8 @@ ZKL_EXTERN int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms,
 /* Starts a release and returns at once; cb (may be NULL) runs exactly once.
  * Returns ZKL_OK (cb will run); ZKL_ENOTHELD; ZKL_ELOST once after a loss;
  * ZKL_EINPROGRESS; ZKL_ECLOSED; ZKL_EINVAL (cb will not run). */
-ZKL_EXTERN int zkl_lock_release_async(zkl_lock *l, zkl_done_cb cb, void *arg);
+ZKL_EXTERN int zkl_lock_release_async(zkl_lock *l, zkl_release_cb cb,
+                                      void *arg);
 
 /* Cancels a pending acquire (async or blocking): it completes with
  * ZKL_ECANCELED once its node and watch are gone (or scheduled for deletion

@@ -6,13 +6,13 @@
  */
 #include "config.h"
 
-#include "internal.h"
+#include "engine.h"
 
 /* Starts an acquire (or, with acquire false, a release) on the core and
  * sleeps until the core delivers its result to the waiter. */
 static int wait_for_core(zkl_lock *l, bool acquire, int timeout_ms,
                          int64_t *token) {
-  zkl_session *s = l->s;
+  zkl_session *s = zkl__lock_session(l);
   zkl_waiter w = {0};
   zkl_target t = {0};
   int rc;

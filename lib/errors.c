@@ -1,7 +1,7 @@
 /* errors.c - the error table and the version. */
 #include "config.h"
 
-#include "internal.h"
+#include "common.h"
 
 #define ZKL_STR_(x) #x
 #define ZKL_STR(x) ZKL_STR_(x)

@@ -7,24 +7,22 @@
  * off from every server hears nothing, not even that. What it does know: a
  * request it sent at time t and that the server answered reached the server
  * at t or later, so the session lives on the server until t + T at least
- * (the server's tick rounding only adds to that). The library keeps the send
- * time of the latest answered request (zkl__enter_req_locked), and declares
- * every held lock lost at that time + T - margin: before anyone else can be
- * granted them. While locks are held it sends a cheap read every T/6 so that
- * an idle holder's lease keeps moving; the client's own pings are invisible
- * to us. If the connection comes back in time, the next answer renews the
- * lease and nothing is reported.
+ * (the server's tick rounding only adds to that). The session keeps the send
+ * time of the latest answered request (last_answer_ms, session.c), and every
+ * held lock is declared lost at that time + T - margin: before anyone else
+ * can be granted it. While locks are held a cheap read goes out every T/6
+ * so that an idle holder's lease keeps moving; the client's own pings are
+ * invisible to us. If the connection comes back in time, the next answer
+ * renews the lease and nothing is reported.
  */
 #include "config.h"
 
-#include <string.h>
-
-#include "internal.h"
+#include "session.h"
 
 int zkl__lease_margin_ms(const zkl_session *s) {
   int t = s->negotiated_timeout_ms, m;
-  if (s->lease_margin_ms != 0)
-    return s->lease_margin_ms; /* the user's; -1: lease off */
+  if (s->lease.margin_ms != 0)
+    return s->lease.margin_ms; /* the user's; -1: lease off */
   m = t / 10;
   if (m < 100)
     m = 100;
@@ -35,18 +33,25 @@ int zkl__lease_margin_ms(const zkl_session *s) {
 
 /* The instant (monotonic ms) before which the session is surely alive on
  * the server, minus the margin; 0 when the lease is off or unknown. */
-static int64_t lease_deadline_locked(const zkl_session *s) {
+static int64_t deadline_locked(const zkl_session *s) {
   int margin = zkl__lease_margin_ms(s);
-  if (margin < 0 || s->negotiated_timeout_ms <= 0 || s->last_ack_ms == 0)
+  if (margin < 0 || s->negotiated_timeout_ms <= 0 || s->last_answer_ms == 0)
     return 0;
-  return s->last_ack_ms + s->negotiated_timeout_ms - margin;
+  return s->last_answer_ms + s->negotiated_timeout_ms - margin;
 }
 
 bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms) {
-  int64_t deadline = lease_deadline_locked(s);
+  int64_t deadline = deadline_locked(s);
   if (zkl__lease_margin_ms(s) < 0)
     return false;
   return deadline == 0 || now_ms >= deadline;
+}
+
+void zkl__lease_hold_locked(zkl_session *s, int delta) {
+  if (delta > 0 && s->lease.held++ == 0)
+    zkl__timer_kick_locked(&s->timer); /* heartbeats, and the clock */
+  else if (delta < 0)
+    s->lease.held--;
 }
 
 static void heartbeat_done(int rc, const struct Stat *stat, const void *data) {
@@ -54,66 +59,73 @@ static void heartbeat_done(int rc, const struct Stat *stat, const void *data) {
   zkl_session *s = r->s;
   (void)stat;
   zkl__enter_req_locked(r, rc); /* an answer renews the lease */
-  s->heartbeat_inflight = false;
+  s->lease.heartbeat_inflight = false;
   zkl__req_done_locked(r);
-  zkl__timer_kick_locked(s);
+  zkl__timer_kick_locked(&s->timer);
   zkl__leave(s);
 }
 
 static void send_heartbeat_locked(zkl_session *s) {
-  zkl_req *r = zkl__req_new(s, ZKL_RQ_HEARTBEAT, NULL);
+  zkl_req *r = zkl__req_new_locked(s, ZKL_RQ_HEARTBEAT);
   if (!r)
     return; /* tried again at the next tick */
   if (zoo_aexists(s->zh, "/", 0, heartbeat_done, r) != ZOK) {
     zkl__req_abort_locked(r);
     return;
   }
-  s->heartbeat_inflight = true;
+  s->lease.heartbeat_inflight = true;
 }
 
-/* Appends notices to the list the timer thread runs. */
-static void hand_to_timer_locked(zkl_session *s, zkl_call *notices) {
-  zkl_call **tail = &s->lease_calls;
-  while (*tail)
-    tail = &(*tail)->next;
-  *tail = notices;
-  zkl__timer_kick_locked(s);
+static void declare_lost_locked(zkl_session *s, zkl_call **notices) {
+  if (s->hooks && s->hooks->lease_lost_locked)
+    s->hooks->lease_lost_locked(s->hooks_ctx, notices);
 }
 
 bool zkl__lease_enforce_locked(zkl_session *s) {
-  zkl_call *notices = NULL;
-  if (s->held == 0 || s->dead || zkl__lease_margin_ms(s) < 0 ||
+  zkl_call *notices = NULL, **tail;
+  if (s->lease.held == 0 || s->dead || zkl__lease_margin_ms(s) < 0 ||
       !zkl__lease_expired_locked(s, zkl__now_ms()))
     return false;
   zkl__log("lease expired (found by a call): declaring %u lock(s) lost",
-           s->held);
-  zkl__locks_lease_lost_locked(s, &notices);
-  if (notices)
-    hand_to_timer_locked(s, notices);
+           s->lease.held);
+  declare_lost_locked(s, &notices);
+  /* The caller is a user's thread that may hold its own locks: the
+   * notices run on the timer thread, as every lease notice does. */
+  for (tail = &s->lease.notices; *tail; tail = &(*tail)->next)
+    ;
+  *tail = notices;
+  zkl__timer_kick_locked(&s->timer);
   return true;
 }
 
-int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now, zkl_call **direct) {
-  int64_t deadline, next = 0, beat;
-  if (s->held == 0 || s->dead || s->closing || zkl__lease_margin_ms(s) < 0)
+zkl_call *zkl__lease_take_notices_locked(zkl_session *s) {
+  zkl_call *list = s->lease.notices;
+  s->lease.notices = NULL;
+  return list;
+}
+
+int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now,
+                               zkl_call **direct) {
+  int64_t deadline, next, beat;
+  if (s->lease.held == 0 || s->dead || s->closing ||
+      zkl__lease_margin_ms(s) < 0)
     return 0;
-  deadline = lease_deadline_locked(s);
+  deadline = deadline_locked(s);
   if (deadline != 0 && now >= deadline) {
     zkl__log("lease expired: nothing heard from the server for %lld ms of a "
              "%d ms session; declaring %u lock(s) lost",
-             (long long)(now - s->last_ack_ms), s->negotiated_timeout_ms,
-             s->held);
-    zkl__locks_lease_lost_locked(s, direct);
+             (long long)(now - s->last_answer_ms), s->negotiated_timeout_ms,
+             s->lease.held);
+    declare_lost_locked(s, direct);
     return 0;
   }
   next = deadline;
-  if (s->connected && !s->heartbeat_inflight) {
-    beat = s->last_ack_ms + s->negotiated_timeout_ms / 6;
-    if (now >= beat) {
+  if (s->connected && !s->lease.heartbeat_inflight) {
+    beat = s->last_answer_ms + s->negotiated_timeout_ms / 6;
+    if (now >= beat)
       send_heartbeat_locked(s);
-    } else if (beat < next) {
+    else if (beat < next)
       next = beat;
-    }
   }
   return next;
 }
@@ -123,12 +135,14 @@ int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
   if (!s)
     return ZKL_EINVAL;
   pthread_mutex_lock(&s->mu);
-  if (margin_ms > 0 && s->negotiated_timeout_ms > 0 &&
-      margin_ms >= s->negotiated_timeout_ms)
+  if (s->closing)
+    rc = ZKL_ECLOSED;
+  else if (margin_ms > 0 && s->negotiated_timeout_ms > 0 &&
+           margin_ms >= s->negotiated_timeout_ms)
     rc = ZKL_EINVAL; /* the lease would run out before it began */
   else
-    s->lease_margin_ms = margin_ms < 0 ? -1 : margin_ms;
-  zkl__timer_kick_locked(s);
+    s->lease.margin_ms = margin_ms < 0 ? -1 : margin_ms;
+  zkl__timer_kick_locked(&s->timer);
   pthread_mutex_unlock(&s->mu);
   return rc;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "session.h"
 
 typedef struct node_read {
   char *name;
@@ -37,7 +37,7 @@ static void read_done(int rc, const char *value, int len,
                       const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  query *q = r->query;
+  query *q = r->owner;
   node_read *n = &q->nodes[r->index];
   zkl__enter_req_locked(r, rc);
   if (rc == ZOK) {
@@ -57,7 +57,7 @@ static void list_done(int rc, const struct String_vector *children,
                       const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  query *q = r->query;
+  query *q = r->owner;
   int i;
   zkl__enter_req_locked(r, rc);
   if (rc == ZOK && children->count > 0) {
@@ -80,12 +80,12 @@ static void list_done(int rc, const struct String_vector *children,
     }
     q->count++;
     snprintf(path, sizeof path, "%s/%s", q->parent, n->name);
-    get = zkl__req_new(s, ZKL_RQ_QUERY, NULL);
+    get = zkl__req_new_locked(s, ZKL_RQ_QUERY);
     if (!get) {
       q->rc = ZKL_ENOMEM;
       break;
     }
-    get->query = q;
+    get->owner = q;
     get->index = q->count - 1;
     rc = zoo_aget(s->zh, path, 0, read_done, get);
     if (rc != ZOK) {
@@ -102,49 +102,45 @@ static void list_done(int rc, const struct String_vector *children,
 
 /* Lays the answer out in one allocation: the array, then the strings. */
 static int build_result(query *q, zkl_participant **out, int *count) {
-  const char **order;
-  int kept = 0, i, j;
+  char **names;
+  zkl_queue order;
+  int present = 0, i, j, rc;
   size_t size;
   char *strings;
   zkl_participant *list;
-  int *rank;
 
-  order = calloc((size_t)(q->count ? q->count : 1), sizeof *order);
-  rank = calloc((size_t)(q->count ? q->count : 1), sizeof *rank);
-  if (!order || !rank) {
-    free(order);
-    free(rank);
+  names = calloc((size_t)(q->count ? q->count : 1), sizeof *names);
+  if (!names)
     return ZKL_ENOMEM;
-  }
   for (i = 0; i < q->count; i++)
     if (q->nodes[i].present)
-      order[kept++] = q->nodes[i].name;
-  kept = zkl__queue_order(order, kept);
-  if (kept < 0) {
-    free(order);
-    free(rank);
-    return ZKL_ENOMEM;
-  }
-  /* rank[i]: which read is i-th in the queue */
-  size = sizeof *list * (size_t)(kept ? kept : 1);
-  for (i = 0; i < kept; i++)
+      names[present++] = q->nodes[i].name;
+  rc = zkl__queue_build(names, present, zkl__mutex_markers, NULL, NULL,
+                        &order);
+  free(names);
+  if (rc != ZKL_OK)
+    return rc;
+  /* entries[i].name points at the name of the read it came from */
+  size = sizeof *list * (size_t)(order.count ? order.count : 1);
+  for (i = 0; i < order.count; i++)
     for (j = 0; j < q->count; j++)
-      if (q->nodes[j].name == order[i]) {
+      if (q->nodes[j].name == order.entries[i].name) {
         node_read *n = &q->nodes[j];
-        rank[i] = j;
         size += strlen(q->parent) + 1 + strlen(n->name) + 1 +
                 strlen(n->owner.host) + 1 + strlen(n->owner.info) + 1;
       }
   list = malloc(size);
   if (!list) {
-    free(order);
-    free(rank);
+    zkl__queue_free(&order);
     return ZKL_ENOMEM;
   }
-  strings = (char *)(list + (kept ? kept : 1));
-  for (i = 0; i < kept; i++) {
-    node_read *n = &q->nodes[rank[i]];
+  strings = (char *)(list + (order.count ? order.count : 1));
+  for (i = 0; i < order.count; i++) {
+    node_read *n = NULL;
     zkl_participant *p = &list[i];
+    for (j = 0; j < q->count && !n; j++)
+      if (q->nodes[j].name == order.entries[i].name)
+        n = &q->nodes[j];
     p->node = strings;
     strings += sprintf(strings, "%s/%s", q->parent, n->name) + 1;
     p->token = n->czxid;
@@ -156,10 +152,9 @@ static int build_result(query *q, zkl_participant **out, int *count) {
     p->info = strcpy(strings, n->owner.info);
     strings += strlen(strings) + 1;
   }
-  free(order);
-  free(rank);
   *out = list;
-  *count = kept;
+  *count = order.count;
+  zkl__queue_free(&order);
   return ZKL_OK;
 }
 
@@ -181,10 +176,10 @@ int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
     return ZKL_ESYSTEM;
   pthread_mutex_lock(&s->mu);
   rc = zkl__session_usable_locked(s);
-  if (rc == ZKL_OK && !(r = zkl__req_new(s, ZKL_RQ_QUERY, NULL)))
+  if (rc == ZKL_OK && !(r = zkl__req_new_locked(s, ZKL_RQ_QUERY)))
     rc = ZKL_ENOMEM;
   if (rc == ZKL_OK) {
-    r->query = &q;
+    r->owner = &q;
     q.pending = 1;
     rc = zoo_aget_children(s->zh, parent, 0, list_done, r);
     if (rc != ZOK) {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "common.h"
 
 int64_t zkl__now_ms(void) {
   struct timespec ts;

@@ -1,80 +1,64 @@
 /*
- * timer.c - one thread per session for everything that happens by the clock:
- * acquire deadlines, heartbeats and the lease. It sleeps on a monotonic
- * condition variable until the earliest of them and is kicked when one
- * moves earlier. No thread per lock, no polling.
- *
- * It also runs the lost notices of an expired lease itself: the completion
- * thread cannot be relied on then (it may be stuck behind a connection
- * attempt to an unreachable server).
+ * timer.c - one thread that calls one tick function by the clock. The tick
+ * does the work (acquire deadlines, heartbeats, the lease: see events.c)
+ * and says when to call it again; the thread sleeps on a monotonic
+ * condition variable until then, or until kicked because a deadline moved
+ * earlier. No thread per lock, no polling.
  */
 #include "config.h"
 
-#include "internal.h"
-
-static int64_t earliest(int64_t a, int64_t b) {
-  if (a == 0)
-    return b;
-  if (b == 0)
-    return a;
-  return a < b ? a : b;
-}
+#include "session.h"
 
 static void *timer_main(void *arg) {
-  zkl_session *s = arg;
-  /* Blocking calls from a lost callback run here would stall every
-   * deadline of the session, and an acquire would wait for this very
-   * thread: refuse them as on a completion thread. */
+  zkl_timer *t = arg;
+  /* A blocking call from a callback run here (a lost notice) would stall
+   * every deadline of the session: refuse them as on a completion
+   * thread. */
   zkl__mark_zk_thread();
-  pthread_mutex_lock(&s->mu);
-  while (!s->timer_stop) {
-    int64_t now = zkl__now_ms(), next;
-    zkl_call *notices = NULL;
-    next = zkl__locks_expire_locked(s, now);
-    next = earliest(next, zkl__lease_tick_locked(s, now, &notices));
-    if (s->lease_calls) { /* found by a user's call meanwhile */
-      zkl_call **tail = &notices;
-      while (*tail)
-        tail = &(*tail)->next;
-      *tail = s->lease_calls;
-      s->lease_calls = NULL;
-    }
-    if (notices) {
-      zkl__run_calls_locked(s, notices);
-      continue; /* time passed while they ran */
-    }
+  pthread_mutex_lock(t->mu);
+  while (!t->stop) {
+    int64_t next = t->tick_locked(t->ctx, zkl__now_ms());
+    if (t->stop)
+      break;
     if (next == 0)
-      pthread_cond_wait(&s->timer_cond, &s->mu);
-    else
-      zkl__cond_wait_until(&s->timer_cond, &s->mu, next);
+      pthread_cond_wait(&t->cond, t->mu);
+    else if (next > zkl__now_ms())
+      zkl__cond_wait_until(&t->cond, t->mu, next);
   }
-  if (s->lease_calls) { /* closing: every callback runs before close ends */
-    zkl_call *notices = s->lease_calls;
-    s->lease_calls = NULL;
-    zkl__run_calls_locked(s, notices);
-  }
-  pthread_mutex_unlock(&s->mu);
+  pthread_mutex_unlock(t->mu);
   return NULL;
 }
 
-int zkl__timer_start(zkl_session *s) {
-  if (pthread_create(&s->timer, NULL, timer_main, s) != 0)
+int zkl__timer_start(zkl_timer *t, pthread_mutex_t *mu,
+                     int64_t (*tick_locked)(void *ctx, int64_t now),
+                     void *ctx) {
+  if (zkl__cond_init(&t->cond) != ZKL_OK)
     return ZKL_ESYSTEM;
-  s->timer_running = true;
+  t->mu = mu;
+  t->tick_locked = tick_locked;
+  t->ctx = ctx;
+  t->stop = false;
+  if (pthread_create(&t->thread, NULL, timer_main, t) != 0) {
+    pthread_cond_destroy(&t->cond);
+    return ZKL_ESYSTEM;
+  }
+  t->running = true;
   return ZKL_OK;
 }
 
-void zkl__timer_stop(zkl_session *s) {
-  if (!s->timer_running)
+void zkl__timer_stop(zkl_timer *t) {
+  if (!t->running)
     return;
-  pthread_mutex_lock(&s->mu);
-  s->timer_stop = true;
-  pthread_cond_signal(&s->timer_cond);
-  pthread_mutex_unlock(&s->mu);
-  pthread_join(s->timer, NULL);
-  s->timer_running = false;
+  pthread_mutex_lock(t->mu);
+  t->stop = true;
+  pthread_cond_signal(&t->cond);
+  pthread_mutex_unlock(t->mu);
+  pthread_join(t->thread, NULL);
+  pthread_cond_destroy(&t->cond);
+  t->running = false;
 }
 
-void zkl__timer_kick_locked(zkl_session *s) {
-  pthread_cond_signal(&s->timer_cond);
+void zkl__timer_kick_locked(zkl_timer *t) {
+  if (t->running)
+    pthread_cond_signal(&t->cond);
 }

@@ -137,38 +137,41 @@ int fuzz_reference_valid(const char *name, size_t n) {
 
 /* -------------------------------------------------------------- target */
 
+/* The markers of every recipe, so that all of the queue code is fuzzed. */
+static const char *const every_marker[] = {"lock-",    "__lock__", "__READ__",
+                                           "__WRIT__", "__rlock__", "lease-",
+                                           "latch-",   NULL};
+
 static void check_order(char **names, int count) {
-  int i;
-  if (count == 0)
-    return;
+  int i, j;
+  zkl_queue q;
   for (i = 0; i < count; i++) {
-    zkl_standing st;
     int32_t seq;
-    zkl__standing(names, count, names[i], NULL, &st, NULL);
-    if (!zkl__parse_seq(names[i], &seq)) {
-      if (st.own_found || st.n_before || st.pred != -1)
-        abort(); /* a non-lock node has no standing */
-      continue;
-    }
-    if (!st.own_found)
-      abort();
-    if (st.n_before == 0 && st.pred != -1)
-      abort();
-    if (st.n_before > 0 && (st.pred < 0 || st.pred >= count))
-      abort();
-  }
-  {
-    const char **copy = malloc(sizeof *copy * (size_t)count);
-    int kept;
-    if (!copy)
+    int is_node = zkl__parse_seq_of(names[i], every_marker, &seq) != 0;
+    if (zkl__queue_build(names, count, every_marker, names[i], NULL, &q) !=
+        ZKL_OK)
       return;
-    memcpy(copy, names, sizeof *copy * (size_t)count);
-    kept = zkl__queue_order(copy, count);
-    if (kept < 0 || kept > count)
+    /* a node is in its own queue, exactly once; anything else is not */
+    if (is_node != (q.own >= 0))
       abort();
-    /* the first in queue order has nobody before it among the lock nodes,
-     * when the numbers fit in a window of 2^31 (always, in practice) */
-    free(copy);
+    if (q.own >= 0 && strcmp(q.entries[q.own].name, names[i]) != 0)
+      abort();
+    if (q.count > count || q.n_duplicates != 0)
+      abort();
+    /* entries hold only nodes, each with the kind of its marker */
+    for (j = 0; j < q.count; j++)
+      if (zkl__parse_seq_of(q.entries[j].name, every_marker, &seq) !=
+              q.entries[j].kind + 1 ||
+          seq != q.entries[j].seq)
+        abort();
+    /* ordered around the contender's own number (serial arithmetic): no
+     * entry before it has a later number, none after it an earlier one */
+    for (j = 0; q.own >= 0 && j < q.count; j++) {
+      int32_t d = zkl__seq_distance(q.entries[q.own].seq, q.entries[j].seq);
+      if ((j < q.own && d > 0) || (j > q.own && d < 0))
+        abort();
+    }
+    zkl__queue_free(&q);
   }
 }
 

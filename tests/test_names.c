@@ -95,67 +95,92 @@ static void test_parse_seq(void) {
   CU_ASSERT(!zkl__parse_seq("_c_x-lock--5", &v));
 }
 
+/* Builds the mutex queue of names as contender own (NULL: none). */
+static zkl_queue queue_of(char **names, int n, const char *own,
+                          const char *prefix) {
+  zkl_queue q;
+  CU_ASSERT_EQUAL_FATAL(zkl__queue_build(names, n, zkl__mutex_markers, own,
+                                         prefix, &q),
+                        ZKL_OK);
+  return q;
+}
+
+/* The name of the entry the mutex rule waits for, or NULL on a grant. */
+static const char *mutex_waits_for(const zkl_queue *q) {
+  zkl_verdict v;
+  zkl__recipe_mutex.decide(q, NULL, &v);
+  if (v.kind == ZKL_GRANT)
+    return NULL;
+  CU_ASSERT_EQUAL(v.kind, ZKL_WAIT_NODE);
+  return q->entries[v.node].name;
+}
+
 static void test_standing_basic(void) {
   char *names[] = {"_c_b-lock-0000000003", "other", "_c_a-lock-0000000001",
                    "_c_me-lock-0000000004", "_c_c-lock-0000000010",
                    "_c_d-lock-0000000002"};
-  zkl_standing st;
-  zkl__standing(names, 6, "_c_me-lock-0000000004", "_c_me-lock-", &st, NULL);
-  CU_ASSERT(st.own_found);
-  CU_ASSERT_EQUAL(st.n_before, 3);
-  CU_ASSERT_EQUAL(st.pred, 0); /* 3 is the immediate predecessor */
-  CU_ASSERT_EQUAL(st.n_duplicates, 0);
+  zkl_queue q = queue_of(names, 6, "_c_me-lock-0000000004", "_c_me-lock-");
+  CU_ASSERT_EQUAL(q.count, 5); /* "other" is not a lock node */
+  CU_ASSERT_EQUAL(q.own, 3);   /* three before it */
+  CU_ASSERT_STRING_EQUAL(mutex_waits_for(&q), names[0]); /* 3 comes last */
+  CU_ASSERT_EQUAL(q.n_duplicates, 0);
+  zkl__queue_free(&q);
 
-  zkl__standing(names, 6, "_c_a-lock-0000000001", "_c_a-lock-", &st, NULL);
-  CU_ASSERT(st.own_found);
-  CU_ASSERT_EQUAL(st.n_before, 0);
-  CU_ASSERT_EQUAL(st.pred, -1);
+  q = queue_of(names, 6, "_c_a-lock-0000000001", "_c_a-lock-");
+  CU_ASSERT_EQUAL(q.own, 0);
+  CU_ASSERT_PTR_NULL(mutex_waits_for(&q)); /* granted */
+  zkl__queue_free(&q);
 
-  zkl__standing(names, 6, "_c_zz-lock-0000000005", "_c_zz-lock-", &st, NULL);
-  CU_ASSERT(!st.own_found);
+  q = queue_of(names, 6, "_c_zz-lock-0000000005", "_c_zz-lock-");
+  CU_ASSERT_EQUAL(q.own, -1);
+  zkl__queue_free(&q);
 }
 
 static void test_standing_numeric_not_string(void) {
   /* "lock-0000000010" sorts before "lock-0000000009" by prefix string, not
    * by number, when the uuids differ: order must be numeric. */
   char *names[] = {"_c_zzz-lock-0000000009", "_c_aaa-lock-0000000010"};
-  zkl_standing st;
-  zkl__standing(names, 2, "_c_aaa-lock-0000000010", "_c_aaa-lock-", &st, NULL);
-  CU_ASSERT_EQUAL(st.n_before, 1);
-  CU_ASSERT_EQUAL(st.pred, 0);
+  zkl_queue q = queue_of(names, 2, "_c_aaa-lock-0000000010", "_c_aaa-lock-");
+  CU_ASSERT_EQUAL(q.own, 1);
+  CU_ASSERT_STRING_EQUAL(mutex_waits_for(&q), names[0]);
+  zkl__queue_free(&q);
 }
 
 static void test_standing_wrap(void) {
   /* The parent's cversion wrapped: -2147483648 came after 2147483647. */
   char *names[] = {"_c_a-lock-2147483646", "_c_b-lock-2147483647",
                    "_c_c-lock--2147483648", "_c_d-lock--2147483647"};
-  zkl_standing st;
-  zkl__standing(names, 4, "_c_c-lock--2147483648", "_c_c-lock-", &st, NULL);
-  CU_ASSERT_EQUAL(st.n_before, 2);
-  CU_ASSERT_EQUAL(st.pred, 1);
-  zkl__standing(names, 4, "_c_a-lock-2147483646", "_c_a-lock-", &st, NULL);
-  CU_ASSERT_EQUAL(st.n_before, 0);
+  zkl_queue q = queue_of(names, 4, "_c_c-lock--2147483648", "_c_c-lock-");
+  CU_ASSERT_EQUAL(q.own, 2);
+  CU_ASSERT_STRING_EQUAL(mutex_waits_for(&q), names[1]);
+  zkl__queue_free(&q);
+  q = queue_of(names, 4, "_c_a-lock-2147483646", "_c_a-lock-");
+  CU_ASSERT_EQUAL(q.own, 0);
+  zkl__queue_free(&q);
 }
 
 static void test_standing_duplicates(void) {
   char *names[] = {"_c_me-lock-0000000004", "_c_x-lock-0000000001",
                    "_c_me-lock-0000000006"};
-  int dup[3];
-  zkl_standing st;
-  zkl__standing(names, 3, "_c_me-lock-0000000004", "_c_me-lock-", &st, dup);
-  CU_ASSERT_EQUAL(st.n_duplicates, 1);
-  CU_ASSERT_EQUAL(dup[0], 2);
-  CU_ASSERT_EQUAL(st.n_before, 1); /* duplicates do not queue */
+  zkl_queue q = queue_of(names, 3, "_c_me-lock-0000000004", "_c_me-lock-");
+  CU_ASSERT_EQUAL(q.n_duplicates, 1);
+  CU_ASSERT_EQUAL(q.duplicates[0], 2);
+  CU_ASSERT_EQUAL(q.count, 2); /* duplicates do not queue */
+  CU_ASSERT_EQUAL(q.own, 1);
+  zkl__queue_free(&q);
 }
 
 static void test_queue_order(void) {
-  const char *names[] = {"_c_c-lock-0000000012", "junk", "_c_a-lock-0000000002",
-                         "x__lock__0000000007"};
-  int n = zkl__queue_order(names, 4);
-  CU_ASSERT_EQUAL(n, 3);
-  CU_ASSERT_STRING_EQUAL(names[0], "_c_a-lock-0000000002");
-  CU_ASSERT_STRING_EQUAL(names[1], "x__lock__0000000007");
-  CU_ASSERT_STRING_EQUAL(names[2], "_c_c-lock-0000000012");
+  char *names[] = {"_c_c-lock-0000000012", "junk", "_c_a-lock-0000000002",
+                   "x__lock__0000000007"};
+  zkl_queue q = queue_of(names, 4, NULL, NULL);
+  CU_ASSERT_EQUAL(q.count, 3);
+  CU_ASSERT_STRING_EQUAL(q.entries[0].name, "_c_a-lock-0000000002");
+  CU_ASSERT_STRING_EQUAL(q.entries[1].name, "x__lock__0000000007");
+  CU_ASSERT_EQUAL(q.entries[1].kind, 1); /* kazoo's marker */
+  CU_ASSERT_STRING_EQUAL(q.entries[2].name, "_c_c-lock-0000000012");
+  CU_ASSERT_EQUAL(q.own, -1);
+  zkl__queue_free(&q);
 }
 
 static void test_strerror(void) {

@@ -1,0 +1,203 @@
+/*
+ * cleanup.c - what the session owes the server: deletions of nodes nobody
+ * wants any more, and removals of watches nobody wants any more, when they
+ * could not be done at once (the connection was down, or dropped on the
+ * way). Each job is retried after every reconnect until it succeeds or the
+ * session ends, since the end of the session takes ephemeral nodes and
+ * watches with it (rule 7 of the recipe: clear local state only after
+ * that; CURATOR-678 lost every later acquire by clearing first).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+typedef struct zkl_cleanup {
+  zkl_link link; /* in s->cleanups.jobs */
+  enum {
+    CLEAN_DELETE,        /* delete path */
+    CLEAN_DELETE_PREFIX, /* delete children of path starting with prefix */
+    CLEAN_UNWATCH        /* remove the watch (path, wtype, watcher, ctx) */
+  } kind;
+  char *path;
+  char prefix[ZKL_PREFIX_MAX];
+  int wtype;
+  watcher_fn watcher;
+  void *ctx;
+  void (*done_locked)(void *ctx, int rc);
+  bool inflight;
+} zkl_cleanup;
+
+unsigned zkl__cleanups_count_locked(const zkl_session *s) {
+  return zkl__list_length(&s->cleanups.jobs);
+}
+
+/* zoo_aremove_watches() declares its completion as a pointer to a function
+ * pointer but stores and calls the pointer's value as the function. */
+static void_completion_t *as_completion_ptr(void_completion_t fn) {
+  void_completion_t *p;
+  memcpy(&p, &fn, sizeof p);
+  return p;
+}
+
+static void job_free_locked(zkl_session *s, zkl_cleanup *job, int rc) {
+  zkl__list_remove(&job->link);
+  if (job->kind == CLEAN_UNWATCH)
+    job->done_locked(job->ctx, rc);
+  free(job->path);
+  free(job);
+  if (zkl__list_empty(&s->cleanups.jobs) && s->cleanups.drained_locked)
+    s->cleanups.drained_locked(s);
+}
+
+static void job_run_locked(zkl_session *s, zkl_cleanup *job);
+
+static void job_finish_locked(zkl_session *s, zkl_cleanup *job, int rc) {
+  job->inflight = false;
+  if (zkl__is_connection_loss(rc) && !s->dead && !s->closed) {
+    if (s->connected)
+      job_run_locked(s, job); /* the client already reconnected */
+    return;                   /* else retried on the next reconnect */
+  }
+  if (rc != ZOK && rc != ZNONODE && rc != ZNOWATCHER &&
+      !zkl__is_session_over(rc))
+    zkl__log("cleanup of %s failed: %s; giving up", job->path, zerror(rc));
+  job_free_locked(s, job, rc);
+}
+
+static void void_done(int rc, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl__enter_req_locked(r, rc);
+  job_finish_locked(s, r->owner, rc);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+static void list_done(int rc, const struct String_vector *children,
+                      const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl_cleanup *job = r->owner;
+  int i;
+  zkl__enter_req_locked(r, rc);
+  if (rc == ZOK) {
+    char path[ZKL_PATH_MAX];
+    size_t plen = strlen(job->prefix);
+    for (i = 0; i < children->count; i++) {
+      if (strncmp(children->data[i], job->prefix, plen) != 0)
+        continue;
+      snprintf(path, sizeof path, "%s/%s", job->path, children->data[i]);
+      zkl__cleanup_delete_locked(s, path);
+    }
+  }
+  job_finish_locked(s, job, rc);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+static void job_run_locked(zkl_session *s, zkl_cleanup *job) {
+  zkl_req *r;
+  int rc;
+  if (job->inflight || !s->connected || s->dead || s->closed)
+    return;
+  r = zkl__req_new_locked(s, ZKL_RQ_CLEANUP);
+  if (!r)
+    return; /* retried at the next reconnect */
+  r->owner = job;
+  switch (job->kind) {
+  case CLEAN_DELETE:
+    rc = zoo_adelete(s->zh, job->path, -1, void_done, r);
+    break;
+  case CLEAN_DELETE_PREFIX:
+    rc = zoo_aget_children(s->zh, job->path, 0, list_done, r);
+    break;
+  default:
+    /* Never local=1 asynchronously: the client then treats data as a
+     * synchronous completion record. */
+    rc = zoo_aremove_watches(s->zh, job->path, job->wtype, job->watcher,
+                             job->ctx, 0, as_completion_ptr(void_done), r);
+    break;
+  }
+  if (rc != ZOK) {
+    zkl__req_abort_locked(r);
+    /* Refused at once. ZNOWATCHER: the client no longer holds the watcher
+     * because its event has come in; that event may still wait in the
+     * completion queue and will reach the watcher, which the owner learns
+     * from done(). A lost connection waits for the reconnect. */
+    if (!zkl__is_connection_loss(rc))
+      job_finish_locked(s, job, rc);
+    return;
+  }
+  job->inflight = true;
+}
+
+static zkl_cleanup *job_new_locked(zkl_session *s, int kind,
+                                   const char *path) {
+  zkl_cleanup *job;
+  if (s->dead || s->closed)
+    return NULL; /* the session's end removes its ephemeral nodes */
+  job = calloc(1, sizeof *job);
+  if (!job)
+    return NULL;
+  job->kind = kind;
+  if (!(job->path = strdup(path))) {
+    free(job);
+    return NULL;
+  }
+  zkl__list_push(&s->cleanups.jobs, &job->link);
+  return job;
+}
+
+void zkl__cleanup_delete_locked(zkl_session *s, const char *path) {
+  zkl_cleanup *job = job_new_locked(s, CLEAN_DELETE, path);
+  if (job)
+    job_run_locked(s, job);
+}
+
+void zkl__cleanup_prefix_locked(zkl_session *s, const char *parent,
+                                const char *prefix) {
+  zkl_cleanup *job = job_new_locked(s, CLEAN_DELETE_PREFIX, parent);
+  if (!job)
+    return;
+  snprintf(job->prefix, sizeof job->prefix, "%s", prefix);
+  job_run_locked(s, job);
+}
+
+void zkl__cleanup_unwatch_locked(zkl_session *s, const char *path, int wtype,
+                                 watcher_fn watcher, void *ctx,
+                                 void (*done_locked)(void *ctx, int rc)) {
+  zkl_cleanup *job = job_new_locked(s, CLEAN_UNWATCH, path);
+  if (!job) {
+    done_locked(ctx, s->dead || s->closed ? ZSESSIONEXPIRED : ZKL_ENOMEM);
+    return;
+  }
+  job->wtype = wtype;
+  job->watcher = watcher;
+  job->ctx = ctx;
+  job->done_locked = done_locked;
+  job_run_locked(s, job);
+}
+
+void zkl__cleanups_run_locked(zkl_session *s) {
+  zkl_link *n, *next;
+  for (n = s->cleanups.jobs.next; n != &s->cleanups.jobs; n = next) {
+    next = n->next;
+    job_run_locked(s, zkl__container_of(n, zkl_cleanup, link));
+  }
+}
+
+/* Forgets the jobs that wait for a reconnect. One whose request is in
+ * flight stays: its completion comes (with ZSESSIONEXPIRED, say) and frees
+ * it, seeing the session over. */
+void zkl__cleanups_drop_locked(zkl_session *s) {
+  zkl_link *n, *next;
+  for (n = s->cleanups.jobs.next; n != &s->cleanups.jobs; n = next) {
+    zkl_cleanup *job = zkl__container_of(n, zkl_cleanup, link);
+    next = n->next;
+    if (!job->inflight)
+      job_free_locked(s, job, ZSESSIONEXPIRED);
+  }
+}

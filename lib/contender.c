@@ -1,0 +1,250 @@
+/*
+ * contender.c - the zkl_lock object: its life (references), its settings,
+ * and how its results reach the user: blocking waiters, callbacks queued
+ * for the completion thread, and the engine's own hooks.
+ *
+ * A lock is referenced by the user (until zkl_lock_free), by each of its
+ * attempts, and by each queued notice, so the pointer a callback receives
+ * is valid memory until the callback returns.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* A user callback for one lock. */
+struct zkl_notice {
+  zkl_call base;
+  enum { N_ACQUIRE, N_RELEASE, N_LOST } kind;
+  zkl_lock *l; /* reference, taken when queued */
+  int rc;      /* status, or the lost reason */
+  int64_t token;
+  zkl_acquire_cb acquire_cb;
+  zkl_release_cb release_cb;
+  zkl_lost_cb lost_cb;
+  void *arg;
+};
+
+/* ------------------------------------------------------------ the object */
+
+int zkl__lock_new(zkl_lock **out, zkl_session *s, const char *name,
+                  const char *queue, const zkl_recipe *r, const void *arg) {
+  zkl_engine *e;
+  zkl_lock *l = calloc(1, sizeof *l);
+  int rc;
+  if (!l)
+    return ZKL_ENOMEM;
+  l->name = strdup(name);
+  l->queue = strdup(queue);
+  if (!l->name || !l->queue) {
+    free(l->name);
+    free(l->queue);
+    free(l);
+    return ZKL_ENOMEM;
+  }
+  l->recipe = r;
+  l->arg = arg;
+  pthread_mutex_lock(&s->mu);
+  rc = zkl__session_usable_locked(s);
+  /* the caller attached the engine (zkl__engine_of_locked) */
+  if (rc == ZKL_OK && !(e = zkl__session_hooks_ctx_locked(s)))
+    rc = ZKL_ENOMEM;
+  if (rc != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    free(l->name);
+    free(l->queue);
+    free(l);
+    return rc;
+  }
+  l->s = s;
+  l->refs = 1;
+  zkl__session_ref_locked(s);
+  zkl__list_push(&e->locks, &l->link);
+  pthread_mutex_unlock(&s->mu);
+  *out = l;
+  return ZKL_OK;
+}
+
+void zkl__lock_set_gate(zkl_lock *l, zkl_lock *gate,
+                        void (*lost_hook_locked)(void *ctx, int reason),
+                        void *ctx) {
+  l->gate = gate;
+  gate->lost_hook_locked = lost_hook_locked;
+  gate->lost_hook_ctx = ctx;
+}
+
+zkl_session *zkl__lock_session(const zkl_lock *l) { return l->s; }
+
+void zkl__lock_ref_locked(zkl_lock *l) { l->refs++; }
+
+void zkl__lock_unref_locked(zkl_lock *l) {
+  zkl_session *s = l->s;
+  if (--l->refs > 0)
+    return;
+  zkl__list_remove(&l->link);
+  free(l->name);
+  free(l->queue);
+  free(l->info);
+  free(l);
+  zkl__session_unref_locked(s);
+}
+
+void zkl__each_lock_locked(zkl_engine *e, void (*fn)(zkl_lock *l, void *ctx),
+                           void *ctx) {
+  zkl_link *n, *next;
+  for (n = e->locks.next; n != &e->locks; n = next) {
+    zkl_lock *l = zkl__container_of(n, zkl_lock, link);
+    l->refs++; /* keeps n valid until next is read */
+    fn(l, ctx);
+    next = n->next;
+    zkl__lock_unref_locked(l);
+  }
+}
+
+/* --------------------------------------------------------------- notices */
+
+static void notice_run(zkl_call *c) {
+  zkl_notice *n = (zkl_notice *)c;
+  switch (n->kind) {
+  case N_ACQUIRE:
+    n->acquire_cb(n->l, n->rc, n->token, n->arg);
+    break;
+  case N_RELEASE:
+    if (n->release_cb)
+      n->release_cb(n->l, n->rc, n->arg);
+    break;
+  case N_LOST:
+    n->lost_cb(n->l, n->rc, n->arg);
+    break;
+  }
+}
+
+static void notice_release_locked(zkl_call *c) {
+  zkl_notice *n = (zkl_notice *)c;
+  zkl__lock_unref_locked(n->l);
+  free(n);
+}
+
+static zkl_notice *notice_new(int kind) {
+  zkl_notice *n = calloc(1, sizeof *n);
+  if (!n)
+    return NULL;
+  n->base.run = notice_run;
+  n->base.release_locked = notice_release_locked;
+  n->kind = kind;
+  return n;
+}
+
+zkl_notice *zkl__notice_acquire(zkl_acquire_cb cb, void *arg) {
+  zkl_notice *n = notice_new(N_ACQUIRE);
+  if (n) {
+    n->acquire_cb = cb;
+    n->arg = arg;
+  }
+  return n;
+}
+
+zkl_notice *zkl__notice_release(zkl_release_cb cb, void *arg) {
+  zkl_notice *n = notice_new(N_RELEASE);
+  if (n) {
+    n->release_cb = cb;
+    n->arg = arg;
+  }
+  return n;
+}
+
+void zkl__notice_free(zkl_notice *n) { free(n); }
+
+void zkl__notify_locked(zkl_lock *l, zkl_target *t, int rc, int64_t token) {
+  if (t->waiter) {
+    t->waiter->rc = rc;
+    t->waiter->token = token;
+    t->waiter->done = true;
+    pthread_cond_signal(&t->waiter->cond);
+    t->waiter = NULL;
+  } else if (t->notice) {
+    zkl_notice *n = t->notice;
+    t->notice = NULL;
+    n->l = l;
+    l->refs++;
+    n->rc = rc;
+    n->token = token;
+    zkl__queue_call_locked(l->s, &n->base);
+  } else if (t->hook_locked) {
+    void (*hook)(void *, int, int64_t) = t->hook_locked;
+    t->hook_locked = NULL;
+    hook(t->hook_ctx, rc, token);
+  }
+}
+
+void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct) {
+  zkl_notice *n;
+  if (l->lost_hook_locked) {
+    l->lost_hook_locked(l->lost_hook_ctx, reason);
+    return;
+  }
+  if (!l->lost_cb)
+    return;
+  if (!(n = notice_new(N_LOST))) {
+    zkl__log("out of memory: lost notice for lock %s dropped", l->name);
+    return;
+  }
+  n->l = l;
+  l->refs++;
+  n->rc = reason;
+  n->lost_cb = l->lost_cb;
+  n->arg = l->lost_arg;
+  if (direct) {
+    n->base.next = *direct;
+    *direct = &n->base;
+  } else {
+    zkl__queue_call_locked(l->s, &n->base);
+  }
+}
+
+/* -------------------------------------------------------------- settings */
+
+void zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg) {
+  if (!l)
+    return;
+  pthread_mutex_lock(&l->s->mu);
+  l->lost_cb = cb;
+  l->lost_arg = arg;
+  pthread_mutex_unlock(&l->s->mu);
+}
+
+const char *zkl_lock_name(const zkl_lock *l) { return l ? l->name : NULL; }
+
+int zkl_lock_set_acl(zkl_lock *l, int mode) {
+  int rc;
+  if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR))
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&l->s->mu);
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK)
+    l->acl = mode;
+  pthread_mutex_unlock(&l->s->mu);
+  return rc;
+}
+
+int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
+  char *copy = NULL;
+  int rc;
+  if (!l || zkl__validate_info(info) != ZKL_OK)
+    return ZKL_EINVAL;
+  if (info && *info && !(copy = strdup(info)))
+    return ZKL_ENOMEM;
+  pthread_mutex_lock(&l->s->mu);
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK) {
+    free(l->info);
+    l->info = copy;
+    copy = NULL;
+  }
+  pthread_mutex_unlock(&l->s->mu);
+  free(copy);
+  return rc;
+}

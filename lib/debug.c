@@ -1,0 +1,77 @@
+/*
+ * debug.c - what the tests look at inside a session: counts of what it
+ * still holds, and bounded waits for it to settle. Not exported.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "internal.h"
+
+static unsigned calls_queued_locked(const zkl_session *s) {
+  const zkl_call *c;
+  unsigned n = 0;
+  for (c = s->calls; c; c = c->next)
+    n++;
+  return n;
+}
+
+void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out) {
+  pthread_mutex_lock(&s->mu);
+  out->watches = zkl__watches_count_locked(s);
+  out->cleanups = zkl__cleanups_count_locked(s);
+  out->inflight = s->inflight;
+  out->parked = zkl__engine_suspended_locked(s);
+  out->calls = calls_queued_locked(s);
+  memcpy(out->sent, s->sent, sizeof out->sent);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static int wait_still(zkl_session *s, bool watches_too, int timeout_ms) {
+  int64_t deadline = zkl__now_ms() + timeout_ms;
+  int rc = -1;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    if ((!watches_too || zkl__watches_count_locked(s) == 0) &&
+        zkl__cleanups_count_locked(s) == 0 &&
+        zkl__engine_suspended_locked(s) == 0 && zkl__session_quiet_locked(s)) {
+      rc = 0;
+      break;
+    }
+    if (zkl__now_ms() >= deadline)
+      break;
+    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms) {
+  return wait_still(s, true, timeout_ms);
+}
+
+int zkl__debug_wait_settled(zkl_session *s, int timeout_ms) {
+  return wait_still(s, false, timeout_ms);
+}
+
+int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms) {
+  int64_t deadline = zkl__now_ms() + timeout_ms;
+  bool now;
+  pthread_mutex_lock(&s->mu);
+  while (s->connected != want && !s->dead && zkl__now_ms() < deadline)
+    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  now = s->connected;
+  pthread_mutex_unlock(&s->mu);
+  return now == want ? 0 : -1;
+}
+
+int zkl__debug_wait_dead(zkl_session *s, int timeout_ms) {
+  int64_t deadline = zkl__now_ms() + timeout_ms;
+  int dead;
+  pthread_mutex_lock(&s->mu);
+  while (!s->dead && zkl__now_ms() < deadline)
+    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  dead = s->dead;
+  pthread_mutex_unlock(&s->mu);
+  return dead;
+}

@@ -1,0 +1,1150 @@
+/*
+ * engine.c - the attempt state machine, the same for every recipe.
+ *
+ * An attempt is one acquisition of one zkl_lock, from its first request to
+ * the end of its hold. It has one state; go_locked() makes every transition
+ * (it bumps the round, so that replies of requests a state sent are stale
+ * once it is left, and checks the edge against the diagram), leaves the old
+ * state (leave_locked: it releases what that state owned) and enters the
+ * new one (enter_locked: one case per state). end_locked() ends an attempt,
+ * whatever the reason. States send requests and arm watches; their replies
+ * and events make the next transition: that is one cycle by nature, so it
+ * stays in one file, each function short. contend.c posts what the outside
+ * says (zkl__attempt_event_locked); io.c and watch.c carry the requests.
+ *
+ *   NEW -> [GATING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
+ *          -> RELEASING -> ENDED, with SUSPENDED (resumed at the reconnect)
+ *          and RECOVERING (a lost create) on the side, and ENDING (clean
+ *          up, then ENDED) for every acquire that fails.
+ *
+ * The edges exactly (zkl__edge_allowed, the table below, is the diagram the
+ * code checks; a test drives every edge):
+ *   NEW        -> GATING | CREATING | SUSPENDED
+ *   GATING     -> CREATING | SUSPENDED | ENDING
+ *   CREATING   -> CREATING (the parents were missing) | LISTING (granted,
+ *                 but the lease needs an answer first) | WATCHING |
+ *                 WAITING | HELD | SUSPENDED | ENDING
+ *   RECOVERING -> CREATING (our node is not there) | LISTING (adopted) |
+ *                 SUSPENDED | ENDING
+ *   LISTING    -> LISTING (lease, as above) | WATCHING | WAITING | HELD |
+ *                 SUSPENDED | ENDING
+ *   WATCHING   -> LISTING | HELD | SUSPENDED | ENDING
+ *   WAITING    -> LISTING | SUSPENDED | ENDING
+ *   SUSPENDED  -> CREATING | RECOVERING | LISTING | ENDING
+ *   HELD       -> RELEASING | ENDED (lost, or closed with the session)
+ *   RELEASING  -> HELD (the server refused the delete) | ENDED
+ *   ENDING     -> ENDED (once its requests settled)
+ *
+ * What each state owns (and leaving it releases):
+ *   GATING      the gate's acquire (cancelled, or the gate released, when
+ *               the attempt ends)
+ *   CREATING    the create, the parents' creates, the listing
+ *   RECOVERING  the listing, then the getData of the node found
+ *   LISTING     the listing (with a child watch for list_with_watch
+ *               recipes, handed to WAITING or dropped)
+ *   WATCHING    the data watch on the node waited for (dropped on leaving)
+ *   WAITING     the child watch (dropped on leaving)
+ *   SUSPENDED   nothing: the reconnect resumes it (the node is known: list;
+ *               a create's outcome is unknown: recover; else create)
+ *   HELD        the hold: the hold count, the token, the lease's count
+ *   RELEASING   the delete
+ *   ENDING      the cleanup it launched (the node's delete, or a deletion
+ *               by prefix), until its requests settle
+ * The watch on our own node is kept from the create's reply to the end of
+ * the hold (wants_own_watch): it tells a waiter or holder at once when
+ * someone deletes its node. Its last event is our own delete's.
+ *
+ * Round trips, counted by the tests:
+ *   acquire, lock free:    1 (create and listing sent back to back; the
+ *                            token is the create's own czxid)
+ *   first use of a name:   +1 (the parents are created as containers,
+ *                            pipelined with a second create and listing)
+ *   handoff:               0 for a waiter whose predecessor was the lowest
+ *                            node of its last listing: the predecessor's
+ *                            deletion grants it without listing again
+ *   release:               1 (delete)
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "io.h"
+
+void (*zkl__hook_before_watch)(const char *pred_path);
+
+struct zkl_attempt {
+  zkl_lock *l; /* reference */
+  unsigned refs;
+  zkl_att_state state;
+  unsigned round;   /* bumped by every transition */
+  unsigned pending; /* its requests and arming gets whose reply has not come */
+  char prefix[ZKL_PREFIX_MAX];
+  /* our node: as the world knows it, not a phase */
+  enum {
+    OWN_NONE,     /* no node, nothing on its way */
+    OWN_CREATING, /* a create is in flight */
+    OWN_UNKNOWN,  /* a create's outcome was lost: maybe there is one */
+    OWN_KNOWN     /* node, czxid */
+  } own;
+  char *node;
+  int64_t czxid;
+  zkl_watch *own_watch;
+  /* CREATING */
+  bool with_parents;
+  int parent_rounds;
+  int parent_rc; /* a parent create refused for a reason of its own */
+  int create_rc; /* the create's reply (1: not yet) */
+  /* LISTING (list_with_watch), WATCHING, WAITING */
+  zkl_watch *wait;
+  char *wait_for; /* WATCHING: the node waited for */
+  bool grant_on_delete;
+  /* the request */
+  int64_t deadline_ms; /* 0: none */
+  bool try_once;
+  zkl_target acq;
+  zkl_target rel;
+  /* how it ended (end_locked) */
+  enum { END_FAIL, END_LOST, END_RELEASED, END_CLOSED } why;
+  int code;          /* END_FAIL, END_RELEASED: status; END_LOST: reason */
+  zkl_call **direct; /* END_LOST: where the lease's notices go */
+};
+
+static void go_locked(zkl_attempt *att, zkl_att_state to, int line);
+#define GO(att, to) go_locked((att), (to), __LINE__)
+static void end_locked(zkl_attempt *att, int why, int code);
+static void evaluate_locked(zkl_attempt *att,
+                            const struct String_vector *children);
+static void on_listing_locked(zkl_attempt *att, int rc,
+                              const struct String_vector *children);
+static void arm_own_watch_locked(zkl_attempt *att);
+
+/* ------------------------------------------------------------ the diagram */
+
+#define E(from, to) [ZKL_AS_##from][ZKL_AS_##to] = true
+static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
+    E(NEW, GATING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
+    E(GATING, CREATING),   E(GATING, SUSPENDED),    E(GATING, ENDING),
+    E(CREATING, CREATING), E(CREATING, LISTING),    E(CREATING, WATCHING),
+    E(CREATING, WAITING),  E(CREATING, HELD),       E(CREATING, SUSPENDED),
+    E(CREATING, ENDING),   E(RECOVERING, CREATING), E(RECOVERING, LISTING),
+    E(RECOVERING, SUSPENDED), E(RECOVERING, ENDING), E(LISTING, LISTING),
+    E(LISTING, WATCHING),  E(LISTING, WAITING),     E(LISTING, HELD),
+    E(LISTING, SUSPENDED), E(LISTING, ENDING),      E(WATCHING, LISTING),
+    E(WATCHING, HELD),     E(WATCHING, SUSPENDED),  E(WATCHING, ENDING),
+    E(WAITING, LISTING),   E(WAITING, SUSPENDED),   E(WAITING, ENDING),
+    E(SUSPENDED, CREATING), E(SUSPENDED, RECOVERING), E(SUSPENDED, LISTING),
+    E(SUSPENDED, ENDING),  E(HELD, RELEASING),      E(HELD, ENDED),
+    E(RELEASING, HELD),    E(RELEASING, ENDED),     E(ENDING, ENDED),
+};
+#undef E
+
+static const char *const state_names[ZKL_AS_COUNT] = {
+    "NEW",     "GATING",  "CREATING", "RECOVERING", "LISTING", "WATCHING",
+    "WAITING", "SUSPENDED", "HELD",   "RELEASING",  "ENDING",  "ENDED"};
+
+static unsigned long edge_counts[ZKL_AS_COUNT][ZKL_AS_COUNT];
+static unsigned long edge_violations;
+
+bool zkl__edge_allowed(int from, int to) {
+  return from >= 0 && from < ZKL_AS_COUNT && to >= 0 && to < ZKL_AS_COUNT &&
+         edges[from][to];
+}
+
+const char *zkl__state_name(int state) {
+  return state >= 0 && state < ZKL_AS_COUNT ? state_names[state] : "?";
+}
+
+unsigned long zkl__edge_count(int from, int to) {
+  return __atomic_load_n(&edge_counts[from][to], __ATOMIC_RELAXED);
+}
+
+unsigned long zkl__edge_violations(void) {
+  return __atomic_load_n(&edge_violations, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------- the basics */
+
+static zkl_session *sess(const zkl_attempt *att) { return att->l->s; }
+
+static void own_path(const zkl_attempt *att, char *buf) {
+  snprintf(buf, ZKL_PATH_MAX, "%s/%s", att->l->queue, att->node);
+}
+
+static bool acquiring(zkl_att_state st) {
+  return st >= ZKL_AS_GATING && st <= ZKL_AS_SUSPENDED;
+}
+
+/* Where the watch on our own node is wanted. */
+static bool wants_own_watch(const zkl_attempt *att) {
+  return att->own == OWN_KNOWN &&
+         ((att->state >= ZKL_AS_CREATING && att->state <= ZKL_AS_SUSPENDED) ||
+          att->state == ZKL_AS_HELD);
+}
+
+static void attempt_unref_locked(zkl_attempt *att) {
+  zkl_lock *l = att->l;
+  if (--att->refs > 0)
+    return;
+  /* A target never told keeps its record. */
+  zkl__notice_free(att->acq.notice);
+  zkl__notice_free(att->rel.notice);
+  free(att->node);
+  free(att->wait_for);
+  free(att);
+  zkl__lock_unref_locked(l);
+}
+
+/* Requests of the attempt: each holds a reference and counts as pending
+ * until its reply. */
+static void req_begin(zkl_attempt *att) {
+  att->refs++;
+  att->pending++;
+}
+
+/* Undoes req_begin for a request the client refused; returns rc. */
+static int req_refused_locked(zkl_attempt *att, int rc) {
+  att->pending--;
+  attempt_unref_locked(att);
+  return rc;
+}
+
+/* -------------------------------------------------------- the transitions */
+
+static void count_edge(zkl_attempt *att, zkl_att_state to, int line) {
+  if (edges[att->state][to]) {
+    __atomic_fetch_add(&edge_counts[att->state][to], 1, __ATOMIC_RELAXED);
+    return;
+  }
+  __atomic_fetch_add(&edge_violations, 1, __ATOMIC_RELAXED);
+  zkl__log("lock %s: %s -> %s is not in the diagram (engine.c:%d)",
+           att->l->name, state_names[att->state], state_names[to], line);
+}
+
+/* Releases what the state left owned. */
+static void leave_locked(zkl_attempt *att, zkl_att_state from,
+                         zkl_att_state to) {
+  zkl_lock *l = att->l;
+  if (att->wait && to != ZKL_AS_WAITING) {
+    zkl__watch_drop_locked(att->wait); /* its events are stale from now */
+    att->wait = NULL;
+  }
+  if (from == ZKL_AS_HELD) {
+    zkl__lease_hold_locked(sess(att), -1);
+    l->hold_count = 0;
+    l->token = 0;
+  }
+  if (to == ZKL_AS_HELD || to == ZKL_AS_ENDING)
+    att->deadline_ms = 0;
+}
+
+static void enter_gating_locked(zkl_attempt *att);
+static void enter_creating_locked(zkl_attempt *att);
+static void enter_listing_locked(zkl_attempt *att);
+static void enter_watching_locked(zkl_attempt *att);
+static void enter_suspended_locked(zkl_attempt *att);
+static void enter_held_locked(zkl_attempt *att);
+static void enter_releasing_locked(zkl_attempt *att);
+static void enter_ending_locked(zkl_attempt *att);
+static void enter_ended_locked(zkl_attempt *att, zkl_att_state from);
+
+static void enter_locked(zkl_attempt *att, zkl_att_state from) {
+  switch (att->state) {
+  case ZKL_AS_GATING:
+    enter_gating_locked(att);
+    break;
+  case ZKL_AS_CREATING:
+    enter_creating_locked(att);
+    break;
+  case ZKL_AS_RECOVERING:
+  case ZKL_AS_LISTING:
+    enter_listing_locked(att);
+    break;
+  case ZKL_AS_WATCHING:
+    enter_watching_locked(att);
+    break;
+  case ZKL_AS_WAITING:
+    break; /* the listing armed the child watch; it is att->wait now */
+  case ZKL_AS_SUSPENDED:
+    enter_suspended_locked(att);
+    break;
+  case ZKL_AS_HELD:
+    enter_held_locked(att);
+    break;
+  case ZKL_AS_RELEASING:
+    enter_releasing_locked(att);
+    break;
+  case ZKL_AS_ENDING:
+    enter_ending_locked(att);
+    break;
+  case ZKL_AS_ENDED:
+    enter_ended_locked(att, from);
+    break;
+  default:
+    break;
+  }
+}
+
+static void go_locked(zkl_attempt *att, zkl_att_state to, int line) {
+  zkl_att_state from = att->state;
+  att->refs++; /* an entry action may drop the last other reference */
+  count_edge(att, to, line);
+  leave_locked(att, from, to);
+  att->state = to;
+  att->round++;
+  enter_locked(att, from);
+  attempt_unref_locked(att);
+}
+
+/* Ends an attempt, whatever the reason: an acquire that fails (END_FAIL,
+ * code: its status) cleans up first (ENDING); a hold that is lost (END_LOST,
+ * code: the reason), released (END_RELEASED, code: the release's status) or
+ * taken by the session's close (END_CLOSED) ends at once. */
+static void end_locked(zkl_attempt *att, int why, int code) {
+  att->why = why;
+  att->code = code;
+  GO(att, why == END_FAIL ? ZKL_AS_ENDING : ZKL_AS_ENDED);
+}
+
+/* The connection dropped before the server answered. A try-once acquire is
+ * one exchange with the server: it fails now rather than wait for a
+ * reconnect that may take as long as the outage. */
+static void suspend_locked(zkl_attempt *att) {
+  if (att->try_once)
+    end_locked(att, END_FAIL, ZKL_ECONNECT);
+  else
+    GO(att, ZKL_AS_SUSPENDED);
+}
+
+/* Granted by the rule. But a grant can come from a watch event right after
+ * a long outage: if nothing proves the session alive lately, list once
+ * more, and let that answer renew the lease before holding. */
+static void grant_locked(zkl_attempt *att) {
+  if (zkl__lease_expired_locked(sess(att), zkl__now_ms()))
+    GO(att, ZKL_AS_LISTING);
+  else
+    GO(att, ZKL_AS_HELD);
+}
+
+/* Deliver a failed acquire once the attempt's requests (its cleanup among
+ * them) have settled; at once when disconnected, since they then settle
+ * only when the client gives up a connection attempt. */
+static void maybe_deliver_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  if (att->state != ZKL_AS_ENDING)
+    return;
+  if (att->pending > 0 && s->connected && !s->dead)
+    return;
+  GO(att, ZKL_AS_ENDED);
+}
+
+/* ------------------------------------------------------------- the gate */
+
+/* The gate is a lock of its own whose attempts come and go: one may still
+ * be ending (a release in flight) when the next attempt of its owner needs
+ * the gate again. So an attempt in GATING asks for the gate whenever the
+ * gate is free: on entering GATING, and when a gate attempt ends. */
+static void gate_ask_locked(zkl_lock *l);
+
+static void gate_done_locked(void *ctx, int rc, int64_t token) {
+  zkl_attempt *att = ctx;
+  zkl_lock *gate = att->l->gate;
+  zkl_target none = {0};
+  (void)token;
+  if (att->state == ZKL_AS_GATING && att->l->att == att) {
+    if (rc != ZKL_OK)
+      end_locked(att, END_FAIL, rc);
+    else
+      GO(att, sess(att)->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);
+  } else if (rc == ZKL_OK && gate->att) {
+    /* granted to an attempt that is over: give it back */
+    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &none);
+  } else {
+    gate_ask_locked(att->l); /* the gate is free for the next one */
+  }
+  attempt_unref_locked(att); /* the hook's */
+}
+
+static void gate_released_locked(void *ctx, int rc, int64_t token) {
+  zkl_lock *l = ctx;
+  (void)rc;
+  (void)token;
+  gate_ask_locked(l);
+  zkl__lock_unref_locked(l); /* the hook's */
+}
+
+static void gate_ask_locked(zkl_lock *l) {
+  zkl_attempt *att = l->att;
+  zkl_target t = {0};
+  int rc;
+  if (!att || att->state != ZKL_AS_GATING || l->gate->att)
+    return; /* not wanted, or not free yet */
+  t.hook_locked = gate_done_locked;
+  t.hook_ctx = att;
+  att->refs++; /* the hook's, until it runs */
+  rc = zkl__attempt_start_locked(l->gate, att->try_once ? 0 : -1, &t);
+  if (rc != ZKL_OK) {
+    attempt_unref_locked(att);
+    end_locked(att, END_FAIL, rc);
+  }
+}
+
+static void enter_gating_locked(zkl_attempt *att) {
+  if (att->try_once && !sess(att)->connected)
+    end_locked(att, END_FAIL, ZKL_ECONNECT);
+  else
+    gate_ask_locked(att->l);
+}
+
+/* Lets go of the gate when the attempt no longer needs it. */
+static void gate_let_go_locked(zkl_attempt *att) {
+  zkl_lock *gate = att->l->gate;
+  zkl_target released = {0};
+  if (!gate || !gate->att)
+    return;
+  if (gate->att->state == ZKL_AS_HELD) {
+    released.hook_locked = gate_released_locked;
+    released.hook_ctx = att->l;
+    att->l->refs++; /* the hook's */
+    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &released);
+  } else if (acquiring(gate->att->state)) {
+    zkl__attempt_event_locked(gate->att, ZKL_EV_CANCEL, ZKL_ECANCELED, NULL);
+  }
+}
+
+/* The gate was lost while the attempt needed it. */
+static void gate_lost_locked(void *ctx, int reason) {
+  zkl_lock *l = ctx;
+  (void)reason;
+  if (l->att && acquiring(l->att->state) && l->att->state != ZKL_AS_GATING)
+    end_locked(l->att, END_FAIL, ZKL_ELOST);
+}
+
+void zkl__lock_gate_locked(zkl_lock *l, zkl_lock *gate) {
+  zkl__lock_set_gate(l, gate, gate_lost_locked, l);
+}
+
+/* ----------------------------------------------------------- own watch */
+
+static void own_node_gone_locked(zkl_attempt *att) {
+  if (att->state == ZKL_AS_HELD) {
+    end_locked(att, END_LOST, ZKL_LOST_NODE_DELETED);
+  } else if (acquiring(att->state)) {
+    /* Nothing left to delete: forget the node before ending. */
+    att->own = OWN_NONE;
+    end_locked(att, END_FAIL, ZKL_ELOST);
+  }
+  /* RELEASING, ENDING, ENDED: we deleted it ourselves. */
+}
+
+static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
+                             const struct Stat *stat, const void *children) {
+  zkl_attempt *att = zkl__watch_owner(w);
+  (void)data;
+  (void)len;
+  (void)stat;
+  (void)children;
+  att->pending--;
+  if (att->own_watch != w) {
+    maybe_deliver_locked(att); /* stale: dropped meanwhile */
+    return;
+  }
+  if (rc != ZOK) {
+    att->own_watch = NULL;
+    zkl__watch_drop_locked(w);
+  }
+  if (rc == ZNONODE)
+    own_node_gone_locked(att);
+  /* A lost connection: re-armed at the reconnect if still wanted. */
+  else if (rc != ZOK && !zkl__is_connection_loss(rc) &&
+           !zkl__is_session_over(rc))
+    zkl__log("watch on own node of %s failed: %s", att->l->name, zerror(rc));
+  maybe_deliver_locked(att);
+}
+
+static void own_fired_locked(zkl_watch *w, int type) {
+  zkl_attempt *att = zkl__watch_owner(w);
+  att->own_watch = NULL;
+  zkl__watch_drop_locked(w);
+  if (type == ZOO_DELETED_EVENT)
+    own_node_gone_locked(att);
+  else if (wants_own_watch(att))
+    arm_own_watch_locked(att); /* data changed: watch again */
+}
+
+static void watch_released_locked(zkl_watch *w) {
+  zkl_attempt *att = zkl__watch_owner(w);
+  if (att->own_watch == w)
+    att->own_watch = NULL;
+  if (att->wait == w)
+    att->wait = NULL;
+  attempt_unref_locked(att);
+}
+
+static const zkl_watch_ops own_watch_ops = {own_armed_locked, own_fired_locked,
+                                            watch_released_locked};
+
+/* Not waited for: it is sent when the create returns, in the same round
+ * trip as the listing, and only ever reports bad news. */
+static void arm_own_watch_locked(zkl_attempt *att) {
+  char path[ZKL_PATH_MAX];
+  int rc;
+  if (att->own_watch || !wants_own_watch(att))
+    return;
+  own_path(att, path);
+  req_begin(att);
+  att->own_watch = zkl__watch_arm_locked(sess(att), ZKL_WATCH_DATA,
+                                         ZKL_RQ_OWN_GET, path, &own_watch_ops,
+                                         att, &rc);
+  if (!att->own_watch) {
+    req_refused_locked(att, rc);
+    zkl__log("no watch on own node of %s: %s", att->l->name, zkl_strerror(rc));
+  }
+}
+
+/* ------------------------------------------------------- waiting watches */
+
+static void wait_armed_locked(zkl_watch *w, int rc, const char *data, int len,
+                              const struct Stat *stat, const void *children) {
+  zkl_attempt *att = zkl__watch_owner(w);
+  (void)data;
+  (void)len;
+  (void)stat;
+  att->pending--;
+  if (att->wait != w) {
+    /* stale: dropped meanwhile */
+  } else if (att->state == ZKL_AS_WATCHING) {
+    if (rc == ZNONODE) {
+      /* Gone between our listing and the watch; getData set no watch. */
+      if (att->grant_on_delete)
+        grant_locked(att);
+      else
+        GO(att, ZKL_AS_LISTING);
+    } else if (zkl__is_connection_loss(rc)) {
+      suspend_locked(att);
+    } else if (rc != ZOK && !zkl__is_session_over(rc)) {
+      end_locked(att, END_FAIL, rc);
+    }
+  } else {
+    /* a listing with a child watch (CREATING, LISTING) */
+    on_listing_locked(att, rc, children);
+  }
+  maybe_deliver_locked(att);
+}
+
+static void wait_fired_locked(zkl_watch *w, int type) {
+  zkl_attempt *att = zkl__watch_owner(w);
+  if (att->wait != w)
+    return;
+  if (att->state == ZKL_AS_WATCHING && type == ZOO_DELETED_EVENT &&
+      att->grant_on_delete)
+    grant_locked(att);
+  else if (att->state == ZKL_AS_WATCHING || att->state == ZKL_AS_WAITING)
+    GO(att, ZKL_AS_LISTING); /* a waiter that gave up, or the queue moved */
+}
+
+static const zkl_watch_ops wait_watch_ops = {
+    wait_armed_locked, wait_fired_locked, watch_released_locked};
+
+/* ---------------------------------------------------------------- replies */
+
+static void on_parent_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
+  int rc = rp->rc;
+  /* ZNODEEXISTS is the usual answer. A refusal of its own (ZINVALIDACL for
+   * a creator-only ACL without credentials, ZNOAUTH...) is kept: the create
+   * behind it then fails with ZNONODE, which would hide the cause. */
+  if (rp->round == att->round && rc != ZOK && rc != ZNODEEXISTS &&
+      rc != ZNONODE && !zkl__is_connection_loss(rc) &&
+      !zkl__is_session_over(rc))
+    att->parent_rc = rc;
+}
+
+/* Deletes our node, now or at the reconnect. */
+static void delete_own_locked(zkl_attempt *att, int kind);
+
+static void on_create_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
+  zkl_session *s = sess(att);
+  bool current = att->state == ZKL_AS_CREATING && rp->round == att->round;
+  int rc = rp->rc;
+  if (current)
+    att->create_rc = rc;
+  if (rc == ZOK) {
+    const char *slash = strrchr(rp->value, '/');
+    free(att->node);
+    att->node = strdup(slash ? slash + 1 : rp->value);
+    att->czxid = rp->stat->czxid;
+    att->own = att->node ? OWN_KNOWN : OWN_UNKNOWN;
+    if (att->own == OWN_UNKNOWN) {
+      /* We cannot name our own node: the cleanup finds it by prefix. */
+      if (current)
+        att->create_rc = ZKL_ENOMEM;
+      else
+        zkl__cleanup_prefix_locked(s, att->l->queue, att->prefix);
+    } else if (current) {
+      arm_own_watch_locked(att);
+    } else if (!s->dead && !(s->closing && s->owns_handle)) {
+      delete_own_locked(att, ZKL_RQ_DELETE); /* the attempt moved on */
+    }
+  } else if (zkl__is_connection_loss(rc)) {
+    att->own = OWN_UNKNOWN;
+    if (!current && !acquiring(att->state) && !s->dead)
+      zkl__cleanup_prefix_locked(s, att->l->queue, att->prefix);
+  } else {
+    att->own = OWN_NONE;
+  }
+}
+
+static void on_created_listing_locked(zkl_attempt *att, int rc,
+                                      const struct String_vector *children) {
+  if (att->create_rc == ZNONODE) {
+    /* No parent (first use, or a container reaped since): create the
+     * parents and try again, a few times in case they keep vanishing. */
+    if (att->parent_rc)
+      end_locked(att, END_FAIL, att->parent_rc);
+    else if (att->parent_rounds++ < 3) {
+      att->with_parents = true;
+      GO(att, ZKL_AS_CREATING);
+    } else
+      end_locked(att, END_FAIL, ZNONODE);
+  } else if (att->create_rc != ZOK && !zkl__is_connection_loss(att->create_rc)) {
+    if (!zkl__is_session_over(att->create_rc))
+      end_locked(att, END_FAIL, att->create_rc);
+    /* else the session-over hook decides */
+  } else if (att->own == OWN_UNKNOWN) {
+    suspend_locked(att); /* recovered at the reconnect */
+  } else if (rc == ZOK) {
+    evaluate_locked(att, children);
+  } else if (zkl__is_connection_loss(rc)) {
+    suspend_locked(att);
+  } else if (!zkl__is_session_over(rc)) {
+    end_locked(att, END_FAIL, rc);
+  }
+}
+
+static void on_recover_listing_locked(zkl_attempt *att, int rc,
+                                      const struct String_vector *children);
+static const zkl_io_ops io_ops;
+
+static void on_listing_locked(zkl_attempt *att, int rc,
+                              const struct String_vector *children) {
+  switch (att->state) {
+  case ZKL_AS_CREATING:
+    on_created_listing_locked(att, rc, children);
+    break;
+  case ZKL_AS_RECOVERING:
+    on_recover_listing_locked(att, rc, children);
+    break;
+  case ZKL_AS_LISTING:
+    if (rc == ZOK)
+      evaluate_locked(att, children);
+    else if (zkl__is_connection_loss(rc))
+      suspend_locked(att);
+    else if (!zkl__is_session_over(rc))
+      end_locked(att, END_FAIL, rc);
+    break;
+  default:
+    break;
+  }
+}
+
+static void on_recover_get_locked(zkl_attempt *att, const zkl_reply *rp) {
+  zkl_session *s = sess(att);
+  int rc = rp->rc;
+  if (att->state != ZKL_AS_RECOVERING)
+    return;
+  if (rc == ZOK && rp->stat->ephemeralOwner == s->session_id) {
+    /* The lost reply's node: adopt it. Its czxid is the token. */
+    const char *slash = strrchr(rp->path, '/');
+    free(att->node);
+    att->node = strdup(slash + 1);
+    att->czxid = rp->stat->czxid;
+    if (!att->node) {
+      end_locked(att, END_FAIL, ZKL_ENOMEM); /* still OWN_UNKNOWN */
+      return;
+    }
+    att->own = OWN_KNOWN;
+    arm_own_watch_locked(att);
+    GO(att, ZKL_AS_LISTING);
+  } else if (rc == ZOK || rc == ZNONODE) {
+    /* Not ours after all (another session's node, as in CURATOR-498), or
+     * gone: start over under a fresh id, leaving it alone. */
+    if (rc == ZOK)
+      zkl__make_prefix_with(att->prefix, att->l->recipe->marker);
+    att->own = OWN_NONE;
+    att->with_parents = false;
+    GO(att, ZKL_AS_CREATING);
+  } else if (zkl__is_connection_loss(rc)) {
+    suspend_locked(att);
+  } else if (!zkl__is_session_over(rc)) {
+    end_locked(att, END_FAIL, rc);
+  }
+}
+
+/* RECOVERING: a create's reply was lost. Look for a node with our prefix
+ * (the lowest, should a retried create have made two) and read it. */
+static void on_recover_listing_locked(zkl_attempt *att, int rc,
+                                      const struct String_vector *children) {
+  zkl_lock *l = att->l;
+  const char *best = NULL;
+  int32_t best_seq = 0, seq;
+  size_t plen = strlen(att->prefix);
+  char path[ZKL_PATH_MAX];
+  int i;
+  if (zkl__is_connection_loss(rc)) {
+    suspend_locked(att);
+    return;
+  }
+  if (rc == ZNONODE) {
+    att->own = OWN_NONE; /* no parent, so no node */
+    att->with_parents = true;
+    GO(att, ZKL_AS_CREATING);
+    return;
+  }
+  if (rc != ZOK) {
+    if (!zkl__is_session_over(rc))
+      end_locked(att, END_FAIL, rc);
+    return;
+  }
+  for (i = 0; i < children->count; i++) {
+    const char *c = children->data[i];
+    if (strncmp(c, att->prefix, plen) != 0 ||
+        !zkl__parse_seq_of(c, l->recipe->markers, &seq))
+      continue;
+    if (!best || zkl__seq_distance(best_seq, seq) < 0) {
+      best = c;
+      best_seq = seq;
+    }
+  }
+  if (!best) {
+    att->own = OWN_NONE; /* the create never happened */
+    att->with_parents = false;
+    GO(att, ZKL_AS_CREATING);
+    return;
+  }
+  /* Adopt it only if this session owns it: a lagging server can still list
+   * a just-expired session's node. The listing that follows the adoption
+   * deletes any duplicate. */
+  snprintf(path, sizeof path, "%s/%s", l->queue, best);
+  req_begin(att);
+  rc = zkl__io_get_locked(l->s, ZKL_RQ_RECOVER_GET, path, &io_ops, att,
+                          att->round);
+  if (rc != ZKL_OK)
+    end_locked(att, END_FAIL, req_refused_locked(att, rc));
+}
+
+static void on_delete_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
+  zkl_session *s = sess(att);
+  if (zkl__is_connection_loss(rp->rc))
+    zkl__cleanup_delete_locked(s, rp->path);
+  else if (rp->rc != ZOK && rp->rc != ZNONODE &&
+           !zkl__is_session_over(rp->rc))
+    zkl__log("cannot delete %s: %s", rp->path, zerror(rp->rc));
+}
+
+static void on_release_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
+  int rc = rp->rc;
+  if (att->state != ZKL_AS_RELEASING || rp->round != att->round)
+    return;
+  if (rc == ZOK || rc == ZNONODE || zkl__is_session_over(rc)) {
+    end_locked(att, END_RELEASED, ZKL_OK);
+  } else if (zkl__is_connection_loss(rc)) {
+    zkl__cleanup_delete_locked(sess(att), rp->path);
+    end_locked(att, END_RELEASED, ZKL_OK);
+  } else {
+    /* Refused (ZNOAUTH...): the node is still there, so still held. */
+    GO(att, ZKL_AS_HELD);
+    zkl__notify_locked(att->l, &att->rel, rc, 0);
+  }
+}
+
+static void replied_locked(void *owner, const zkl_reply *rp) {
+  zkl_attempt *att = owner;
+  att->pending--;
+  switch (rp->kind) {
+  case ZKL_RQ_PARENT:
+    on_parent_reply_locked(att, rp);
+    break;
+  case ZKL_RQ_CREATE:
+    on_create_reply_locked(att, rp);
+    break;
+  case ZKL_RQ_LIST:
+    if (rp->round == att->round)
+      on_listing_locked(att, rp->rc, rp->children);
+    break;
+  case ZKL_RQ_RECOVER_GET:
+    if (rp->round == att->round)
+      on_recover_get_locked(att, rp);
+    break;
+  case ZKL_RQ_DELETE:
+    on_delete_reply_locked(att, rp);
+    break;
+  case ZKL_RQ_RELEASE:
+    on_release_reply_locked(att, rp);
+    break;
+  default:
+    break;
+  }
+  maybe_deliver_locked(att);
+  attempt_unref_locked(att); /* the request's */
+}
+
+static const zkl_io_ops io_ops = {replied_locked};
+
+/* ---------------------------------------------------------------- entries */
+
+static void delete_own_locked(zkl_attempt *att, int kind) {
+  zkl_session *s = sess(att);
+  char path[ZKL_PATH_MAX];
+  own_path(att, path);
+  if (s->connected) {
+    req_begin(att);
+    if (zkl__io_delete_locked(s, kind, path, &io_ops, att, att->round) ==
+        ZKL_OK)
+      return;
+    req_refused_locked(att, 0);
+  }
+  zkl__cleanup_delete_locked(s, path);
+}
+
+/* Sends a listing of the queue: a plain one, or one that arms a child
+ * watch (held in att->wait) for recipes that may wait for the queue. */
+static int send_listing_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  int rc;
+  req_begin(att);
+  if (att->l->recipe->list_with_watch && att->state != ZKL_AS_RECOVERING) {
+    att->wait = zkl__watch_arm_locked(s, ZKL_WATCH_CHILDREN,
+                                      ZKL_RQ_CHILD_WATCH, att->l->queue,
+                                      &wait_watch_ops, att, &rc);
+    return att->wait ? ZKL_OK : req_refused_locked(att, rc);
+  }
+  rc = zkl__io_list_locked(s, att->l->queue, &io_ops, att, att->round);
+  return rc == ZKL_OK ? rc : req_refused_locked(att, rc);
+}
+
+/* Sends the parents (when asked), the create of our node, and right behind
+ * it the listing: ZooKeeper answers one session's requests in order, so the
+ * listing already contains our node, and both answers come in one round
+ * trip. */
+static void enter_creating_locked(zkl_attempt *att) {
+  zkl_lock *l = att->l;
+  zkl_session *s = l->s;
+  char path[ZKL_PATH_MAX], data[sizeof s->owner_data + ZKL_INFO_MAX + 8];
+  int rc = ZKL_OK, len;
+  size_t qlen = strlen(l->queue), i;
+  att->create_rc = 1;
+  att->parent_rc = 0;
+  for (i = strlen(ZKL_ROOT); att->with_parents && rc == ZKL_OK && i <= qlen;
+       i++) {
+    /* /locks, /locks/a, /locks/a/b: containers, which the server removes
+     * once their last child is gone. /locks is shared: always open. */
+    if (i < qlen && l->queue[i] != '/')
+      continue;
+    memcpy(path, l->queue, i);
+    path[i] = '\0';
+    req_begin(att);
+    rc = zkl__io_create_locked(
+        s, ZKL_RQ_PARENT, path, NULL, -1,
+        i == strlen(ZKL_ROOT) ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(l->acl),
+        ZOO_CONTAINER, &io_ops, att, att->round);
+    if (rc != ZKL_OK)
+      req_refused_locked(att, rc);
+  }
+  if (rc == ZKL_OK) {
+    if (l->recipe->node_data)
+      len = l->recipe->node_data(l->arg, data, sizeof data);
+    else /* who we are, for zkl_participants() and zklock --list */
+      len = snprintf(data, sizeof data, "%s%s%s%s", s->owner_data,
+                     l->info ? "info=" : "", l->info ? l->info : "",
+                     l->info ? "\n" : "");
+    snprintf(path, sizeof path, "%s/%s", l->queue, att->prefix);
+    req_begin(att);
+    rc = zkl__io_create_locked(s, ZKL_RQ_CREATE, path, data, len,
+                               zkl__acl(l->acl), ZOO_EPHEMERAL_SEQUENTIAL,
+                               &io_ops, att, att->round);
+    if (rc != ZKL_OK)
+      req_refused_locked(att, rc);
+    else
+      att->own = OWN_CREATING;
+  }
+  if (rc == ZKL_OK)
+    rc = send_listing_locked(att); /* on failure the create's reply cleans */
+  if (rc != ZKL_OK)
+    end_locked(att, END_FAIL, rc);
+}
+
+/* LISTING, and RECOVERING (which looks for our node in the listing). */
+static void enter_listing_locked(zkl_attempt *att) {
+  int rc = send_listing_locked(att);
+  if (rc != ZKL_OK)
+    end_locked(att, END_FAIL, rc);
+}
+
+static void enter_watching_locked(zkl_attempt *att) {
+  char path[ZKL_PATH_MAX];
+  int rc;
+  snprintf(path, sizeof path, "%s/%s", att->l->queue, att->wait_for);
+  if (zkl__hook_before_watch)
+    zkl__hook_before_watch(path);
+  /* getData, not exists: exists would leave a watch behind on a node that
+   * is already gone. */
+  req_begin(att);
+  att->wait = zkl__watch_arm_locked(sess(att), ZKL_WATCH_DATA,
+                                    ZKL_RQ_PRED_GET, path, &wait_watch_ops,
+                                    att, &rc);
+  if (!att->wait)
+    end_locked(att, END_FAIL, req_refused_locked(att, rc));
+}
+
+/* Where a suspended attempt picks up. */
+static void resume_locked(zkl_attempt *att) {
+  att->with_parents = false;
+  if (att->own == OWN_KNOWN)
+    GO(att, ZKL_AS_LISTING);
+  else if (att->own == OWN_UNKNOWN)
+    GO(att, ZKL_AS_RECOVERING);
+  else
+    GO(att, ZKL_AS_CREATING);
+}
+
+static void enter_suspended_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  /* A completion can report a lost connection after the client already
+   * reconnected: then no reconnect is coming to resume it. */
+  if (s->connected && !s->dead)
+    resume_locked(att);
+}
+
+static void enter_held_locked(zkl_attempt *att) {
+  zkl_lock *l = att->l;
+  zkl__lease_hold_locked(l->s, +1);
+  l->hold_count = 1;
+  l->token = att->czxid;
+  l->lost = false;
+  gate_let_go_locked(att); /* a lease holder needs its gate no more */
+  zkl__notify_locked(l, &att->acq, ZKL_OK, att->czxid);
+}
+
+static void enter_releasing_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  char path[ZKL_PATH_MAX];
+  own_path(att, path);
+  if (s->connected) {
+    req_begin(att);
+    if (zkl__io_delete_locked(s, ZKL_RQ_RELEASE, path, &io_ops, att,
+                              att->round) == ZKL_OK)
+      return;
+    req_refused_locked(att, 0);
+  }
+  /* Disconnected: the lock is ours no longer; the node goes at the
+   * reconnect, or with the session. */
+  zkl__cleanup_delete_locked(s, path);
+  end_locked(att, END_RELEASED, ZKL_OK);
+}
+
+/* Removes what an abandoned attempt put in ZooKeeper, then tells it once
+ * that has settled. */
+static void enter_ending_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  gate_let_go_locked(att);
+  if (!s->dead && !s->closed && !(s->closing && s->owns_handle)) {
+    /* (else the session's end takes the node and the watches) */
+    if (att->own == OWN_KNOWN)
+      delete_own_locked(att, ZKL_RQ_DELETE);
+    else if (att->own == OWN_UNKNOWN)
+      zkl__cleanup_prefix_locked(s, att->l->queue, att->prefix);
+    /* OWN_CREATING: the create's reply deletes what it made */
+  }
+  maybe_deliver_locked(att);
+}
+
+static const char *lost_reason_text(int reason) {
+  switch (reason) {
+  case ZKL_LOST_NODE_DELETED:
+    return "node deleted";
+  case ZKL_LOST_LEASE_EXPIRED:
+    return "lease expired";
+  default:
+    return "session expired";
+  }
+}
+
+static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
+  zkl_lock *l = att->l;
+  zkl_session *s = l->s;
+  (void)from;
+  /* Detached first: whoever is told finds the lock idle, free for the
+   * next acquire (go_locked holds the attempt meanwhile). */
+  if (l->att == att) {
+    l->att = NULL;
+    attempt_unref_locked(att); /* the lock's */
+  }
+  switch (att->why) {
+  case END_FAIL:
+    zkl__notify_locked(l, &att->acq, att->code, 0);
+    break;
+  case END_RELEASED:
+    zkl__notify_locked(l, &att->rel, att->code, 0);
+    break;
+  case END_LOST:
+    if (att->code == ZKL_LOST_LEASE_EXPIRED && att->own == OWN_KNOWN) {
+      /* The session may yet survive: the node must not stay at the head
+       * of the queue as if it were still held. */
+      char path[ZKL_PATH_MAX];
+      own_path(att, path);
+      zkl__cleanup_delete_locked(s, path);
+    }
+    if (!l->freed) {
+      l->lost = true;
+      zkl__notify_lost_locked(l, att->code, att->direct);
+    }
+    zkl__log("lock %s lost (%s)", l->name, lost_reason_text(att->code));
+    break;
+  case END_CLOSED:
+    break; /* closing the session deletes the node */
+  }
+}
+
+/* -------------------------------------------------------------- the rule */
+
+static void evaluate_locked(zkl_attempt *att,
+                            const struct String_vector *children) {
+  zkl_lock *l = att->l;
+  zkl_queue q;
+  zkl_verdict v;
+  int i;
+  if (zkl__queue_build(children->data, children->count, l->recipe->markers,
+                       att->node, att->prefix, &q) != ZKL_OK) {
+    end_locked(att, END_FAIL, ZKL_ENOMEM);
+    return;
+  }
+  /* A create that was retried after a lost reply can leave a second node
+   * with our prefix: it must not stay in the queue. */
+  for (i = 0; i < q.n_duplicates; i++) {
+    char path[ZKL_PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", l->queue,
+             children->data[q.duplicates[i]]);
+    zkl__cleanup_delete_locked(l->s, path);
+  }
+  if (q.own < 0) {
+    /* Our node is gone (deleted by someone, or the session ended): never
+     * win without a node. */
+    att->own = OWN_NONE;
+    end_locked(att, END_FAIL, ZKL_ELOST);
+  } else {
+    l->recipe->decide(&q, l->arg, &v);
+    if (v.kind == ZKL_GRANT) {
+      grant_locked(att);
+    } else if (att->try_once) {
+      end_locked(att, END_FAIL, ZKL_EBUSY);
+    } else if (v.kind == ZKL_WAIT_CHILDREN) {
+      GO(att, ZKL_AS_WAITING);
+    } else {
+      free(att->wait_for);
+      att->wait_for = strdup(q.entries[v.node].name);
+      att->grant_on_delete = v.grant_on_delete;
+      if (att->wait_for)
+        GO(att, ZKL_AS_WATCHING);
+      else
+        end_locked(att, END_FAIL, ZKL_ENOMEM);
+    }
+  }
+  zkl__queue_free(&q);
+}
+
+/* ------------------------------------------------ what the outside says */
+
+int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
+  zkl_session *s = l->s;
+  zkl_attempt *att = calloc(1, sizeof *att);
+  if (!att)
+    return ZKL_ENOMEM;
+  if (zkl__make_prefix_with(att->prefix, l->recipe->marker) != ZKL_OK) {
+    free(att);
+    return ZKL_ESYSTEM;
+  }
+  att->l = l;
+  l->refs++;
+  att->refs = 1; /* l->att */
+  l->att = att;
+  l->lost = false;
+  att->acq = *t;
+  t->notice = NULL; /* the attempt's now */
+  att->try_once = timeout_ms == 0;
+  if (timeout_ms > 0) {
+    att->deadline_ms = zkl__now_ms() + timeout_ms;
+    zkl__timer_kick_locked(&s->timer);
+  }
+  if (l->gate)
+    GO(att, ZKL_AS_GATING);
+  else
+    GO(att, s->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);
+  return ZKL_OK;
+}
+
+void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
+                               void *arg) {
+  zkl_session *s = sess(att);
+  att->refs++;
+  switch (ev) {
+  case ZKL_EV_CANCEL: /* code: the status the acquire ends with */
+    if (acquiring(att->state))
+      end_locked(att, END_FAIL, code);
+    break;
+  case ZKL_EV_RELEASE: /* arg: the target */
+    if (att->state == ZKL_AS_HELD) {
+      if (arg)
+        att->rel = *(zkl_target *)arg;
+      GO(att, ZKL_AS_RELEASING);
+    }
+    break;
+  case ZKL_EV_CLOSE:
+    if (acquiring(att->state))
+      end_locked(att, END_FAIL, ZKL_ECLOSED);
+    else if (att->state == ZKL_AS_HELD && s->owns_handle)
+      end_locked(att, END_CLOSED, 0); /* closing the session deletes it */
+    else if (att->state == ZKL_AS_HELD)
+      GO(att, ZKL_AS_RELEASING); /* a wrapped handle lives on */
+    break;
+  case ZKL_EV_OVER: /* code: why the session is over */
+    if (att->state == ZKL_AS_HELD)
+      end_locked(att, END_LOST, ZKL_LOST_SESSION_EXPIRED);
+    else if (att->state == ZKL_AS_RELEASING)
+      end_locked(att, END_RELEASED, ZKL_OK); /* the node went with it */
+    else if (att->state == ZKL_AS_ENDING)
+      maybe_deliver_locked(att);
+    else if (acquiring(att->state))
+      end_locked(att, END_FAIL, code);
+    break;
+  case ZKL_EV_LEASE_LOST: /* arg: where the notices go */
+    if (att->state == ZKL_AS_HELD) {
+      att->direct = arg;
+      end_locked(att, END_LOST, ZKL_LOST_LEASE_EXPIRED);
+    }
+    break;
+  case ZKL_EV_CONNECTED:
+    if (att->state == ZKL_AS_SUSPENDED)
+      resume_locked(att);
+    arm_own_watch_locked(att); /* a watch lost with the connection */
+    break;
+  case ZKL_EV_TICK: { /* arg: {now, next} in ms */
+    int64_t *clock = arg;
+    if (!acquiring(att->state) || att->deadline_ms == 0)
+      break;
+    if (att->deadline_ms <= clock[0])
+      end_locked(att, END_FAIL, ZKL_ETIMEDOUT);
+    else if (clock[1] == 0 || att->deadline_ms < clock[1])
+      clock[1] = att->deadline_ms;
+    break;
+  }
+  }
+  attempt_unref_locked(att);
+}
+
+zkl_att_state zkl__attempt_state(const zkl_attempt *att) { return att->state; }
+
+const char *zkl__attempt_node(const zkl_attempt *att) {
+  return att->own == OWN_KNOWN ? att->node : NULL;
+}

@@ -1,0 +1,270 @@
+/*
+ * engine.h - the queue engine: contenders (zkl_lock), their attempts, and
+ * the recipes that decide who goes first.
+ *
+ *   recipes.c  the recipes: markers, node data, the admission rule
+ *   watch.c    watch records: what the client may still call
+ *   io.c       the engine's requests and their completions
+ *   contender.c the zkl_lock object, its settings, its notices
+ *   engine.c   the attempt state machine
+ *   contend.c  the entries (acquire, release, cancel, free) and the
+ *              session's hooks, which post events to the machine
+ *   lock.c     the public zkl_lock_* functions and the mutex recipe
+ *   blocking.c the blocking face
+ *
+ * Every recipe is a queue of ephemeral sequential nodes under one parent
+ * with its own rule for "may I go now, and if not, whom do I watch": a
+ * zkl_recipe. The engine does the rest, the same for all of them: create,
+ * list, watch, recover a lost create, time out, cancel, release, lose,
+ * clean up.
+ */
+#ifndef ZKL_ENGINE_H
+#define ZKL_ENGINE_H
+
+#include "session.h"
+
+/* ---------------------------------------------------------------- recipes */
+
+/* What a recipe's rule answers, given the queue and the contender's place
+ * in it. */
+typedef enum zkl_verdict_kind {
+  ZKL_GRANT,        /* it may go now */
+  ZKL_WAIT_NODE,    /* wait for entries[node] to go */
+  ZKL_WAIT_CHILDREN /* wait for the queue to change (a child watch) */
+} zkl_verdict_kind;
+
+typedef struct zkl_verdict {
+  zkl_verdict_kind kind;
+  int node;             /* ZKL_WAIT_NODE: the entry to watch */
+  bool grant_on_delete; /* ZKL_WAIT_NODE: its deletion grants at once, with
+                           no new listing (no node that counts can appear
+                           before ours while ours exists) */
+} zkl_verdict;
+
+typedef struct zkl_recipe {
+  const char *name;   /* for logs: "mutex", "read", "write", ... */
+  const char *marker; /* in our node names: "_c_<uuid>-" marker <seq> */
+  const char *const *markers; /* the nodes that count, NULL-terminated;
+                                 zkl_queue_entry.kind indexes it */
+  bool list_with_watch; /* listings set a child watch: the rule may say
+                           ZKL_WAIT_CHILDREN */
+  /* The rule. q->own >= 0. arg: the contender's recipe argument. */
+  void (*decide)(const zkl_queue *q, const void *arg, zkl_verdict *out);
+  /* May this contender start an acquire now? ZKL_OK or a code (the write
+   * side of a read/write lock refuses while its read side is held).
+   * NULL: always. Runs with s->mu held. */
+  int (*admit_locked)(const void *arg);
+  /* The node's data. NULL: the owner description. */
+  int (*node_data)(const void *arg, char *buf, size_t len);
+} zkl_recipe;
+
+extern const zkl_recipe zkl__recipe_mutex; /* lock.c */
+
+/* ---------------------------------------------------------------- targets */
+
+/* A blocking caller parked on the async core. */
+typedef struct zkl_waiter {
+  pthread_cond_t cond;
+  bool done;
+  int rc;
+  int64_t token;
+} zkl_waiter;
+
+/* Who hears about an acquire or release: a blocking waiter, a user
+ * callback (its record allocated when the call was made, so that
+ * delivering it can never fail), or the engine itself (a gate). */
+typedef struct zkl_target {
+  zkl_waiter *waiter;
+  struct zkl_notice *notice;
+  void (*hook_locked)(void *ctx, int rc, int64_t token);
+  void *hook_ctx;
+} zkl_target;
+
+/* ---------------------------------------------------------------- engine */
+
+/* The engine's part of a session (the session's hooks context). */
+typedef struct zkl_engine {
+  zkl_session *s;
+  zkl_link locks;   /* engine.c: every zkl_lock of the session */
+  zkl_link watches; /* watch.c: every watch record the client may call */
+} zkl_engine;
+
+/* --------------------------------------------------------------- watches */
+
+typedef struct zkl_watch zkl_watch;
+
+/* What a watch record tells its owner (engine.c), with s->mu held. */
+typedef struct zkl_watch_ops {
+  /* The get that arms it completed (rc; data and stat when ZOK). Called
+   * also when the owner dropped the watch meanwhile. */
+  void (*armed_locked)(zkl_watch *w, int rc, const char *data, int len,
+                       const struct Stat *stat, const void *children);
+  /* The watch fired (ZOO_*_EVENT). */
+  void (*fired_locked)(zkl_watch *w, int type);
+  /* The record is being freed: let go of the owner's reference. */
+  void (*release_locked)(zkl_watch *w);
+} zkl_watch_ops;
+
+enum { ZKL_WATCH_DATA, ZKL_WATCH_CHILDREN };
+
+/* Arms a watch on path: a getData (ZKL_WATCH_DATA; unlike exists it sets
+ * nothing on a missing node) or a getChildren (ZKL_WATCH_CHILDREN), counted
+ * as request kind rq. owner is passed back through ops. Returns the record
+ * or NULL (no memory, or the client refused: *rc says which). */
+zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
+                                 const char *path, const zkl_watch_ops *ops,
+                                 void *owner, int *rc);
+/* The owner no longer wants it: it is removed from the client (now, or
+ * after the reconnect) and freed once the client lets go of it. Its events
+ * no longer reach the owner. */
+void zkl__watch_drop_locked(zkl_watch *w);
+void *zkl__watch_owner(const zkl_watch *w);
+const char *zkl__watch_path(const zkl_watch *w);
+/* The client closed the handle and dropped every watch: free the records
+ * of session s. */
+void zkl__watches_forget_all_locked(zkl_session *s);
+unsigned zkl__watches_count_locked(const zkl_session *s);
+
+/* -------------------------------------------------------------- attempts */
+
+typedef struct zkl_attempt zkl_attempt;
+
+/* The states of an attempt: see the diagram at the top of engine.c. */
+typedef enum zkl_att_state {
+  ZKL_AS_NEW,        /* just made: nothing sent */
+  ZKL_AS_GATING,     /* waiting for its gate (the semaphore's mutex) */
+  ZKL_AS_CREATING,   /* create (+ parents) and listing in flight */
+  ZKL_AS_RECOVERING, /* a create's outcome is unknown: finding our node */
+  ZKL_AS_LISTING,    /* our node known; a listing in flight */
+  ZKL_AS_WATCHING,   /* waiting for one node to go */
+  ZKL_AS_WAITING,    /* waiting for the queue to change */
+  ZKL_AS_SUSPENDED,  /* the connection dropped before an answer */
+  ZKL_AS_HELD,       /* granted */
+  ZKL_AS_RELEASING,  /* the release's delete in flight */
+  ZKL_AS_ENDING,     /* failed: cleaning up before it is told */
+  ZKL_AS_ENDED,      /* told; lives on only for what is still out */
+  ZKL_AS_COUNT
+} zkl_att_state;
+
+/* What the outside tells an attempt (contend.c posts them; the machine
+ * decides what each means in the attempt's state). */
+typedef enum zkl_att_event {
+  ZKL_EV_CANCEL,     /* end a pending acquire with code */
+  ZKL_EV_RELEASE,    /* release the hold; arg: the zkl_target to tell */
+  ZKL_EV_CLOSE,      /* the session is closing */
+  ZKL_EV_OVER,       /* the session is over; code: why */
+  ZKL_EV_LEASE_LOST, /* the lease ran out; arg: zkl_call ** for notices */
+  ZKL_EV_CONNECTED,  /* (re)connected */
+  ZKL_EV_TICK        /* the clock; arg: int64_t[2] {now, next deadline} */
+} zkl_att_event;
+
+/* engine.c: starts an attempt of l (l has none). */
+int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t);
+void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
+                               void *arg);
+zkl_att_state zkl__attempt_state(const zkl_attempt *att);
+/* Its node's child name, when known. */
+const char *zkl__attempt_node(const zkl_attempt *att);
+
+/* The diagram as data: 1 when the state machine may go from one state to
+ * another. Every transition is checked against it. */
+bool zkl__edge_allowed(int from, int to);
+const char *zkl__state_name(int state);
+/* How often each edge was taken in this process, and how often a
+ * transition the diagram does not have was attempted (a bug: logged,
+ * counted, and made anyway). */
+unsigned long zkl__edge_count(int from, int to);
+unsigned long zkl__edge_violations(void);
+
+/* ------------------------------------------------------------ contenders */
+
+typedef struct zkl_notice zkl_notice;
+
+/* One contender for one queue: what the user holds as a zkl_lock. Its
+ * parts are written by the file named beside them. */
+struct zkl_lock {
+  /* contender.c: the object */
+  zkl_session *s; /* reference */
+  zkl_link link;  /* in the engine's locks */
+  unsigned refs;  /* user + attempts + queued notices */
+  bool freed;
+  char *name;  /* as the user gave it */
+  char *queue; /* the queue's parent path */
+  const zkl_recipe *recipe;
+  const void *arg;
+  zkl_lock *gate; /* semaphore: the inner mutex, or NULL */
+  zkl_lost_cb lost_cb;
+  void *lost_arg;
+  /* a gate's owner hears the gate's loss here instead */
+  void (*lost_hook_locked)(void *ctx, int reason);
+  void *lost_hook_ctx;
+  char *info; /* zkl_lock_set_owner_info() */
+  int acl;    /* ZKL_ACL_* of the nodes it creates */
+
+  /* engine.c: the hold */
+  zkl_attempt *att; /* current acquire, hold or release */
+  int hold_count;
+  int64_t token;
+  bool lost; /* lost since the last acquire: the next release says so */
+};
+
+/* contender.c */
+void zkl__lock_set_gate(zkl_lock *l, zkl_lock *gate,
+                        void (*lost_hook_locked)(void *ctx, int reason),
+                        void *ctx);
+void zkl__lock_ref_locked(zkl_lock *l);
+void zkl__lock_unref_locked(zkl_lock *l);
+/* Visits every lock of the engine; fn may end its attempt or drop its
+ * last reference, never another lock's. */
+void zkl__each_lock_locked(zkl_engine *e, void (*fn)(zkl_lock *l, void *ctx),
+                           void *ctx);
+/* Delivers rc (and token) to a target, once: wakes the waiter, queues the
+ * callback, or calls the hook. */
+void zkl__notify_locked(zkl_lock *l, zkl_target *t, int rc, int64_t token);
+/* Queues (or, with direct, appends to *direct) the lost callback of l. */
+void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct);
+
+/* Creates a contender for the queue at path `queue` (a full path under
+ * ZKL_ROOT) with recipe r; name is the lock name users see. arg is passed to
+ * the recipe (borrowed: it must outlive the contender). The session's
+ * engine must be attached (zkl__engine_of_locked). */
+int zkl__lock_new(zkl_lock **out, zkl_session *s, const char *name,
+                  const char *queue, const zkl_recipe *r, const void *arg);
+/* Makes l wait for gate (held by l from then on) before each attempt
+ * creates its node: the semaphore's inner mutex. A loss of the gate while
+ * l's attempt needs it fails that attempt with ZKL_ELOST. */
+void zkl__lock_gate_locked(zkl_lock *l, zkl_lock *gate);
+/* Ends what l is doing (a pending acquire completes with ZKL_ECLOSED, a
+ * hold is released) and drops the user's reference. */
+void zkl__lock_free_locked(zkl_lock *l);
+
+/* The shared entry points of the blocking and async faces; s->mu held.
+ * The target's notice, if any, is the attempt's from then on (t->notice is
+ * set to NULL). */
+int zkl__acquire_locked(zkl_lock *l, int timeout_ms, zkl_target *t);
+int zkl__release_locked(zkl_lock *l, zkl_target *t);
+int zkl__cancel_locked(zkl_lock *l);
+zkl_session *zkl__lock_session(const zkl_lock *l);
+/* Copies the full path of the attempt's node while it waits or holds:
+ * ZKL_OK, ZKL_ENOTHELD, ZKL_EINVAL (too small). */
+int zkl__lock_node_path_locked(const zkl_lock *l, char *buf, size_t len);
+/* The token of the current hold, 0 when none (enforcing the lease). */
+int64_t zkl__lock_token_locked(zkl_lock *l);
+/* The node of a held lock (the child name), or NULL. */
+const char *zkl__lock_held_node_locked(const zkl_lock *l);
+/* True while an acquire of l is under way or l is held. */
+bool zkl__lock_busy_locked(const zkl_lock *l);
+
+/* User callbacks: the records of acquire and release callbacks. */
+struct zkl_notice *zkl__notice_acquire(zkl_acquire_cb cb, void *arg);
+struct zkl_notice *zkl__notice_release(zkl_release_cb cb, void *arg);
+void zkl__notice_free(struct zkl_notice *n);
+
+/* The engine of a session, attached at its first lock (s->mu held); NULL
+ * when out of memory. */
+zkl_engine *zkl__engine_of_locked(zkl_session *s);
+
+/* For tests and debugging: attempts waiting for a reconnect. */
+unsigned zkl__engine_suspended_locked(const zkl_session *s);
+
+#endif /* ZKL_ENGINE_H */

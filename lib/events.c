@@ -1,0 +1,183 @@
+/*
+ * events.c - what happens to a session: the client's session events
+ * (connected, disconnected, expired, authentication failed), from the
+ * library's own watcher, the tap of a wrapped handle or the application's
+ * forward; the clock's tick; and the state callback that tells the
+ * application what the library sees.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "session.h"
+
+/* ------------------------------------------------------- state callback */
+
+typedef struct state_call {
+  zkl_call base;
+  zkl_session *s; /* reference */
+  zkl_session_state_cb cb;
+  void *arg;
+  int state;
+} state_call;
+
+static void state_call_run(zkl_call *c) {
+  state_call *sc = (state_call *)c;
+  sc->cb(sc->s, sc->state, sc->arg);
+}
+
+static void state_call_release_locked(zkl_call *c) {
+  state_call *sc = (state_call *)c;
+  zkl__session_unref_locked(sc->s);
+  free(sc);
+}
+
+/* Queues the state callback for the completion thread. After close began,
+ * only ZKL_STATE_CLOSED is reported, by close itself. */
+static void report_locked(zkl_session *s, int state) {
+  state_call *sc;
+  if (!s->state_cb || s->closing)
+    return;
+  if (!(sc = calloc(1, sizeof *sc))) {
+    zkl__log("out of memory: session state %d not reported", state);
+    return;
+  }
+  sc->base.run = state_call_run;
+  sc->base.release_locked = state_call_release_locked;
+  sc->s = s;
+  zkl__session_ref_locked(s);
+  sc->cb = s->state_cb;
+  sc->arg = s->state_arg;
+  sc->state = state;
+  zkl__queue_call_locked(s, &sc->base);
+}
+
+void zkl__report_closed_locked(zkl_session *s) {
+  zkl_session_state_cb cb = s->state_cb;
+  void *arg = s->state_arg;
+  if (!cb)
+    return;
+  s->state_cb = NULL;
+  s->busy++; /* a callback of ours is running */
+  pthread_mutex_unlock(&s->mu);
+  cb(s, ZKL_STATE_CLOSED, arg);
+  pthread_mutex_lock(&s->mu);
+  s->busy--;
+}
+
+int zkl_session_on_state(zkl_session *s, zkl_session_state_cb cb, void *arg) {
+  int rc;
+  if (!s)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  rc = s->closing ? ZKL_ECLOSED : ZKL_OK;
+  if (rc == ZKL_OK) {
+    s->state_cb = cb;
+    s->state_arg = arg;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+/* -------------------------------------------------------- session events */
+
+static void over_locked(zkl_session *s, int why) {
+  if (s->dead)
+    return;
+  s->dead = why;
+  s->connected = false;
+  if (s->hooks)
+    s->hooks->over_locked(s->hooks_ctx, why);
+  /* In-flight cleanups complete with ZSESSIONEXPIRED; queued ones are moot:
+   * the server deleted the session's ephemeral nodes with it. */
+  zkl__cleanups_drop_locked(s);
+  pthread_cond_broadcast(&s->cond);
+  report_locked(s, why == ZAUTHFAILED ? ZKL_STATE_AUTH_FAILED
+                                      : ZKL_STATE_EXPIRED);
+}
+
+static void connected_locked(zkl_session *s, zhandle_t *zh) {
+  const clientid_t *id = zoo_client_id(zh);
+  if (s->dead || s->connected)
+    return; /* the same event from two watchers (tap and forward) */
+  s->session_id = id ? id->client_id : 0;
+  s->negotiated_timeout_ms = zoo_recv_timeout(zh);
+  s->connected = true;
+  pthread_cond_broadcast(&s->cond);
+  zkl__timer_kick_locked(&s->timer); /* a heartbeat may be due */
+  if (s->hooks)
+    s->hooks->connected_locked(s->hooks_ctx);
+  zkl__cleanups_run_locked(s);
+  report_locked(s, s->was_connected ? ZKL_STATE_RECONNECTED
+                                    : ZKL_STATE_CONNECTED);
+  s->was_connected = true;
+}
+
+void zkl__on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
+  if (state == ZOO_CONNECTED_STATE) {
+    connected_locked(s, zh);
+  } else if (state == ZOO_EXPIRED_SESSION_STATE) {
+    zkl__log("session 0x%llx expired", (unsigned long long)s->session_id);
+    over_locked(s, ZKL_EEXPIRED);
+  } else if (state == ZOO_AUTH_FAILED_STATE) {
+    over_locked(s, ZAUTHFAILED);
+  } else if (s->connected) {
+    /* CONNECTING, ASSOCIATING, NOTCONNECTED, or read-only (no writes, so
+     * no locking): not connected. */
+    s->connected = false;
+    pthread_cond_broadcast(&s->cond);
+    report_locked(s, ZKL_STATE_SUSPENDED);
+  }
+}
+
+void zkl__session_watcher(zhandle_t *zh, int type, int state,
+                          const char *path, void *ctx) {
+  zkl_session *s = ctx;
+  (void)path;
+  if (type != ZOO_SESSION_EVENT)
+    return; /* the library sets no default-watcher watches */
+  zkl__enter_locked(s);
+  zkl__on_state_locked(s, zh, state);
+  zkl__leave(s);
+}
+
+void zkl_session_forward_event(zkl_session *s, int type, int state) {
+  if (!s || type != ZOO_SESSION_EVENT)
+    return;
+  zkl__enter_locked(s);
+  if (!s->owns_handle && !s->closing)
+    zkl__on_state_locked(s, s->zh, state);
+  zkl__leave(s);
+}
+
+/* ------------------------------------------------------------ the clock */
+
+static int64_t earliest(int64_t a, int64_t b) {
+  if (a == 0)
+    return b;
+  if (b == 0)
+    return a;
+  return a < b ? a : b;
+}
+
+int64_t zkl__session_tick_locked(void *ctx, int64_t now) {
+  zkl_session *s = ctx;
+  zkl_call *notices = NULL, *handed, **tail;
+  int64_t next = 0;
+  if (s->hooks)
+    next = s->hooks->tick_locked(s->hooks_ctx, now);
+  next = earliest(next, zkl__lease_tick_locked(s, now, &notices));
+  /* plus the notices a user's call found meanwhile */
+  handed = zkl__lease_take_notices_locked(s);
+  for (tail = &notices; *tail; tail = &(*tail)->next)
+    ;
+  *tail = handed;
+  if (notices) {
+    /* Run here, not on the completion thread: that one may be stuck
+     * behind a connection attempt to an unreachable server for longer
+     * than the lease had left. */
+    zkl__run_calls_locked(s, notices);
+    return now; /* time passed while they ran: look again at once */
+  }
+  return next;
+}

@@ -1,0 +1,291 @@
+/*
+ * session.h - the session layer: one ZooKeeper handle and what the library
+ * does with it below the locks.
+ *
+ *   session.c  the session object: references, the mutex, the completion
+ *              thread's entry and exit, requests, queued user callbacks
+ *   cleanup.c  deletions and watch removals owed to the server, retried
+ *              after every reconnect until done or moot
+ *   lease.c    the lease clock and its heartbeats
+ *   timer.c    a thread that calls one tick function by the clock
+ *   events.c   session events and the state callback, and the tick
+ *   wrap.c     sessions on the application's handle, and their own watch
+ *   open.c     opening and closing
+ *
+ * It knows nothing of locks, attempts or watch records: the engine
+ * registers a zkl_session_hooks table and hears of connection, expiry,
+ * close, the lease and the clock through it. Each file writes only its own
+ * part of struct zkl_session (marked below) and reads the others.
+ *
+ * One mutex per session (s->mu) guards the session and everything built on
+ * it. Functions named *_locked expect it held. ZooKeeper calls are made
+ * with it held: the client never runs our code from inside those calls
+ * (completions and watchers always run on its completion thread), so this
+ * cannot deadlock, and it keeps the order in which requests are queued the
+ * order in which they were decided.
+ *
+ * User callbacks never run under s->mu: they are queued as zkl_call records
+ * and run by whoever holds the completion thread, after unlocking.
+ */
+#ifndef ZKL_SESSION_H
+#define ZKL_SESSION_H
+
+#include "common.h"
+
+/* A user callback waiting to run, with the mutex dropped. The layer that
+ * queues it embeds this record in its own and says how to run it and how
+ * to let go of it afterwards. */
+typedef struct zkl_call zkl_call;
+struct zkl_call {
+  zkl_call *next;
+  void (*run)(zkl_call *c);            /* the callback, without s->mu */
+  void (*release_locked)(zkl_call *c); /* drops its references, frees it */
+};
+
+/* What the session tells the layer above. Every hook runs with s->mu held,
+ * on the completion thread unless said otherwise. */
+typedef struct zkl_session_hooks {
+  /* Connected (first time, or again in the same session). */
+  void (*connected_locked)(void *ctx);
+  /* The session is over: why is ZKL_EEXPIRED or ZAUTHFAILED. */
+  void (*over_locked)(void *ctx, int why);
+  /* zkl_session_close() began (on the closing thread). */
+  void (*closing_locked)(void *ctx);
+  /* The client closed the handle and dropped every watch without calling
+   * it (own handles only; on the closing thread). */
+  void (*closed_locked)(void *ctx);
+  /* The clock (timer thread): act on deadlines up to now; returns the next
+   * one, or 0 for none. */
+  int64_t (*tick_locked)(void *ctx, int64_t now);
+  /* The lease ran out: every held lock is lost. Notices go to *direct for
+   * the caller to run (the timer thread, or the next tick). */
+  void (*lease_lost_locked)(void *ctx, zkl_call **direct);
+  /* The session is being freed: let go of ctx. */
+  void (*free_locked)(void *ctx);
+} zkl_session_hooks;
+
+/* Request kinds, counted in zkl_session.sent (the tests count round trips
+ * with them). */
+enum {
+  ZKL_RQ_PARENT,      /* create a parent container */
+  ZKL_RQ_CREATE,      /* create a contender's node */
+  ZKL_RQ_LIST,        /* list a queue */
+  ZKL_RQ_PRED_GET,    /* watch the node waited for */
+  ZKL_RQ_OWN_GET,     /* watch our own node */
+  ZKL_RQ_RECOVER_GET, /* is the node a lost create left ours? */
+  ZKL_RQ_DELETE,      /* delete an abandoned attempt's node */
+  ZKL_RQ_RELEASE,     /* delete of a release */
+  ZKL_RQ_CHILD_WATCH, /* a listing that also watches the queue */
+  ZKL_RQ_CLEANUP,     /* a background cleanup */
+  ZKL_RQ_CARRIER,     /* only brings the completion thread round */
+  ZKL_RQ_PROBE,       /* zkl_session_wrap's round trip */
+  ZKL_RQ_HEARTBEAT,   /* keeps the lease moving while locks are held */
+  ZKL_RQ_QUERY,       /* zkl_participants() and other reads */
+  ZKL_RQ_TAP,         /* a wrapped session's own watch on "/" */
+  ZKL_RQ_MULTI,       /* a guarded transaction */
+  ZKL_RQ_KINDS
+};
+
+/* A request in flight. Holds a session reference; freed by its completion
+ * (zkl__req_done_locked). The sender's fields are the sender's to use. */
+typedef struct zkl_req {
+  zkl_session *s;
+  int kind;
+  int64_t sent_ms; /* when it was queued: the server heard it later */
+  /* the sender's */
+  void *owner;
+  void *item;
+  unsigned round;
+  int index;
+  char *path; /* freed with the request */
+} zkl_req;
+
+typedef struct zkl_cleanups {
+  zkl_link jobs;
+  /* Called when the last job is done (wrap.c: a closed session may then
+   * give its watch back). */
+  void (*drained_locked)(zkl_session *s);
+} zkl_cleanups;
+
+typedef struct zkl_lease {
+  unsigned held;           /* locks held: heartbeats run while > 0 */
+  bool heartbeat_inflight;
+  int margin_ms;           /* 0: default, -1: lease off, > 0: the user's */
+  zkl_call *notices;       /* lost notices for the timer thread to run */
+} zkl_lease;
+
+typedef struct zkl_timer {
+  pthread_t thread;
+  bool running;
+  bool stop;
+  pthread_cond_t cond;
+  pthread_mutex_t *mu;
+  int64_t (*tick_locked)(void *ctx, int64_t now);
+  void *ctx;
+} zkl_timer;
+
+typedef struct zkl_tap zkl_tap;
+
+struct zkl_session {
+  pthread_mutex_t mu;
+  pthread_cond_t cond; /* any progress: broadcast on every leave/unlock */
+  zhandle_t *zh;
+  bool owns_handle;
+  int requested_timeout_ms;
+  char owner_data[256]; /* the owner description of this process */
+  int owner_len;
+
+  /* events.c: the connection as the library knows it */
+  bool connected;
+  int negotiated_timeout_ms;
+  int64_t session_id;
+  int dead; /* 0, or why the session is over: ZKL_EEXPIRED, ZAUTHFAILED */
+  zkl_session_state_cb state_cb;
+  void *state_arg;
+  bool was_connected; /* a connection was seen: the next is a reconnect */
+
+  /* open.c: closing */
+  bool closing;  /* zkl_session_close() has begun: new calls fail */
+  bool closed;   /* the handle is no longer used */
+  bool orphaned; /* closed by the user, wrapped, still owing deletions */
+
+  /* session.c */
+  unsigned refs;     /* user + locks + watch records + requests */
+  unsigned inflight; /* requests whose completion has not run */
+  unsigned busy;     /* completion-thread entries running right now */
+  int64_t last_answer_ms; /* send time of the latest answered request */
+  zkl_call *calls;
+  zkl_call **calls_tail;
+  bool carrier_inflight;
+  unsigned long sent[ZKL_RQ_KINDS]; /* requests sent, by kind */
+  const zkl_session_hooks *hooks;
+  void *hooks_ctx;
+
+  zkl_cleanups cleanups; /* cleanup.c */
+  zkl_lease lease;       /* lease.c */
+  zkl_timer timer;       /* timer.c */
+  zkl_tap *tap;          /* wrap.c */
+};
+
+/* ------------------------------------------------------------- session.c */
+
+/* Allocates a session with one (the user's) reference. */
+int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle);
+/* Frees a session that never got further than zkl__session_alloc plus a
+ * timer that has been stopped. */
+void zkl__session_free(zkl_session *s);
+void zkl__session_ref_locked(zkl_session *s);
+void zkl__session_unref_locked(zkl_session *s);
+/* Registers the layer above (once). */
+void zkl__session_set_hooks_locked(zkl_session *s,
+                                   const zkl_session_hooks *hooks, void *ctx);
+void *zkl__session_hooks_ctx_locked(const zkl_session *s);
+/* The session's state for new calls: ZKL_OK, ZKL_ECLOSED, ZKL_EEXPIRED. */
+int zkl__session_usable_locked(const zkl_session *s);
+/* True when rc says a request's outcome is unknown (connection lost). */
+bool zkl__is_connection_loss(int rc);
+/* True when rc says the session is over. */
+bool zkl__is_session_over(int rc);
+
+/* Allocates a request (counted in sent[kind]); NULL on ENOMEM. */
+zkl_req *zkl__req_new_locked(zkl_session *s, int kind);
+/* Undoes zkl__req_new_locked when the client refused to send it. */
+void zkl__req_abort_locked(zkl_req *r);
+/* Ends a request's life inside its completion. */
+void zkl__req_done_locked(zkl_req *r);
+
+/* Start of every completion-thread entry point: marks the thread, takes
+ * the lock, counts the entry. */
+void zkl__enter_locked(zkl_session *s);
+/* The same for a request's completion; a server's answer (rc) moves
+ * last_answer_ms, which the lease reads. */
+void zkl__enter_req_locked(zkl_req *r, int rc);
+/* Drops the lock after running queued user callbacks; frees the session if
+ * that was its last reference. s must not be used afterwards. */
+void zkl__leave(zkl_session *s);
+/* For user threads: broadcasts progress, unlocks, frees s if that was its
+ * last reference. */
+void zkl__unlock(zkl_session *s);
+
+/* Queues a user callback for the completion thread. */
+void zkl__queue_call_locked(zkl_session *s, zkl_call *c);
+/* Runs callbacks the caller collected itself (the timer thread's lost
+ * notices), unlocking meanwhile; releases them. */
+void zkl__run_calls_locked(zkl_session *s, zkl_call *list);
+/* Runs the queued callbacks now (close, when no completion will come). */
+void zkl__drain_calls_locked(zkl_session *s);
+/* True when no request, entry or queued callback is under way. */
+bool zkl__session_quiet_locked(const zkl_session *s);
+
+/* ------------------------------------------------------------- cleanup.c */
+
+static inline void zkl__cleanups_init(zkl_session *s) {
+  zkl__list_init(&s->cleanups.jobs);
+}
+/* Schedules a cleanup; runs it now when connected. */
+void zkl__cleanup_delete_locked(zkl_session *s, const char *path);
+void zkl__cleanup_prefix_locked(zkl_session *s, const char *parent,
+                                const char *prefix);
+/* Removes a data or child watch (wtype: ZWATCHTYPE_*) the client holds for
+ * watcher/ctx; done(ctx, rc) is called once when the removal is over: ZOK
+ * (removed), ZNOWATCHER (its event has come in and is on its way), or a
+ * code that says the session ended. */
+void zkl__cleanup_unwatch_locked(zkl_session *s, const char *path, int wtype,
+                                 watcher_fn watcher, void *ctx,
+                                 void (*done_locked)(void *ctx, int rc));
+void zkl__cleanups_run_locked(zkl_session *s);  /* after a reconnect */
+void zkl__cleanups_drop_locked(zkl_session *s); /* the session's end */
+unsigned zkl__cleanups_count_locked(const zkl_session *s);
+
+/* --------------------------------------------------------------- lease.c */
+
+/* The margin in force (ms), or -1 when the lease is off. */
+int zkl__lease_margin_ms(const zkl_session *s);
+/* True when the lease is on and nothing proves the session alive now. */
+bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms);
+/* A lock was granted (+1) or stopped being held (-1). */
+void zkl__lease_hold_locked(zkl_session *s, int delta);
+/* For calls on held locks from the user's threads: a process frozen past
+ * its lease must be told before it takes one more step as a holder. When
+ * the lease ran out, declares the held locks lost (their notices go to the
+ * timer thread) and returns true. */
+bool zkl__lease_enforce_locked(zkl_session *s);
+/* Sends heartbeats, declares held locks lost when the lease runs out
+ * (notices to *direct); returns when to look again (0: no need). */
+int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now,
+                               zkl_call **direct);
+/* Takes the notices that user calls handed to the timer thread. */
+zkl_call *zkl__lease_take_notices_locked(zkl_session *s);
+
+/* --------------------------------------------------------------- timer.c */
+
+/* Starts the thread: it calls tick(ctx, now) with *mu held whenever the
+ * deadline tick returned last passes, or when kicked. */
+int zkl__timer_start(zkl_timer *t, pthread_mutex_t *mu,
+                     int64_t (*tick_locked)(void *ctx, int64_t now),
+                     void *ctx);
+void zkl__timer_stop(zkl_timer *t); /* joins; call without *mu */
+/* Makes the thread call tick again now. */
+void zkl__timer_kick_locked(zkl_timer *t);
+
+/* -------------------------------------------------------------- events.c */
+
+/* A session event of the handle (from our watcher, the application's
+ * forward, or the tap). */
+void zkl__on_state_locked(zkl_session *s, zhandle_t *zh, int state);
+/* The default watcher of handles the library opens. */
+void zkl__session_watcher(zhandle_t *zh, int type, int state,
+                          const char *path, void *ctx);
+/* The timer's tick. */
+int64_t zkl__session_tick_locked(void *ctx, int64_t now);
+/* Queues the state callback's ZKL_STATE_CLOSED, last. */
+void zkl__report_closed_locked(zkl_session *s);
+
+/* ---------------------------------------------------------------- wrap.c */
+
+/* A closing wrapped session gives its watch back once it owes the server
+ * nothing more. */
+void zkl__tap_release_locked(zkl_session *s);
+bool zkl__tap_held_locked(const zkl_session *s);
+
+#endif /* ZKL_SESSION_H */

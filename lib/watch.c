@@ -1,0 +1,191 @@
+/*
+ * watch.c - watch records: the context pointer the ZooKeeper client holds
+ * for each watch the engine sets.
+ *
+ * The client keeps that pointer from the moment the get that sets the watch
+ * succeeds until the watch fires, is removed, or the handle is closed; and
+ * an event already queued reaches the watcher even after a removal was
+ * refused (ZNOWATCHER) because of it. So a record lives on its own terms,
+ * not its owner's: it is freed only when its owner no longer wants it AND
+ * the client can no longer call it, and it holds a reference on its owner
+ * until then.
+ *
+ * The client's side of a record:
+ *   ARMING  the get that sets it is in flight: it may yet be registered
+ *   ARMED   registered: the client may call it
+ *   GONE    the client no longer holds it
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+struct zkl_watch {
+  zkl_session *s; /* reference */
+  zkl_link link;  /* in the engine's watches */
+  int type;       /* ZKL_WATCH_DATA or ZKL_WATCH_CHILDREN */
+  char *path;
+  const zkl_watch_ops *ops;
+  void *owner;
+  enum { W_ARMING, W_ARMED, W_GONE } client;
+  bool wanted;      /* the owner still wants its events */
+  bool removing;    /* a removal is queued or in flight */
+  bool in_callback; /* one of our callbacks is using it: not freed yet */
+};
+
+void *zkl__watch_owner(const zkl_watch *w) { return w->owner; }
+const char *zkl__watch_path(const zkl_watch *w) { return w->path; }
+
+static zkl_engine *engine_of(zkl_session *s) {
+  return zkl__session_hooks_ctx_locked(s);
+}
+
+static void maybe_free_locked(zkl_watch *w) {
+  zkl_session *s = w->s;
+  if (w->wanted || w->client != W_GONE || w->removing || w->in_callback)
+    return;
+  zkl__list_remove(&w->link);
+  w->ops->release_locked(w);
+  free(w->path);
+  free(w);
+  zkl__session_unref_locked(s);
+}
+
+static void watcher(zhandle_t *zh, int type, int state, const char *path,
+                    void *ctx) {
+  zkl_watch *w = ctx;
+  zkl_session *s = w->s;
+  (void)zh;
+  (void)state;
+  (void)path;
+  zkl__mark_zk_thread();
+  if (type == ZOO_SESSION_EVENT)
+    return; /* the session hears those; the watch stays armed */
+  zkl__enter_locked(s);
+  w->client = W_GONE; /* watches fire once */
+  w->in_callback = true;
+  if (w->wanted)
+    w->ops->fired_locked(w, type);
+  w->in_callback = false;
+  maybe_free_locked(w);
+  zkl__leave(s);
+}
+
+static void start_removal_locked(zkl_watch *w);
+
+/* After the get that arms it: the client holds it now (ZOK), or not. */
+static void armed_locked(zkl_watch *w, int rc, const char *data, int len,
+                         const struct Stat *stat, const void *children) {
+  w->client = rc == ZOK ? W_ARMED : W_GONE;
+  w->in_callback = true;
+  /* The owner hears it even when it dropped the watch meanwhile: it
+   * counted the get as pending. */
+  w->ops->armed_locked(w, rc, data, len, stat, children);
+  if (!w->wanted && w->client == W_ARMED)
+    start_removal_locked(w); /* dropped while it was being set */
+  w->in_callback = false;
+  maybe_free_locked(w);
+}
+
+static void data_armed(int rc, const char *value, int len,
+                       const struct Stat *stat, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl__enter_req_locked(r, rc);
+  armed_locked(r->owner, rc, value, len, stat, NULL);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+static void children_armed(int rc, const struct String_vector *children,
+                           const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl__enter_req_locked(r, rc);
+  armed_locked(r->owner, rc, NULL, 0, NULL, children);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
+                                 const char *path, const zkl_watch_ops *ops,
+                                 void *owner, int *rc) {
+  zkl_engine *e = engine_of(s);
+  zkl_watch *w = calloc(1, sizeof *w);
+  zkl_req *r;
+  *rc = ZKL_ENOMEM;
+  if (!w)
+    return NULL;
+  if (!(w->path = strdup(path)) || !(r = zkl__req_new_locked(s, rq))) {
+    free(w->path);
+    free(w);
+    return NULL;
+  }
+  r->owner = w;
+  *rc = type == ZKL_WATCH_DATA
+            ? zoo_awget(s->zh, path, watcher, w, data_armed, r)
+            : zoo_awget_children(s->zh, path, watcher, w, children_armed, r);
+  if (*rc != ZOK) {
+    zkl__req_abort_locked(r);
+    free(w->path);
+    free(w);
+    return NULL;
+  }
+  w->s = s;
+  zkl__session_ref_locked(s);
+  w->type = type;
+  w->ops = ops;
+  w->owner = owner;
+  w->client = W_ARMING;
+  w->wanted = true;
+  zkl__list_push(&e->watches, &w->link);
+  return w;
+}
+
+static void removal_done_locked(void *ctx, int rc) {
+  zkl_watch *w = ctx;
+  w->removing = false;
+  /* ZOK: the client dropped it without calling it. ZNOWATCHER: its event
+   * has come in and will reach the watcher, which frees it. Session over:
+   * the client may still call it with session events, until the handle is
+   * closed (zkl__watches_forget_all_locked). */
+  if (rc == ZOK)
+    w->client = W_GONE;
+  maybe_free_locked(w);
+}
+
+static void start_removal_locked(zkl_watch *w) {
+  if (w->removing)
+    return;
+  w->removing = true;
+  zkl__cleanup_unwatch_locked(
+      w->s, w->path,
+      w->type == ZKL_WATCH_DATA ? ZWATCHTYPE_DATA : ZWATCHTYPE_CHILD, watcher,
+      w, removal_done_locked);
+}
+
+void zkl__watch_drop_locked(zkl_watch *w) {
+  if (!w->wanted)
+    return;
+  w->wanted = false;
+  if (w->client == W_ARMED)
+    start_removal_locked(w);
+  maybe_free_locked(w);
+}
+
+void zkl__watches_forget_all_locked(zkl_session *s) {
+  zkl_engine *e = engine_of(s);
+  while (!zkl__list_empty(&e->watches)) {
+    zkl_watch *w = zkl__container_of(e->watches.next, zkl_watch, link);
+    w->wanted = w->removing = false;
+    w->client = W_GONE;
+    maybe_free_locked(w);
+  }
+}
+
+unsigned zkl__watches_count_locked(const zkl_session *s) {
+  const zkl_engine *e = zkl__session_hooks_ctx_locked(s);
+  return e ? zkl__list_length(&e->watches) : 0;
+}

@@ -1,0 +1,242 @@
+/*
+ * wrap.c - sessions built on a handle the application already has, and the
+ * watch such a session keeps to hear its handle's session events.
+ *
+ * A wrapped handle's session events go to the application's default
+ * watcher, which the library does not own. The client also delivers every
+ * session event to every registered watch, so the session keeps one of its
+ * own, "the tap": an exists watch on "/" (a node that is never deleted; one
+ * watch on the server). Through it the session hears connection changes
+ * and expiry without the application's help, and a session closed while its
+ * handle is cut off still hears the reconnect that lets it delete the nodes
+ * it owes. The wrap's probe sets it, so its answer also proves the handle
+ * connected when the CONNECTED event went to the application before there
+ * was a session to forward it to.
+ *
+ * The tap holds a session reference for as long as the client may call it:
+ * until the client confirms a removal, delivers an event that ends the
+ * watch (expiry, or a change of "/" that is not re-armed), or reports the
+ * handle closing.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+
+struct zkl_tap {
+  zkl_session *s;
+  bool registered;      /* the client holds it */
+  bool arm_inflight;    /* an exists that sets it has not completed */
+  bool remove_inflight; /* a removal request is out */
+  bool unwanted;        /* the session is done with it */
+};
+
+static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
+                        void *ctx);
+static void tap_remove_locked(zkl_session *s);
+
+static void tap_maybe_free_locked(zkl_tap *tap) {
+  zkl_session *s = tap->s;
+  if (tap->registered || tap->arm_inflight || tap->remove_inflight)
+    return;
+  if (s->tap == tap)
+    s->tap = NULL;
+  free(tap);
+  zkl__session_unref_locked(s);
+}
+
+bool zkl__tap_held_locked(const zkl_session *s) { return s->tap != NULL; }
+
+static void tap_armed(int rc, const struct Stat *stat, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl_tap *tap = r->owner;
+  (void)stat;
+  zkl__enter_req_locked(r, rc);
+  tap->arm_inflight = false;
+  if (rc == ZOK)
+    tap->registered = true;
+  if (r->kind == ZKL_RQ_PROBE) {
+    /* Any answer from the server proves the handle connected now. */
+    if (zkl__is_session_over(rc))
+      zkl__on_state_locked(s, s->zh, ZOO_EXPIRED_SESSION_STATE);
+    else if (rc == ZOK)
+      zkl__on_state_locked(s, s->zh, ZOO_CONNECTED_STATE);
+  }
+  if (tap->registered && tap->unwanted)
+    tap_remove_locked(s); /* wrap gave up meanwhile */
+  tap_maybe_free_locked(tap);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+/* Sends the exists that sets the watch; kind says whether it is the wrap's
+ * probe. Returns ZOK, ZKL_ENOMEM or the client's refusal. */
+static int tap_arm_locked(zkl_session *s, int kind) {
+  zkl_req *r = zkl__req_new_locked(s, kind);
+  int rc;
+  if (!r)
+    return ZKL_ENOMEM;
+  r->owner = s->tap;
+  rc = zoo_awexists(s->zh, "/", tap_watcher, s->tap, tap_armed, r);
+  if (rc != ZOK) {
+    zkl__req_abort_locked(r);
+    return rc;
+  }
+  s->tap->arm_inflight = true;
+  return ZOK;
+}
+
+static void tap_removed(int rc, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl_tap *tap = r->owner;
+  zkl__enter_req_locked(r, rc);
+  tap->remove_inflight = false;
+  /* ZOK: the client dropped it. ZCLOSING: the application is closing the
+   * handle, which drops every watch without calling it. A lost connection
+   * is retried at the reconnect, which the tap itself reports. ZNOWATCHER:
+   * its event has come in and is on its way here. */
+  if (rc == ZOK || rc == ZCLOSING)
+    tap->registered = false;
+  tap_maybe_free_locked(tap);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+/* zoo_aremove_watches() declares its completion as a pointer to a function
+ * pointer but stores and calls the pointer's value as the function. */
+static void_completion_t *as_completion_ptr(void_completion_t fn) {
+  void_completion_t *p;
+  memcpy(&p, &fn, sizeof p);
+  return p;
+}
+
+static void tap_remove_locked(zkl_session *s) {
+  zkl_tap *tap = s->tap;
+  zkl_req *r;
+  if (!tap || !tap->unwanted || !tap->registered || tap->remove_inflight ||
+      !s->connected || s->dead)
+    return;
+  if (!(r = zkl__req_new_locked(s, ZKL_RQ_TAP)))
+    return; /* tried again at the next reconnect */
+  r->owner = tap;
+  if (zoo_aremove_watches(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher, tap, 0,
+                          as_completion_ptr(tap_removed), r) != ZOK) {
+    zkl__req_abort_locked(r);
+    return;
+  }
+  tap->remove_inflight = true;
+}
+
+static void cleanups_drained_locked(zkl_session *s) {
+  zkl__tap_release_locked(s);
+}
+
+void zkl__tap_release_locked(zkl_session *s) {
+  /* Until the deletions a closed session owes are done, the tap is how it
+   * hears the reconnect that lets it make them. */
+  if (!s->tap || !s->closing || zkl__cleanups_count_locked(s) > 0)
+    return;
+  s->tap->unwanted = true;
+  tap_remove_locked(s);
+}
+
+static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
+                        void *ctx) {
+  zkl_tap *tap = ctx;
+  zkl_session *s = tap->s;
+  (void)path;
+  zkl__enter_locked(s);
+  zkl__session_ref_locked(s); /* freeing the tap must not free s under us */
+  if (type == ZOO_SESSION_EVENT) {
+    zkl__on_state_locked(s, zh, state);
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
+      tap->registered = false; /* the client calls it no more */
+    else if (state == ZOO_CONNECTED_STATE)
+      tap_remove_locked(s); /* a removal the outage held up */
+  } else {
+    tap->registered = false; /* "/" changed: the watch fired, once */
+    if (!tap->unwanted && !s->dead)
+      tap_arm_locked(s, ZKL_RQ_TAP);
+  }
+  tap_maybe_free_locked(tap);
+  zkl__session_unref_locked(s);
+  zkl__leave(s);
+}
+
+/* ------------------------------------------------------------------ wrap */
+
+/* Sends the probe until the server answers it, the session turns out to be
+ * over, or the deadline passes; the client fails requests at once while no
+ * server takes its connection, so retries are paced. */
+static int probe_locked(zkl_session *s, int64_t deadline) {
+  while (zkl__now_ms() < deadline) {
+    int sent = tap_arm_locked(s, ZKL_RQ_PROBE);
+    if (sent != ZOK)
+      return sent == ZKL_ENOMEM ? ZKL_ENOMEM : ZKL_EEXPIRED;
+    while (s->tap->arm_inflight && zkl__now_ms() < deadline)
+      zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+    if (s->dead)
+      return ZKL_EEXPIRED;
+    if (s->tap->registered)
+      return ZKL_OK;
+    if (s->tap->arm_inflight)
+      break; /* no answer within the bound */
+    zkl__cond_wait_until(&s->cond, &s->mu, zkl__now_ms() + 50);
+  }
+  return ZKL_ECONNECT;
+}
+
+int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
+  zkl_session *s;
+  int rc, timeout;
+  bool last;
+
+  if (!out || !zh)
+    return ZKL_EINVAL;
+  if (zkl__on_zk_thread())
+    return ZKL_EDEADLK;
+  if (is_unrecoverable(zh))
+    return ZKL_EEXPIRED;
+  timeout = zoo_recv_timeout(zh);
+  if (timeout <= 0)
+    timeout = 10000;
+  rc = zkl__session_alloc(&s, timeout, false);
+  if (rc != ZKL_OK)
+    return rc;
+  s->zh = zh;
+  if (!(s->tap = calloc(1, sizeof *s->tap))) {
+    zkl__session_free(s);
+    return ZKL_ENOMEM;
+  }
+  s->tap->s = s;
+  s->refs++; /* the tap's */
+  s->cleanups.drained_locked = cleanups_drained_locked;
+  if (zkl__timer_start(&s->timer, &s->mu, zkl__session_tick_locked, s) !=
+      ZKL_OK) {
+    free(s->tap);
+    zkl__session_free(s);
+    return ZKL_ESYSTEM;
+  }
+  pthread_mutex_lock(&s->mu);
+  rc = probe_locked(s, zkl__now_ms() + timeout);
+  if (rc == ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    *out = s;
+    return ZKL_OK;
+  }
+  /* The probe's completion may still come and hold the last references:
+   * the session is freed by whichever of us lets go last. */
+  s->tap->unwanted = true;
+  tap_maybe_free_locked(s->tap);
+  s->refs--; /* the user's */
+  last = s->refs == 0;
+  pthread_mutex_unlock(&s->mu);
+  zkl__timer_stop(&s->timer);
+  if (last)
+    zkl__session_free(s);
+  return rc;
+}
