@@ -160,33 +160,41 @@ ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
 /* Builds a session on a handle the application already has, so that it needs
  * no second connection. The handle stays the application's: the library never
  * closes it, and the application must keep it open until
- * zkl_session_close() has returned.
+ * zkl_session_close() has returned. The handle may still be connecting.
  *
- * Because ZooKeeper delivers session events to the handle's default watcher,
- * which the application owns, the application MUST forward every session
- * event (type == ZOO_SESSION_EVENT) of that handle with
- * zkl_session_forward_event(), from its watcher. Without it the library never
- * learns of reconnects (its retries wait for them) or of session expiry.
+ * ZooKeeper delivers session events to the handle's default watcher, which
+ * the application owns; the library hears them through a watch of its own
+ * (an exists watch on "/", one per wrapped session), so the application
+ * need not forward them. It may (zkl_session_forward_event()).
  *
- * Blocks for one round trip to learn the handle's completion thread.
+ * Blocks until the server has answered one request of the session (which
+ * proves it connected and sets the library's watch), at most the handle's
+ * session timeout.
  * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED when the handle's session is
- * already expired or closed; ZKL_ECONNECT when the round trip did not complete within
- * the handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
+ * already expired or closed; ZKL_ECONNECT when no answer came within the
+ * handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
  * completion thread. */
 ZKL_EXTERN int zkl_session_wrap(zkl_session **out, zhandle_t *zh);
 
-/* For wrapped sessions only: hands the library one event the application's
- * default watcher received. Events that are not session events are ignored,
- * so the watcher may forward everything. Never blocks. */
+/* For wrapped sessions only, optional: hands the library one event the
+ * application's default watcher received (the library also hears them
+ * itself). Events that are not session events are ignored, so the watcher
+ * may forward everything. Must not be called once zkl_session_close() has
+ * begun. Never blocks. */
 ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
 
 /* Ends the session. Pending acquires complete with ZKL_ECLOSED, held locks are
  * released, and for a session opened with zkl_session_open() the ZooKeeper
  * session is closed (which deletes its lock nodes at once on the server).
  * For a wrapped session the lock nodes are deleted one by one and the handle
- * is left open.
- * zkl_lock objects of the session stay allocated: every call on them then
- * returns ZKL_ECLOSED, and each must still be freed with zkl_lock_free(),
+ * is left open; if the server cannot be reached within twice the session
+ * timeout (+ 2 s), close returns and the deletions go on in the background
+ * for as long as the handle lives: they are made when the handle reconnects
+ * in the same session, and are moot once that session ends. The
+ * application may close the handle at any time after this call returns
+ * (a few hundred bytes of such a session then stay allocated).
+ * zkl_lock objects of the session stay allocated: every call on them that
+ * returns a status then returns ZKL_ECLOSED (zkl_lock_token() 0), and each must still be freed with zkl_lock_free(),
  * before or after this call.
  * Blocks until all of the session's callbacks have run. Called on a
  * completion thread it cannot wait, so it returns at once and a private
@@ -250,7 +258,13 @@ typedef struct zkl_lock zkl_lock;
  *         ".." segment; valid UTF-8 without the code points ZooKeeper
  *         refuses in paths: control characters (U+0000-U+001F,
  *         U+007F-U+009F), U+D800-U+F8FF, U+FFF0 and above (so nothing beyond
- *         the BMP). Copied. Its lock nodes live under /locks/NAME.
+ *         the BMP); no segment shaped like a lock node, i.e. ending in a
+ *         marker of a recipe this library speaks or recognises (lock-,
+ *         __lock__, __rlock__, __READ__, __WRIT__, lease-, latch-) and a
+ *         sequence suffix as ZooKeeper writes it (ten digits, or a minus
+ *         sign and nine or ten): under the parent of the lock that the
+ *         segments before it name, it would pass for a contender. Copied.
+ *         Its lock nodes live under /locks/NAME.
  * Returns ZKL_OK; ZKL_EINVAL for a NULL argument or a bad name (nothing is
  * sent); ZKL_ECLOSED or ZKL_EEXPIRED when the session is closed or expired;
  * ZKL_ENOMEM. */
@@ -327,7 +341,8 @@ ZKL_EXTERN int zkl_lock_release_async(zkl_lock *l, zkl_done_cb cb, void *arg);
 /* Cancels a pending acquire (async or blocking): it completes with
  * ZKL_ECANCELED once its node and watch are gone (or scheduled for deletion
  * if the connection is down). Returns ZKL_OK, or ZKL_EIDLE when no acquire is
- * pending (it may just have succeeded: the caller then holds the lock). */
+ * pending (it may just have succeeded: the caller then holds the lock);
+ * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL for NULL. */
 ZKL_EXTERN int zkl_lock_cancel(zkl_lock *l);
 
 /* Why a held lock was lost, as passed to zkl_lost_cb. */
@@ -374,20 +389,22 @@ enum {
 };
 
 /* Selects the ACL (ZKL_ACL_*) of the nodes the lock creates: its parents
- * below /locks and its lock nodes. Returns ZKL_OK or ZKL_EINVAL. */
+ * below /locks and its lock nodes. Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED
+ * or ZKL_EEXPIRED when the session is closed or expired. */
 ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, int mode);
 
 /* Sets a line of text written into the lock's node at its next acquire,
  * beside the host, pid and process start time the library always writes
  * there; zkl_participants() and `zklock --list` show it. NULL or "" clears
- * it. Copied. Returns ZKL_OK, or ZKL_EINVAL for more than 200 bytes or a
- * control character. */
+ * it. Copied. Returns ZKL_OK; ZKL_EINVAL for more than ZKL_INFO_MAX bytes
+ * or a control character; ZKL_ENOMEM; ZKL_ECLOSED or ZKL_EEXPIRED when the
+ * session is closed or expired. */
 ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
 
 /* Copies the full path of the contender's current node (while it waits or
  * holds) into buf. Returns ZKL_OK; ZKL_ENOTHELD when it has no node;
- * ZKL_EINVAL when buf is NULL or too small (ZooKeeper paths fit in 512
- * bytes with this library's names). */
+ * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL when buf is NULL or too
+ * small (ZKL_PATH_MAX bytes are always enough). */
 ZKL_EXTERN int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len);
 
 /* ------------------------------------------------------------ participants */

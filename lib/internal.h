@@ -44,6 +44,13 @@ static inline void zkl__list_remove(zkl_link *n) {
   n->next->prev = n->prev;
   n->prev = n->next = n;
 }
+static inline unsigned zkl__list_length(const zkl_link *h) {
+  unsigned n = 0;
+  const zkl_link *p;
+  for (p = h->next; p != h; p = p->next)
+    n++;
+  return n;
+}
 #define zkl__container_of(ptr, type, member) \
   ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
@@ -55,6 +62,11 @@ int zkl__validate_name(const char *name);
 /* Writes "_c_<uuid v4>-lock-" (ZKL_PREFIX_LEN bytes + NUL) into buf, which
  * has room for ZKL_PREFIX_LEN + 1 bytes. ZKL_OK or ZKL_ESYSTEM. */
 int zkl__make_prefix(char *buf);
+
+/* 1 when name[0..n) ends like the node of a queue recipe: a marker that
+ * libzklock speaks or recognises, then a sequence suffix as the server
+ * writes it. A lock name segment that does is refused. */
+int zkl__is_sequence_node(const char *name, size_t n);
 
 /* Parses the sequence number of a lock node name: the signed decimal after
  * the last "lock-" (Curator's and ours) or "__lock__" (kazoo's) marker, which
@@ -130,6 +142,7 @@ bool zkl__on_zk_thread(void);
 
 typedef struct zkl_attempt zkl_attempt;
 typedef struct zkl_watch zkl_watch;
+typedef struct zkl_tap zkl_tap;
 
 /* A blocking caller parked on the async core. */
 typedef struct zkl_waiter {
@@ -270,6 +283,8 @@ struct zkl_session {
   int dead;     /* 0, or why the session is over: ZKL_ELOST, ZAUTHFAILED */
   bool closing; /* zkl_session_close() has begun: new calls fail */
   bool closed;
+  bool orphaned; /* closed, wrapped, still owing the server deletions */
+  zkl_tap *tap;  /* wrapped: a watch of its own that hears session events */
   unsigned refs;     /* user + locks + watch records + requests */
   unsigned inflight; /* requests whose completion has not run */
   unsigned busy;     /* completion-thread entries running right now */
@@ -315,6 +330,7 @@ typedef struct zkl_req {
     ZKL_RQ_PROBE,   /* zkl_session_wrap's round trip */
     ZKL_RQ_HEARTBEAT, /* keeps the lease moving while locks are held */
     ZKL_RQ_QUERY,     /* zkl_participants() */
+    ZKL_RQ_TAP,       /* a wrapped session's own watch on "/" */
     ZKL_RQ_KINDS
   } kind;
   zkl_attempt *att;

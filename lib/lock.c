@@ -497,6 +497,16 @@ static void finish_locked(zkl_attempt *att, int rc) {
   maybe_deliver_locked(att);
 }
 
+/* The connection dropped before the server answered. A try-once acquire is
+ * one exchange with the server: it fails now rather than wait for a
+ * reconnect that may take as long as the outage. Anything else waits. */
+static void wait_reconnect_locked(zkl_attempt *att, unsigned resume) {
+  if (att->try_once)
+    finish_locked(att, ZKL_ECONNECT);
+  else
+    zkl__park_locked(att, resume);
+}
+
 /* ------------------------------------------------------ create and list */
 
 static void list_done(int rc, const struct String_vector *children,
@@ -670,7 +680,7 @@ static void pred_get_done(int rc, const char *value, int len,
       relist_locked(att);
   } else if (zkl__is_connection_loss(rc)) {
     att->pred_watch = NULL;
-    zkl__park_locked(att, ZKL_RESUME_LIST);
+    wait_reconnect_locked(att, ZKL_RESUME_LIST);
   } else if (!zkl__is_session_over(rc)) {
     att->pred_watch = NULL;
     finish_locked(att, rc);
@@ -786,7 +796,7 @@ static void recover_get_done(int rc, const char *value, int len,
         zkl__make_prefix(att->prefix);
       send_create_and_list_locked(att, false);
     } else if (zkl__is_connection_loss(rc)) {
-      zkl__park_locked(att, ZKL_RESUME_RECOVER);
+      wait_reconnect_locked(att, ZKL_RESUME_RECOVER);
     } else if (!zkl__is_session_over(rc)) {
       finish_locked(att, rc);
     }
@@ -805,7 +815,7 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
   char path[ZKL_PATH_MAX];
 
   if (zkl__is_connection_loss(rc)) {
-    zkl__park_locked(att, ZKL_RESUME_RECOVER);
+    wait_reconnect_locked(att, ZKL_RESUME_RECOVER);
     return;
   }
   if (rc == ZNONODE) {
@@ -869,13 +879,13 @@ static void on_created_listing_locked(zkl_attempt *att, int rc,
   } else if (att->create_err) {
     finish_locked(att, att->create_err);
   } else if (att->create_unknown) {
-    zkl__park_locked(att, ZKL_RESUME_RECOVER);
+    wait_reconnect_locked(att, ZKL_RESUME_RECOVER);
   } else if (!att->node) {
     /* The create saw the session end: the session-over path decides. */
   } else if (rc == ZOK) {
     evaluate_locked(att, children);
   } else if (zkl__is_connection_loss(rc)) {
-    zkl__park_locked(att, ZKL_RESUME_LIST);
+    wait_reconnect_locked(att, ZKL_RESUME_LIST);
   } else if (!zkl__is_session_over(rc)) {
     finish_locked(att, rc);
   }
@@ -899,7 +909,7 @@ static void list_done(int rc, const struct String_vector *children,
       if (rc == ZOK)
         evaluate_locked(att, children);
       else if (zkl__is_connection_loss(rc))
-        zkl__park_locked(att, ZKL_RESUME_LIST);
+        wait_reconnect_locked(att, ZKL_RESUME_LIST);
       else if (!zkl__is_session_over(rc))
         finish_locked(att, rc);
       break;
@@ -977,6 +987,8 @@ int zkl__acquire_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     notify_target_locked(l, t, ZKL_CALL_ACQUIRE, ZKL_OK, l->token);
     return ZKL_OK;
   }
+  if (timeout_ms == 0 && !s->connected)
+    return ZKL_ECONNECT; /* no exchange with the server can happen now */
   att = calloc(1, sizeof *att);
   if (!att)
     return ZKL_ENOMEM;
@@ -1274,7 +1286,7 @@ int zkl_lock_cancel(zkl_lock *l) {
   if (!l)
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
-  rc = zkl__cancel_locked(l);
+  rc = l->s->closing ? ZKL_ECLOSED : zkl__cancel_locked(l);
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }
@@ -1302,25 +1314,34 @@ int64_t zkl_lock_token(const zkl_lock *l) {
 const char *zkl_lock_name(const zkl_lock *l) { return l ? l->name : NULL; }
 
 int zkl_lock_set_acl(zkl_lock *l, int mode) {
+  int rc;
   if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR))
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
-  l->acl = mode;
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK)
+    l->acl = mode;
   pthread_mutex_unlock(&l->s->mu);
-  return ZKL_OK;
+  return rc;
 }
 
 int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
   char *copy = NULL;
+  int rc;
   if (!l || zkl__validate_info(info) != ZKL_OK)
     return ZKL_EINVAL;
   if (info && *info && !(copy = strdup(info)))
     return ZKL_ENOMEM;
   pthread_mutex_lock(&l->s->mu);
-  free(l->info);
-  l->info = copy;
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK) {
+    free(l->info);
+    l->info = copy;
+    copy = NULL;
+  }
   pthread_mutex_unlock(&l->s->mu);
-  return ZKL_OK;
+  free(copy);
+  return rc;
 }
 
 int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len) {
@@ -1328,7 +1349,9 @@ int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len) {
   if (!l || !buf)
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
-  if (l->att && l->att->node && l->att->phase != ZKL_PH_FINISHED) {
+  if (l->s->closing)
+    rc = ZKL_ECLOSED;
+  else if (l->att && l->att->node && l->att->phase != ZKL_PH_FINISHED) {
     int n = snprintf(buf, len, "%s/%s", l->parent, l->att->node);
     rc = n >= 0 && (size_t)n < len ? ZKL_OK : ZKL_EINVAL;
   }

@@ -71,6 +71,10 @@ int zkl__validate_name(const char *name) {
       if ((seg == 1 && p[seg_start] == '.') ||
           (seg == 2 && p[seg_start] == '.' && p[seg_start + 1] == '.'))
         return ZKL_EINVAL;
+      /* Under the parent of the lock named by the segments before it, this
+       * segment would be read as a contender's node. */
+      if (zkl__is_sequence_node(name + seg_start, seg))
+        return ZKL_EINVAL;
       seg_start = i + 1;
       continue;
     }
@@ -122,23 +126,22 @@ static const char *last_occurrence(const char *s, const char *needle) {
   return found;
 }
 
-/* A signed decimal that fills the rest of the string and fits in int32. The
- * server writes "%010d", so a wrapped counter reads "-2147483648". */
-static int parse_int32(const char *s, int32_t *out) {
+/* The sequence suffix exactly as the server writes it, Java's "%010d" of a
+ * signed 32-bit counter: ten digits, or after the wrap a minus sign and nine
+ * or ten digits ("-000000005", "-2147483648"). Anything else (fewer digits,
+ * more, a plus sign, trailing bytes) is not a sequence node: a container
+ * named "lock-0" under a lock's parent must not pass for a contender. */
+static int parse_suffix(const char *s, size_t n, int32_t *out) {
   int64_t v = 0;
-  bool neg = false;
-  int digits = 0;
-  if (*s == '-') {
-    neg = true;
-    s++;
-  }
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || ++digits > 10)
-      return 0;
-    v = v * 10 + (*s - '0');
-  }
-  if (digits == 0)
+  size_t i;
+  bool neg = n > 0 && s[0] == '-';
+  if (!(n == 10 || (neg && n == 11)))
     return 0;
+  for (i = neg ? 1 : 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return 0;
+    v = v * 10 + (s[i] - '0');
+  }
   if (neg)
     v = -v;
   if (v < INT32_MIN || v > INT32_MAX)
@@ -147,13 +150,37 @@ static int parse_int32(const char *s, int32_t *out) {
   return 1;
 }
 
+/* Every marker a node name of a recipe that libzklock speaks or recognises
+ * ends in, before its sequence suffix: Curator's (lock-, __READ__,
+ * __WRIT__, lease-, latch-), kazoo's (__lock__, __rlock__). */
+static const char *const all_markers[] = {"lock-",    "__lock__", "__rlock__",
+                                          "__READ__", "__WRIT__", "lease-",
+                                          "latch-"};
+
+int zkl__is_sequence_node(const char *name, size_t n) {
+  size_t m, tail;
+  int32_t seq;
+  for (m = 0; m < sizeof all_markers / sizeof all_markers[0]; m++) {
+    size_t mlen = strlen(all_markers[m]);
+    for (tail = 10; tail <= 11; tail++)
+      if (n >= mlen + tail &&
+          memcmp(name + n - tail - mlen, all_markers[m], mlen) == 0 &&
+          parse_suffix(name + n - tail, tail, &seq))
+        return 1;
+  }
+  return 0;
+}
+
 int zkl__parse_seq(const char *child, int32_t *seq) {
   static const char *const markers[] = {"lock-", "__lock__"};
   size_t i;
   for (i = 0; i < sizeof markers / sizeof markers[0]; i++) {
     const char *m = last_occurrence(child, markers[i]);
-    if (m && parse_int32(m + strlen(markers[i]), seq))
-      return 1;
+    if (m) {
+      const char *suffix = m + strlen(markers[i]);
+      if (parse_suffix(suffix, strlen(suffix), seq))
+        return 1;
+    }
   }
   return 0;
 }

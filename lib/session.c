@@ -250,6 +250,17 @@ void zkl__unpark_locked(zkl_attempt *att) {
 
 /* ------------------------------------------------------ background cleanup */
 
+/* zoo_aremove_watches() declares its completion as a pointer to a function
+ * pointer but stores and calls the pointer's value as the function. */
+static void_completion_t *as_completion_ptr(void_completion_t fn) {
+  void_completion_t *p;
+  memcpy(&p, &fn, sizeof p);
+  return p;
+}
+
+static void tap_maybe_release_locked(zkl_session *s);
+
+
 static void cleanup_free_locked(zkl_session *s, zkl_cleanup *job) {
   (void)s;
   zkl__list_remove(&job->link);
@@ -271,6 +282,7 @@ static void cleanup_finish_locked(zkl_session *s, zkl_cleanup *job, int rc) {
   if (job->kind == ZKL_CLEAN_REMOVE_WATCH)
     zkl__watch_cleanup_done_locked(job->w, rc);
   cleanup_free_locked(s, job);
+  tap_maybe_release_locked(s); /* a closed session may owe nothing more */
 }
 
 static void cleanup_void_done(int rc, const void *data) {
@@ -304,14 +316,6 @@ static void cleanup_list_done(int rc, const struct String_vector *children,
   cleanup_finish_locked(s, job, rc);
   zkl__req_done_locked(r);
   zkl__leave(s);
-}
-
-/* zoo_aremove_watches() declares its completion as a pointer to a function
- * pointer but stores and calls the pointer's value as the function. */
-static void_completion_t *as_completion_ptr(void_completion_t fn) {
-  void_completion_t *p;
-  memcpy(&p, &fn, sizeof p);
-  return p;
 }
 
 static void cleanup_run_locked(zkl_session *s, zkl_cleanup *job) {
@@ -585,22 +589,158 @@ int zkl_session_open2(zkl_session **out, const char *hosts,
   return ZKL_OK;
 }
 
-static void probe_done(int rc, const struct Stat *stat, const void *data) {
+/* ------------------------------------------------------------- the tap */
+
+/* A wrapped handle's session events go to the application's default
+ * watcher, which the library does not own. The client also delivers every
+ * session event to every registered watch, so the library keeps one of its
+ * own: an exists watch on "/" (a node that is never deleted; one watch on
+ * the server). Through it the session hears connection changes and expiry
+ * without the application's help, and a session closed while its handle is
+ * cut off still hears the reconnect that lets it delete the nodes it owes
+ * (issue 7, bug 3). The probe of zkl_session_wrap() sets it, so it also
+ * proves the handle connected when its CONNECTED event went to the
+ * application before there was a session to forward it to (bug 2).
+ *
+ * The record holds a session reference for as long as the client may call
+ * it: until the client confirms a removal, delivers an event that ends the
+ * watch (expiry, or a change of "/" that is not re-armed), or reports the
+ * handle closing. */
+struct zkl_tap {
+  zkl_session *s;
+  bool registered;      /* the client holds it */
+  bool arm_inflight;    /* an exists that sets it has not completed */
+  bool remove_inflight; /* a removal request is out */
+  bool unwanted;        /* the session is done with it */
+};
+
+static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
+                        void *ctx);
+
+static void tap_maybe_free_locked(zkl_tap *tap) {
+  zkl_session *s = tap->s;
+  if (tap->registered || tap->arm_inflight || tap->remove_inflight)
+    return;
+  if (s->tap == tap)
+    s->tap = NULL;
+  free(tap);
+  zkl__session_unref_locked(s);
+}
+
+static void tap_armed(int rc, const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
+  zkl_tap *tap = s->tap;
   (void)stat;
-  /* Running this marks the handle's completion thread as ours to refuse
-   * blocking calls on. */
   zkl__enter_req_locked(r, rc);
-  if (zkl__is_session_over(rc))
-    s->dead = ZKL_EEXPIRED;
+  if (r->kind == ZKL_RQ_PROBE) {
+    /* Any answer from the server proves the handle connected now. */
+    if (zkl__is_session_over(rc)) {
+      s->dead = ZKL_EEXPIRED;
+    } else if (rc == ZOK && !s->connected && !s->dead) {
+      const clientid_t *id = zoo_client_id(s->zh);
+      s->connected = true;
+      s->session_id = id ? id->client_id : 0;
+      s->negotiated_timeout_ms = zoo_recv_timeout(s->zh);
+    }
+  }
+  tap->arm_inflight = false;
+  if (rc == ZOK) {
+    tap->registered = true;
+    if (tap->unwanted) /* wrap gave up meanwhile, or a close came */
+      tap_maybe_release_locked(s);
+  }
+  tap_maybe_free_locked(tap);
   zkl__req_done_locked(r);
   zkl__leave(s);
 }
 
+/* Sends the exists that sets the watch; kind says whether it is the wrap's
+ * probe. Returns ZOK or the client's refusal. */
+static int tap_arm_locked(zkl_session *s, int kind) {
+  zkl_req *r = zkl__req_new(s, kind, NULL);
+  int rc;
+  if (!r)
+    return ZKL_ENOMEM;
+  rc = zoo_awexists(s->zh, "/", tap_watcher, s->tap, tap_armed, r);
+  if (rc != ZOK) {
+    zkl__req_abort_locked(r);
+    return rc;
+  }
+  s->tap->arm_inflight = true;
+  return ZOK;
+}
+
+static void tap_removed(int rc, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl_tap *tap = s->tap;
+  zkl__enter_req_locked(r, rc);
+  tap->remove_inflight = false;
+  /* ZOK: the client dropped it. ZCLOSING: the application is closing the
+   * handle, which drops every watch without calling it. A lost connection
+   * is retried at the reconnect, which the tap itself reports. ZNOWATCHER:
+   * its event has come in and is on its way here. */
+  if (rc == ZOK || rc == ZCLOSING)
+    tap->registered = false;
+  tap_maybe_free_locked(tap);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+static void tap_remove_locked(zkl_session *s) {
+  zkl_tap *tap = s->tap;
+  zkl_req *r;
+  if (!tap || !tap->registered || tap->remove_inflight || !s->connected ||
+      s->dead)
+    return;
+  r = zkl__req_new(s, ZKL_RQ_TAP, NULL);
+  if (!r)
+    return; /* tried again at the next reconnect */
+  if (zoo_aremove_watches(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher, tap, 0,
+                          as_completion_ptr(tap_removed), r) != ZOK) {
+    zkl__req_abort_locked(r);
+    return;
+  }
+  tap->remove_inflight = true;
+}
+
+/* A closing wrapped session gives its watch back once it owes the server
+ * nothing more: until then the watch is how it hears the reconnect. */
+static void tap_maybe_release_locked(zkl_session *s) {
+  if (!s->tap || !s->closing || !zkl__list_empty(&s->cleanups))
+    return;
+  s->tap->unwanted = true;
+  tap_remove_locked(s);
+}
+
+static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
+                        void *ctx) {
+  zkl_tap *tap = ctx;
+  zkl_session *s = tap->s;
+  (void)path;
+  zkl__enter_locked(s);
+  s->refs++; /* freeing the tap below must not free s under us */
+  if (type == ZOO_SESSION_EVENT) {
+    on_state_locked(s, zh, state);
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
+      tap->registered = false; /* the client calls it no more */
+    else if (state == ZOO_CONNECTED_STATE)
+      tap_remove_locked(s); /* a removal the outage held up */
+  } else {
+    tap->registered = false; /* "/" changed: the watch fired, once */
+    if (!tap->unwanted && !s->dead)
+      tap_arm_locked(s, ZKL_RQ_TAP);
+  }
+  tap_maybe_free_locked(tap);
+  s->refs--;
+  zkl__leave(s);
+}
+
+/* ------------------------------------------------------------------ wrap */
+
 int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
   zkl_session *s;
-  zkl_req *r;
   int64_t deadline;
   int rc, timeout;
 
@@ -618,37 +758,53 @@ int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
     return rc;
   s->zh = zh;
   s->owns_handle = false;
+  if (!(s->tap = calloc(1, sizeof *s->tap))) {
+    session_free(s);
+    return ZKL_ENOMEM;
+  }
+  s->tap->s = s;
+  s->refs++;
   if (zkl__timer_start(s) != ZKL_OK) {
+    free(s->tap);
     session_free(s);
     return ZKL_ESYSTEM;
   }
   pthread_mutex_lock(&s->mu);
-  s->connected = zoo_state(zh) == ZOO_CONNECTED_STATE;
-  if (s->connected) {
-    const clientid_t *id = zoo_client_id(zh);
-    s->session_id = id->client_id;
-    s->negotiated_timeout_ms = timeout;
-  }
-  r = zkl__req_new(s, ZKL_RQ_PROBE, NULL);
-  if (!r || zoo_aexists(zh, "/", 0, probe_done, r) != ZOK) {
-    if (r)
-      zkl__req_abort_locked(r);
-    s->closed = true;
-    pthread_mutex_unlock(&s->mu);
-    zkl__timer_stop(s);
-    session_free(s);
-    return r ? ZKL_EEXPIRED : ZKL_ENOMEM;
-  }
+  /* Whatever zoo_state() says, only an answer proves the handle connected
+   * for us: the probe's. Until it comes, retry it when the connection
+   * drops (paced: the client fails requests at once while no server
+   * takes its connection). */
   deadline = zkl__now_ms() + timeout;
-  while (s->inflight > 0 && zkl__now_ms() < deadline)
-    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
-  rc = s->inflight > 0 ? ZKL_ECONNECT : s->dead ? ZKL_EEXPIRED : ZKL_OK;
+  rc = ZKL_ECONNECT;
+  while (zkl__now_ms() < deadline) {
+    int sent = tap_arm_locked(s, ZKL_RQ_PROBE);
+    if (sent != ZOK) {
+      rc = sent == ZKL_ENOMEM ? ZKL_ENOMEM : ZKL_EEXPIRED;
+      break;
+    }
+    while (s->tap->arm_inflight && zkl__now_ms() < deadline)
+      zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+    if (s->dead) {
+      rc = ZKL_EEXPIRED;
+      break;
+    }
+    if (s->tap->registered) {
+      rc = ZKL_OK;
+      break;
+    }
+    if (s->tap->arm_inflight)
+      break; /* no answer within the bound */
+    zkl__cond_wait_until(&s->cond, &s->mu, zkl__now_ms() + 50);
+  }
   if (rc != ZKL_OK) {
-    /* The probe's completion may still come and holds a reference: the
-     * session is freed by whichever of us lets go last. */
-    s->closed = true;
+    /* The probe's completion may still come and hold the last references:
+     * the session is freed by whichever of us lets go last. */
+    bool last;
+    s->closing = s->closed = true;
+    s->tap->unwanted = true;
+    tap_maybe_free_locked(s->tap);
     s->refs--;
-    bool last = s->refs == 0;
+    last = s->refs == 0;
     pthread_mutex_unlock(&s->mu);
     zkl__timer_stop(s);
     if (last)
@@ -664,6 +820,16 @@ int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
  * except watch records. */
 static bool quiet_locked(const zkl_session *s) {
   return s->inflight == 0 && s->busy == 0 && !s->calls;
+}
+
+/* What a closing session must finish before it lets go: its callbacks
+ * always; for a wrapped handle also the deletions it owes the server and
+ * its watch, unless the session is over (the server deleted its nodes). */
+static bool close_done_locked(const zkl_session *s) {
+  if (!quiet_locked(s))
+    return false;
+  return s->owns_handle || s->dead ||
+         (zkl__list_empty(&s->cleanups) && !s->tap);
 }
 
 static void *close_thread(void *arg);
@@ -690,13 +856,12 @@ void zkl_session_close(zkl_session *s) {
   pthread_mutex_lock(&s->mu);
   s->closing = true;
   zkl__locks_close_locked(s);
+  tap_maybe_release_locked(s);
   /* Own handle: closing the session deletes its nodes in one step, so only
    * callbacks must be delivered. Wrapped handle: the nodes were deleted one
-   * by one above; wait for that too, within a bound (a session that cannot
-   * reach a server for that long is expiring, and its nodes go with it). */
+   * by one above; wait for that too, within a bound. */
   deadline = zkl__now_ms() + 2 * (int64_t)s->requested_timeout_ms + 2000;
-  while (!(quiet_locked(s) && (s->owns_handle || s->dead ||
-                               zkl__list_empty(&s->cleanups)))) {
+  while (!close_done_locked(s)) {
     if (s->calls && !s->carrier_inflight && s->busy == 0 &&
         (s->dead || !s->zh || is_unrecoverable(s->zh))) {
       /* Dead handle: no completion will come to run them. */
@@ -705,11 +870,26 @@ void zkl_session_close(zkl_session *s) {
       s->busy--;
       continue;
     }
-    if (zkl__now_ms() >= deadline) {
-      zkl__log("session close: gave up waiting for %u requests", s->inflight);
+    if (zkl__now_ms() >= deadline)
       break;
-    }
     zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  }
+  if (!s->owns_handle && !s->dead && s->tap) {
+    /* Cut off from the server. The handle stays the application's and may
+     * yet reconnect in this same session, whose nodes then still stand:
+     * the deletions go on in the background, driven by the tap, until the
+     * server confirms them or the session ends. Only callbacks of the
+     * client run from now on: nothing calls the handle from another
+     * thread, which the application may close at any time. */
+    zkl__log("session close: %u deletion(s) left for the reconnect",
+             zkl__list_length(&s->cleanups));
+    s->orphaned = true;
+    pthread_mutex_unlock(&s->mu);
+    zkl__timer_stop(s);
+    pthread_mutex_lock(&s->mu);
+    s->refs--; /* the user's reference; the tap holds another */
+    unlock_maybe_free(s);
+    return;
   }
   s->closed = true;
   drop_cleanups_locked(s);
@@ -738,21 +918,13 @@ static void *close_thread(void *arg) {
   return NULL;
 }
 
-static unsigned list_length(const zkl_link *h) {
-  unsigned n = 0;
-  const zkl_link *p;
-  for (p = h->next; p != h; p = p->next)
-    n++;
-  return n;
-}
-
 void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out) {
   const zkl_call *c;
   pthread_mutex_lock(&s->mu);
-  out->watches = list_length(&s->watches);
-  out->cleanups = list_length(&s->cleanups);
+  out->watches = zkl__list_length(&s->watches);
+  out->cleanups = zkl__list_length(&s->cleanups);
   out->inflight = s->inflight;
-  out->parked = list_length(&s->parked);
+  out->parked = zkl__list_length(&s->parked);
   out->calls = 0;
   for (c = s->calls; c; c = c->next)
     out->calls++;

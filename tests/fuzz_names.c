@@ -73,6 +73,38 @@ static int ref_char_ok(long cp) {
   return 1;
 }
 
+/* ZooKeeper's sequence suffix, "%010d" of an int32, by its shapes: ten
+ * digits; '-' and nine digits; '-' and ten digits up to 2147483648. */
+static int ref_suffix(const unsigned char *s, size_t n) {
+  size_t digits = 0, i;
+  for (i = 0; i < n; i++)
+    if (s[i] >= '0' && s[i] <= '9')
+      digits++;
+  if (n == 10 && digits == 10)
+    return memcmp(s, "2147483647", 10) <= 0;
+  if (n == 10 && s[0] == '-' && digits == 9)
+    return 1;
+  if (n == 11 && s[0] == '-' && digits == 10)
+    return memcmp(s + 1, "2147483648", 10) <= 0;
+  return 0;
+}
+
+/* A segment that a queue recipe's listing would take for a node. */
+static int ref_node_like(const unsigned char *seg, size_t n) {
+  static const char *const markers[] = {"__rlock__", "__lock__", "__READ__",
+                                        "__WRIT__", "lock-", "lease-",
+                                        "latch-"};
+  size_t m, at;
+  for (m = 0; m < sizeof markers / sizeof markers[0]; m++) {
+    size_t mlen = strlen(markers[m]);
+    for (at = 0; at + mlen <= n; at++)
+      if (memcmp(seg + at, markers[m], mlen) == 0 &&
+          ref_suffix(seg + at + mlen, n - at - mlen))
+        return 1;
+  }
+  return 0;
+}
+
 int fuzz_reference_valid(const char *name, size_t n) {
   const unsigned char *s = (const unsigned char *)name;
   size_t i, start;
@@ -87,6 +119,8 @@ int fuzz_reference_valid(const char *name, size_t n) {
     if (i - start == 1 && s[start] == '.')
       return 0;
     if (i - start == 2 && s[start] == '.' && s[start + 1] == '.')
+      return 0;
+    if (ref_node_like(s + start, i - start))
       return 0;
     start = i + 1;
   }

@@ -397,7 +397,17 @@ static void test_close_pending(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, 0, on_acquired, &a), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_release_async(held, NULL, NULL), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkl_lock_token(held), 0);
+  /* every call, as the header says (issue 7: these said EIDLE, ENOTHELD
+   * and OK) */
+  {
+    char path[ZKL_PATH_MAX];
+    CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_ECLOSED);
+    CU_ASSERT_EQUAL(zkl_lock_node_path(held, path, sizeof path), ZKL_ECLOSED);
+    CU_ASSERT_EQUAL(zkl_lock_set_acl(l, ZKL_ACL_OPEN), ZKL_ECLOSED);
+    CU_ASSERT_EQUAL(zkl_lock_set_owner_info(l, "x"), ZKL_ECLOSED);
+  }
   zkl_lock_free(l);
   zkl_lock_free(held);
   unhold(&h);

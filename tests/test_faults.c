@@ -341,6 +341,75 @@ static void test_release_while_disconnected(void) {
   proxied_close(&p);
 }
 
+/* Starts a try-once acquire and returns its status, from the call or from
+ * its callback, which must come within the bound (-1 if it does not). */
+static int try_once(zkl_lock *l) {
+  static cbrec a; /* a callback that comes too late still finds it */
+  int rc;
+  cbrec_init(&a);
+  rc = zkl_lock_acquire_async(l, 0, on_acquired, &a);
+  if (rc != ZKL_OK)
+    return rc;
+  return zkt_counter_wait(&a.calls, 1, T_WAIT) == 1 ? a.rc : -1;
+}
+
+/* Issue 7, bug 1: a try-once acquire is one exchange with the server. With
+ * no connection it fails at once with ZKL_ECONNECT (it waited for the
+ * reconnect, as long as the outage lasted), and sends nothing. */
+static void test_try_once_disconnected(void) {
+  char name[64];
+  proxied p;
+  zkl_lock *l;
+  zkl_debug_counts c0, c;
+  proxied_open(&p, 5000);
+  zkt_name(name, sizeof name, "try-offline");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
+  zkl__debug_counts(p.s, &c0);
+  CU_ASSERT_EQUAL(try_once(l), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECONNECT);
+  zkl__debug_counts(p.s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CREATE], c0.sent[ZKL_RQ_CREATE]);
+  CU_ASSERT_EQUAL(c.parked, 0);
+  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, T_WAIT), 0);
+  /* Connected again, a try works as before. */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  assert_quiet(p.s);
+  proxied_close(&p);
+  assert_parent_empty(name);
+}
+
+/* The same when the connection swallows the exchange: the create reaches
+ * the server, nothing comes back. The try fails with ZKL_ECONNECT when the
+ * client gives the connection up (2/3 of the session timeout), without
+ * waiting for a reconnect; the node its create made is deleted once the
+ * session reconnects. */
+static void test_try_once_swallowed(void) {
+  char name[64];
+  proxied p;
+  zkl_lock *l;
+  proxied_open(&p, 6000);
+  zkt_name(name, sizeof name, "try-swallowed");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  /* first use makes the parents, so the swallowed create is a real one */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 15"), 0);
+  CU_ASSERT_EQUAL(try_once(l), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
+  CU_ASSERT_EQUAL(children_of(name), 1); /* made, and still there */
+  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  assert_parent_empty(name);
+  zkl_lock_free(l);
+  assert_quiet(p.s);
+  proxied_close(&p);
+}
+
 /* A disconnect the session survives: the holder still holds, nothing is
  * reported lost; a waiter's watch is re-armed by the client and the
  * predecessor's deletion during the outage reaches it afterwards. */
@@ -400,6 +469,8 @@ int main(void) {
       {"release while disconnected", test_release_while_disconnected},
       {"own watch lost, then expired", test_own_watch_lost_then_expired},
       {"short disconnect keeps locks", test_short_disconnect},
+      {"try-once while disconnected", test_try_once_disconnected},
+      {"try-once exchange swallowed", test_try_once_swallowed},
       {NULL, NULL}};
   return zkt_main("faults", tests);
 }

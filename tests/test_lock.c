@@ -605,6 +605,39 @@ static void test_foreign_children_ignored(void) {
   assert_parent_empty(name);
 }
 
+/* Issue 7, bug 4: the lock "NAME/lock-0" lives in a container named
+ * "lock-0" under the parent of the lock NAME. It is not a contender of NAME
+ * (it blocked NAME, and went on blocking it until the server reaped it); a
+ * name segment that would really pass for a contender is refused. */
+static void test_lock_like_segment(void) {
+  char name[64], inner[100], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *outer, *in;
+  zkt_name(name, sizeof name, "nest");
+  snprintf(inner, sizeof inner, "%s/lock-0", name);
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&in, s, inner), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(in, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1); /* the container lock-0 */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&outer, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(outer, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(outer), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(in), ZKL_OK);
+  /* the container, now empty, does not block either */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(outer, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(outer), ZKL_OK);
+  zkl_lock_free(outer);
+  zkl_lock_free(in);
+  /* A segment shaped like a real node is refused, and nothing is sent. */
+  snprintf(inner, sizeof inner, "%s/lock-0000000000", name);
+  CU_ASSERT_EQUAL(zkl_name_check(inner), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new(&in, s, inner), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_children(parent), 1); /* still only lock-0 */
+  zkl_session_close(s);
+  snprintf(inner, sizeof inner, "%s/lock-0", name);
+  assert_parent_empty(inner);
+}
+
 /* ------------------------------------------------------------ security */
 
 /* A creator-only lock: a session with other credentials (or none) can
@@ -752,6 +785,7 @@ int main(void) {
       {"holder's node deleted", test_holder_node_deleted},
       {"container parent reaped", test_container_reaped},
       {"non-lock children ignored", test_foreign_children_ignored},
+      {"a lock-like name segment", test_lock_like_segment},
       {"creator-only ACL", test_acl_creator},
       {"request counts", test_request_counts},
       {NULL, NULL}};

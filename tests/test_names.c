@@ -11,7 +11,11 @@
 static void test_valid_names(void) {
   static const char *ok[] = {"a", "db", "app/db", "a/b/c", "x.y", "..a",
                              "a..", ".a", "a b", "caf\xc3\xa9",
-                             "\xe2\x82\xac", "lock-0000000001", NULL};
+                             "\xe2\x82\xac",
+                             /* not a node as the server names them */
+                             "lock-1", "nest/lock-0", "a/lock-00000000001",
+                             "a/lock-+000000001", "a/lock-000000000x",
+                             "a/lock-0000000001.bak", NULL};
   const char **p;
   char max[ZKL_NAME_MAX + 1];
   for (p = ok; *p; p++)
@@ -30,7 +34,13 @@ static void test_invalid_names(void) {
       "\xee\x80\x80",                           /* private use */
       "\xef\xbf\xbf",                           /* U+FFFF */
       "\xf0\x9f\x98\x80",                       /* beyond the BMP */
-      "\xff", NULL};
+      "\xff",
+      /* a segment that would pass for a contender's node under the parent
+       * of the lock the segments before it name (issue 7, bug 4) */
+      "lock-0000000001", "nest/lock-0000000000", "a/_c_x-lock--000000005",
+      "a/b/c__lock__2147483647", "a/x__rlock__0000000003",
+      "a/x__READ__0000000009", "a/x__WRIT__0000000009", "a/lease-0000000002/b",
+      "a/latch--2147483648", NULL};
   const char **p;
   char over[ZKL_NAME_MAX + 2];
   for (p = bad; *p; p++) {
@@ -63,6 +73,9 @@ static void test_parse_seq(void) {
   CU_ASSERT(zkl__parse_seq("lock-2147483647", &v) && v == INT32_MAX);
   CU_ASSERT(zkl__parse_seq("_c_x-lock--2147483648", &v) && v == INT32_MIN);
   CU_ASSERT(zkl__parse_seq("_c_x-lock--000000005", &v) && v == -5);
+  CU_ASSERT(zkl__parse_seq("_c_x-lock--099999999", &v) && v == -99999999);
+  CU_ASSERT(zkl__parse_seq("_c_x-lock--1000000000", &v) &&
+            v == -1000000000);
   /* kazoo's form */
   CU_ASSERT(zkl__parse_seq("abc__lock__0000000007", &v) && v == 7);
   /* the last marker counts */
@@ -73,6 +86,13 @@ static void test_parse_seq(void) {
   CU_ASSERT(!zkl__parse_seq("_c_x-lock-2147483648", &v));
   CU_ASSERT(!zkl__parse_seq("_c_x-lock-00000000001", &v)); /* 11 digits */
   CU_ASSERT(!zkl__parse_seq("_c_x-lock--", &v));
+  /* Only the server's exact form: ten characters, or eleven with a minus
+   * (issue 7, bug 4: a container "lock-0" passed for a contender). */
+  CU_ASSERT(!zkl__parse_seq("lock-0", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock-12", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock-+000000012", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock--00000000005", &v));
+  CU_ASSERT(!zkl__parse_seq("_c_x-lock--5", &v));
 }
 
 static void test_standing_basic(void) {

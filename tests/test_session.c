@@ -296,6 +296,97 @@ static void guard_watcher(zhandle_t *zh, int type, int state,
   zkt_counter_add(&guard_done, 1);
 }
 
+static zkt_counter silent_connected;
+
+/* An application that forwards nothing: the library must not need it. */
+static void silent_watcher(zhandle_t *zh, int type, int state,
+                           const char *path, void *ctx) {
+  (void)zh;
+  (void)path;
+  (void)ctx;
+  if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
+    zkt_counter_add(&silent_connected, 1);
+}
+
+/* Issue 7, bug 2: a handle wrapped while it is still connecting. Its
+ * CONNECTED event goes to the application's watcher before there is a
+ * session to forward it to; the session learns the state itself (the
+ * wrap's probe proves it connected), so an acquire of a free lock works.
+ * (It timed out, 3 runs of 3; with -1 it would have hung.) */
+static void test_wrap_connecting(void) {
+  char name[64];
+  zhandle_t *zh;
+  zkl_session *w = NULL;
+  zkl_lock *l;
+  zkt_name(name, sizeof name, "wrap-connecting");
+  zh = zookeeper_init2(zkt_hosts(), silent_watcher, 10000, NULL, NULL, 0,
+                       quiet_log);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_timeout(w), 10000);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, w, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkl_session_close(w);
+  zookeeper_close(zh);
+  assert_parent_empty(name);
+}
+
+/* Issue 7, bug 3: a wrapped session closed while its server is down. The
+ * lease declares the lock lost; the close cannot delete the node and gives
+ * up waiting; but the application keeps its handle, which reconnects in the
+ * same session once the server is back, so the node still stands and must
+ * still be deleted (it stayed for good, blocking every other contender).
+ * The application forwards nothing here: the session hears the reconnect
+ * through a watch of its own. */
+static zkt_counter outage_lost;
+
+static void on_outage_lost(zkl_lock *l, int reason, void *arg) {
+  (void)l;
+  (void)reason;
+  (void)arg;
+  zkt_counter_add(&outage_lost, 1);
+}
+
+static void test_wrap_close_during_outage(void) {
+  char name[64], path[512], args[1024];
+  zhandle_t *zh;
+  zkl_session *w = NULL;
+  zkl_lock *l;
+  int64_t session_id;
+  if (!zkt_zkdir()) {
+    printf("(skipped: needs a server of its own to stop) ");
+    return;
+  }
+  zkt_counter_init(&silent_connected);
+  zkt_counter_init(&outage_lost);
+  zkt_name(name, sizeof name, "wrap-outage");
+  zh = zookeeper_init2(zkt_hosts(), silent_watcher, 4000, NULL, NULL, 0,
+                       quiet_log);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&silent_connected, 1, T_WAIT), 1);
+  session_id = zoo_client_id(zh)->client_id;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, w, name), ZKL_OK);
+  zkl_lock_on_lost(l, on_outage_lost, NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  snprintf(args, sizeof args, "kill '%s' 1 KILL", zkt_zkdir());
+  CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&outage_lost, 1, T_WAIT), 1);
+  zkl_lock_free(l);
+  zkl_session_close(w); /* gives up waiting: the server is still down */
+  snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
+  CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&silent_connected, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zoo_client_id(zh)->client_id, session_id); /* same one */
+  CU_ASSERT_EQUAL(zkt_wait_absent(path, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zoo_state(zh), ZOO_CONNECTED_STATE);
+  zookeeper_close(zh);
+  assert_parent_empty(name);
+}
+
 static void test_wrap_deadlock_guard(void) {
   zhandle_t *zh;
   zkl_session *w;
@@ -379,6 +470,8 @@ int main(void) {
       {"session expiry (second handle)", test_expiry_second_handle},
       {"wrap an application's handle", test_wrap},
       {"blocking call from the application's watcher", test_wrap_deadlock_guard},
+      {"wrap a handle still connecting", test_wrap_connecting},
+      {"wrapped close during an outage", test_wrap_close_during_outage},
       {"close from a callback", test_close_from_callback},
       {"log handler", test_log_handler},
       {NULL, NULL}};
