@@ -26,36 +26,41 @@ static bool zk_refuses(unsigned cp) {
          (cp >= 0xD800 && cp <= 0xF8FF) || cp >= 0xFFF0;
 }
 
+/* The sequence suffix as the server writes it ("%010d" of an int32): ten
+ * digits, or a minus sign and nine or ten. */
 static bool is_sequence_suffix(const char *s, size_t n) {
-  size_t i;
-  if (n > 0 && s[0] == '-') { /* a wrapped counter: -2147483648 */
-    s++;
-    n--;
-  }
-  if (n != 10)
+  size_t i = n > 0 && s[0] == '-' ? 1 : 0;
+  if (!(n == 10 || (i == 1 && n == 11)))
     return false;
-  for (i = 0; i < n; i++)
+  for (; i < n; i++)
     if (s[i] < '0' || s[i] > '9')
       return false;
   return true;
 }
 
-/* A segment the library could take for a contender's node: the lock marker
- * followed by a ZooKeeper sequence number (issue 7, bug 4). */
-static bool looks_like_lock_node(const char *seg, size_t n) {
-  static const char marker[] = "lock-";
-  const char *p;
-  for (p = seg; p + sizeof marker - 1 <= seg + n; p++)
-    if (memcmp(p, marker, sizeof marker - 1) == 0 &&
-        is_sequence_suffix(p + sizeof marker - 1,
-                           n - (size_t)(p - seg) - (sizeof marker - 1)))
-      return true;
-  return false;
+/* A segment the library could take for a contender's node: a marker of a
+ * recipe it speaks or recognises, then a sequence suffix (zkl_lock_new()).
+ * Returns the marker, or NULL. */
+static const char *lock_node_marker(const char *seg, size_t n) {
+  static const char *const markers[] = {"lock-",    "__lock__", "__rlock__",
+                                        "__READ__", "__WRIT__", "lease-",
+                                        "latch-"};
+  size_t m, tail;
+  for (m = 0; m < sizeof markers / sizeof markers[0]; m++) {
+    size_t len = strlen(markers[m]);
+    for (tail = 10; tail <= 11; tail++)
+      if (n >= len + tail &&
+          memcmp(seg + n - tail - len, markers[m], len) == 0 &&
+          is_sequence_suffix(seg + n - tail, tail))
+        return markers[m];
+  }
+  return NULL;
 }
 
 const char *names_why_bad(const char *name) {
   static char why[600];
   const unsigned char *p = (const unsigned char *)name;
+  const char *marker;
   size_t n = strlen(name), i, seg = 0;
   if (n == 0)
     return "it is empty";
@@ -83,11 +88,11 @@ const char *names_why_bad(const char *name) {
                  name + seg);
         return why;
       }
-      if (looks_like_lock_node(name + seg, seg_len)) {
+      if ((marker = lock_node_marker(name + seg, seg_len)) != NULL) {
         snprintf(why, sizeof why,
-                 "its segment %.*s looks like a contender's node "
-                 "(lock- and a sequence number)",
-                 (int)seg_len, name + seg);
+                 "its segment '%.*s' would pass for a contender's node (it "
+                 "ends in %s and a sequence number)",
+                 (int)seg_len, name + seg, marker);
         return why;
       }
       seg = i + 1;

@@ -237,6 +237,13 @@ static int on_acquired(run *r, const ev_batch *b) {
     finish(r);
     return r->o->conflict_code;
   }
+  if (rc == ZKL_ECONNECT) { /* -n: the one exchange could not happen */
+    cli_error("could not try %s: the connection to ZooKeeper was lost "
+              "before it answered",
+              r->path);
+    finish(r);
+    return EXIT_ZOOKEEPER;
+  }
   if (rc != ZKL_OK) {
     cli_error("could not acquire %s: %s%s", r->path, zkl_strerror(rc),
               rc == ZNOAUTH ? " (the lock's nodes belong to other "

@@ -460,6 +460,10 @@ static void test_bad_name(void) {
       {"bad\xff", "'bad\\xff': it is not valid UTF-8 (byte 3 is 0xff)"},
       {"pua\xee\x80\x80", "it has U+E000 at byte 3"},
       {long_name, "it is 256 bytes long, more than 255"},
+      {"nest/lock-0000000000",
+       "its segment 'lock-0000000000' would pass for a contender's node (it "
+       "ends in lock- and a sequence number)"},
+      {"a/x__READ__-000000005/b", "it ends in __READ__ and a sequence"},
   };
   size_t i;
   memset(long_name, 'x', ZKL_NAME_MAX + 1);

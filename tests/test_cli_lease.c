@@ -90,6 +90,35 @@ static void test_lease_partition(void) {
   assert_no_node(name); /* the server expires the session */
 }
 
+/* -n whose one exchange is cut off (the create reaches the server, its
+ * answer never comes back): exit 3 once the client gives the connection
+ * up, not a wait for the partition to heal; the command never runs. */
+static void test_nonblock_partition(void) {
+  char name[64], hosts[64], line[512], err[2048], want[256];
+  proxyctl *px;
+  int port;
+  proc p;
+  zkt_name(name, sizeof name, "nbpart");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  /* 15: create2, the acquire's first request */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 15", NULL, 0, 5000), 0);
+  spawn(&p, "-s", hosts, "-t", "2000", "-n", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(px, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: could not try /locks/%s: the connection to ZooKeeper was "
+           "lost before it answered\n",
+           name);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+  proxyctl_stop(px);
+  assert_no_node(name); /* the session expires on the server */
+}
+
 /* zklock frozen (SIGSTOP to zklock alone) while its command runs and
  * another zklock waits: the watchdog sends the command SIGTERM before the
  * other contender's command starts (the helpers' own records, on one
@@ -248,6 +277,7 @@ static const zkt_test tests[] = {
     {"lost lock: SIGTERM to the command, exit 4", test_lost_node_deleted},
     {"lost lock: SIGKILL after -k", test_lost_kill_after},
     {"partition: the lease runs out, exit 4", test_lease_partition},
+    {"partition during -n: exit 3, not a wait", test_nonblock_partition},
     {"zklock frozen: the watchdog stops the command before the next grant",
      test_frozen_zklock},
     {"the watchdog ends with the command, even with zklock stopped",
