@@ -71,16 +71,18 @@ static void finish(run *r) {
   zkl_session_close(r->s);
 }
 
-/* Releases (after the command or instead of it) and says whether the lock
- * was still ours. */
-static bool release(run *r) {
+/* Releases (after the command or instead of it). Returns 0 when the lock
+ * was still ours, else why it was not (a ZKL_LOST_ reason). */
+static int release(run *r) {
   int rc = zkl_lock_release(r->l);
-  if (rc == ZKL_ELOST || rc == ZKL_EEXPIRED)
-    return false;
+  if (rc == ZKL_EEXPIRED)
+    return ZKL_LOST_SESSION_EXPIRED;
+  if (rc == ZKL_ELOST) /* its notice may still be on its way: the lease */
+    return ZKL_LOST_LEASE_EXPIRED; /* is what a release itself finds */
   if (rc != ZKL_OK && rc != ZKL_ENOTHELD)
     cli_error("could not release %s: %s (it goes when the session closes)",
               r->path, zkl_strerror(rc));
-  return true;
+  return 0;
 }
 
 /* Ends zklock as the signal would have, after the cleanup: a shell then
@@ -138,7 +140,7 @@ static const char *lost_reason_text(const run *r, int reason) {
                          "already be someone else's",
                          cli_duration(silent), cli_duration(t));
   else if (reason != ZKL_LOST_LEASE_EXPIRED && reason != LOST_OWN_LEASE)
-    return "unknown reason";
+    return "the library no longer knows its node";
   else if (silent < t)
     n = (size_t)snprintf(buf, sizeof buf,
                          "no answer from ZooKeeper for %s of the %s session "
@@ -160,6 +162,15 @@ static const char *lost_reason_text(const run *r, int reason) {
 }
 
 /* ------------------------------------------------------------ transitions */
+
+/* WAITING or CONFIRMING: granted, and lost before the command ran. */
+static int lost_before_start(run *r, int reason) {
+  cli_error("lost the lock %s before the command started: %s", r->path,
+            lost_reason_text(r, reason));
+  release(r);
+  finish(r);
+  return EXIT_LOST;
+}
 
 /* RUNNING -> LOST: SIGTERM now (unless the watchdog sent it already),
  * SIGKILL after the grace. */
@@ -256,14 +267,10 @@ static int on_acquired(run *r, const ev_batch *b) {
   r->token = b->token;
   cli_verbose_msg("acquired %s, token %" PRId64 ", after %lld ms", r->path,
                   b->token, (long long)(r->granted_ms - r->acquire_ms));
-  if (b->lost ||
-      zkl_lock_node_path(r->l, r->node, sizeof r->node) != ZKL_OK) {
-    cli_error("lost the lock %s before the command started: %s", r->path,
-              lost_reason_text(r, b->lost ? b->lost_reason : 0));
-    release(r);
-    finish(r);
-    return EXIT_LOST;
-  }
+  if (b->lost)
+    return lost_before_start(r, b->lost_reason);
+  if (zkl_lock_node_path(r->l, r->node, sizeof r->node) != ZKL_OK)
+    return lost_before_start(r, 0);
   /* The grant answered a request sent after the acquire started. After a
    * short wait that is proof enough; after a long one, ask again. */
   hb_prove(r->acquire_ms);
@@ -282,13 +289,8 @@ static int on_confirming(run *r, const ev_batch *b) {
     finish(r);
     die_by_signal(b->signals[0]);
   }
-  if (b->lost) {
-    cli_error("lost the lock %s before the command started: %s", r->path,
-              lost_reason_text(r, b->lost_reason));
-    release(r);
-    finish(r);
-    return EXIT_LOST;
-  }
+  if (b->lost)
+    return lost_before_start(r, b->lost_reason);
   if (hb_proven() >= r->granted_ms)
     return start_command(r);
   return -1;
@@ -296,16 +298,14 @@ static int on_confirming(run *r, const ev_batch *b) {
 
 /* RUNNING or LOST: the command has exited. Returns the exit code. */
 static int on_child_exit(run *r) {
-  int status;
+  int status, reason;
   ev_batch late;
-  int64_t theirs;
-  if (r->state == RUNNING && wd_fired(&theirs)) {
-    r->kill_at_ms = theirs;
+  /* Before the reap: nothing may signal a reaped pid. */
+  if (wd_stop() && r->state == RUNNING) {
     cli_error("lost the lock %s: %s; the watchdog stopped the command",
               r->path, lost_reason_text(r, LOST_OWN_LEASE));
     r->state = LOST;
   }
-  wd_stop(); /* before the reap: nothing may signal a reaped pid */
   if (r->state == LOST) {
     /* Whatever is left of its process group runs without the lock. */
     if (r->child.own_group)
@@ -319,10 +319,10 @@ static int on_child_exit(run *r) {
   cli_verbose_msg("the command exited (%s %d); releasing",
                   WIFSIGNALED(status) ? "signal" : "status",
                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-  if (!release(r)) {
-    ev_take(&late);
+  if ((reason = release(r)) != 0) {
+    ev_take(&late); /* the notice, if it came meanwhile, says more */
     cli_error("lost the lock %s while the command ran: %s", r->path,
-              lost_reason_text(r, late.lost ? late.lost_reason : 0));
+              lost_reason_text(r, late.lost ? late.lost_reason : reason));
     finish(r);
     return EXIT_LOST;
   }
