@@ -26,6 +26,7 @@
 #include "cli.h"
 
 #define PROBE_MS 500   /* refusals come back at once; silence does not */
+#define FIRST_TRY_MS 500 /* -n: the first try at a session */
 #define PROBE_SOCKETS 64
 
 enum verdict { V_NONE, V_UNRESOLVED, V_ERROR, V_SILENT, V_REFUSED, V_ACCEPTS };
@@ -207,12 +208,43 @@ static void check_chroot(zkl_session *s, const options *o) {
          cli_quote(chroot), zerror(rc));
 }
 
+/* Whether every host refused the connection or does not resolve: nobody
+ * is there to wait for. */
+static bool nobody_there(const host_list *hl, const host_verdict *hv) {
+  int h;
+  for (h = 0; h < hl->count; h++)
+    if (hv[h].v != V_REFUSED && hv[h].v != V_UNRESOLVED)
+      return false;
+  return true;
+}
+
 zkl_session *connect_or_exit(const options *o, int bound_ms) {
   const host_list *hl = &o->parsed_hosts;
   host_verdict hv[HOSTS_MAX];
   char why[2048];
   zkl_session *s;
-  int rc = zkl_session_open2(&s, o->hosts, o->session_ms, bound_ms);
+  int64_t t0 = cli_now_ms();
+  int rc, total_ms = bound_ms;
+  /* -n does not wait, and that covers connecting: a healthy ensemble opens
+   * a session well within the first try; if it did not, and every server
+   * refuses, there is nobody to wait for. Anyone else (a server that is
+   * slow, or silent) gets the rest of the connect timeout. */
+  if (o->wait_ms == 0 && bound_ms > FIRST_TRY_MS) {
+    rc = zkl_session_open2(&s, o->hosts, o->session_ms, FIRST_TRY_MS);
+    if (rc == ZKL_ECONNECT) {
+      probe(hl, true, hv);
+      if (nobody_there(hl, hv)) {
+        describe(hl, hv, why, sizeof why);
+        cli_error("no ZooKeeper session: %s (-n does not wait for one)", why);
+        exit(EXIT_ZOOKEEPER);
+      }
+      bound_ms -= (int)(cli_now_ms() - t0);
+      rc = zkl_session_open2(&s, o->hosts, o->session_ms,
+                             bound_ms > 0 ? bound_ms : 1);
+    }
+  } else {
+    rc = zkl_session_open2(&s, o->hosts, o->session_ms, bound_ms);
+  }
   switch (rc) {
   case ZKL_OK:
     break;
@@ -228,7 +260,7 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
   case ZKL_ECONNECT:
     probe(hl, true, hv);
     describe(hl, hv, why, sizeof why);
-    cli_error("no ZooKeeper session within %s: %s", cli_duration(bound_ms),
+    cli_error("no ZooKeeper session within %s: %s", cli_duration(total_ms),
               why);
     exit(EXIT_ZOOKEEPER);
   default:

@@ -734,6 +734,15 @@ static void test_connect_failures(void) {
                                            "--", HELPER("hold"), NULL});
   expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
                                            "0.5", "--list", "dead", NULL});
+  /* -n does not wait for a server that refuses: not the 60 s the connect
+   * timeout would allow (T_WAIT would see that) */
+  snprintf(want, sizeof want,
+           "zklock: no ZooKeeper session: %s refused the connection (-n does "
+           "not wait for one)\n",
+           refused);
+  expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
+                                           "60", "-n", "dead", "--",
+                                           HELPER("hold"), NULL});
 
   expect_exit3("zklock: cannot resolve any ZooKeeper host: nosuch.invalid:2181 "
                "cannot be resolved (Name or service not known)\n",
