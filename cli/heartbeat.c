@@ -76,6 +76,11 @@ static void ping_done(int rc, const struct Stat *stat, const void *data) {
    * an expiry does not. */
   if ((rc == ZOK || rc == ZNONODE) && sent > hb.proven_ms)
     hb.proven_ms = sent;
+  /* Lost with the connection: ask again at once. The client holds a
+   * request made while it reconnects and sends it first thing, so the
+   * proof comes back with the connection, not a tick later. */
+  if (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT)
+    hb.again = true;
   hb.inflight = false;
   pthread_mutex_unlock(&hb.mu);
   ev_wake();

@@ -124,7 +124,9 @@ static void test_nonblock_partition(void) {
  * other contender's command starts (the helpers' own records, on one
  * monotonic clock), and SIGKILL after -k, both while zklock is still
  * stopped. Resumed, zklock does not signal again, says what happened, and
- * exits 4; its watchdog is gone with it. */
+ * exits 4; its watchdog is gone with it. The other zklock, granted after
+ * more than its session timeout of waiting, confirms its session before
+ * its command starts (state CONFIRMING of cli/run.c). */
 static void test_frozen_zklock(void) {
   char name[64], parent[128], log[PATH_MAX], env_log[PATH_MAX + 16], line[512],
       err[4096], state[4], want[256];
@@ -149,7 +151,7 @@ static void test_frozen_zklock(void) {
   wd_fd = watch_pid(wd);
   cmd_fd = watch_pid((pid_t)a.helper);
   CU_ASSERT_FATAL(wd_fd >= 0 && cmd_fd >= 0);
-  spawn_with(&b, &so, "-s", zkt_hosts(), "-t", "4000", "-q", name, "--",
+  spawn_with(&b, &so, "-s", zkt_hosts(), "-t", "4000", "-q", "-v", name, "--",
              HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
 
@@ -179,6 +181,12 @@ static void test_frozen_zklock(void) {
 
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  /* b waited past its own lease (the server's expiry of a's session took
+   * longer than b's session timeout): it confirmed its session before its
+   * command started */
+  CU_ASSERT(read_all(b.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "zklock: the wait was long: confirming the session "
+                        "first\n") != NULL);
   n = read_log(log, r, 8);
   unlink(log);
   for (i = 0; i < n; i++) {
@@ -273,6 +281,37 @@ static void test_watchdog_quiet_when_healthy(void) {
   assert_no_node(name);
 }
 
+/* Connections reset under a healthy session, again and again, each time
+ * right after a heartbeat (exists) reached the server, so that its answer
+ * is lost: the client reconnects in the same session, the lease goes on,
+ * and neither zklock nor its watchdog touches the command, over several
+ * session timeouts. */
+static void test_reconnects_keep_lease(void) {
+  char name[64], hosts[64], line[512], err[1024];
+  proxyctl *px;
+  int port, i;
+  proc p;
+  zkt_name(name, sizeof name, "reconnect");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  spawn(&p, "-s", hosts, "-t", "2000", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  for (i = 0; i < 12; i++) { /* a heartbeat every T/6: about 2 T */
+    CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset-after-op 3", NULL, 0, 5000), 0);
+    CU_ASSERT_EQUAL(proxyctl_wait_fired(px, T_WAIT), 0);
+  }
+  go(&p);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "end"); /* no "sig 15" before it */
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  CU_ASSERT_EQUAL(read_all(p.err, err, sizeof err, T_WAIT), 0);
+  if (err[0])
+    fprintf(stderr, "\nzklock said: %s\n", err);
+  cleanup(&p);
+  proxyctl_stop(px);
+  assert_no_node(name);
+}
+
 static const zkt_test tests[] = {
     {"lost lock: SIGTERM to the command, exit 4", test_lost_node_deleted},
     {"lost lock: SIGKILL after -k", test_lost_kill_after},
@@ -285,6 +324,8 @@ static const zkt_test tests[] = {
     {"the watchdog dies with zklock", test_watchdog_dies_with_zklock},
     {"the watchdog stays quiet while zklock is healthy",
      test_watchdog_quiet_when_healthy},
+    {"connections reset under a live session: the lease goes on",
+     test_reconnects_keep_lease},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
