@@ -26,7 +26,7 @@ static const char usage_line[] =
 
 static void usage(void) {
   static const char *const lines[] = {
-      "       zklock [-s HOSTS] [-t MS] [--auth S:C] --list [-H] NAME",
+      "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
       "Run COMMAND while holding the ZooKeeper lock NAME (znode " ZKL_ROOT
       "/NAME).",
       "",

@@ -2,7 +2,7 @@
  * zklock - run a command while holding a ZooKeeper lock (see zklock(1)).
  *
  *   zklock [OPTIONS] NAME -- COMMAND [ARG...]
- *   zklock [-s HOSTS] [-t MS] [--auth S:C] --list [-H] NAME
+ *   zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME
  *
  * main() only dispatches: the watchdog (the same binary, run again by
  * watchdog.c), --list, or a run (run.c). cli.h lists the files.
