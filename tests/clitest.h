@@ -82,7 +82,9 @@ bool command_started(proc *p, char *line, size_t len);
 void go(proc *p);
 /* Whatever happened, nothing started here outlives the test. */
 void cleanup(proc *p);
-/* The lock's parent ends up empty (or gone). */
+/* path (or the lock's parent) ends up empty or gone; an error of the
+ * test's own ZooKeeper connection fails the test. */
+void assert_empty(const char *path);
 void assert_no_node(const char *name);
 
 /* A lock held by the test itself, through the library. */
