@@ -441,26 +441,46 @@ pid_t find_watchdog(const proc *p) {
   return found;
 }
 
-int watch_pid(pid_t pid) {
+void watch_pid(pid_watch *w, pid_t pid) {
+  w->pid = pid;
 #ifdef SYS_pidfd_open
-  return (int)syscall(SYS_pidfd_open, pid, 0);
+  w->fd = (int)syscall(SYS_pidfd_open, pid, 0);
 #else
-  (void)pid;
-  return -1;
+  w->fd = -1;
 #endif
 }
 
-bool wait_pid_exit(int pidfd, int timeout_ms) {
-  struct pollfd pfd = {pidfd, POLLIN, 0};
+static bool has_exited(pid_t pid) {
+  char state[4];
+  proc_state(pid, state, sizeof state);
+  return !state[0] || state[0] == 'Z' || state[0] == 'X';
+}
+
+bool wait_pid_exit(pid_watch *w, int timeout_ms) {
+  struct pollfd pfd = {w->fd, POLLIN, 0};
   int64_t deadline = zkt_now_ms() + timeout_ms;
   for (;;) {
     int left = (int)(deadline - zkt_now_ms()), rc;
+    if (w->fd < 0) {
+      if (has_exited(w->pid))
+        return true;
+      if (left <= 0)
+        return false;
+      poll(NULL, 0, left < 10 ? left : 10); /* the condition, every 10 ms */
+      continue;
+    }
     rc = poll(&pfd, 1, left < 0 ? 0 : left); /* at least one look */
     if (rc > 0)
       return true;
     if ((rc < 0 && errno != EINTR) || left <= 0)
       return false;
   }
+}
+
+void unwatch_pid(pid_watch *w) {
+  if (w->fd >= 0)
+    close(w->fd);
+  w->fd = -1;
 }
 
 const char *proc_state(pid_t pid, char *buf, size_t len) {

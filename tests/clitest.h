@@ -102,12 +102,18 @@ void expect_status(char *out, size_t len, const char *name, int ahead,
 /* The watchdog of zklock p: its child that is not the command. 0 if none.
  * Call after command_started(). */
 pid_t find_watchdog(const proc *p);
-/* A descriptor that becomes readable when process pid exits (a pidfd): -1
- * if the kernel has none. */
-int watch_pid(pid_t pid);
-/* Waits (bounded) until the process of watch_pid() exits: true if it
- * did. */
-bool wait_pid_exit(int pidfd, int timeout_ms);
+/* Watching a process that is not the test's child for its exit: a pidfd
+ * (readable once it has exited, zombie or reaped). Where there is none
+ * (valgrind does not know the call), /proc is looked at instead, every
+ * 10 ms within the same bound. */
+typedef struct {
+  int fd; /* -1: no pidfd */
+  pid_t pid;
+} pid_watch;
+void watch_pid(pid_watch *w, pid_t pid);
+/* Waits (bounded) until it has exited: true if it did. */
+bool wait_pid_exit(pid_watch *w, int timeout_ms);
+void unwatch_pid(pid_watch *w);
 /* "R", "S", "T", "Z": the state of pid in /proc, "" if it is gone. */
 const char *proc_state(pid_t pid, char *buf, size_t len);
 

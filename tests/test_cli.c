@@ -30,7 +30,7 @@ static void test_serial(void) {
   char name[64], parent[128], log[PATH_MAX], line[256];
   log_rec r[5];
   proc a, b;
-  int wd_fd;
+  pid_watch wdw;
   pid_t wd;
   zkt_name(name, sizeof name, "serial");
   zkt_parent(parent, sizeof parent, name);
@@ -39,16 +39,14 @@ static void test_serial(void) {
   CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
   wd = find_watchdog(&a);
   CU_ASSERT(wd > 0);
-  wd_fd = watch_pid(wd);
+  watch_pid(&wdw, wd);
   spawn(&b, "-s", zkt_hosts(), name, "--", HELPER("log"), log, NULL);
   /* b is queued behind a, a's command still runs */
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   go(&a);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
-  if (wd_fd >= 0) {
-    CU_ASSERT(wait_pid_exit(wd_fd, 0)); /* already gone with zklock */
-    close(wd_fd);
-  }
+  CU_ASSERT(wait_pid_exit(&wdw, 0)); /* already gone with zklock */
+  unwatch_pid(&wdw);
   CU_ASSERT(command_started(&b, line, sizeof line));
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);

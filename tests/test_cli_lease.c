@@ -134,7 +134,8 @@ static void test_frozen_zklock(void) {
   spawn_opts so;
   proc a, b;
   pid_t wd;
-  int wd_fd, cmd_fd, n, i, sigs = 0;
+  pid_watch wdw, cmdw;
+  int n, i, sigs = 0;
   long long a_term = 0, b_start = 0;
   zkt_name(name, sizeof name, "frozen");
   zkt_parent(parent, sizeof parent, name);
@@ -148,9 +149,8 @@ static void test_frozen_zklock(void) {
   CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
   wd = find_watchdog(&a);
   CU_ASSERT_FATAL(wd > 0);
-  wd_fd = watch_pid(wd);
-  cmd_fd = watch_pid((pid_t)a.helper);
-  CU_ASSERT_FATAL(wd_fd >= 0 && cmd_fd >= 0);
+  watch_pid(&wdw, wd);
+  watch_pid(&cmdw, (pid_t)a.helper);
   spawn_with(&b, &so, "-s", zkt_hosts(), "-t", "4000", "-q", "-v", name, "--",
              HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
@@ -159,12 +159,12 @@ static void test_frozen_zklock(void) {
   /* the server expires the frozen session and b gets the lock */
   CU_ASSERT(command_started(&b, line, sizeof line));
   /* SIGKILL after -k, from the watchdog: zklock is still stopped */
-  CU_ASSERT(wait_pid_exit(cmd_fd, T_WAIT));
+  CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT));
   CU_ASSERT_STRING_EQUAL(proc_state(a.pid, state, sizeof state), "T");
 
   CU_ASSERT(kill(a.pid, SIGCONT) == 0);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 4);
-  CU_ASSERT(wait_pid_exit(wd_fd, 0)); /* gone with zklock */
+  CU_ASSERT(wait_pid_exit(&wdw, 0)); /* gone with zklock */
   CU_ASSERT(read_all(a.err, err, sizeof err, T_WAIT) > 0);
   snprintf(want, sizeof want,
            "zklock: watchdog: lost the lock /locks/%s: the lease ran out "
@@ -201,8 +201,8 @@ static void test_frozen_zklock(void) {
   CU_ASSERT_EQUAL(sigs, 1); /* one SIGTERM: zklock did not send another */
   CU_ASSERT(a_term > 0 && b_start > 0);
   CU_ASSERT(a_term < b_start);
-  close(wd_fd);
-  close(cmd_fd);
+  unwatch_pid(&wdw);
+  unwatch_pid(&cmdw);
   cleanup(&a);
   cleanup(&b);
   assert_no_node(name);
@@ -214,24 +214,23 @@ static void test_watchdog_ends_with_command(void) {
   char name[64], line[512], state[4];
   proc p;
   pid_t wd;
-  int wd_fd, cmd_fd;
+  pid_watch wdw, cmdw;
   zkt_name(name, sizeof name, "wdend");
   spawn(&p, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
   CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
   wd = find_watchdog(&p);
   CU_ASSERT_FATAL(wd > 0);
-  wd_fd = watch_pid(wd);
-  cmd_fd = watch_pid((pid_t)p.helper);
-  CU_ASSERT_FATAL(wd_fd >= 0 && cmd_fd >= 0);
+  watch_pid(&wdw, wd);
+  watch_pid(&cmdw, (pid_t)p.helper);
   CU_ASSERT(kill(p.pid, SIGSTOP) == 0);
   go(&p);
-  CU_ASSERT(wait_pid_exit(cmd_fd, T_WAIT));
-  CU_ASSERT(wait_pid_exit(wd_fd, T_WAIT));
+  CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT));
+  CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
   CU_ASSERT_STRING_EQUAL(proc_state(p.pid, state, sizeof state), "T");
   CU_ASSERT(kill(p.pid, SIGCONT) == 0);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
-  close(wd_fd);
-  close(cmd_fd);
+  unwatch_pid(&wdw);
+  unwatch_pid(&cmdw);
   cleanup(&p);
   assert_no_node(name);
 }
@@ -243,20 +242,19 @@ static void test_watchdog_dies_with_zklock(void) {
   char name[64], line[512];
   proc p;
   pid_t wd;
-  int wd_fd;
+  pid_watch wdw;
   zkt_name(name, sizeof name, "wddie");
   spawn(&p, "-s", zkt_hosts(), "-t", "2000", name, "--", HELPER("hold"), NULL);
   CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
   wd = find_watchdog(&p);
   CU_ASSERT_FATAL(wd > 0);
-  wd_fd = watch_pid(wd);
-  CU_ASSERT_FATAL(wd_fd >= 0);
+  watch_pid(&wdw, wd);
   CU_ASSERT(kill(p.pid, SIGKILL) == 0);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 128 + SIGKILL);
-  CU_ASSERT(wait_pid_exit(wd_fd, T_WAIT));
+  CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
   CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(line, "sig 15");
-  close(wd_fd);
+  unwatch_pid(&wdw);
   cleanup(&p);
   assert_no_node(name);
 }
