@@ -222,13 +222,21 @@ zkl_session *zkt_session(int timeout_ms) {
   return s;
 }
 
+/* The second handle of zkt_expire(): its counter goes to 1 when it
+ * connected in the victim's session, or to EXPIRE_GONE when the server says
+ * that session is over already. */
+#define EXPIRE_GONE 1000
 static void expire_watcher(zhandle_t *zh, int type, int state,
                            const char *path, void *ctx) {
   zkt_counter *c = ctx;
   (void)zh;
   (void)path;
-  if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
+  if (type != ZOO_SESSION_EVENT)
+    return;
+  if (state == ZOO_CONNECTED_STATE)
     zkt_counter_add(c, 1);
+  else if (state == ZOO_EXPIRED_SESSION_STATE)
+    zkt_counter_add(c, EXPIRE_GONE);
 }
 
 int zkt_wait_absent(const char *path, int timeout_ms) {
@@ -263,7 +271,12 @@ int zkt_expire(zkl_session *s) {
   /* The victim reconnects at once when the second handle takes its session
    * over, and may take it back before the close goes out. So: mark the
    * session with an ephemeral node through the second handle, close, and
-   * check the mark is gone (the session ended); else try again. */
+   * check the mark is gone (the session ended); else try again. A check
+   * that gives up too early (a loaded machine: the server took longer than
+   * the bound to delete the mark) is settled by the next attempt, whose
+   * handle then hears from the server that the session is over: that is
+   * success too. (It failed the test instead: every later attempt waited
+   * in vain for a connection to a dead session.) */
   for (attempt = 0; attempt < 10; attempt++) {
     zkt_counter connected;
     char mark[128];
@@ -276,11 +289,21 @@ int zkt_expire(zkl_session *s) {
                          &id, &connected, 0, discard_log);
     if (!zh)
       return -1;
-    rc = zkt_counter_wait(&connected, 1, 10000) >= 1
-             ? zoo_create(zh, mark, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
-                          ZOO_EPHEMERAL, NULL, 0)
-             : ZCONNECTIONLOSS;
+    switch (zkt_counter_wait(&connected, 1, 10000)) {
+    case 0:
+      rc = ZCONNECTIONLOSS;
+      break;
+    case 1:
+      rc = zoo_create(zh, mark, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+                      NULL, 0);
+      break;
+    default: /* expired, whatever the connected count */
+      zookeeper_close(zh);
+      return 0;
+    }
     zookeeper_close(zh);
+    if (zkt_counter_get(&connected) >= EXPIRE_GONE)
+      return 0;
     if (rc == ZOK && zkt_wait_absent(mark, 3000) == 0)
       return 0;
     if (rc == ZOK)
