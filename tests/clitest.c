@@ -354,6 +354,21 @@ bool command_started(proc *p, char *line, size_t len) {
   return true;
 }
 
+bool stop_zklock(proc *p) {
+  int64_t deadline = zkt_now_ms() + T_WAIT;
+  int status;
+  if (kill(p->pid, SIGSTOP) != 0)
+    return false;
+  for (;;) {
+    pid_t got = waitpid(p->pid, &status, WUNTRACED | WNOHANG);
+    if (got == p->pid && WIFSTOPPED(status))
+      return true;
+    if (got == p->pid || got < 0 || zkt_now_ms() >= deadline)
+      return false; /* it exited (its status is lost), or never stopped */
+    poll(NULL, 0, 10); /* no SIGCHLD for stops (SA_NOCLDSTOP): look again */
+  }
+}
+
 void go(proc *p) {
   char b = 'g';
   CU_ASSERT(write(p->go, &b, 1) == 1);

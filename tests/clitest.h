@@ -78,6 +78,9 @@ int read_line(int fd, char *buf, size_t len, int timeout_ms);
 int read_all(int fd, char *buf, size_t len, int timeout_ms);
 /* Waits for the command's "start" line and remembers its pid. */
 bool command_started(proc *p, char *line, size_t len);
+/* SIGSTOP to zklock alone, and waits (bounded) until it has stopped: a
+ * signal is acted on only when its target next runs. */
+bool stop_zklock(proc *p);
 /* Tells the command to exit. */
 void go(proc *p);
 /* Whatever happened, nothing started here outlives the test. */

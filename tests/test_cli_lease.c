@@ -155,7 +155,7 @@ static void test_frozen_zklock(void) {
              HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
 
-  CU_ASSERT(kill(a.pid, SIGSTOP) == 0);
+  CU_ASSERT_FATAL(stop_zklock(&a));
   /* the server expires the frozen session and b gets the lock */
   CU_ASSERT(command_started(&b, line, sizeof line));
   /* SIGKILL after -k, from the watchdog: zklock is still stopped */
@@ -222,7 +222,7 @@ static void test_watchdog_ends_with_command(void) {
   CU_ASSERT_FATAL(wd > 0);
   watch_pid(&wdw, wd);
   watch_pid(&cmdw, (pid_t)p.helper);
-  CU_ASSERT(kill(p.pid, SIGSTOP) == 0);
+  CU_ASSERT_FATAL(stop_zklock(&p));
   go(&p);
   CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT));
   CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
