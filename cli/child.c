@@ -1,11 +1,17 @@
 /*
- * child.c - starting the command and signalling it.
+ * child.c - starting processes (the command, and the watchdog) and
+ * signalling them.
  *
  * zklock has ZooKeeper's threads running when it forks, so the child does
  * only async-signal-safe things between fork and exec: everything it needs
  * (the environment, the list of descriptors to keep) is prepared before the
  * fork. An exec failure is reported through a close-on-exec pipe, so that
  * the parent can say why and choose 127 or 126 as a shell does.
+ *
+ * Nobody signals a pid that may have been reused: a process's pid, and the
+ * id of a process group it leads, stay reserved until its parent reaps it,
+ * and zklock, the parent of both, reaps the command only once the watchdog
+ * is gone (see watchdog.c).
  */
 #include "config.h"
 
@@ -166,77 +172,163 @@ static int open_max(void) {
   return m < 0 || m > 65536 ? 65536 : (int)m;
 }
 
-int child_start(child_proc *c, char *const argv[], bool own_group,
-                int64_t token, const char *name, const char *node) {
-  int errpipe[2], err = 0, fd_max = open_max();
-  char *added[3] = {NULL, NULL, NULL};
-  char **env = build_env(token, name, node, added);
+/* In the child: descriptors 3 and 4 from spec->moved_fds, then everything
+ * else closed from 3 (or 5) up, except what zklock inherited when asked and
+ * the exec error pipe. Async-signal-safe. */
+static void arrange_fds(const child_spec *spec, int errfd, int fd_max) {
+  int i, first = 3;
+  for (i = 0; i < 2; i++)
+    if (spec->moved_fds[i] >= 0) {
+      /* dup2 clears close-on-exec; the source is above 4 (see below) */
+      dup2(spec->moved_fds[i], 3 + i);
+      first = 4 + i;
+    }
+  if (spec->keep_inherited) {
+    close_others(errfd, fd_max);
+    return;
+  }
+  /* only 0-2, the moved ones and errfd: close [first, errfd) and above */
+#ifdef SYS_close_range
+  if (errfd > first)
+    syscall(SYS_close_range, (unsigned)first, (unsigned)(errfd - 1), 0);
+  if (syscall(SYS_close_range, (unsigned)errfd + 1, ~0U, 0) == 0)
+    return;
+#endif
+  for (i = first; i < fd_max; i++)
+    if (i != errfd)
+      close(i);
+}
+
+int child_spawn(child_proc *c, const child_spec *spec, int *err) {
+  int errpipe[2], fd_max = open_max(), i;
+  int moved[2] = {-1, -1};
+  child_spec s = *spec;
   pid_t parent = getpid(), pid;
   ssize_t n;
-  if (!env) {
-    free_env(NULL, added);
-    cli_error("cannot run %s: out of memory", argv[0]);
-    return EXIT_CANNOT_RUN;
+  c->pid = 0;
+  c->own_group = spec->own_group;
+  *err = 0;
+  /* The error pipe and the descriptors to move must sit above 4, where the
+   * child's dup2 onto 3 and 4 cannot clobber them. */
+  if (pipe(errpipe) != 0) {
+    *err = errno;
+    return -1;
   }
-  if (pipe(errpipe) != 0 || fcntl(errpipe[0], F_SETFD, FD_CLOEXEC) != 0 ||
-      fcntl(errpipe[1], F_SETFD, FD_CLOEXEC) != 0) {
-    free_env(env, added);
-    cli_error("cannot run %s: pipe: %s", argv[0], strerror(errno));
-    return EXIT_CANNOT_RUN;
+  for (i = 0; i < 2; i++) {
+    int fd = fcntl(errpipe[i], F_DUPFD_CLOEXEC, 5);
+    close(errpipe[i]);
+    errpipe[i] = fd;
+  }
+  for (i = 0; i < 2; i++)
+    if (spec->moved_fds[i] >= 0)
+      moved[i] = s.moved_fds[i] = fcntl(spec->moved_fds[i], F_DUPFD_CLOEXEC, 5);
+  if (errpipe[0] < 0 || errpipe[1] < 0 ||
+      (spec->moved_fds[0] >= 0 && moved[0] < 0) ||
+      (spec->moved_fds[1] >= 0 && moved[1] < 0)) {
+    *err = errno;
+    pid = -1;
+    goto out;
   }
   pid = fork();
   if (pid < 0) {
-    err = errno;
-    close(errpipe[0]);
-    close(errpipe[1]);
-    free_env(env, added);
-    cli_error("cannot run %s: fork: %s", argv[0], strerror(err));
-    return EXIT_CANNOT_RUN;
+    *err = errno;
+    goto out;
   }
   if (pid == 0) {
     /* The child: async-signal-safe calls only. */
-    if (own_group)
+    if (s.own_group)
       setpgid(0, 0);
 #ifdef __linux__
-    /* Should zklock die without a chance to stop it (SIGKILL), the
-     * command must not go on believing it holds the lock. */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent)
-      _exit(EXIT_CANNOT_RUN);
+    if (s.pdeathsig) {
+      prctl(PR_SET_PDEATHSIG, s.pdeathsig);
+      if (getppid() != parent) /* zklock died before the prctl */
+        _exit(EXIT_CANNOT_RUN);
+    }
 #endif
-    ev_restore_signals_in_child();
-    close_others(errpipe[1], fd_max);
-    environ = env;
-    execvp(argv[0], argv);
-    err = errno;
-    n = write(errpipe[1], &err, sizeof err);
+    if (s.restore_signals)
+      ev_restore_signals_in_child();
+    arrange_fds(&s, errpipe[1], fd_max);
+    if (s.envp)
+      environ = s.envp;
+    if (s.in_child)
+      s.in_child();
+    if (s.path)
+      execv(s.path, s.argv);
+    else
+      execvp(s.argv[0], s.argv);
+    *err = errno;
+    n = write(errpipe[1], err, sizeof *err);
     (void)n;
-    _exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+    _exit(*err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
   }
-  if (own_group)
+  if (s.own_group)
     setpgid(pid, pid); /* also here, so that it holds before we signal it */
-  close(errpipe[1]);
   c->pid = pid;
-  c->own_group = own_group;
+  close(errpipe[1]);
+  errpipe[1] = -1;
   /* EOF: exec succeeded (the pipe closed on exec). */
   do
-    n = read(errpipe[0], &err, sizeof err);
+    n = read(errpipe[0], err, sizeof *err);
   while (n < 0 && errno == EINTR);
-  close(errpipe[0]);
-  free_env(env, added);
-  if (n == (ssize_t)sizeof err) {
-    child_reap(c);
-    cli_error("%s: %s", argv[0], strerror(err));
-    return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+  if (n != (ssize_t)sizeof *err)
+    *err = 0;
+out:
+  for (i = 0; i < 2; i++) {
+    if (errpipe[i] >= 0)
+      close(errpipe[i]);
+    if (moved[i] >= 0)
+      close(moved[i]);
   }
-  cli_verbose_msg("running %s (pid %ld%s)", argv[0], (long)pid,
-                  own_group ? ", in its own process group" : "");
-  return 0;
+  return *err ? -1 : 0;
+}
+
+int child_start(child_proc *c, char *const argv[], bool own_group,
+                int64_t token, const char *name, const char *node,
+                void (*in_child)(void)) {
+  char *added[3] = {NULL, NULL, NULL};
+  char **env = build_env(token, name, node, added);
+  child_spec spec;
+  int err, rc;
+  c->pid = 0;
+  if (!env) {
+    free_env(NULL, added);
+    cli_error("cannot run %s: out of memory", cli_quote(argv[0]));
+    return EXIT_CANNOT_RUN;
+  }
+  memset(&spec, 0, sizeof spec);
+  spec.argv = argv;
+  spec.envp = env;
+  spec.own_group = own_group;
+  /* Should zklock die without a chance to stop it (SIGKILL), the command
+   * must not go on believing it holds the lock. */
+  spec.pdeathsig = SIGTERM;
+  spec.restore_signals = true;
+  spec.keep_inherited = true;
+  spec.moved_fds[0] = spec.moved_fds[1] = -1;
+  spec.in_child = in_child;
+  rc = child_spawn(c, &spec, &err);
+  free_env(env, added);
+  if (rc == 0) {
+    cli_verbose_msg("running %s (pid %ld%s)", cli_quote(argv[0]),
+                    (long)c->pid,
+                    own_group ? ", in its own process group" : "");
+    return 0;
+  }
+  if (c->pid)
+    cli_error("%s: %s", cli_quote(argv[0]), strerror(err));
+  else
+    cli_error("cannot run %s: %s", cli_quote(argv[0]), strerror(err));
+  return c->pid && err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }
 
 void child_signal(const child_proc *c, int sig) {
   if (kill(c->own_group ? -c->pid : c->pid, sig) != 0 && c->own_group)
     kill(c->pid, sig); /* the group is not set up yet: at least the child */
+}
+
+void child_terminate(const child_proc *c) {
+  child_signal(c, SIGTERM);
+  child_signal(c, SIGCONT); /* as systemd does: a stopped one acts on it now */
 }
 
 bool child_exited(const child_proc *c) {

@@ -1,16 +1,31 @@
 /*
  * cli.h - what the files of the zklock command share.
  *
- *   zklock.c  options, --list, and the main loop (waiting, running, lost)
- *   events.c  the self-pipe: signal handlers and library callbacks post
- *             events there, the main loop polls it
- *   child.c   starting the command (environment, descriptors, signals) and
- *             signalling it
- *   queue.c   the queue as zkl_participants() shows it: --list lines and the
- *             waiting status, refreshed by a child watch
+ *   zklock.c     main(): the standard descriptors, then --list, a run, or
+ *                the watchdog's own main
+ *   options.c    the command line: parsing, checking, --help
+ *   run.c        a run: the main loop and its states (waiting for the lock,
+ *                confirming the session, running the command, lost)
+ *   connect.c    opening the session, and saying exactly why it failed
+ *   heartbeat.c  zklock's own proof that its session is alive: the lease
+ *                deadline the watchdog enforces
+ *   watchdog.c   the watchdog process, both ends: it stops the command when
+ *                the lease runs out while zklock is stopped or hung
+ *   child.c      starting processes (the command, the watchdog) and
+ *                signalling them
+ *   queue.c      the queue as zkl_participants() shows it: --list, the
+ *                waiting status, the holder named when -n gives up
+ *   events.c     the self-pipe: signal handlers and library callbacks post
+ *                events there, the main loop polls it
+ *   names.c      lock names and connect strings: why one is refused, in
+ *                words
+ *   msg.c        messages on stderr, and user input quoted as typed
  *
+ * Calls go one way, down this list: run.c uses everything below it, and
+ * nothing below calls back up (msg.c and events.c call no file of ours).
  * Only the public API is used: <zklock.h>, plus the ZooKeeper client on
- * zkl_session_handle() for the child watch.
+ * zkl_session_handle() for the child watch, the heartbeat and the chroot
+ * check.
  */
 #ifndef ZKLOCK_CLI_H
 #define ZKLOCK_CLI_H
@@ -19,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <zklock.h>
 
@@ -29,17 +45,104 @@
 #define EXIT_CANNOT_RUN 126
 #define EXIT_NOT_FOUND 127
 
-/* ---------------------------------------------------------------- output */
+/* The argument that turns the zklock binary into its watchdog (watchdog.c);
+ * never typed by a user. */
+#define WATCHDOG_ARG "--internal-watchdog"
+
+/* CLOCK_MONOTONIC in ms: one clock for zklock, its watchdog and the
+ * library's lease (the kernel's monotonic clock is the same in every
+ * process). */
+static inline int64_t cli_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ msg.c */
 
 extern bool cli_verbose;
 /* "zklock: " + the message + newline on stderr; cli_verbose_msg only with
- * -v. */
+ * -v; cli_usage_error exits 2 after it. Main thread (or the watchdog) only. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_verbose_msg(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
-int64_t cli_now_ms(void); /* CLOCK_MONOTONIC */
+void cli_usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+/* s between single quotes, as typed: control characters, invalid UTF-8,
+ * C1 controls, quotes and backslashes escaped (\t, \x1b, \u009b, \', \\),
+ * cut with "..." past 200 bytes. The result lives in one of 4 static
+ * buffers: good for one message. */
+const char *cli_quote(const char *s);
+/* Copies s into out (size len) as one line for tab-separated output:
+ * control bytes become '?'; cut at a UTF-8 character boundary. */
+void cli_printable(char *out, size_t len, const char *s);
+/* The length of the valid UTF-8 character at s, its code point in *cp; 0
+ * for an invalid, overlong, surrogate or truncated sequence, or at the
+ * NUL. */
+int cli_utf8_decode(const unsigned char *s, unsigned *cp);
+/* "1.8 s", "250 ms": a duration for messages. One of 4 static buffers. */
+const char *cli_duration(int64_t ms);
 
-/* ---------------------------------------------------------------- events */
+/* ---------------------------------------------------------------- names.c */
+
+/* Why the library refuses name (call after zkl_name_check() said so): a
+ * phrase such as "it has an empty segment ('//' at byte 3)". Static. */
+const char *names_why_bad(const char *name);
+/* The lock's parent znode, ZKL_ROOT "/" name, into buf (ZKL_PATH_MAX). */
+void names_parent(char *buf, size_t len, const char *name);
+
+/* One host of a connect string, as the ZooKeeper client splits it (at the
+ * last ':'). */
+typedef struct {
+  char host[256];
+  char port[8];
+} host_entry;
+#define HOSTS_MAX 64
+typedef struct {
+  host_entry host[HOSTS_MAX];
+  int count;
+  char chroot[ZKL_PATH_MAX]; /* "" when none */
+} host_list;
+/* Parses "host:port[,host:port...][/chroot]". Returns NULL and fills out,
+ * or a phrase saying what is wrong (static). */
+const char *names_parse_hosts(const char *hosts, host_list *out);
+
+/* -------------------------------------------------------------- options.c */
+
+typedef struct {
+  const char *hosts;
+  host_list parsed_hosts;
+  int session_ms;
+  int connect_ms; /* --connect-timeout */
+  const char *wait_arg; /* -w as given, for messages */
+  int wait_ms;          /* -1: without bound, 0: -n */
+  int conflict_code;
+  int grace_ms;
+  bool quiet;
+  const char *info; /* --info, or NULL for "zklock: COMMAND..." */
+  char *auth;       /* --auth or ZKLOCK_AUTH, "scheme:credentials" */
+  size_t auth_scheme_len;
+  int acl; /* ZKL_ACL_OPEN or ZKL_ACL_CREATOR */
+  const char *list_name;
+  bool no_header;
+  const char *name;
+  char **command;
+} options;
+
+/* Parses and checks argv (exits 2 with a message on bad usage, 0 after
+ * --help or --version). May overwrite the credentials of --auth in argv so
+ * that ps does not show them. */
+void options_parse(int argc, char **argv, options *o);
+
+/* -------------------------------------------------------------- connect.c */
+
+/* Opens the session (waiting at most bound_ms for a server), adds the
+ * credentials, checks the chroot. On failure says which of "bad connect
+ * string" (exits 2), "cannot resolve", "refused", "no answer", "no such
+ * chroot", "credentials refused" happened, and exits 3. */
+zkl_session *connect_or_exit(const options *o, int bound_ms);
+
+/* ---------------------------------------------------------------- events.c */
 
 /* The signals zklock catches: forwarded to the command while it runs, and
  * while waiting, a cancel of the acquire. */
@@ -63,7 +166,6 @@ void ev_restore_signals_in_child(void);
 int ev_fd(void);
 /* Empties the pipe (call after poll said it is readable). */
 void ev_drain(void);
-
 /* Async-signal-safe and non-blocking: wakes the main loop. */
 void ev_wake(void);
 
@@ -88,7 +190,7 @@ void ev_acquire_cb(zkl_lock *l, int rc, int64_t token, void *arg);
 void ev_lost_cb(zkl_lock *l, int reason, void *arg);
 void ev_post_queue_changed(void);
 
-/* ----------------------------------------------------------------- child */
+/* ----------------------------------------------------------------- child.c */
 
 /* Records the descriptors open at startup: the command inherits those and
  * no others (the ZooKeeper client's socket, for one, is not its business).
@@ -100,27 +202,112 @@ typedef struct {
   bool own_group; /* in a process group of its own (pgid == pid) */
 } child_proc;
 
-/* Starts argv (PATH searched) with ZKLOCK_TOKEN, ZKLOCK_NAME and
- * ZKLOCK_NODE added to the environment. Returns 0; or, when it could not
- * be started, the exit status to use (126, 127) after printing why. */
+/* How to start a process. zklock has ZooKeeper's threads running when it
+ * forks, so everything is prepared here and the child makes only
+ * async-signal-safe calls before exec. */
+typedef struct {
+  const char *path;   /* execv() this; NULL: execvp(argv[0]) */
+  char *const *argv;
+  char **envp;        /* NULL: zklock's environment */
+  bool own_group;     /* setpgid(0, 0) */
+  int pdeathsig;      /* sent to it when zklock dies (Linux); 0: none */
+  bool restore_signals; /* the dispositions and mask zklock started with */
+  bool keep_inherited;  /* keep the descriptors zklock was started with;
+                           otherwise only 0, 1, 2 and moved_fds */
+  int moved_fds[2];     /* put at descriptors 3 and 4 (-1: none) */
+  void (*in_child)(void); /* async-signal-safe, run just before exec */
+} child_spec;
+
+/* Starts spec and waits until its exec succeeded or failed. Returns 0; or
+ * -1 with *err set (errno of the fork or the exec): then, if c->pid is not
+ * 0, the child exists and must be reaped with child_reap(). */
+int child_spawn(child_proc *c, const child_spec *spec, int *err);
+
+/* Starts the command (PATH searched) with ZKLOCK_TOKEN, ZKLOCK_NAME and
+ * ZKLOCK_NODE added to the environment. in_child as in child_spec.
+ * Returns 0; or, when it could not be started, the exit status to use
+ * (126, 127) after printing why: c->pid is then the unreaped child, or 0. */
 int child_start(child_proc *c, char *const argv[], bool own_group,
-                int64_t token, const char *name, const char *node);
-/* Sends sig to the command (to its process group if it has its own). */
+                int64_t token, const char *name, const char *node,
+                void (*in_child)(void));
+/* Sends sig to the process (to its process group if it has its own). Call
+ * only while it is unreaped: its pid (and group id) cannot be reused
+ * before. */
 void child_signal(const child_proc *c, int sig);
-/* Whether the command has exited, without reaping it (its pid, and its
- * process group id, stay reserved until child_reap). */
+/* SIGTERM and then SIGCONT, so that a stopped process gets it now. */
+void child_terminate(const child_proc *c);
+/* Whether it has exited, without reaping it (its pid, and its process
+ * group id, stay reserved until child_reap). */
 bool child_exited(const child_proc *c);
 /* Reaps it (it must have exited) and returns its wait status. */
 int child_reap(const child_proc *c);
 
-/* ----------------------------------------------------------------- queue */
+/* ------------------------------------------------------------- heartbeat.c */
+
+/* Starts keeping the proof on session s; proven_ms is a moment at or after
+ * which the server is known to have heard the session (the start of the
+ * connect). */
+void hb_init(zkl_session *s, int64_t proven_ms);
+/* A request sent at sent_ms was answered: the proof is at least that. */
+void hb_prove(int64_t sent_ms);
+/* The latest moment the server is known to have heard the session. */
+int64_t hb_proven(void);
+/* The session timeout T and the library's default lease margin m. */
+int hb_timeout(void);
+int hb_margin(void);
+/* proven + T - m: when the library's lease would run out, as zklock sees
+ * it. */
+int64_t hb_deadline(void);
+/* Pings now (or right after the ping in flight). */
+void hb_ping_now(void);
+/* Sends the periodic ping (every T/6) when due. Returns when to call again
+ * (monotonic ms). */
+int64_t hb_tick(int64_t now);
+
+/* -------------------------------------------------------------- watchdog.c */
+
+/* Starts the watchdog for the command about to be started: it sends it
+ * SIGTERM (then SIGCONT, then SIGKILL grace_ms later) when deadline_ms
+ * passes without wd_renew(). lock_path is for its message. Returns 0, or
+ * -1 with errno (a system without it: ENOSYS). */
+int wd_start(const char *lock_path, int grace_ms, bool own_group,
+             int64_t deadline_ms);
+/* In the command's process between fork and exec: tells the watchdog
+ * whom to watch. Async-signal-safe; nothing without a watchdog. */
+void wd_in_child(void);
+/* The command has been started: the watchdog may look at it now. */
+void wd_command_started(void);
+/* Moves the deadline forward (never back). */
+void wd_renew(int64_t deadline_ms);
+/* zklock begins stopping the command itself, SIGKILL due at kill_at_ms.
+ * Returns true if zklock is to send SIGTERM; false if the watchdog already
+ * did (its SIGKILL time then in *their_kill_at_ms). */
+bool wd_take_over(int64_t kill_at_ms, int64_t *their_kill_at_ms);
+/* Whether the watchdog has sent SIGTERM (its SIGKILL time then in
+ * *kill_at_ms). */
+bool wd_fired(int64_t *kill_at_ms);
+/* Reaps the watchdog if it has exited: its pid then, else 0. */
+pid_t wd_reap_if_exited(int *status);
+/* The command has exited (not yet reaped): ends the watchdog and reaps it,
+ * so that nothing signals the command's pid once it is reaped. Returns
+ * whether the watchdog had fired. Idempotent. */
+bool wd_stop(void);
+/* The watchdog's pid (0: none). */
+pid_t wd_pid(void);
+/* main() of the watchdog process (argv[1] == WATCHDOG_ARG). */
+int wd_main(void);
+
+/* ----------------------------------------------------------------- queue.c */
 
 /* The owner description zklock writes into its node: "zklock: ARGV...",
- * made one printable line of at most 200 bytes. Caller frees. */
+ * made one printable line of at most ZKL_INFO_MAX bytes. Caller frees. */
 char *queue_owner_info(char *const argv[]);
-/* --list: prints the participants of name on stdout, one line each.
- * Returns a ZKL_ code. */
-int queue_list(zkl_session *s, const char *name);
+/* --list: prints the participants of name on stdout, one line each, after
+ * a header line unless no_header. Returns a ZKL_ code. */
+int queue_list(zkl_session *s, const char *name, bool no_header);
+/* Who holds name now: "db1:4242 since 12:01:07" or "an unknown owner since
+ * ...", into buf; false when that cannot be learned (or nobody holds it). */
+bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len);
 
 /* The waiting status. mode: 0 none (-q), 1 one plain line when the wait
  * starts, 2 a line kept up to date in place (stderr is a terminal). */
@@ -132,5 +319,11 @@ void status_arm(void);
 void status_refresh(void);
 /* The wait is over: takes the in-place line off the terminal. */
 void status_clear(void);
+
+/* ------------------------------------------------------------------- run.c */
+
+/* Takes the lock, runs the command, and returns zklock's exit status (or
+ * ends zklock by the signal that ended the command). */
+int run_lock(const options *o);
 
 #endif

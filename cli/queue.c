@@ -1,6 +1,7 @@
 /*
  * queue.c - the queue of a lock as zkl_participants() shows it: the lines
- * of --list, and the waiting status.
+ * of --list, the waiting status, and the holder named when zklock gives
+ * up.
  *
  * The status is refreshed when the queue changes, not on a clock: a child
  * watch on /locks/NAME (set through the session's own handle) wakes the
@@ -21,27 +22,8 @@
 
 #include "cli.h"
 
-#define INFO_MAX 200 /* what zkl_lock_set_owner_info() accepts */
-
-/* --------------------------------------------------------------- helpers */
-
-/* Copies s into out (size len), one printable line: control bytes become
- * '?'; cut at a UTF-8 character boundary when it does not fit. */
-static void printable(char *out, size_t len, const char *s) {
-  size_t n = 0;
-  for (; *s && n + 1 < len; s++)
-    out[n++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-  if (((unsigned char)*s & 0xc0) == 0x80) { /* cut inside a character */
-    while (n > 0 && ((unsigned char)out[n - 1] & 0xc0) == 0x80)
-      n--;
-    if (n > 0)
-      n--; /* its first byte */
-  }
-  out[n] = '\0';
-}
-
 char *queue_owner_info(char *const argv[]) {
-  char *line = malloc(INFO_MAX + 1), *joined;
+  char *line = malloc(ZKL_INFO_MAX + 1), *joined;
   size_t size = sizeof "zklock:", used;
   int i;
   for (i = 0; argv[i]; i++)
@@ -55,7 +37,7 @@ char *queue_owner_info(char *const argv[]) {
   used = (size_t)sprintf(joined, "zklock:");
   for (i = 0; argv[i]; i++)
     used += (size_t)sprintf(joined + used, " %s", argv[i]);
-  printable(line, INFO_MAX + 1, joined);
+  cli_printable(line, ZKL_INFO_MAX + 1, joined);
   free(joined);
   return line;
 }
@@ -76,17 +58,19 @@ static void iso_time(char *buf, size_t len, int64_t unix_ms) {
 
 /* ------------------------------------------------------------------ list */
 
-int queue_list(zkl_session *s, const char *name) {
+int queue_list(zkl_session *s, const char *name, bool no_header) {
   zkl_participant *list;
   int count, i, rc;
   rc = zkl_participants(s, name, &list, &count);
   if (rc != ZKL_OK)
     return rc;
+  if (!no_header)
+    printf("POS\tNODE\tTOKEN\tHOST\tPID\tSTARTED\tINFO\tQUEUED\n");
   for (i = 0; i < count; i++) {
     const zkl_participant *p = &list[i];
-    char host[256], info[INFO_MAX + 1], pid[24], started[40];
-    printable(host, sizeof host, p->host);
-    printable(info, sizeof info, p->info);
+    char host[256], info[ZKL_INFO_MAX + 1], pid[24], started[40], queued[40];
+    cli_printable(host, sizeof host, p->host);
+    cli_printable(info, sizeof info, p->info);
     if (p->pid > 0)
       snprintf(pid, sizeof pid, "%ld", p->pid);
     else
@@ -95,11 +79,51 @@ int queue_list(zkl_session *s, const char *name) {
       iso_time(started, sizeof started, p->started_ms);
     else
       snprintf(started, sizeof started, "-");
-    printf("%d\t%s\t%" PRId64 "\t%s\t%s\t%s\t%s\n", i, p->node, p->token,
-           host[0] ? host : "-", pid, started, info[0] ? info : "-");
+    iso_time(queued, sizeof queued, p->queued_ms);
+    printf("%d\t%s\t%" PRId64 "\t%s\t%s\t%s\t%s\t%s\n", i, p->node,
+           p->token, host[0] ? host : "-", pid, started, info[0] ? info : "-",
+           queued);
   }
   zkl_participants_free(list);
   return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
+}
+
+/* "12:01:07", or with the date when not today. */
+static void since(char *buf, size_t len, int64_t unix_ms) {
+  time_t t = (time_t)(unix_ms / 1000), now = time(NULL);
+  struct tm tm, today;
+  if (!localtime_r(&t, &tm) || !localtime_r(&now, &today)) {
+    snprintf(buf, len, "?");
+    return;
+  }
+  strftime(buf, len,
+           tm.tm_year == today.tm_year && tm.tm_yday == today.tm_yday
+               ? "%H:%M:%S"
+               : "%Y-%m-%d %H:%M:%S",
+           &tm);
+}
+
+/* "db1:4242 since 12:01:07": the holder as the waiting line and the -n
+ * message show it. */
+static void describe_holder(char *buf, size_t len, const zkl_participant *h) {
+  char host[256], when[40];
+  cli_printable(host, sizeof host, h->host);
+  since(when, sizeof when, h->queued_ms);
+  if (host[0] && h->pid > 0)
+    snprintf(buf, len, "%s:%ld since %s", host, h->pid, when);
+  else
+    snprintf(buf, len, "an unknown owner since %s", when);
+}
+
+bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len) {
+  zkl_participant *list;
+  int count;
+  if (zkl_participants(s, name, &list, &count) != ZKL_OK)
+    return false;
+  if (count > 0)
+    describe_holder(buf, len, &list[0]);
+  zkl_participants_free(list);
+  return count > 0;
 }
 
 /* ---------------------------------------------------------------- status */
@@ -109,8 +133,8 @@ static struct {
   bool done;
   zkl_session *s;
   zkl_lock *l;
-  char parent[600];
-  char shown[512];    /* the line on the terminal now ("" none) */
+  char parent[ZKL_PATH_MAX];
+  char shown[1024];    /* the line on the terminal now ("" none) */
   bool plain_escapes; /* TERM=dumb: no "erase line", pad with spaces */
 } st;
 
@@ -147,7 +171,7 @@ void status_init(int mode, zkl_session *s, zkl_lock *l) {
   st.s = s;
   st.l = l;
   st.plain_escapes = !term || !*term || strcmp(term, "dumb") == 0;
-  snprintf(st.parent, sizeof st.parent, "/locks/%s", zkl_lock_name(l));
+  names_parent(st.parent, sizeof st.parent, zkl_lock_name(l));
 }
 
 void status_arm(void) {
@@ -184,23 +208,8 @@ static void show(const char *line) {
   snprintf(st.shown, sizeof st.shown, "%.*s", (int)len, line);
 }
 
-/* "12:01:07", or with the date when not today. */
-static void since(char *buf, size_t len, int64_t unix_ms) {
-  time_t t = (time_t)(unix_ms / 1000), now = time(NULL);
-  struct tm tm, today;
-  if (!localtime_r(&t, &tm) || !localtime_r(&now, &today)) {
-    snprintf(buf, len, "?");
-    return;
-  }
-  strftime(buf, len,
-           tm.tm_year == today.tm_year && tm.tm_yday == today.tm_yday
-               ? "%H:%M:%S"
-               : "%Y-%m-%d %H:%M:%S",
-           &tm);
-}
-
 void status_refresh(void) {
-  char own[600], line[1024], host[256], when[40];
+  char own[ZKL_PATH_MAX], line[1024], holder[400];
   zkl_participant *list;
   int count, i, ahead = -1;
   if (st.mode == 0 || st.done)
@@ -219,17 +228,9 @@ void status_refresh(void) {
     if (strcmp(list[i].node, own) == 0)
       ahead = i;
   if (ahead > 0) {
-    const zkl_participant *h = &list[0];
-    printable(host, sizeof host, h->host);
-    since(when, sizeof when, h->queued_ms);
-    if (host[0] && h->pid > 0)
-      snprintf(line, sizeof line,
-               "waiting for %s: %d ahead, held by %s:%ld since %s", st.parent,
-               ahead, host, h->pid, when);
-    else
-      snprintf(line, sizeof line,
-               "waiting for %s: %d ahead, held by an unknown owner since %s",
-               st.parent, ahead, when);
+    describe_holder(holder, sizeof holder, &list[0]);
+    snprintf(line, sizeof line, "waiting for %s: %d ahead, held by %s",
+             st.parent, ahead, holder);
     show(line);
   }
   zkl_participants_free(list);

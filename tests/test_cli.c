@@ -1,15 +1,9 @@
 /* test_cli.c - the zklock command (cli/zklock), run as a program against a
- * real ZooKeeper.
- *
- * The commands zklock runs are this program itself in helper mode
- * (`test_cli --helper MODE ...`): it reports on descriptor 3 (a pipe to the
- * test) what it saw (its pid, ZKLOCK_* variables, its descriptors, the
- * signals it got) and waits on descriptor 4 (a pipe from the test) for
- * the word to exit. Every wait is bounded and waits on a condition: a line
- * on a pipe, a child watch (zkt_wait_children), or a process's exit (a
- * SIGCHLD self-pipe). zklock is started in a session of its own (setsid),
- * so it has no controlling terminal unless a test gives it a pty. */
-#define _GNU_SOURCE 1 /* posix_openpt and friends, syscall */
+ * real ZooKeeper: options, the command's environment and exit status,
+ * signals, --list, the waiting status, connecting, names and credentials.
+ * Losing the lock and the watchdog are in test_cli_lease.c; how zklock and
+ * its command are run is in clitest.h. */
+#define _GNU_SOURCE 1 /* posix_openpt and friends */
 #include "config.h"
 
 #include <errno.h>
@@ -18,419 +12,54 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clitest.h"
 #include "proxyctl.h"
-#include "zktest.h"
-
-#define ZKLOCK ZKL_TEST_BUILDDIR "/cli/zklock"
-#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
-#define T_WAIT 15000
-#define HELPER(mode) self_exe, "--helper", mode
-
-extern char **environ;
-static char self_exe[PATH_MAX];
-
-/* ---------------------------------------------------------------- helper */
-
-static const char *helper_mode;
-
-static void helper_say(const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  int n;
-  va_start(ap, fmt);
-  n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n > 0 && write(3, buf, (size_t)n) < 0)
-    _exit(90);
-}
-
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Reports "sig N"; "hold" and "log" then die by it, "count" goes on, and
- * "ignore-term" goes on after SIGTERM only. */
-static void helper_on_signal(int sig) {
-  char buf[16] = "sig ";
-  int n = 4;
-  if (sig >= 10)
-    buf[n++] = (char)('0' + sig / 10);
-  buf[n++] = (char)('0' + sig % 10);
-  buf[n++] = '\n';
-  if (write(3, buf, (size_t)n) < 0)
-    _exit(90);
-  if (strcmp(helper_mode, "count") == 0 ||
-      (strcmp(helper_mode, "ignore-term") == 0 && sig == SIGTERM))
-    return;
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-static void helper_log(const char *file, const char *what) {
-  char buf[128];
-  int fd = open(file, O_WRONLY | O_APPEND | O_CREAT, 0644);
-  int n = snprintf(buf, sizeof buf, "%s %ld %lld\n", what, (long)getpid(),
-                   (long long)mono_ns());
-  if (fd < 0 || write(fd, buf, (size_t)n) != n)
-    _exit(91);
-  close(fd);
-}
-
-/* MODE [ARG]: hold [EXIT_CODE] | count | ignore-term | log FILE */
-static int helper(int argc, char **argv) {
-  const char *token = getenv("ZKLOCK_TOKEN"), *name = getenv("ZKLOCK_NAME"),
-             *node = getenv("ZKLOCK_NODE");
-  char fds[256] = "", c;
-  int fd, code = 0;
-  struct sigaction sa;
-  helper_mode = argv[0];
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = helper_on_signal;
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  if (strcmp(helper_mode, "hold") == 0 && argc > 1)
-    code = atoi(argv[1]);
-  if (strcmp(helper_mode, "log") == 0)
-    helper_log(argv[1], "start");
-  for (fd = 0; fd < 1024; fd++) /* all of them, not just the first few */
-    if (fcntl(fd, F_GETFD) != -1)
-      snprintf(fds + strlen(fds), sizeof fds - strlen(fds), "%s%d",
-               fds[0] ? "," : "", fd);
-  helper_say("start %ld %s %s %s fds=%s\n", (long)getpid(), token ? token : "-",
-             name ? name : "-", node ? node : "-", fds);
-  while (read(4, &c, 1) < 0 && errno == EINTR) {
-  }
-  if (strcmp(helper_mode, "log") == 0)
-    helper_log(argv[1], "end");
-  helper_say("end\n");
-  return code;
-}
-
-/* ------------------------------------------------------------- processes */
-
-static int chld_pipe[2];
-
-static void on_chld(int sig) {
-  int saved = errno;
-  char b = 0;
-  (void)sig;
-  if (write(chld_pipe[1], &b, 1) < 0) {
-  } /* full: already readable */
-  errno = saved;
-}
-
-/* A pipe whose ends sit at 10 or above (so the child's dup2 onto 0..4
- * cannot clobber one with another), close-on-exec. */
-static void high_pipe(int fds[2]) {
-  int raw[2], i;
-  CU_ASSERT_FATAL(pipe(raw) == 0);
-  for (i = 0; i < 2; i++) {
-    fds[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
-    CU_ASSERT_FATAL(fds[i] >= 10);
-    close(raw[i]);
-  }
-}
-
-typedef struct {
-  pid_t pid;
-  bool reaped;
-  int status;   /* as a shell reports it: code, or 128+signal */
-  int out, err; /* zklock's stdout and stderr (read ends; -1: a pty) */
-  int report;   /* the helper's descriptor 3 (read end) */
-  int go;       /* the helper's descriptor 4 (write end) */
-  long helper;  /* the command's pid, once it reported */
-  int64_t started_ms;
-} proc;
-
-typedef struct {
-  const char *env[4]; /* extra "K=V" for zklock */
-  int tty;            /* >= 0: a pty slave for stdin and stderr */
-  bool ctty;          /* ... and make it the controlling terminal */
-} spawn_opts;
-
-/* Starts zklock with args (NULL-terminated). */
-static void spawn_argv(proc *p, const spawn_opts *so, const char *const *args) {
-  const char *argv[40];
-  char **envp;
-  int out[2], err[2], rep[2], go[2], n = 0, i;
-  size_t ne = 0, k = 0;
-  argv[n++] = ZKLOCK;
-  while (args[n - 1] && n < 39) {
-    argv[n] = args[n - 1];
-    n++;
-  }
-  argv[n] = NULL;
-  while (environ[ne])
-    ne++;
-  envp = calloc(ne + 5, sizeof *envp);
-  CU_ASSERT_FATAL(envp != NULL);
-  for (k = 0; k < ne; k++)
-    envp[k] = environ[k];
-  for (i = 0; so && i < 4 && so->env[i]; i++)
-    envp[k++] = (char *)so->env[i];
-  envp[k] = NULL;
-  high_pipe(out);
-  high_pipe(err);
-  high_pipe(rep);
-  high_pipe(go);
-  memset(p, 0, sizeof *p);
-  p->started_ms = zkt_now_ms();
-  p->pid = fork();
-  CU_ASSERT_FATAL(p->pid >= 0);
-  if (p->pid == 0) {
-    /* async-signal-safe only: the test has ZooKeeper threads */
-    setsid();
-    if (so && so->tty >= 0) {
-      if (so->ctty)
-        ioctl(so->tty, TIOCSCTTY, 0);
-      dup2(so->tty, 0);
-      dup2(so->tty, 2);
-    } else {
-      int null = open("/dev/null", O_RDONLY);
-      dup2(null, 0);
-      dup2(err[1], 2);
-    }
-    dup2(out[1], 1);
-    dup2(rep[1], 3);
-    dup2(go[0], 4);
-#ifdef SYS_close_range
-    syscall(SYS_close_range, 5U, ~0U, 0);
-#endif
-    for (i = 5; i < 1024; i++) /* if close_range is missing */
-      close(i);
-    execve(ZKLOCK, (char *const *)argv, envp);
-    _exit(99);
-  }
-  free(envp);
-  close(out[1]);
-  close(err[1]);
-  close(rep[1]);
-  close(go[0]);
-  p->out = out[0];
-  if (so && so->tty >= 0) {
-    close(err[0]);
-    p->err = -1;
-  } else {
-    p->err = err[0];
-  }
-  p->report = rep[0];
-  p->go = go[1];
-}
-
-static void spawn_with(proc *p, const spawn_opts *so, ...) {
-  const char *args[40];
-  int n = 0;
-  va_list ap;
-  va_start(ap, so);
-  while ((args[n] = va_arg(ap, const char *)) != NULL && n < 38)
-    n++;
-  va_end(ap);
-  args[n] = NULL;
-  spawn_argv(p, so, args);
-}
-
-#define spawn(p, ...) spawn_with(p, NULL, __VA_ARGS__)
-
-static int shell_status(int status) {
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Waits at most timeout_ms for zklock to exit; returns its status as a
- * shell reports it, or -1 on timeout. */
-static int wait_exit(proc *p, int timeout_ms) {
-  int64_t deadline = zkt_now_ms() + timeout_ms;
-  for (;;) {
-    struct pollfd pfd = {chld_pipe[0], POLLIN, 0};
-    char buf[64];
-    int status, left;
-    if (p->reaped)
-      return p->status;
-    if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
-      p->reaped = true;
-      p->status = shell_status(status);
-      return p->status;
-    }
-    left = (int)(deadline - zkt_now_ms());
-    if (left <= 0)
-      return -1;
-    if (poll(&pfd, 1, left) > 0)
-      while (read(chld_pipe[0], buf, sizeof buf) > 0) {
-      }
-  }
-}
-
-/* Reads one line (without the newline) within timeout_ms: its length, 0 at
- * EOF, -1 on timeout. */
-static int read_line(int fd, char *buf, size_t len, int timeout_ms) {
-  int64_t deadline = zkt_now_ms() + timeout_ms;
-  size_t n = 0;
-  for (;;) {
-    struct pollfd pfd = {fd, POLLIN, 0};
-    int left = (int)(deadline - zkt_now_ms());
-    char c;
-    ssize_t r;
-    if (left <= 0 || poll(&pfd, 1, left) <= 0) {
-      buf[n] = '\0';
-      return -1;
-    }
-    r = read(fd, &c, 1);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0 || c == '\n') {
-      buf[n] = '\0';
-      return r <= 0 && n == 0 ? 0 : (int)(n ? n : 1);
-    }
-    if (n + 1 < len)
-      buf[n++] = c;
-  }
-}
-
-/* Reads until EOF (at most timeout_ms); returns the length, -1 on
- * timeout. */
-static int read_all(int fd, char *buf, size_t len, int timeout_ms) {
-  int64_t deadline = zkt_now_ms() + timeout_ms;
-  size_t n = 0;
-  for (;;) {
-    struct pollfd pfd = {fd, POLLIN, 0};
-    int left = (int)(deadline - zkt_now_ms());
-    ssize_t r;
-    if (left <= 0 || poll(&pfd, 1, left) <= 0) {
-      buf[n] = '\0';
-      return -1;
-    }
-    r = read(fd, buf + n, len - 1 - n);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN))
-      continue;
-    if (r <= 0 || n + (size_t)r >= len - 1) {
-      if (r > 0)
-        n += (size_t)r;
-      buf[n] = '\0';
-      return (int)n;
-    }
-    n += (size_t)r;
-  }
-}
-
-/* Waits for the command's "start" line and remembers its pid. */
-static bool command_started(proc *p, char *line, size_t len) {
-  if (read_line(p->report, line, len, T_WAIT) <= 0 ||
-      strncmp(line, "start ", 6) != 0)
-    return false;
-  p->helper = strtol(line + 6, NULL, 10);
-  return true;
-}
-
-static void go(proc *p) {
-  char b = 'g';
-  CU_ASSERT(write(p->go, &b, 1) == 1);
-}
-
-/* Whatever happened, nothing started here outlives the test. */
-static void cleanup(proc *p) {
-  if (!p->pid)
-    return;
-  if (!p->reaped) {
-    kill(p->pid, SIGKILL);
-    wait_exit(p, T_WAIT);
-  }
-  if (p->helper > 0 && kill((pid_t)p->helper, 0) == 0)
-    kill((pid_t)p->helper, SIGKILL);
-  if (p->out >= 0)
-    close(p->out);
-  if (p->err >= 0)
-    close(p->err);
-  close(p->report);
-  close(p->go);
-  p->pid = 0;
-}
-
-static void assert_no_node(const char *name) {
-  char parent[512];
-  zkt_parent(parent, sizeof parent, name);
-  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
-}
-
-/* A lock held by the test itself, through the library. */
-typedef struct {
-  zkl_session *s;
-  zkl_lock *l;
-} holder;
-
-static void hold(holder *h, const char *name) {
-  h->s = zkt_session(10000);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, T_WAIT, NULL), ZKL_OK);
-}
-
-static void unhold(holder *h) {
-  zkl_lock_free(h->l);
-  zkl_session_close(h->s);
-}
-
-static char hostname[256];
-
-/* "waiting for /locks/NAME: N ahead, held by HOST:PID since" */
-static void expect_status(char *out, size_t len, const char *name, int ahead,
-                          long pid) {
-  snprintf(out, len,
-           "zklock: waiting for /locks/%s: %d ahead, held by %s:%ld since ",
-           name, ahead, hostname, pid);
-}
 
 /* ------------------------------------------------------------------ tests */
 
 /* Two zklock processes on one name: the second command starts only after
- * the first one ended (start and end times, from one monotonic clock). */
+ * the first one ended (start and end times, from one monotonic clock); the
+ * watchdog of each is gone when its zklock is. */
 static void test_serial(void) {
   char name[64], parent[128], log[PATH_MAX], line[256];
-  char what[4][8];
-  long pid[4];
-  long long t[4];
+  log_rec r[5];
   proc a, b;
-  FILE *f;
-  int i;
+  pid_watch wdw;
+  pid_t wd;
   zkt_name(name, sizeof name, "serial");
   zkt_parent(parent, sizeof parent, name);
-  snprintf(log, sizeof log, "%s/zklock-test-%s.log",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
-  unlink(log);
+  log_name(log, sizeof log, name);
   spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("log"), log, NULL);
   CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  wd = find_watchdog(&a);
+  CU_ASSERT(wd > 0);
+  watch_pid(&wdw, wd);
   spawn(&b, "-s", zkt_hosts(), name, "--", HELPER("log"), log, NULL);
   /* b is queued behind a, a's command still runs */
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   go(&a);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  CU_ASSERT(wait_pid_exit(&wdw, 0)); /* already gone with zklock */
+  unwatch_pid(&wdw);
   CU_ASSERT(command_started(&b, line, sizeof line));
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
-  f = fopen(log, "r");
-  CU_ASSERT_FATAL(f != NULL);
-  for (i = 0; i < 4; i++)
-    CU_ASSERT(fscanf(f, "%7s %ld %lld", what[i], &pid[i], &t[i]) == 3);
-  fclose(f);
+  CU_ASSERT_EQUAL_FATAL(read_log(log, r, 5), 4);
   unlink(log);
-  CU_ASSERT_STRING_EQUAL(what[0], "start");
-  CU_ASSERT_STRING_EQUAL(what[1], "end");
-  CU_ASSERT_STRING_EQUAL(what[2], "start");
-  CU_ASSERT_STRING_EQUAL(what[3], "end");
-  CU_ASSERT(pid[0] == pid[1] && pid[2] == pid[3] && pid[0] != pid[2]);
-  CU_ASSERT(pid[0] == a.helper && pid[2] == b.helper);
-  CU_ASSERT(t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3]);
+  CU_ASSERT_STRING_EQUAL(r[0].what, "start");
+  CU_ASSERT_STRING_EQUAL(r[1].what, "end");
+  CU_ASSERT_STRING_EQUAL(r[2].what, "start");
+  CU_ASSERT_STRING_EQUAL(r[3].what, "end");
+  CU_ASSERT(r[0].pid == r[1].pid && r[2].pid == r[3].pid &&
+            r[0].pid != r[2].pid);
+  CU_ASSERT(r[0].pid == a.helper && r[2].pid == b.helper);
+  CU_ASSERT(r[0].ns <= r[1].ns && r[1].ns <= r[2].ns && r[2].ns <= r[3].ns);
   cleanup(&a);
   cleanup(&b);
   assert_no_node(name);
@@ -438,7 +67,7 @@ static void test_serial(void) {
 
 /* -n on a held lock: the -E code at once, the command never runs. */
 static void test_nonblock_held(void) {
-  char name[64], err[1024], line[256];
+  char name[64], err[1024], line[256], want[512];
   holder h;
   proc p;
   int64_t took;
@@ -451,7 +80,11 @@ static void test_nonblock_held(void) {
   CU_ASSERT(took < 3000);
   CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0); /* EOF */
   CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-  CU_ASSERT(strstr(err, "is held by another owner") != NULL);
+  /* it names the holder, as the waiting line does */
+  snprintf(want, sizeof want, "zklock: /locks/%s is held by %s:%ld since ",
+           name, clit_hostname, (long)getpid());
+  CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
+  CU_ASSERT(strstr(err, "; not waiting\n") != NULL);
   cleanup(&p);
   unhold(&h);
   assert_no_node(name);
@@ -474,9 +107,13 @@ static void test_wait_timeout(void) {
   CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
   expect_status(want, sizeof want, name, 1, (long)getpid());
   CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
-  CU_ASSERT(strstr(err, "zklock: gave up waiting for /locks/") != NULL);
   if (strncmp(err, want, strlen(want)) != 0)
     fprintf(stderr, "\nwanted: %s\ngot: %s\n", want, err);
+  snprintf(want, sizeof want,
+           "zklock: gave up waiting for /locks/%s after 1 s (held by %s:%ld "
+           "since ",
+           name, clit_hostname, (long)getpid());
+  CU_ASSERT(strstr(err, want) != NULL);
   cleanup(&p);
   unhold(&h);
   assert_no_node(name);
@@ -551,12 +188,48 @@ static int fields(char *line, char **f, int max) {
   return n;
 }
 
+static const char list_header[] =
+    "POS\tNODE\tTOKEN\tHOST\tPID\tSTARTED\tINFO\tQUEUED";
+
+/* An ISO 8601 local time with the offset: 2024-05-01T12:01:07+02:00. */
+static bool iso_time(const char *s) {
+  return strlen(s) == 25 && s[4] == '-' && s[10] == 'T' && s[13] == ':' &&
+         (s[19] == '+' || s[19] == '-') && s[22] == ':';
+}
+
+/* --list output: the header (unless -H), then up to max lines, each split
+ * into fields (8 of them). Returns the number of lines. */
+static int list_lines(proc *l, bool header, char *out, size_t len,
+                      char *f[][8], int max) {
+  char *line = out, *next;
+  int n = 0;
+  CU_ASSERT_EQUAL(wait_exit(l, T_WAIT), 0);
+  CU_ASSERT(read_all(l->out, out, len, T_WAIT) >= 0);
+  if (header) {
+    CU_ASSERT(strncmp(out, list_header, strlen(list_header)) == 0 &&
+              out[strlen(list_header)] == '\n');
+    line = strchr(out, '\n');
+    if (!line)
+      return 0;
+    line++;
+  }
+  for (; *line && n < max; line = next) {
+    next = line + strcspn(line, "\n");
+    if (*next)
+      *next++ = '\0';
+    CU_ASSERT_EQUAL(fields(line, f[n], 8), 8);
+    n++;
+  }
+  return n;
+}
+
 /* The command's environment: ZKLOCK_TOKEN, _NAME, _NODE, and only the
  * descriptors zklock was given; --list (servers from ZKLOCK_SERVERS) shows
- * the same node and token, zklock's host and pid, and the owner info. */
+ * the same node and token, zklock's host and pid, the owner info, and the
+ * times. */
 static void test_env_and_list(void) {
   char name[64], line[512], out[2048], env_servers[256], info[PATH_MAX + 64];
-  char node[256], got_name[64], fds[128], *f[8];
+  char node[256], got_name[64], fds[128], *f[2][8];
   long long token = 0;
   long pid = 0;
   spawn_opts so;
@@ -570,7 +243,8 @@ static void test_env_and_list(void) {
   CU_ASSERT(token > 0);
   CU_ASSERT_STRING_EQUAL(got_name, name);
   CU_ASSERT(strncmp(node, "/locks/", 7) == 0 && strstr(node, name) == node + 7);
-  /* 0-2, and 3-4 from the test: not ZooKeeper's socket, not zklock's pipes */
+  /* 0-2, and 3-4 from the test: not ZooKeeper's socket, not zklock's pipes,
+   * not the watchdog's */
   CU_ASSERT_STRING_EQUAL(fds, "0,1,2,3,4");
 
   memset(&so, 0, sizeof so);
@@ -578,20 +252,17 @@ static void test_env_and_list(void) {
   snprintf(env_servers, sizeof env_servers, "ZKLOCK_SERVERS=%s", zkt_hosts());
   so.env[0] = env_servers;
   spawn_with(&l, &so, "--list", name, NULL);
-  CU_ASSERT_EQUAL(wait_exit(&l, T_WAIT), 0);
-  CU_ASSERT(read_all(l.out, out, sizeof out, T_WAIT) > 0);
-  CU_ASSERT(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
-  out[strcspn(out, "\n")] = '\0';
-  CU_ASSERT_EQUAL_FATAL(fields(out, f, 8), 7);
-  CU_ASSERT_STRING_EQUAL(f[0], "0");
-  CU_ASSERT_STRING_EQUAL(f[1], node);
-  CU_ASSERT_EQUAL(strtoll(f[2], NULL, 10), token);
-  CU_ASSERT_STRING_EQUAL(f[3], hostname);
-  CU_ASSERT_EQUAL(strtol(f[4], NULL, 10), (long)p.pid);
-  CU_ASSERT(strlen(f[5]) >= 25 &&
-            f[5][10] == 'T'); /* 2024-05-01T12:01:07+02:00 */
-  snprintf(info, sizeof info, "zklock: %s --helper hold", self_exe);
-  CU_ASSERT_STRING_EQUAL(f[6], info);
+  CU_ASSERT_EQUAL_FATAL(list_lines(&l, true, out, sizeof out, f, 2), 1);
+  CU_ASSERT_STRING_EQUAL(f[0][0], "0");
+  CU_ASSERT_STRING_EQUAL(f[0][1], node);
+  CU_ASSERT_EQUAL(strtoll(f[0][2], NULL, 10), token);
+  CU_ASSERT_STRING_EQUAL(f[0][3], clit_hostname);
+  CU_ASSERT_EQUAL(strtol(f[0][4], NULL, 10), (long)p.pid);
+  CU_ASSERT(iso_time(f[0][5])); /* when zklock started */
+  snprintf(info, sizeof info, "zklock: %s --helper hold", clit_self_exe);
+  CU_ASSERT_STRING_EQUAL(f[0][6], info);
+  CU_ASSERT(iso_time(f[0][7])); /* when it queued */
+  CU_ASSERT(strcmp(f[0][5], f[0][7]) <= 0);
   cleanup(&l);
   go(&p);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
@@ -599,9 +270,10 @@ static void test_env_and_list(void) {
   assert_no_node(name);
 }
 
-/* --list shows the holder and the waiters in queue order. */
+/* --list shows the holder and the waiters in queue order; -H drops the
+ * header. */
 static void test_list_queue(void) {
-  char name[64], parent[128], line[512], out[4096], *f[8], *second;
+  char name[64], parent[128], line[512], out[4096], *f[3][8];
   proc a, b, l;
   zkt_name(name, sizeof name, "queue");
   zkt_parent(parent, sizeof parent, name);
@@ -610,20 +282,14 @@ static void test_list_queue(void) {
   spawn(&b, "-s", zkt_hosts(), "-q", "--info", "second in line", name, "--",
         HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
-  spawn(&l, "-s", zkt_hosts(), "--list", name, NULL);
-  CU_ASSERT_EQUAL(wait_exit(&l, T_WAIT), 0);
-  CU_ASSERT(read_all(l.out, out, sizeof out, T_WAIT) > 0);
-  second = strchr(out, '\n');
-  CU_ASSERT_FATAL(second != NULL);
-  *second++ = '\0';
-  CU_ASSERT_EQUAL_FATAL(fields(out, f, 8), 7);
-  CU_ASSERT_STRING_EQUAL(f[0], "0");
-  CU_ASSERT_EQUAL(strtol(f[4], NULL, 10), (long)a.pid);
-  second[strcspn(second, "\n")] = '\0';
-  CU_ASSERT_EQUAL_FATAL(fields(second, f, 8), 7);
-  CU_ASSERT_STRING_EQUAL(f[0], "1");
-  CU_ASSERT_EQUAL(strtol(f[4], NULL, 10), (long)b.pid);
-  CU_ASSERT_STRING_EQUAL(f[6], "second in line");
+  spawn(&l, "-s", zkt_hosts(), "-H", "--list", name, NULL);
+  CU_ASSERT_EQUAL_FATAL(list_lines(&l, false, out, sizeof out, f, 3), 2);
+  CU_ASSERT_STRING_EQUAL(f[0][0], "0");
+  CU_ASSERT_EQUAL(strtol(f[0][4], NULL, 10), (long)a.pid);
+  CU_ASSERT_STRING_EQUAL(f[1][0], "1");
+  CU_ASSERT_EQUAL(strtol(f[1][4], NULL, 10), (long)b.pid);
+  CU_ASSERT_STRING_EQUAL(f[1][6], "second in line");
+  CU_ASSERT(strcmp(f[0][7], f[1][7]) <= 0); /* queued in that order */
   go(&a);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
   CU_ASSERT(command_started(&b, line, sizeof line));
@@ -635,13 +301,15 @@ static void test_list_queue(void) {
   assert_no_node(name);
 }
 
-/* --list of a lock nobody holds: nothing, exit 0 (never used, and used). */
+/* --list of a lock nobody holds: the header only, or nothing with -H; exit
+ * 0 (never used, and used). */
 static void test_list_unheld(void) {
-  char name[64], out[256];
+  char name[64], out[256], want[128];
   holder h;
   proc l;
   int round;
   zkt_name(name, sizeof name, "unheld");
+  snprintf(want, sizeof want, "%s\n", list_header);
   for (round = 0; round < 2; round++) {
     if (round == 1) { /* now the parent exists, empty */
       hold(&h, name);
@@ -650,13 +318,34 @@ static void test_list_unheld(void) {
     }
     spawn(&l, "-s", zkt_hosts(), "--list", name, NULL);
     CU_ASSERT_EQUAL(wait_exit(&l, T_WAIT), 0);
-    CU_ASSERT_EQUAL(read_all(l.out, out, sizeof out, T_WAIT), 0);
+    CU_ASSERT(read_all(l.out, out, sizeof out, T_WAIT) >= 0);
+    CU_ASSERT_STRING_EQUAL(out, want);
     CU_ASSERT_EQUAL(read_all(l.err, out, sizeof out, T_WAIT), 0);
+    cleanup(&l);
+    spawn(&l, "-s", zkt_hosts(), "--list", name, "-H", NULL);
+    CU_ASSERT_EQUAL(wait_exit(&l, T_WAIT), 0);
+    CU_ASSERT_EQUAL(read_all(l.out, out, sizeof out, T_WAIT), 0);
     cleanup(&l);
   }
 }
 
-/* Bad usage: exit 2 and one line that says what was wrong. */
+/* No raw control character in s but the newline at its end: what the user
+ * typed comes back escaped. */
+static bool no_controls(const char *s) {
+  size_t n = strlen(s), i;
+  for (i = 0; i < n; i++)
+    if (((unsigned char)s[i] < 0x20 && !(s[i] == '\n' && i == n - 1)) ||
+        s[i] == 0x7f)
+      return false;
+  return true;
+}
+
+/* Where nothing listens: a zklock that tried to connect would exit 3, so
+ * an exit 2 shows it touched nothing. */
+#define NOWHERE "127.0.0.1:1"
+
+/* Bad usage: exit 2 and one line that says what was wrong, before any
+ * connection. */
 static void test_usage_errors(void) {
   static const struct {
     const char *args[11];
@@ -673,30 +362,55 @@ static void test_usage_errors(void) {
        "-w: '-1' is not a number of seconds"},
       {{"-w", "soon", "x", "--", "true", NULL}, "-w: 'soon'"},
       {{"-w", "nan", "x", "--", "true", NULL}, "-w: 'nan'"},
+      {{"-w", "\033[2J\t", "x", "--", "true", NULL}, "-w: '\\x1b[2J\\t'"},
       {{"-k", "1x", "x", "--", "true", NULL}, "-k: '1x'"},
       {{"-t", "0", "x", "--", "true", NULL},
        "-t: '0' is not a session timeout"},
       {{"-t", "1.5", "x", "--", "true", NULL}, "-t: '1.5'"},
+      {{"--connect-timeout", "0", "x", "--", "true", NULL},
+       "--connect-timeout: must be more than 0"},
+      {{"--connect-timeout", "x", "x", "--", "true", NULL},
+       "--connect-timeout: 'x' is not a number of seconds"},
       {{"-n", "-w", "1", "x", "--", "true", NULL},
        "-n and -w cannot be used together"},
       {{"-s", "", "x", "--", "true", NULL}, "-s: the connect string is empty"},
+      {{"-s", "localhost", "x", "--", "true", NULL},
+       "-s: 'localhost' is not a ZooKeeper connect string "
+       "(host:port[,host:port...][/chroot]): 'localhost' has no port"},
+      {{"-s", "not a host", "x", "--", "true", NULL}, "it has a space"},
+      {{"-s", "h:99999", "x", "--", "true", NULL},
+       "the port of 'h:99999' is not a number"},
+      {{"-s", ":2181", "x", "--", "true", NULL}, "has no host before"},
+      {{"-s", ",", "x", "--", "true", NULL}, "it has no host:port"},
       {{"-x", "x", "--", "true", NULL}, "unknown option -x"},
       {{"-qx", "x", "--", "true", NULL}, "unknown option -x"},
       {{"--frobnicate=1", "x", "--", "true", NULL},
-       "unknown option --frobnicate"},
+       "unknown option '--frobnicate'"},
       {{"-w", NULL}, "option -w needs a value"},
       {{"--list", NULL}, "option --list needs a value"},
       {{"--list", "x", "extra", NULL}, "--list takes one lock name"},
       {{"-n", "--list", "x", NULL}, "--list takes no"},
+      {{"--acl", "open", "--list", "x", NULL}, "--list takes no"},
+      {{"-H", "x", "--", "true", NULL}, "-H goes with --list only"},
       {{"--info", "a\tb", "x", "--", "true", NULL},
        "--info: the text must be one line"},
+      {{"--acl", "bogus", "x", "--", "true", NULL},
+       "--acl: 'bogus' is neither 'open' nor 'creator'"},
+      {{"--acl", "creator", "x", "--", "true", NULL},
+       "--acl creator needs credentials"},
+      {{"--auth", "digest", "x", "--", "true", NULL},
+       "--auth: expected SCHEME:CREDENTIALS"},
+      {{"--auth", ":pw", "x", "--", "true", NULL},
+       "--auth: expected SCHEME:CREDENTIALS"},
+      {{"--auth", "digest:", "x", "--", "true", NULL},
+       "--auth: expected SCHEME:CREDENTIALS"},
       /* not errors: what follows '--' is the command's, options included */
       {{"x", "--", "true", "-w", NULL}, NULL},
       {{"-w", "0.5", "-E", "0", "-k", "0", "x", "--", "true", NULL}, NULL},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    const char *args[14] = {"-s", zkt_hosts()};
+    const char *args[14] = {"-s", cases[i].says ? NOWHERE : zkt_hosts()};
     char err[2048];
     size_t n;
     proc p;
@@ -712,6 +426,7 @@ static void test_usage_errors(void) {
       CU_ASSERT(strncmp(err, "zklock: ", 8) == 0);
       CU_ASSERT(strstr(err, cases[i].says) != NULL);
       CU_ASSERT(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
+      CU_ASSERT(no_controls(err));
     } else {
       CU_ASSERT_EQUAL(status, 0);
       CU_ASSERT_STRING_EQUAL(err, "");
@@ -723,73 +438,52 @@ static void test_usage_errors(void) {
   }
 }
 
-/* A bad lock name: exit 2, and the message says why; nothing created. */
+/* A bad lock name: exit 2 before any connection, and the message says
+ * which rule it breaks, with the name escaped as typed. */
 static void test_bad_name(void) {
-  static const char *const names[] = {"a//b",   "/a", "a/",
-                                      "a/../b", ".",  "tab\there"};
+  static char long_name[ZKL_NAME_MAX + 2];
+  static const struct {
+    const char *name, *says;
+  } cases[] = {
+      {"a//b", "'a//b': it has an empty segment ('//' at byte 1)"},
+      {"/a", "it starts with '/'"},
+      {"a/", "it ends with '/'"},
+      {"a/../b", "it has a '..' segment"},
+      {".", "it has a '.' segment"},
+      {"tab\there", "'tab\\there': it has a control character ('\\t' at "
+                    "byte 3)"},
+      {"red\033[31m", "'red\\x1b[31m': it has a control character ('\\x1b' "
+                      "at byte 3)"},
+      {"c1\xc2\x9b", "'c1\\u009b': it has a control character"},
+      {"bad\xff", "'bad\\xff': it is not valid UTF-8 (byte 3 is 0xff)"},
+      {"pua\xee\x80\x80", "it has U+E000 at byte 3"},
+      {long_name, "it is 256 bytes long, more than 255"},
+      {"nest/lock-0000000000",
+       "its segment 'lock-0000000000' would pass for a contender's node (it "
+       "ends in lock- and a sequence number)"},
+      {"a/x__READ__-000000005/b", "it ends in __READ__ and a sequence"},
+  };
   size_t i;
-  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-    char err[1024];
+  memset(long_name, 'x', ZKL_NAME_MAX + 1);
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char err[2048], want[256];
     proc p;
-    spawn(&p, "-s", zkt_hosts(), names[i], "--", "true", NULL);
+    snprintf(want, sizeof want, "zklock: bad lock name ");
+    spawn(&p, "-s", NOWHERE, cases[i].name, "--", "true", NULL);
     CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 2);
     CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-    CU_ASSERT(strstr(err, "zklock: bad lock name") == err);
+    CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
+    CU_ASSERT(strstr(err, cases[i].says) != NULL);
+    CU_ASSERT(no_controls(err));
+    if (!strstr(err, cases[i].says))
+      fprintf(stderr, "\nwanted: %s\ngot: %s\n", cases[i].says, err);
     cleanup(&p);
-    spawn(&p, "-s", zkt_hosts(), "--list", names[i], NULL);
+    spawn(&p, "-s", NOWHERE, "--list", cases[i].name, NULL);
     CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 2);
     CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-    CU_ASSERT(strstr(err, "zklock: bad lock name") == err);
+    CU_ASSERT(strstr(err, cases[i].says) != NULL);
     cleanup(&p);
   }
-}
-
-/* The holder's node deleted under it: the command gets SIGTERM, zklock
- * says why and exits 4. */
-static void test_lost_node_deleted(void) {
-  char name[64], line[512], node[256], err[2048];
-  long long token;
-  long pid;
-  proc p;
-  zkt_name(name, sizeof name, "lost");
-  spawn(&p, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
-  CU_ASSERT_EQUAL_FATAL(
-      sscanf(line, "start %ld %lld %*s %255s", &pid, &token, node), 3);
-  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
-  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
-  CU_ASSERT_STRING_EQUAL(line, "sig 15");
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
-  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-  CU_ASSERT(strstr(err, "zklock: lost the lock /locks/") == err);
-  CU_ASSERT(strstr(err, "deleted") != NULL);
-  cleanup(&p);
-  assert_no_node(name);
-}
-
-/* A command that ignores SIGTERM after a loss gets SIGKILL after -k. */
-static void test_lost_kill_after(void) {
-  char name[64], line[512], node[256];
-  long pid;
-  int64_t deleted, took;
-  proc p;
-  zkt_name(name, sizeof name, "killafter");
-  spawn(&p, "-s", zkt_hosts(), "-k", "0.5", name, "--", HELPER("ignore-term"),
-        NULL);
-  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
-  CU_ASSERT_EQUAL_FATAL(sscanf(line, "start %ld %*s %*s %255s", &pid, node), 2);
-  deleted = zkt_now_ms();
-  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
-  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
-  CU_ASSERT_STRING_EQUAL(line, "sig 15"); /* ... and it went on */
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
-  took = zkt_now_ms() - deleted;
-  CU_ASSERT(took >= 450 && took < 5000);
-  /* zklock reaped it: killed, not left running */
-  CU_ASSERT(kill((pid_t)pid, 0) == -1 && errno == ESRCH);
-  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
-  cleanup(&p);
-  assert_no_node(name);
 }
 
 /* A command that cannot be found: 127, one could not be executed: 126;
@@ -801,7 +495,7 @@ static void test_exec_failure(void) {
   spawn(&p, "-s", zkt_hosts(), name, "--", "/nonexistent/command", NULL);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 127);
   CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-  CU_ASSERT(strstr(err, "zklock: /nonexistent/command: ") == err);
+  CU_ASSERT(strstr(err, "zklock: '/nonexistent/command': ") == err);
   cleanup(&p);
   assert_no_node(name);
   spawn(&p, "-s", zkt_hosts(), name, "--", "no-such-command-zklock-test", NULL);
@@ -812,35 +506,6 @@ static void test_exec_failure(void) {
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 126);
   cleanup(&p);
   assert_no_node(name);
-}
-
-/* Nobody listens on the port: exit 3 after about -t. */
-static void test_unreachable(void) {
-  struct sockaddr_in sin;
-  socklen_t slen = sizeof sin;
-  char hosts[64], err[1024];
-  int sock = socket(AF_INET, SOCK_STREAM, 0);
-  int64_t took;
-  proc p;
-  /* bound, never listening: connections are refused, and nobody else can
-   * take the port meanwhile */
-  memset(&sin, 0, sizeof sin);
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  CU_ASSERT_FATAL(bind(sock, (struct sockaddr *)&sin, sizeof sin) == 0);
-  CU_ASSERT_FATAL(getsockname(sock, (struct sockaddr *)&sin, &slen) == 0);
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", ntohs(sin.sin_port));
-  spawn(&p, "-s", hosts, "-t", "1000", "dead", "--", HELPER("hold"), NULL);
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
-  took = zkt_now_ms() - p.started_ms;
-  CU_ASSERT(took < 5000);
-  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-  CU_ASSERT(strstr(err, "zklock: cannot reach ZooKeeper at 127.0.0.1:") == err);
-  cleanup(&p);
-  spawn(&p, "-s", hosts, "-t", "1000", "--list", "dead", NULL);
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
-  cleanup(&p);
-  close(sock);
 }
 
 /* A signal while waiting cancels the acquire: no node left behind, the
@@ -1004,31 +669,6 @@ static void test_tty_ctrl_c(void) {
   }
 }
 
-/* Cut off from ZooKeeper while the command runs: the lease runs out before
- * the server can expire the session; the command gets SIGTERM, zklock
- * exits 4 and says so. */
-static void test_lease_partition(void) {
-  char name[64], hosts[64], line[512], err[2048];
-  proxyctl *px;
-  int port;
-  proc p;
-  zkt_name(name, sizeof name, "lease");
-  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  spawn(&p, "-s", hosts, "-t", "2000", name, "--", HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
-  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
-  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
-  CU_ASSERT_STRING_EQUAL(line, "sig 15");
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
-  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-  CU_ASSERT(strstr(err, "zklock: lost the lock /locks/") == err);
-  CU_ASSERT(strstr(err, "no answer from ZooKeeper") != NULL);
-  cleanup(&p);
-  proxyctl_stop(px);
-  assert_no_node(name); /* the server expires the session */
-}
-
 static void test_help_version(void) {
   char out[4096];
   proc p;
@@ -1044,9 +684,243 @@ static void test_help_version(void) {
   cleanup(&p);
 }
 
+/* A port on which connections are refused: bound, never listening, so
+ * that nobody else can take it meanwhile. */
+static int refusing_port(char *hosts, size_t len) {
+  struct sockaddr_in sin;
+  socklen_t slen = sizeof sin;
+  int sock = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&sin, 0, sizeof sin);
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CU_ASSERT_FATAL(bind(sock, (struct sockaddr *)&sin, sizeof sin) == 0);
+  CU_ASSERT_FATAL(getsockname(sock, (struct sockaddr *)&sin, &slen) == 0);
+  snprintf(hosts, len, "127.0.0.1:%d", ntohs(sin.sin_port));
+  return sock;
+}
+
+/* Runs zklock with args and checks that it exits 3 without running the
+ * command and that its stderr is exactly want. */
+static void expect_exit3(const char *want, const char *const *args) {
+  char err[2048], line[64];
+  proc p;
+  spawn_argv(&p, NULL, args);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+}
+
+/* ZooKeeper unreachable: exit 3, bounded by --connect-timeout or by -w,
+ * and the message says what each host did: refused, not resolved, took the
+ * connection but opened no session. */
+static void test_connect_failures(void) {
+  char refused[64], two[128], silent[64], want[512];
+  proxyctl *px;
+  int sock = refusing_port(refused, sizeof refused), port;
+
+  snprintf(want, sizeof want,
+           "zklock: no ZooKeeper session within 500 ms: %s refused the "
+           "connection\n",
+           refused);
+  expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
+                                           "0.5", "dead", "--", HELPER("hold"),
+                                           NULL});
+  /* -w covers the connect; the bound it set is the one named */
+  expect_exit3(want, (const char *const[]){"-s", refused, "-w", "0.5", "dead",
+                                           "--", HELPER("hold"), NULL});
+  expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
+                                           "0.5", "--list", "dead", NULL});
+  /* -n does not wait for a server that refuses: not the 60 s the connect
+   * timeout would allow (T_WAIT would see that) */
+  snprintf(want, sizeof want,
+           "zklock: no ZooKeeper session: %s refused the connection (-n does "
+           "not wait for one)\n",
+           refused);
+  expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
+                                           "60", "-n", "dead", "--",
+                                           HELPER("hold"), NULL});
+
+  expect_exit3("zklock: cannot resolve any ZooKeeper host: nosuch.invalid:2181 "
+               "cannot be resolved (Name or service not known)\n",
+               (const char *const[]){"-s", "nosuch.invalid:2181", "dead", "--",
+                                     HELPER("hold"), NULL});
+
+  snprintf(two, sizeof two, "%s,nosuch.invalid:2181", refused);
+  snprintf(want, sizeof want,
+           "zklock: no ZooKeeper session within 500 ms: %s refused the "
+           "connection; nosuch.invalid:2181 cannot be resolved (Name or "
+           "service not known)\n",
+           refused);
+  expect_exit3(want, (const char *const[]){"-s", two, "--connect-timeout",
+                                           "0.5", "dead", "--", HELPER("hold"),
+                                           NULL});
+
+  /* a server that takes connections and says nothing */
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
+  snprintf(silent, sizeof silent, "127.0.0.1:%d", port);
+  snprintf(want, sizeof want,
+           "zklock: no ZooKeeper session within 500 ms: %s accepts "
+           "connections but opened no ZooKeeper session\n",
+           silent);
+  expect_exit3(want, (const char *const[]){"-s", silent, "--connect-timeout",
+                                           "0.5", "dead", "--", HELPER("hold"),
+                                           NULL});
+  proxyctl_stop(px);
+  close(sock);
+}
+
+/* A chroot that does not exist is named, for a lock and for --list; one
+ * that exists holds the locks. */
+static void test_chroot(void) {
+  char name[64], chroot[64], hosts[512], want[512], line[512], path[256],
+      node[256];
+  const char *host_part = zkt_hosts();
+  proc p;
+  zkt_name(name, sizeof name, "chroot");
+  snprintf(chroot, sizeof chroot, "/clitest-chroot-%ld", (long)getpid());
+  snprintf(hosts, sizeof hosts, "%s%s", host_part, chroot);
+  snprintf(want, sizeof want,
+           "zklock: the chroot '%s' does not exist on ZooKeeper at %s\n",
+           chroot, host_part);
+  expect_exit3(want, (const char *const[]){"-s", hosts, name, "--",
+                                           HELPER("hold"), NULL});
+  expect_exit3(want, (const char *const[]){"-s", hosts, "--list", name, NULL});
+
+  CU_ASSERT_EQUAL_FATAL(zoo_create(zkt_observer(), chroot, NULL, -1,
+                                   &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                        ZOK);
+  spawn(&p, "-s", hosts, name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(sscanf(line, "start %*d %*d %*s %255s", node), 1);
+  CU_ASSERT(strncmp(node, "/locks/", 7) == 0); /* as the client sees it */
+  snprintf(path, sizeof path, "%s/locks/%s", chroot, name);
+  CU_ASSERT_EQUAL(zkt_children(path), 1); /* where it really is */
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  assert_empty(path);
+  zoo_delete(zkt_observer(), path, -1);
+  snprintf(path, sizeof path, "%s/locks", chroot);
+  zoo_delete(zkt_observer(), path, -1);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), chroot, -1), ZOK);
+}
+
+/* --auth and --acl creator: the node belongs to the credentials (and ps
+ * does not show them); a zklock without them is refused with a hint, one
+ * with them from ZKLOCK_AUTH queues like anyone; credentials the server
+ * refuses exit 3. */
+static void test_auth_acl(void) {
+  char name[64], line[512], node[256], err[2048], path[64], cmdline[4096];
+  struct ACL_vector acl;
+  struct Stat st;
+  bool alice = false, world_read = false;
+  spawn_opts so;
+  proc a, b;
+  FILE *f;
+  size_t n, i;
+  int k;
+  zkt_name(name, sizeof name, "auth");
+  spawn(&a, "-s", zkt_hosts(), "--auth", "digest:alice:s3cret", "--acl",
+        "creator", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  CU_ASSERT_EQUAL_FATAL(sscanf(line, "start %*d %*d %*s %255s", node), 1);
+
+  snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)a.pid);
+  f = fopen(path, "r");
+  CU_ASSERT_FATAL(f != NULL);
+  n = fread(cmdline, 1, sizeof cmdline - 1, f);
+  fclose(f);
+  for (i = 0; i < n; i++)
+    if (!cmdline[i])
+      cmdline[i] = ' ';
+  cmdline[n] = '\0';
+  CU_ASSERT(strstr(cmdline, "s3cret") == NULL);
+  CU_ASSERT(strstr(cmdline, "digest:xxxxxxxxxxxx") != NULL);
+
+  CU_ASSERT_EQUAL_FATAL(zoo_get_acl(zkt_observer(), node, &acl, &st), ZOK);
+  for (k = 0; k < acl.count; k++) {
+    const struct ACL *e = &acl.data[k];
+    if (strcmp(e->id.scheme, "digest") == 0 &&
+        strncmp(e->id.id, "alice:", 6) == 0 && e->perms == ZOO_PERM_ALL)
+      alice = true;
+    if (strcmp(e->id.scheme, "world") == 0 &&
+        strcmp(e->id.id, "anyone") == 0 && e->perms == ZOO_PERM_READ)
+      world_read = true;
+  }
+  CU_ASSERT_EQUAL(acl.count, 2);
+  CU_ASSERT(alice && world_read);
+  deallocate_ACL_vector(&acl);
+
+  spawn(&b, "-s", zkt_hosts(), "-n", name, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 3);
+  CU_ASSERT(read_all(b.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "could not acquire /locks/") == err + 8);
+  CU_ASSERT(strstr(err, "see --auth") != NULL);
+  cleanup(&b);
+
+  memset(&so, 0, sizeof so);
+  so.tty = -1;
+  so.env[0] = "ZKLOCK_AUTH=digest:alice:s3cret";
+  spawn_with(&b, &so, "-s", zkt_hosts(), "-q", "-n", "--acl", "creator", name,
+             "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 1); /* busy, not refused */
+  cleanup(&b);
+
+  spawn(&b, "-s", zkt_hosts(), "--auth", "nosuchscheme:x", name, "--", "true",
+        NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 3);
+  CU_ASSERT(read_all(b.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(err, "zklock: ZooKeeper refused the credentials "
+                              "(scheme 'nosuchscheme')\n");
+  cleanup(&b);
+
+  go(&a);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  cleanup(&a);
+  assert_no_node(name);
+}
+
+/* A script's background job starts with SIGINT ignored (the shell's
+ * doing): zklock leaves it ignored, while it waits (no cancel) and for the
+ * command, as zklock(1) says under SIGNALS. */
+static void test_sigint_ignored(void) {
+  char name[64], line[512], want[512];
+  spawn_opts so;
+  holder h;
+  proc p;
+  zkt_name(name, sizeof name, "sigint");
+  memset(&so, 0, sizeof so);
+  so.tty = -1;
+  so.ignore_int = true;
+  hold(&h, name);
+  spawn_with(&p, &so, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  expect_status(want, sizeof want, name, 1, (long)getpid());
+  CU_ASSERT(read_line(p.err, line, sizeof line, T_WAIT) > 0); /* waiting */
+  CU_ASSERT(strncmp(line, want, strlen(want)) == 0);
+  CU_ASSERT(kill(p.pid, SIGINT) == 0); /* discarded by the kernel at once */
+  CU_ASSERT(kill(p.pid, SIGTERM) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 128 + SIGTERM); /* not SIGINT's */
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+  unhold(&h);
+  assert_no_node(name);
+
+  spawn_with(&p, &so, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT(strlen(line) > 6 && strcmp(line + strlen(line) - 6, " ign=2") == 0);
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 static const zkt_test tests[] = {
     {"two zklocks run their commands one after the other", test_serial},
-    {"-n on a held lock exits with the -E code at once", test_nonblock_held},
+    {"-n on a held lock exits with the -E code, naming the holder",
+     test_nonblock_held},
     {"-w 1 gives up after about a second, with a status line",
      test_wait_timeout},
     {"-q is quiet; -w takes fractions", test_quiet_fraction},
@@ -1056,42 +930,22 @@ static const zkt_test tests[] = {
     {"a command killed by signal N gives 128+N", test_command_signaled},
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
     {"--list shows holder and waiters in queue order", test_list_queue},
-    {"--list of an unheld lock prints nothing", test_list_unheld},
-    {"bad usage exits 2 and says what was wrong", test_usage_errors},
-    {"a bad lock name exits 2", test_bad_name},
-    {"lost lock: SIGTERM to the command, exit 4", test_lost_node_deleted},
-    {"lost lock: SIGKILL after -k", test_lost_kill_after},
+    {"--list of an unheld lock prints the header only", test_list_unheld},
+    {"bad usage exits 2, says what was wrong, connects nowhere",
+     test_usage_errors},
+    {"a bad lock name exits 2, naming the rule, escaped", test_bad_name},
     {"exec failure: 127 or 126, lock released", test_exec_failure},
-    {"ZooKeeper unreachable exits 3", test_unreachable},
+    {"ZooKeeper unreachable exits 3 and says how", test_connect_failures},
+    {"a missing chroot is named; an existing one holds the locks",
+     test_chroot},
+    {"--auth and --acl creator", test_auth_acl},
     {"a signal while waiting cancels, no node left", test_signal_while_waiting},
+    {"SIGINT ignored at start stays ignored", test_sigint_ignored},
     {"on a terminal the status is updated in place", test_tty_status},
     {"Ctrl-C on a terminal reaches the command once", test_tty_ctrl_c},
-    {"partition: the lease runs out, exit 4", test_lease_partition},
     {"--help and --version", test_help_version},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
-  struct sigaction sa;
-  ssize_t n;
-  if (argc >= 3 && strcmp(argv[1], "--helper") == 0)
-    return helper(argc - 2, argv + 2);
-  n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
-  if (n <= 0) {
-    perror("readlink /proc/self/exe");
-    return 99;
-  }
-  self_exe[n] = '\0';
-  gethostname(hostname, sizeof hostname);
-  hostname[sizeof hostname - 1] = '\0';
-  unsetenv("ZKLOCK_SERVERS");
-  if (pipe(chld_pipe) != 0 || fcntl(chld_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
-      fcntl(chld_pipe[1], F_SETFL, O_NONBLOCK) != 0 ||
-      fcntl(chld_pipe[0], F_SETFD, FD_CLOEXEC) != 0 ||
-      fcntl(chld_pipe[1], F_SETFD, FD_CLOEXEC) != 0)
-    return 99;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_chld;
-  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-  sigaction(SIGCHLD, &sa, NULL);
-  return zkt_main("cli", tests);
+  return clit_main(argc, argv, "cli", tests);
 }

@@ -1,0 +1,487 @@
+/*
+ * run.c - one run of zklock: take the lock, run the command while it is
+ * held, release it, and exit as the command did.
+ *
+ * One thread of our own: the main loop polls the self-pipe (events.c) and
+ * the run is in one of four states, each one case of the switch in
+ * run_lock():
+ *
+ *   WAITING     the async acquire is under way; a signal cancels it.
+ *   CONFIRMING  granted, but the latest proof that the session lives is old
+ *               (a long wait): one heartbeat must come back before the
+ *               command starts, so that it starts under a fresh lease.
+ *   RUNNING     the command runs: signals are forwarded, heartbeats renew
+ *               the lease and the watchdog's deadline; its exit releases.
+ *   LOST        the command got SIGTERM (from zklock or its watchdog) and
+ *               gets SIGKILL when the grace runs out.
+ *
+ *   WAITING --granted, fresh proof--------------------------> RUNNING
+ *   WAITING --granted, old proof--> CONFIRMING --proof back--> RUNNING
+ *   RUNNING --lost notice, lease deadline, watchdog fired--> LOST
+ *   any state --acquire failed, signal, command exited--> exit status
+ *
+ * Every exit path frees the lock and closes the session (finish()); once
+ * the watchdog runs, it is ended (wd_stop()) before the command is reaped.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* A loss zklock finds itself: the lease deadline of heartbeat.c passed. */
+#define LOST_OWN_LEASE 100
+
+enum state { WAITING, CONFIRMING, RUNNING, LOST };
+
+typedef struct {
+  const options *o;
+  zkl_session *s;
+  zkl_lock *l;
+  char path[ZKL_PATH_MAX]; /* /locks/NAME, for messages */
+  enum state state;
+  int64_t acquire_ms; /* the acquire started: its grant proves the session
+                         alive at that moment or later */
+  int64_t granted_ms;
+  int die_sig; /* a signal came before the command ran: die by it */
+  int64_t token;
+  char node[ZKL_PATH_MAX];
+  child_proc child;
+  bool same_group;    /* the command shares our process group (a terminal) */
+  int64_t kill_at_ms; /* LOST: SIGKILL then */
+  bool killed;
+  int64_t late_ms; /* how late the last wake-up was: zklock stopped or
+                      starved */
+} run;
+
+/* ---------------------------------------------------------------- endings */
+
+static void finish(run *r) {
+  zkl_lock_free(r->l);
+  zkl_session_close(r->s);
+}
+
+/* Releases (after the command or instead of it). Returns 0 when the lock
+ * was still ours, else why it was not (a ZKL_LOST_ reason). */
+static int release(run *r) {
+  int rc = zkl_lock_release(r->l);
+  if (rc == ZKL_EEXPIRED)
+    return ZKL_LOST_SESSION_EXPIRED;
+  if (rc == ZKL_ELOST) /* its notice may still be on its way: the lease */
+    return ZKL_LOST_LEASE_EXPIRED; /* is what a release itself finds */
+  if (rc != ZKL_OK && rc != ZKL_ENOTHELD)
+    cli_error("could not release %s: %s (it goes when the session closes)",
+              r->path, zkl_strerror(rc));
+  return 0;
+}
+
+/* Ends zklock as the signal would have, after the cleanup: a shell then
+ * reports 128+sig, and a script run by bash stops on Ctrl-C as it would
+ * without zklock. */
+static void die_by_signal(int sig) {
+  struct rlimit no_core = {0, 0};
+  struct sigaction dfl;
+  sigset_t set;
+  fflush(NULL);
+  setrlimit(RLIMIT_CORE, &no_core); /* zklock's core would help nobody */
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, NULL);
+  kill(getpid(), sig);
+  exit(128 + sig); /* a signal whose default is not to terminate */
+}
+
+static int exit_code_of(int status) {
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    die_by_signal(WTERMSIG(status));
+  return EXIT_CANNOT_RUN;
+}
+
+/* --------------------------------------------------------------- messages */
+
+static bool session_expired(const run *r) {
+  return zoo_state(zkl_session_handle(r->s)) == ZOO_EXPIRED_SESSION_STATE;
+}
+
+/* Why the lock is lost, in words that claim no more than zklock knows. */
+static const char *lost_reason_text(const run *r, int reason) {
+  static char buf[512];
+  int64_t silent = cli_now_ms() - hb_proven();
+  int t = hb_timeout();
+  size_t n;
+  if (reason == ZKL_LOST_SESSION_EXPIRED || session_expired(r))
+    return "the ZooKeeper session expired: the lock may already be someone "
+           "else's";
+  /* The server deletes an expiring session's node, and may tell the
+   * session so on its way out: after a long silence, that is the likely
+   * deleter. */
+  if (reason == ZKL_LOST_NODE_DELETED && silent < t)
+    return "its node was deleted by someone else";
+  if (reason == ZKL_LOST_NODE_DELETED)
+    n = (size_t)snprintf(buf, sizeof buf,
+                         "its node is gone after no answer from ZooKeeper "
+                         "for %s, more than the %s session timeout: the "
+                         "session has most likely expired, and the lock may "
+                         "already be someone else's",
+                         cli_duration(silent), cli_duration(t));
+  else if (reason != ZKL_LOST_LEASE_EXPIRED && reason != LOST_OWN_LEASE)
+    return "the library no longer knows its node";
+  else if (silent < t)
+    n = (size_t)snprintf(buf, sizeof buf,
+                         "no answer from ZooKeeper for %s of the %s session "
+                         "timeout: it may give the lock to another at any "
+                         "moment",
+                         cli_duration(silent), cli_duration(t));
+  else
+    n = (size_t)snprintf(buf, sizeof buf,
+                         "no answer from ZooKeeper for %s, more than the %s "
+                         "session timeout: the session has most likely "
+                         "expired, and the lock may already be someone "
+                         "else's",
+                         cli_duration(silent), cli_duration(t));
+  if (r->late_ms > t / 6 && n < sizeof buf)
+    snprintf(buf + n, sizeof buf - n,
+             " (zklock itself was stopped or starved for %s)",
+             cli_duration(r->late_ms));
+  return buf;
+}
+
+/* ------------------------------------------------------------ transitions */
+
+/* WAITING or CONFIRMING: granted, and lost before the command ran. */
+static int lost_before_start(run *r, int reason) {
+  cli_error("lost the lock %s before the command started: %s", r->path,
+            lost_reason_text(r, reason));
+  release(r);
+  finish(r);
+  return EXIT_LOST;
+}
+
+/* RUNNING -> LOST: SIGTERM now (unless the watchdog sent it already),
+ * SIGKILL after the grace. */
+static void begin_lost(run *r, int reason, int64_t notice_ms) {
+  int64_t theirs;
+  const char *why = lost_reason_text(r, reason);
+  r->kill_at_ms = cli_now_ms() + r->o->grace_ms;
+  if (wd_take_over(r->kill_at_ms, &theirs)) {
+    cli_error("lost the lock %s: %s; stopping the command", r->path, why);
+    child_terminate(&r->child);
+    cli_verbose_msg("SIGTERM sent to pid %ld %lld ms after the loss "
+                    "notice; SIGKILL in %d ms",
+                    (long)r->child.pid, (long long)(cli_now_ms() - notice_ms),
+                    r->o->grace_ms);
+  } else {
+    r->kill_at_ms = theirs;
+    cli_error("lost the lock %s: %s; the watchdog has stopped the command",
+              r->path, why);
+  }
+  r->state = LOST;
+}
+
+/* -> RUNNING: starts the watchdog, then the command. Returns -1 to go on,
+ * else an exit code. */
+static int start_command(run *r) {
+  int rc;
+  if (wd_start(r->path, r->o->grace_ms, !r->same_group,
+               hb_deadline() + hb_margin() / 2) != 0) {
+    if (errno != ENOSYS) {
+      cli_error("cannot start the watchdog: %s; not running the command",
+                strerror(errno));
+      release(r);
+      finish(r);
+      return EXIT_CANNOT_RUN;
+    }
+    cli_verbose_msg("no watchdog on this system: a stopped zklock cannot "
+                    "stop the command");
+  }
+  rc = child_start(&r->child, r->o->command, !r->same_group, r->token,
+                   r->o->name, r->node, wd_in_child);
+  if (rc != 0) {
+    wd_stop();
+    if (r->child.pid)
+      child_reap(&r->child);
+    release(r);
+    finish(r);
+    return rc;
+  }
+  wd_command_started();
+  r->state = RUNNING;
+  return -1;
+}
+
+/* WAITING: the acquire completed. Returns -1 to go on, else an exit code. */
+static int on_acquired(run *r, const ev_batch *b) {
+  int rc = b->acquire_rc;
+  status_clear();
+  if (r->die_sig) {
+    if (rc == ZKL_OK)
+      release(r);
+    finish(r);
+    die_by_signal(r->die_sig);
+  }
+  if (rc == ZKL_EBUSY || rc == ZKL_ETIMEDOUT) {
+    char holder[400];
+    if (!r->o->quiet) {
+      if (!queue_holder(r->s, r->o->name, holder, sizeof holder))
+        snprintf(holder, sizeof holder, "another owner");
+      if (r->o->wait_arg)
+        cli_error("gave up waiting for %s after %s s (held by %s)", r->path,
+                  r->o->wait_arg, holder);
+      else
+        cli_error("%s is held by %s; not waiting", r->path, holder);
+    }
+    finish(r);
+    return r->o->conflict_code;
+  }
+  if (rc == ZKL_ECONNECT) { /* -n: the one exchange could not happen */
+    cli_error("could not try %s: the connection to ZooKeeper was lost "
+              "before it answered",
+              r->path);
+    finish(r);
+    return EXIT_ZOOKEEPER;
+  }
+  if (rc != ZKL_OK) {
+    cli_error("could not acquire %s: %s%s", r->path, zkl_strerror(rc),
+              rc == ZNOAUTH ? " (the lock's nodes belong to other "
+                              "credentials: see --auth)"
+                            : "");
+    finish(r);
+    return EXIT_ZOOKEEPER;
+  }
+  r->granted_ms = cli_now_ms();
+  r->token = b->token;
+  cli_verbose_msg("acquired %s, token %" PRId64 ", after %lld ms", r->path,
+                  b->token, (long long)(r->granted_ms - r->acquire_ms));
+  if (b->lost)
+    return lost_before_start(r, b->lost_reason);
+  if (zkl_lock_node_path(r->l, r->node, sizeof r->node) != ZKL_OK)
+    return lost_before_start(r, 0);
+  /* The grant answered a request sent after the acquire started. After a
+   * short wait that is proof enough; after a long one, ask again. */
+  hb_prove(r->acquire_ms);
+  if (hb_deadline() - r->granted_ms >= hb_timeout() / 2)
+    return start_command(r);
+  cli_verbose_msg("the wait was long: confirming the session first");
+  hb_ping_now();
+  r->state = CONFIRMING;
+  return -1;
+}
+
+/* CONFIRMING: returns -1 to go on, else an exit code. */
+static int on_confirming(run *r, const ev_batch *b) {
+  if (b->nsignals > 0) { /* the command never ran: as while waiting */
+    release(r);
+    finish(r);
+    die_by_signal(b->signals[0]);
+  }
+  if (b->lost)
+    return lost_before_start(r, b->lost_reason);
+  if (hb_proven() >= r->granted_ms)
+    return start_command(r);
+  return -1;
+}
+
+/* RUNNING or LOST: the command has exited. Returns the exit code. */
+static int on_child_exit(run *r) {
+  int status, reason;
+  ev_batch late;
+  /* Before the reap: nothing may signal a reaped pid. */
+  if (wd_stop() && r->state == RUNNING) {
+    cli_error("lost the lock %s: %s; the watchdog stopped the command",
+              r->path, lost_reason_text(r, LOST_OWN_LEASE));
+    r->state = LOST;
+  }
+  if (r->state == LOST) {
+    /* Whatever is left of its process group runs without the lock. */
+    if (r->child.own_group)
+      child_signal(&r->child, SIGKILL);
+    child_reap(&r->child);
+    release(r);
+    finish(r);
+    return EXIT_LOST;
+  }
+  status = child_reap(&r->child);
+  cli_verbose_msg("the command exited (%s %d); releasing",
+                  WIFSIGNALED(status) ? "signal" : "status",
+                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  if ((reason = release(r)) != 0) {
+    ev_take(&late); /* the notice, if it came meanwhile, says more */
+    cli_error("lost the lock %s while the command ran: %s", r->path,
+              lost_reason_text(r, late.lost ? late.lost_reason : reason));
+    finish(r);
+    return EXIT_LOST;
+  }
+  finish(r);
+  return exit_code_of(status);
+}
+
+/* RUNNING or LOST: one wake-up. Returns -1 to go on, else an exit code. */
+static int on_running(run *r, const ev_batch *b) {
+  int64_t now = cli_now_ms(), theirs;
+  int i, status;
+  pid_t gone;
+  if (r->state == RUNNING) {
+    if (b->lost)
+      begin_lost(r, b->lost_reason, b->lost_at_ms);
+    else if (now >= hb_deadline())
+      begin_lost(r, LOST_OWN_LEASE, now);
+    else if (wd_fired(&theirs)) /* it beat a late zklock to it */
+      begin_lost(r, LOST_OWN_LEASE, now);
+    else
+      wd_renew(hb_deadline() + hb_margin() / 2);
+  }
+  for (i = 0; i < b->nsignals; i++)
+    if (b->forward[i]) {
+      cli_verbose_msg("passing on %s", strsignal(b->signals[i]));
+      child_signal(&r->child, b->signals[i]);
+    }
+  if ((gone = wd_reap_if_exited(&status)) != 0 && !child_exited(&r->child))
+    cli_error("the watchdog (pid %ld) died (%s %d): should zklock be "
+              "stopped now, nothing stops the command",
+              (long)gone, WIFSIGNALED(status) ? "signal" : "status",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  if (child_exited(&r->child))
+    return on_child_exit(r);
+  if (r->state == LOST && !r->killed && now >= r->kill_at_ms) {
+    cli_verbose_msg("grace over: SIGKILL");
+    child_signal(&r->child, SIGKILL);
+    r->killed = true;
+  }
+  return -1;
+}
+
+/* ------------------------------------------------------------- the loop */
+
+/* Has a controlling terminal: then the command stays in zklock's process
+ * group, so that it can use the terminal and gets its signals (Ctrl-C)
+ * directly. Without one (cron, services) it gets a group of its own, so
+ * that signals reach the processes it starts too. */
+static bool has_terminal(void) {
+  int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  close(fd);
+  return true;
+}
+
+/* When the loop must wake up at the latest (monotonic ms), 0: never. */
+static int64_t next_wake(run *r, int64_t now) {
+  int64_t at;
+  switch (r->state) {
+  case CONFIRMING:
+    return hb_tick(now);
+  case RUNNING:
+    at = hb_tick(now);
+    return at < hb_deadline() ? at : hb_deadline();
+  case LOST:
+    return r->killed ? 0 : r->kill_at_ms;
+  default:
+    return 0;
+  }
+}
+
+int run_lock(const options *o) {
+  run r;
+  char *info;
+  int rc, mode, bound = o->connect_ms, wait = o->wait_ms;
+  int64_t t0 = cli_now_ms();
+
+  memset(&r, 0, sizeof r);
+  r.o = o;
+  names_parent(r.path, sizeof r.path, o->name);
+  if (ev_init() != 0) {
+    cli_error("cannot create a pipe: %s", strerror(errno));
+    return EXIT_ZOOKEEPER;
+  }
+  /* -w counts from now: connecting is part of the wait. */
+  if (wait > 0 && wait < bound)
+    bound = wait;
+  /* Signals keep their default action until the session is open: nothing
+   * to clean up before. */
+  r.s = connect_or_exit(o, bound);
+  hb_init(r.s, t0); /* the server heard us after we started connecting */
+  rc = zkl_lock_new(&r.l, r.s, o->name);
+  if (rc == ZKL_OK && o->acl != ZKL_ACL_OPEN)
+    rc = zkl_lock_set_acl(r.l, o->acl);
+  if (rc != ZKL_OK) {
+    cli_error("cannot use the lock %s: %s", r.path, zkl_strerror(rc));
+    zkl_lock_free(r.l);
+    zkl_session_close(r.s);
+    return EXIT_ZOOKEEPER;
+  }
+  info = o->info ? NULL : queue_owner_info(o->command);
+  zkl_lock_set_owner_info(r.l, o->info ? o->info : info);
+  free(info);
+  zkl_lock_on_lost(r.l, ev_lost_cb, NULL);
+
+  r.same_group = has_terminal();
+  ev_catch_signals(r.same_group);
+  mode = o->quiet || o->wait_ms == 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
+  status_init(mode, r.s, r.l);
+  status_arm();
+  r.acquire_ms = cli_now_ms();
+  if (wait > 0) /* what connecting left of it; at least one try */
+    wait = wait > r.acquire_ms - t0 ? wait - (int)(r.acquire_ms - t0) : 0;
+  rc = zkl_lock_acquire_async(r.l, wait, ev_acquire_cb, NULL);
+  if (rc != ZKL_OK) {
+    cli_error("could not acquire %s: %s", r.path, zkl_strerror(rc));
+    finish(&r);
+    return EXIT_ZOOKEEPER;
+  }
+  r.state = WAITING;
+
+  for (;;) {
+    struct pollfd pfd = {ev_fd(), POLLIN, 0};
+    int64_t now = cli_now_ms(), wake = next_wake(&r, now);
+    int timeout = -1, i, code = -1;
+    ev_batch b;
+    if (wake)
+      timeout = wake <= now ? 0 : wake - now > INT_MAX ? INT_MAX
+                                                       : (int)(wake - now);
+    if (poll(&pfd, 1, timeout) < 0 && errno != EINTR) {
+      cli_error("poll: %s", strerror(errno));
+      abort();
+    }
+    r.late_ms = wake ? cli_now_ms() - wake : 0;
+    ev_drain();
+    ev_take(&b);
+
+    switch (r.state) {
+    case WAITING:
+      for (i = 0; i < b.nsignals && !r.die_sig; i++) {
+        r.die_sig = b.signals[i];
+        cli_verbose_msg("%s while waiting: canceling", strsignal(r.die_sig));
+        zkl_lock_cancel(r.l); /* ZKL_EIDLE: the callback is on its way */
+      }
+      if (b.acquired)
+        code = on_acquired(&r, &b);
+      else if (b.queue_changed)
+        status_refresh();
+      break;
+    case CONFIRMING:
+      code = on_confirming(&r, &b);
+      break;
+    case RUNNING:
+    case LOST:
+      code = on_running(&r, &b);
+      break;
+    }
+    if (code >= 0)
+      return code;
+  }
+}

@@ -1,0 +1,135 @@
+/*
+ * clitest.h - what the tests of the zklock command (tests/test_cli*.c)
+ * share: starting zklock as a program, the command it runs, and bounded
+ * waits on what they do.
+ *
+ * The commands zklock runs are the test program itself in helper mode
+ * (`test_cli --helper MODE ...`, see HELPER): it reports on descriptor 3 (a
+ * pipe to the test) what it saw (its pid, ZKLOCK_* variables, its
+ * descriptors, the signals it was started with ignored, the signals it
+ * gets) and waits on descriptor 4 (a pipe from the test) for the word to
+ * exit. With CLITEST_LOG=FILE in its environment (or in mode "log FILE") it
+ * also appends "start|sig N|end PID NS" lines to FILE, NS from
+ * CLOCK_MONOTONIC, one clock for every process of the test: the tests
+ * order events by these records, never by sleeps.
+ *
+ * Every wait is bounded and waits on a condition: a line on a pipe, a
+ * child watch (zkt_wait_children), a process's exit (a SIGCHLD self-pipe,
+ * or a pidfd for processes that are not the test's children). zklock is
+ * started in a session of its own (setsid), so it has no controlling
+ * terminal unless a test gives it a pty.
+ */
+#ifndef ZKLOCK_TESTS_CLITEST_H
+#define ZKLOCK_TESTS_CLITEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "zktest.h"
+
+#define ZKLOCK ZKL_TEST_BUILDDIR "/cli/zklock"
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
+#define T_WAIT 15000
+
+/* The arguments that make zklock run this program as the command: modes
+ * "hold [EXIT_CODE]" (waits for go()), "count" (survives every signal),
+ * "ignore-term" (survives SIGTERM), "log FILE" (hold, logging to FILE). */
+#define HELPER(mode) clit_self_exe, "--helper", mode
+extern char clit_self_exe[];
+extern char clit_hostname[];
+
+/* main() of a CLI test program: runs the helper when asked to, else sets up
+ * and runs the tests. */
+int clit_main(int argc, char **argv, const char *suite, const zkt_test *tests);
+
+typedef struct {
+  pid_t pid;
+  bool reaped;
+  int status;   /* as a shell reports it: code, or 128+signal */
+  int out, err; /* zklock's stdout and stderr (read ends; -1: a pty) */
+  int report;   /* the helper's descriptor 3 (read end) */
+  int go;       /* the helper's descriptor 4 (write end) */
+  long helper;  /* the command's pid, once it reported */
+  int64_t started_ms;
+} proc;
+
+typedef struct {
+  const char *env[4]; /* extra "K=V" for zklock */
+  int tty;            /* >= 0: a pty slave for stdin and stderr */
+  bool ctty;          /* ... and make it the controlling terminal */
+  bool ignore_int;    /* start zklock with SIGINT ignored (as a script's
+                         background job is) */
+} spawn_opts;
+
+/* Starts zklock with args (NULL-terminated). */
+void spawn_argv(proc *p, const spawn_opts *so, const char *const *args);
+void spawn_with(proc *p, const spawn_opts *so, ...);
+#define spawn(p, ...) spawn_with(p, NULL, __VA_ARGS__)
+
+/* Waits at most timeout_ms for zklock to exit; returns its status as a
+ * shell reports it, or -1 on timeout. */
+int wait_exit(proc *p, int timeout_ms);
+/* Reads one line (without the newline) within timeout_ms: its length, 0 at
+ * EOF, -1 on timeout. */
+int read_line(int fd, char *buf, size_t len, int timeout_ms);
+/* Reads until EOF (at most timeout_ms); returns the length, -1 on
+ * timeout. */
+int read_all(int fd, char *buf, size_t len, int timeout_ms);
+/* Waits for the command's "start" line and remembers its pid. */
+bool command_started(proc *p, char *line, size_t len);
+/* SIGSTOP to zklock alone, and waits (bounded) until it has stopped: a
+ * signal is acted on only when its target next runs. */
+bool stop_zklock(proc *p);
+/* Tells the command to exit. */
+void go(proc *p);
+/* Whatever happened, nothing started here outlives the test. */
+void cleanup(proc *p);
+/* path (or the lock's parent) ends up empty or gone; an error of the
+ * test's own ZooKeeper connection fails the test. */
+void assert_empty(const char *path);
+void assert_no_node(const char *name);
+
+/* A lock held by the test itself, through the library. */
+typedef struct {
+  zkl_session *s;
+  zkl_lock *l;
+} holder;
+void hold(holder *h, const char *name);
+void unhold(holder *h);
+
+/* "zklock: waiting for /locks/NAME: N ahead, held by HOST:PID since " */
+void expect_status(char *out, size_t len, const char *name, int ahead,
+                   long pid);
+
+/* The watchdog of zklock p: its child that is not the command. 0 if none.
+ * Call after command_started(). */
+pid_t find_watchdog(const proc *p);
+/* Watching a process that is not the test's child for its exit: a pidfd
+ * (readable once it has exited, zombie or reaped). Where there is none
+ * (valgrind does not know the call), /proc is looked at instead, every
+ * 10 ms within the same bound. */
+typedef struct {
+  int fd; /* -1: no pidfd */
+  pid_t pid;
+} pid_watch;
+void watch_pid(pid_watch *w, pid_t pid);
+/* Waits (bounded) until it has exited: true if it did. */
+bool wait_pid_exit(pid_watch *w, int timeout_ms);
+void unwatch_pid(pid_watch *w);
+/* "R", "S", "T", "Z": the state of pid in /proc, "" if it is gone. */
+const char *proc_state(pid_t pid, char *buf, size_t len);
+
+/* One record of a helper's log. */
+typedef struct {
+  char what[8]; /* start, sig, end */
+  int sig;
+  long pid;
+  long long ns;
+} log_rec;
+/* Reads FILE: the number of records (at most max). */
+int read_log(const char *file, log_rec *recs, int max);
+/* A log file name unique to this test. */
+void log_name(char *buf, size_t len, const char *name);
+
+#endif

@@ -1,0 +1,331 @@
+/* test_cli_lease.c - zklock when the lock is lost: the node deleted, the
+ * lease run out in a partition, and zklock itself frozen, when only its
+ * watchdog can stop the command. The watchdog's life: it never outlives
+ * the command or zklock, and stays quiet while zklock is healthy. See
+ * clitest.h for how zklock and its command are run. */
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clitest.h"
+#include "proxyctl.h"
+
+/* The holder's node deleted under it: the command gets SIGTERM, zklock
+ * says why and exits 4. */
+static void test_lost_node_deleted(void) {
+  char name[64], line[512], node[256], err[2048];
+  long long token;
+  long pid;
+  proc p;
+  zkt_name(name, sizeof name, "lost");
+  spawn(&p, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL_FATAL(
+      sscanf(line, "start %ld %lld %*s %255s", &pid, &token, node), 3);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "zklock: lost the lock /locks/") == err);
+  CU_ASSERT(strstr(err, "deleted") != NULL);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* A command that ignores SIGTERM after a loss gets SIGKILL after -k. */
+static void test_lost_kill_after(void) {
+  char name[64], line[512], node[256];
+  long pid;
+  int64_t deleted, took;
+  proc p;
+  zkt_name(name, sizeof name, "killafter");
+  spawn(&p, "-s", zkt_hosts(), "-k", "0.5", name, "--", HELPER("ignore-term"),
+        NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL_FATAL(sscanf(line, "start %ld %*s %*s %255s", &pid, node), 2);
+  deleted = zkt_now_ms();
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15"); /* ... and it went on */
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  took = zkt_now_ms() - deleted;
+  CU_ASSERT(took >= 450 && took < 5000);
+  /* zklock reaped it: killed, not left running */
+  CU_ASSERT(kill((pid_t)pid, 0) == -1 && errno == ESRCH);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* Cut off from ZooKeeper while the command runs: the lease runs out before
+ * the server can expire the session; the command gets SIGTERM, zklock
+ * exits 4 and says so. */
+static void test_lease_partition(void) {
+  char name[64], hosts[64], line[512], err[2048];
+  proxyctl *px;
+  int port;
+  proc p;
+  zkt_name(name, sizeof name, "lease");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  spawn(&p, "-s", hosts, "-t", "2000", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "zklock: lost the lock /locks/") == err);
+  CU_ASSERT(strstr(err, "no answer from ZooKeeper") != NULL);
+  cleanup(&p);
+  proxyctl_stop(px);
+  assert_no_node(name); /* the server expires the session */
+}
+
+/* -n whose one exchange is cut off (the create reaches the server, its
+ * answer never comes back): exit 3 once the client gives the connection
+ * up, not a wait for the partition to heal; the command never runs. */
+static void test_nonblock_partition(void) {
+  char name[64], hosts[64], line[512], err[2048], want[256];
+  proxyctl *px;
+  int port;
+  proc p;
+  zkt_name(name, sizeof name, "nbpart");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  /* 15: create2, the acquire's first request */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 15", NULL, 0, 5000), 0);
+  spawn(&p, "-s", hosts, "-t", "2000", "-n", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(px, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: could not try /locks/%s: the connection to ZooKeeper was "
+           "lost before it answered\n",
+           name);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+  proxyctl_stop(px);
+  assert_no_node(name); /* the session expires on the server */
+}
+
+/* zklock frozen (SIGSTOP to zklock alone) while its command runs and
+ * another zklock waits: the watchdog sends the command SIGTERM before the
+ * other contender's command starts (the helpers' own records, on one
+ * monotonic clock), and SIGKILL after -k, both while zklock is still
+ * stopped. Resumed, zklock does not signal again, says what happened, and
+ * exits 4; its watchdog is gone with it. The other zklock, granted after
+ * more than its session timeout of waiting, confirms its session before
+ * its command starts (state CONFIRMING of cli/run.c). */
+static void test_frozen_zklock(void) {
+  char name[64], parent[128], log[PATH_MAX], env_log[PATH_MAX + 16], line[512],
+      err[4096], state[4], want[256];
+  log_rec r[8];
+  spawn_opts so;
+  proc a, b;
+  pid_t wd;
+  pid_watch wdw, cmdw;
+  int n, i, sigs = 0;
+  long long a_term = 0, b_start = 0;
+  zkt_name(name, sizeof name, "frozen");
+  zkt_parent(parent, sizeof parent, name);
+  log_name(log, sizeof log, name);
+  snprintf(env_log, sizeof env_log, "CLITEST_LOG=%s", log);
+  memset(&so, 0, sizeof so);
+  so.tty = -1;
+  so.env[0] = env_log;
+  spawn_with(&a, &so, "-s", zkt_hosts(), "-t", "4000", "-k", "0.5", name, "--",
+             HELPER("ignore-term"), NULL);
+  CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  wd = find_watchdog(&a);
+  CU_ASSERT_FATAL(wd > 0);
+  watch_pid(&wdw, wd);
+  watch_pid(&cmdw, (pid_t)a.helper);
+  spawn_with(&b, &so, "-s", zkt_hosts(), "-t", "4000", "-q", "-v", name, "--",
+             HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+
+  CU_ASSERT_FATAL(stop_zklock(&a));
+  /* the server expires the frozen session and b gets the lock */
+  CU_ASSERT(command_started(&b, line, sizeof line));
+  /* SIGKILL after -k, from the watchdog: zklock is still stopped */
+  CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT));
+  CU_ASSERT_STRING_EQUAL(proc_state(a.pid, state, sizeof state), "T");
+
+  CU_ASSERT(kill(a.pid, SIGCONT) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 4);
+  CU_ASSERT(wait_pid_exit(&wdw, 0)); /* gone with zklock */
+  CU_ASSERT(read_all(a.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: watchdog: lost the lock /locks/%s: the lease ran out "
+           "with no renewal from zklock (pid %ld)",
+           name, (long)a.pid);
+  CU_ASSERT(strstr(err, want) == err);
+  snprintf(want, sizeof want, "\nzklock: lost the lock /locks/%s: ", name);
+  CU_ASSERT(strstr(err, want) != NULL);
+  CU_ASSERT(strstr(err, "the watchdog has stopped the command\n") != NULL);
+  /* it knows it was silent past the session timeout */
+  CU_ASSERT(strstr(err, "at any moment") == NULL);
+  if (!strstr(err, "the watchdog has stopped the command"))
+    fprintf(stderr, "\nzklock said: %s\n", err);
+
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  /* b waited past its own lease (the server's expiry of a's session took
+   * longer than b's session timeout): it confirmed its session before its
+   * command started */
+  CU_ASSERT(read_all(b.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "zklock: the wait was long: confirming the session "
+                        "first\n") != NULL);
+  n = read_log(log, r, 8);
+  unlink(log);
+  for (i = 0; i < n; i++) {
+    if (r[i].pid == a.helper && strcmp(r[i].what, "sig") == 0) {
+      sigs++;
+      CU_ASSERT_EQUAL(r[i].sig, SIGTERM);
+      a_term = r[i].ns;
+    }
+    if (r[i].pid == b.helper && strcmp(r[i].what, "start") == 0)
+      b_start = r[i].ns;
+  }
+  CU_ASSERT_EQUAL(sigs, 1); /* one SIGTERM: zklock did not send another */
+  CU_ASSERT(a_term > 0 && b_start > 0);
+  CU_ASSERT(a_term < b_start);
+  unwatch_pid(&wdw);
+  unwatch_pid(&cmdw);
+  cleanup(&a);
+  cleanup(&b);
+  assert_no_node(name);
+}
+
+/* The command exits while zklock is stopped: the watchdog exits too (it
+ * never outlives the command), and zklock, resumed in time, exits 0. */
+static void test_watchdog_ends_with_command(void) {
+  char name[64], line[512], state[4];
+  proc p;
+  pid_t wd;
+  pid_watch wdw, cmdw;
+  zkt_name(name, sizeof name, "wdend");
+  spawn(&p, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  wd = find_watchdog(&p);
+  CU_ASSERT_FATAL(wd > 0);
+  watch_pid(&wdw, wd);
+  watch_pid(&cmdw, (pid_t)p.helper);
+  CU_ASSERT_FATAL(stop_zklock(&p));
+  go(&p);
+  CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT));
+  CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
+  CU_ASSERT_STRING_EQUAL(proc_state(p.pid, state, sizeof state), "T");
+  CU_ASSERT(kill(p.pid, SIGCONT) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  unwatch_pid(&wdw);
+  unwatch_pid(&cmdw);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* zklock killed outright: the watchdog dies with it, and the command gets
+ * SIGTERM (its parent-death signal); the session expires and the lock
+ * moves on. */
+static void test_watchdog_dies_with_zklock(void) {
+  char name[64], line[512];
+  proc p;
+  pid_t wd;
+  pid_watch wdw;
+  zkt_name(name, sizeof name, "wddie");
+  spawn(&p, "-s", zkt_hosts(), "-t", "2000", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  wd = find_watchdog(&p);
+  CU_ASSERT_FATAL(wd > 0);
+  watch_pid(&wdw, wd);
+  CU_ASSERT(kill(p.pid, SIGKILL) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 128 + SIGKILL);
+  CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  unwatch_pid(&wdw);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* A healthy zklock renews the lease: the watchdog stays quiet through
+ * several session timeouts. The bounded read below is an observation
+ * window (nothing must arrive in it), not a synchronisation: with -t 1000
+ * the deadline would have passed four times over without renewals. */
+static void test_watchdog_quiet_when_healthy(void) {
+  char name[64], line[512], err[1024];
+  proc p;
+  zkt_name(name, sizeof name, "wdquiet");
+  spawn(&p, "-s", zkt_hosts(), "-t", "1000", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT(find_watchdog(&p) > 0);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, 4000), -1);
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  CU_ASSERT_EQUAL(read_all(p.err, err, sizeof err, T_WAIT), 0);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* Connections reset under a healthy session, again and again, each time
+ * right after a heartbeat (exists) reached the server, so that its answer
+ * is lost: the client reconnects in the same session, the lease goes on,
+ * and neither zklock nor its watchdog touches the command, over several
+ * session timeouts. */
+static void test_reconnects_keep_lease(void) {
+  char name[64], hosts[64], line[512], err[1024];
+  proxyctl *px;
+  int port, i;
+  proc p;
+  zkt_name(name, sizeof name, "reconnect");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  spawn(&p, "-s", hosts, "-t", "2000", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  for (i = 0; i < 12; i++) { /* a heartbeat every T/6: about 2 T */
+    CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset-after-op 3", NULL, 0, 5000), 0);
+    CU_ASSERT_EQUAL(proxyctl_wait_fired(px, T_WAIT), 0);
+  }
+  go(&p);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "end"); /* no "sig 15" before it */
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  CU_ASSERT_EQUAL(read_all(p.err, err, sizeof err, T_WAIT), 0);
+  if (err[0])
+    fprintf(stderr, "\nzklock said: %s\n", err);
+  cleanup(&p);
+  proxyctl_stop(px);
+  assert_no_node(name);
+}
+
+static const zkt_test tests[] = {
+    {"lost lock: SIGTERM to the command, exit 4", test_lost_node_deleted},
+    {"lost lock: SIGKILL after -k", test_lost_kill_after},
+    {"partition: the lease runs out, exit 4", test_lease_partition},
+    {"partition during -n: exit 3, not a wait", test_nonblock_partition},
+    {"zklock frozen: the watchdog stops the command before the next grant",
+     test_frozen_zklock},
+    {"the watchdog ends with the command, even with zklock stopped",
+     test_watchdog_ends_with_command},
+    {"the watchdog dies with zklock", test_watchdog_dies_with_zklock},
+    {"the watchdog stays quiet while zklock is healthy",
+     test_watchdog_quiet_when_healthy},
+    {"connections reset under a live session: the lease goes on",
+     test_reconnects_keep_lease},
+    {NULL, NULL}};
+
+int main(int argc, char **argv) {
+  return clit_main(argc, argv, "cli_lease", tests);
+}
