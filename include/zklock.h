@@ -89,6 +89,10 @@ ZKL_EXTERN const char *zkl_version_string(void);
 #define ZKL_NAME_MAX 255
 /* The longest owner description text, in bytes (zkl_lock_set_owner_info()). */
 #define ZKL_INFO_MAX 200
+/* The longest candidate id of an election, in bytes. */
+#define ZKL_ID_MAX 1024
+/* The most operations one guarded write may carry. */
+#define ZKL_MULTI_MAX 1024
 /* Room enough for any full node path this library creates or reports:
  * ZKL_ROOT "/" name "/" "_c_" uuid "-" marker "-" sequence, plus the NUL. */
 #define ZKL_PATH_MAX 512
@@ -115,7 +119,12 @@ ZKL_EXTERN const char *zkl_version_string(void);
   XX(ESYSTEM, -1013, "a system call failed (threads or clock)")             \
   XX(EEXPIRED, -1014,                                                         \
      "the session expired: close it and open a new one")                      \
-  XX(ERESOLVE, -1015, "no host of the connect string could be resolved")
+  XX(ERESOLVE, -1015, "no host of the connect string could be resolved")    \
+  XX(EUPGRADE, -1016,                                                         \
+     "the write side cannot be taken while holding only the read side")       \
+  XX(ELIMIT, -1017,                                                           \
+     "more leases are held than this semaphore's limit: its contenders "      \
+     "disagree on it")
 
 enum {
   ZKL_OK = 0,
@@ -434,6 +443,172 @@ ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
  * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL when buf is NULL or too
  * small (ZKL_PATH_MAX bytes are always enough). */
 ZKL_EXTERN int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len);
+
+/* ----------------------------------------------------------- revocation */
+
+/* Called when someone asks this contender to let go (zkl_revoke(), or
+ * Curator's Revoker), on the completion thread. What to do is the holder's
+ * choice: release, finish first, or ignore it. */
+typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
+
+/* Sets (or with NULL clears) the revoke callback, for a holder or a waiter.
+ * The request reaches it through the data watch the contender keeps on its
+ * own node anyway: no extra watch or request. */
+ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
+
+/* Asks the holder of lock NAME to let go: writes the bytes __REVOKE__ into
+ * its node, as Curator's Revoker does (so Curator holders hear it too).
+ *   node  the child name of the contender to ask (as in
+ *         zkl_lock_node_path()'s last segment), or NULL for the first in
+ *         the queue: the holder of a mutex, the first holder of a
+ *         read/write lock, the leader of an election.
+ * Blocks for one round trip (two with node NULL). Returns ZKL_OK (asked;
+ * whether it lets go is its choice); ZKL_ENOTHELD when there is nobody to
+ * ask; ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion
+ * thread; or a ZooKeeper error (ZNOAUTH for a creator-only node). */
+ZKL_EXTERN int zkl_revoke(zkl_session *s, const char *name, const char *node);
+
+/* --------------------------------------------------------- guarded writes */
+
+/* Called once when an async guarded write completes, on the completion
+ * thread, with the status zkl_lock_multi() would return. */
+typedef void (*zkl_multi_cb)(zkl_lock *l, int rc, void *arg);
+
+/* Runs ops (count of them, as for zoo_multi()) as one transaction that
+ * commits only while l holds its lock: a check on l's own node goes in
+ * front, so if that node is gone (the lock was lost: session expired, node
+ * deleted, a holder paused past its session) nothing is written. This is
+ * the fencing of the token, done by ZooKeeper itself, for state that lives
+ * in ZooKeeper.
+ *   ops      borrowed for the call (async: until the callback); what they
+ *            point to (paths, data, a create's path buffer) likewise.
+ *   results  count entries, filled as zoo_multi() fills them, for the
+ *            caller's ops (the guard's own result is not included).
+ * Returns ZKL_OK (every op applied); ZKL_ELOST when the guard failed, or the
+ * lease had run out (nothing written); ZKL_ENOTHELD when l does not hold its
+ * lock (nothing sent); the code of the first op that failed, as zoo_multi()
+ * returns it (nothing written); ZKL_EINVAL (NULL, count <= 0 or above
+ * ZKL_MULTI_MAX); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM; ZKL_EDEADLK on a
+ * completion thread (blocking face). Works for any zkl_lock that holds: a
+ * mutex, either side of a read/write lock, a semaphore lease, a leader. */
+ZKL_EXTERN int zkl_lock_multi(zkl_lock *l, int count, const zoo_op_t *ops,
+                              zoo_op_result_t *results);
+/* The same, returning at once; cb (required) runs exactly once unless this
+ * returns an error. */
+ZKL_EXTERN int zkl_lock_multi_async(zkl_lock *l, int count,
+                                    const zoo_op_t *ops,
+                                    zoo_op_result_t *results, zkl_multi_cb cb,
+                                    void *arg);
+
+/* -------------------------------------------------------- read/write locks */
+
+typedef struct zkl_rwlock zkl_rwlock;
+
+/* Creates a read/write lock on NAME (the rules of zkl_lock_new()), as
+ * Curator's InterProcessReadWriteLock lays it out, so that C and Java
+ * readers and writers (and kazoo's ReadLock and WriteLock) share it:
+ *   readers  share the lock: one is granted when no writer is queued ahead
+ *            of it, and otherwise waits for the nearest writer ahead;
+ *   writers  exclude everyone: one is granted when it is first in the
+ *            queue (readers and writers ordered together), and otherwise
+ *            waits for its immediate predecessor.
+ * Each side is a zkl_lock: acquire, release, the async calls, timeouts,
+ * cancel, lost notices, the lease, tokens, guarded writes, revocation all
+ * work as for a mutex. Nothing is sent until a side's first acquire.
+ * Downgrade: the holder of the write side may take the read side (granted
+ * at once, ahead of other writers). Taking the write side while holding or
+ * waiting for only the read side is refused with ZKL_EUPGRADE: it would
+ * wait for itself.
+ * Downgrade keeps the write node until the read side is released, so
+ * that writers queued behind it go on waiting.
+ * Tokens: a side's token is its node's czxid. Successive writers' tokens
+ * strictly increase, and every reader's token is higher than that of the
+ * last writer granted before it. So a resource may refuse a write token
+ * below the highest write token it accepted, and a read token below that
+ * same highest write token. It cannot order readers among themselves, nor
+ * a writer against the readers before it: a downgraded reader's token is
+ * higher than that of a writer queued before its read node.
+ * Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s,
+                              const char *name);
+/* The read and write sides. Borrowed: valid until zkl_rwlock_free(); never
+ * pass them to zkl_lock_free() (it ignores them). NULL for NULL. */
+ZKL_EXTERN zkl_lock *zkl_rwlock_read(zkl_rwlock *rw);
+ZKL_EXTERN zkl_lock *zkl_rwlock_write(zkl_rwlock *rw);
+/* Frees both sides, as zkl_lock_free() frees a lock. NULL is ignored. */
+ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
+
+/* ------------------------------------------------------------- semaphores */
+
+/* Creates a contender for the semaphore NAME of `limit` leases (> 0): a
+ * zkl_lock whose acquire takes one lease (at most `limit` are held at any
+ * moment) and whose release gives it back; everything else is as for a
+ * mutex (timeouts, try-once, async, cancel, lost notices, the lease rule,
+ * tokens). For more than one lease at a time, make more contenders.
+ * The layout is Curator's InterProcessSemaphoreV2 (/locks/NAME/locks, a
+ * mutex that admits one contender at a time to count, and
+ * /locks/NAME/leases), so that Curator clients with the same limit share
+ * it. Waiters do not wake as a herd: only the contender counting watches the
+ * leases. An uncontended acquire costs two round trips.
+ * Nothing stores the limit: every contender gives its own, as in Curator.
+ * Contenders that disagree admit up to the largest limit among them; one
+ * that finds more leases held than its own limit fails its acquire with
+ * ZKL_ELIMIT.
+ * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
+ * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
+                                 const char *name, int limit);
+
+/* --------------------------------------------------------------- elections */
+
+/* Creates a candidate in the election NAME with `id` (1..ZKL_ID_MAX bytes,
+ * copied; written into its node), as Curator's LeaderLatch lays it out
+ * (_c_<uuid>-latch-<seq>, the id as data), so that C services take part in
+ * the same election as Java ones. The candidate is a zkl_lock:
+ *   zkl_lock_acquire()/_async()  stand; granted = leading, with the token
+ *                                (the node's czxid) as the epoch a resource
+ *                                can check; a timeout stops standing
+ *   zkl_lock_release(), zkl_lock_cancel()  resign
+ *   zkl_lock_on_lost()           told when it stops leading otherwise
+ *                                (session expired, node deleted, the
+ *                                lease's early notice)
+ * While the lease rule is on, two candidates never both believe they lead:
+ * a cut-off leader is told before the server can expire it.
+ * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED;
+ * ZKL_EEXPIRED; ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_election_new(zkl_lock **out, zkl_session *s,
+                                const char *name, const char *id);
+
+/* Who leads the election NAME now: the leader's id (copied into id, at most
+ * len bytes with the NUL; may be NULL) and token (may be NULL). Two round
+ * trips; a snapshot. Returns ZKL_OK; ZKL_ENOTHELD when nobody leads;
+ * ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread;
+ * or a ZooKeeper error. */
+ZKL_EXTERN int zkl_leader_get(zkl_session *s, const char *name, char *id,
+                              size_t len, int64_t *token);
+
+typedef struct zkl_leader_watch zkl_leader_watch;
+
+/* Called with the leader now, then each time it changes: rc ZKL_OK with its
+ * id (borrowed until the callback returns) and token; ZKL_ENOTHELD (id
+ * NULL) when nobody leads. A last call with another code (ZKL_EEXPIRED,
+ * ZKL_ECLOSED, a ZooKeeper error) says the watch has ended. Never after
+ * zkl_leader_watch_free(). On the completion thread. */
+typedef void (*zkl_leader_cb)(zkl_leader_watch *w, int rc, const char *id,
+                              int64_t token, void *arg);
+
+/* Watches who leads the election NAME, for anyone, candidate or not: one
+ * ZooKeeper watch at a time (on the leader's node, or, while nobody stands,
+ * on the election), no polling, and candidates queuing behind the leader
+ * cause no call. Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED;
+ * ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
+                                    const char *name, zkl_leader_cb cb,
+                                    void *arg);
+/* Stops watching: cb is not called after this returns (one already
+ * running on the completion thread may finish; calling this from cb is
+ * fine). Never blocks. NULL is ignored. */
+ZKL_EXTERN void zkl_leader_watch_free(zkl_leader_watch *w);
 
 /* ------------------------------------------------------------ participants */
 

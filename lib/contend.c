@@ -86,6 +86,8 @@ void zkl__lock_free_locked(zkl_lock *l) {
     if (l->att)
       zkl__attempt_event_locked(l->att, ZKL_EV_RELEASE, 0, &none);
   }
+  if (l->gate)
+    zkl__lock_free_locked(l->gate); /* its attempts end too */
   zkl__lock_unref_locked(l);
 }
 
@@ -134,16 +136,37 @@ static void post_all_locked(void *engine, zkl_att_event ev, int code,
   zkl__each_lock_locked(engine, post_one, &p);
 }
 
+/* Observers hear connects, expiry and close; one may remove itself. */
+static void tell_observers_locked(zkl_engine *e, zkl_att_event ev, int code) {
+  zkl_link *n, *next;
+  for (n = e->observers.next; n != &e->observers; n = next) {
+    next = n->next;
+    zkl_observer *o = zkl__container_of(n, zkl_observer, link);
+    o->event_locked(o, ev, code);
+  }
+}
+
+void zkl__observer_add_locked(zkl_engine *e, zkl_observer *o) {
+  zkl__list_push(&e->observers, &o->link);
+}
+
+void zkl__observer_remove_locked(zkl_observer *o) {
+  zkl__list_remove(&o->link);
+}
+
 static void connected_locked(void *ctx) {
   post_all_locked(ctx, ZKL_EV_CONNECTED, 0, NULL);
+  tell_observers_locked(ctx, ZKL_EV_CONNECTED, 0);
 }
 
 static void over_locked(void *ctx, int why) {
   post_all_locked(ctx, ZKL_EV_OVER, why, NULL);
+  tell_observers_locked(ctx, ZKL_EV_OVER, why);
 }
 
 static void closing_locked(void *ctx) {
   post_all_locked(ctx, ZKL_EV_CLOSE, 0, NULL);
+  tell_observers_locked(ctx, ZKL_EV_CLOSE, 0);
 }
 
 static void closed_locked(void *ctx) {
@@ -177,6 +200,7 @@ zkl_engine *zkl__engine_of_locked(zkl_session *s) {
   e->s = s;
   zkl__list_init(&e->locks);
   zkl__list_init(&e->watches);
+  zkl__list_init(&e->observers);
   zkl__session_set_hooks_locked(s, &hooks, e);
   return e;
 }
@@ -192,4 +216,29 @@ unsigned zkl__engine_suspended_locked(const zkl_session *s) {
   if (e)
     zkl__each_lock_locked(e, count_suspended, &n);
   return n;
+}
+
+/* ------------------------------------------------- contenders, made here */
+
+int zkl__lock_create(zkl_lock **out, zkl_session *s, const char *name,
+                     const char *queue, const zkl_recipe *r,
+                     const void *arg) {
+  bool attached;
+  pthread_mutex_lock(&s->mu);
+  attached = zkl__engine_of_locked(s) != NULL;
+  pthread_mutex_unlock(&s->mu);
+  return attached ? zkl__lock_new(out, s, name, queue, r, arg) : ZKL_ENOMEM;
+}
+
+void zkl__lock_destroy(zkl_lock *l) {
+  zkl_session *s = l->s;
+  pthread_mutex_lock(&s->mu);
+  zkl__lock_free_locked(l);
+  zkl__unlock(s);
+}
+
+void zkl__lock_gate(zkl_lock *l, zkl_lock *gate) {
+  pthread_mutex_lock(&l->s->mu);
+  zkl__lock_gate_locked(l, gate);
+  pthread_mutex_unlock(&l->s->mu);
 }

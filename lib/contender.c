@@ -18,13 +18,14 @@
 /* A user callback for one lock. */
 struct zkl_notice {
   zkl_call base;
-  enum { N_ACQUIRE, N_RELEASE, N_LOST } kind;
+  enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE } kind;
   zkl_lock *l; /* reference, taken when queued */
   int rc;      /* status, or the lost reason */
   int64_t token;
   zkl_acquire_cb acquire_cb;
   zkl_release_cb release_cb;
   zkl_lost_cb lost_cb;
+  zkl_revoke_cb revoke_cb;
   void *arg;
 };
 
@@ -68,10 +69,22 @@ int zkl__lock_new(zkl_lock **out, zkl_session *s, const char *name,
   return ZKL_OK;
 }
 
+void zkl__lock_own(zkl_lock *l, void (*free_arg)(void *arg)) {
+  l->owned = true;
+  l->free_arg = free_arg;
+}
+
+void zkl__lock_set_free_arg(zkl_lock *l, void (*free_arg)(void *arg)) {
+  l->free_arg = free_arg;
+}
+
+bool zkl__lock_owned(const zkl_lock *l) { return l->owned; }
+
 void zkl__lock_set_gate(zkl_lock *l, zkl_lock *gate,
                         void (*lost_hook_locked)(void *ctx, int reason),
                         void *ctx) {
   l->gate = gate;
+  gate->refs++; /* l's, until l is freed */
   gate->lost_hook_locked = lost_hook_locked;
   gate->lost_hook_ctx = ctx;
 }
@@ -85,6 +98,10 @@ void zkl__lock_unref_locked(zkl_lock *l) {
   if (--l->refs > 0)
     return;
   zkl__list_remove(&l->link);
+  if (l->free_arg)
+    l->free_arg((void *)l->arg);
+  if (l->gate)
+    zkl__lock_unref_locked(l->gate);
   free(l->name);
   free(l->queue);
   free(l->info);
@@ -118,6 +135,9 @@ static void notice_run(zkl_call *c) {
     break;
   case N_LOST:
     n->lost_cb(n->l, n->rc, n->arg);
+    break;
+  case N_REVOKE:
+    n->revoke_cb(n->l, n->arg);
     break;
   }
 }
@@ -247,4 +267,24 @@ int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
   pthread_mutex_unlock(&l->s->mu);
   free(copy);
   return rc;
+}
+
+void zkl__lock_set_revoke_locked(zkl_lock *l, zkl_revoke_cb cb, void *arg) {
+  l->revoke_cb = cb;
+  l->revoke_arg = arg;
+}
+
+void zkl__notify_revoke_locked(zkl_lock *l) {
+  zkl_notice *n;
+  if (!l->revoke_cb || l->freed)
+    return;
+  if (!(n = notice_new(N_REVOKE))) {
+    zkl__log("out of memory: revoke request for lock %s dropped", l->name);
+    return;
+  }
+  n->l = l;
+  l->refs++;
+  n->revoke_cb = l->revoke_cb;
+  n->arg = l->revoke_arg;
+  zkl__queue_call_locked(l->s, &n->base);
 }

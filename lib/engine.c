@@ -20,7 +20,7 @@
  * The edges exactly (zkl__edge_allowed, the table below, is the diagram the
  * code checks; a test drives every edge):
  *   NEW        -> GATING | CREATING | SUSPENDED
- *   GATING     -> CREATING | SUSPENDED | ENDING
+ *   GATING     -> CREATING | ENDING
  *   CREATING   -> CREATING (the parents were missing) | LISTING (granted,
  *                 but the lease needs an answer first) | WATCHING |
  *                 WAITING | HELD | SUSPENDED | ENDING
@@ -126,7 +126,7 @@ static void arm_own_watch_locked(zkl_attempt *att);
 #define E(from, to) [ZKL_AS_##from][ZKL_AS_##to] = true
 static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
     E(NEW, GATING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
-    E(GATING, CREATING),   E(GATING, SUSPENDED),    E(GATING, ENDING),
+    E(GATING, CREATING),   E(GATING, ENDING),
     E(CREATING, CREATING), E(CREATING, LISTING),    E(CREATING, WATCHING),
     E(CREATING, WAITING),  E(CREATING, HELD),       E(CREATING, SUSPENDED),
     E(CREATING, ENDING),   E(RECOVERING, CREATING), E(RECOVERING, LISTING),
@@ -357,7 +357,7 @@ static void gate_done_locked(void *ctx, int rc, int64_t token) {
     if (rc != ZKL_OK)
       end_locked(att, END_FAIL, rc);
     else
-      GO(att, sess(att)->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);
+      GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
   } else if (rc == ZKL_OK && gate->att) {
     /* granted to an attempt that is over: give it back */
     zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &none);
@@ -442,8 +442,6 @@ static void own_node_gone_locked(zkl_attempt *att) {
 static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
                              const struct Stat *stat, const void *children) {
   zkl_attempt *att = zkl__watch_owner(w);
-  (void)data;
-  (void)len;
   (void)stat;
   (void)children;
   att->pending--;
@@ -455,7 +453,9 @@ static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
     att->own_watch = NULL;
     zkl__watch_drop_locked(w);
   }
-  if (rc == ZNONODE)
+  if (rc == ZOK && len == 10 && memcmp(data, "__REVOKE__", 10) == 0)
+    zkl__notify_revoke_locked(att->l); /* someone asks us to let go */
+  else if (rc == ZNONODE)
     own_node_gone_locked(att);
   /* A lost connection: re-armed at the reconnect if still wanted. */
   else if (rc != ZOK && !zkl__is_connection_loss(rc) &&
@@ -928,9 +928,15 @@ static void enter_held_locked(zkl_attempt *att) {
 }
 
 static void enter_releasing_locked(zkl_attempt *att) {
+  zkl_lock *l = att->l;
   zkl_session *s = sess(att);
   char path[ZKL_PATH_MAX];
   own_path(att, path);
+  if (l->recipe->keep_on_release_locked &&
+      l->recipe->keep_on_release_locked(l->arg, l, path)) {
+    end_locked(att, END_RELEASED, ZKL_OK); /* the recipe deletes it later */
+    return;
+  }
   if (s->connected) {
     req_begin(att);
     if (zkl__io_delete_locked(s, ZKL_RQ_RELEASE, path, &io_ops, att,
@@ -1005,6 +1011,8 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   case END_CLOSED:
     break; /* closing the session deletes the node */
   }
+  if (l->recipe->ended_locked)
+    l->recipe->ended_locked(l->arg, l);
 }
 
 /* -------------------------------------------------------------- the rule */
@@ -1037,6 +1045,8 @@ static void evaluate_locked(zkl_attempt *att,
     l->recipe->decide(&q, l->arg, &v);
     if (v.kind == ZKL_GRANT) {
       grant_locked(att);
+    } else if (v.kind == ZKL_REFUSE) {
+      end_locked(att, END_FAIL, v.code);
     } else if (att->try_once) {
       end_locked(att, END_FAIL, ZKL_EBUSY);
     } else if (v.kind == ZKL_WAIT_CHILDREN) {
@@ -1077,7 +1087,11 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     att->deadline_ms = zkl__now_ms() + timeout_ms;
     zkl__timer_kick_locked(&s->timer);
   }
-  if (l->gate)
+  /* A try-once does not queue at the gate: it cannot wait there, and a
+   * gate held for a moment by a contender leaving it would make it fail.
+   * The rule alone keeps it safe: whoever is granted counted, after making
+   * its own node, every node made before it. */
+  if (l->gate && !att->try_once)
     GO(att, ZKL_AS_GATING);
   else
     GO(att, s->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);

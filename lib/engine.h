@@ -28,9 +28,10 @@
 /* What a recipe's rule answers, given the queue and the contender's place
  * in it. */
 typedef enum zkl_verdict_kind {
-  ZKL_GRANT,        /* it may go now */
-  ZKL_WAIT_NODE,    /* wait for entries[node] to go */
-  ZKL_WAIT_CHILDREN /* wait for the queue to change (a child watch) */
+  ZKL_GRANT,         /* it may go now */
+  ZKL_WAIT_NODE,     /* wait for entries[node] to go */
+  ZKL_WAIT_CHILDREN, /* wait for the queue to change (a child watch) */
+  ZKL_REFUSE         /* the acquire fails with `code` */
 } zkl_verdict_kind;
 
 typedef struct zkl_verdict {
@@ -39,6 +40,7 @@ typedef struct zkl_verdict {
   bool grant_on_delete; /* ZKL_WAIT_NODE: its deletion grants at once, with
                            no new listing (no node that counts can appear
                            before ours while ours exists) */
+  int code;             /* ZKL_REFUSE */
 } zkl_verdict;
 
 typedef struct zkl_recipe {
@@ -56,9 +58,17 @@ typedef struct zkl_recipe {
   int (*admit_locked)(const void *arg);
   /* The node's data. NULL: the owner description. */
   int (*node_data)(const void *arg, char *buf, size_t len);
+  /* A release is about to delete the node at path: return true to keep it
+   * (the recipe then owns it: the read/write lock's downgrade). NULL: never.
+   */
+  bool (*keep_on_release_locked)(const void *arg, const zkl_lock *l,
+                                 const char *path);
+  /* An attempt of l ended (after a hold, or without one). NULL: nothing. */
+  void (*ended_locked)(const void *arg, const zkl_lock *l);
 } zkl_recipe;
 
 extern const zkl_recipe zkl__recipe_mutex; /* lock.c */
+extern const zkl_recipe zkl__recipe_latch; /* election.c */
 
 /* ---------------------------------------------------------------- targets */
 
@@ -85,8 +95,9 @@ typedef struct zkl_target {
 /* The engine's part of a session (the session's hooks context). */
 typedef struct zkl_engine {
   zkl_session *s;
-  zkl_link locks;   /* engine.c: every zkl_lock of the session */
-  zkl_link watches; /* watch.c: every watch record the client may call */
+  zkl_link locks;     /* contender.c: every zkl_lock of the session */
+  zkl_link watches;   /* watch.c: every watch record the client may call */
+  zkl_link observers; /* contend.c: every zkl_observer */
 } zkl_engine;
 
 /* --------------------------------------------------------------- watches */
@@ -105,11 +116,12 @@ typedef struct zkl_watch_ops {
   void (*release_locked)(zkl_watch *w);
 } zkl_watch_ops;
 
-enum { ZKL_WATCH_DATA, ZKL_WATCH_CHILDREN };
+enum { ZKL_WATCH_DATA, ZKL_WATCH_CHILDREN, ZKL_WATCH_EXISTS };
 
 /* Arms a watch on path: a getData (ZKL_WATCH_DATA; unlike exists it sets
- * nothing on a missing node) or a getChildren (ZKL_WATCH_CHILDREN), counted
- * as request kind rq. owner is passed back through ops. Returns the record
+ * nothing on a missing node), a getChildren (ZKL_WATCH_CHILDREN) or an
+ * exists (ZKL_WATCH_EXISTS: set on a missing node too, which armed_locked
+ * then hears as ZOK with a NULL stat), counted as request kind rq. owner is passed back through ops. Returns the record
  * or NULL (no memory, or the client refused: *rc says which). */
 zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
                                  const char *path, const zkl_watch_ops *ops,
@@ -158,6 +170,16 @@ typedef enum zkl_att_event {
   ZKL_EV_TICK        /* the clock; arg: int64_t[2] {now, next deadline} */
 } zkl_att_event;
 
+/* Something that is not a contender but lives on the engine's session and
+ * hears its events: ZKL_EV_CONNECTED, ZKL_EV_OVER (code: why),
+ * ZKL_EV_CLOSE (leader.c). */
+typedef struct zkl_observer {
+  zkl_link link;
+  void (*event_locked)(struct zkl_observer *o, zkl_att_event ev, int code);
+} zkl_observer;
+void zkl__observer_add_locked(zkl_engine *e, zkl_observer *o);
+void zkl__observer_remove_locked(zkl_observer *o);
+
 /* engine.c: starts an attempt of l (l has none). */
 int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t);
 void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
@@ -200,6 +222,11 @@ struct zkl_lock {
   void *lost_hook_ctx;
   char *info; /* zkl_lock_set_owner_info() */
   int acl;    /* ZKL_ACL_* of the nodes it creates */
+  bool owned; /* a part of something else (a read/write lock's side, a
+                 semaphore's gate): not the user's to free */
+  void (*free_arg)(void *arg); /* frees arg with the lock, if set */
+  zkl_revoke_cb revoke_cb;
+  void *revoke_arg;
 
   /* engine.c: the hold */
   zkl_attempt *att; /* current acquire, hold or release */
@@ -209,6 +236,14 @@ struct zkl_lock {
 };
 
 /* contender.c */
+/* Marks l as a part of something else, which frees it (zkl_lock_free
+ * refuses it); free_arg (may be NULL) frees its recipe argument. */
+void zkl__lock_own(zkl_lock *l, void (*free_arg)(void *arg));
+void zkl__lock_set_free_arg(zkl_lock *l, void (*free_arg)(void *arg));
+bool zkl__lock_owned(const zkl_lock *l);
+/* Queues the revoke callback of l, if any. */
+void zkl__notify_revoke_locked(zkl_lock *l);
+void zkl__lock_set_revoke_locked(zkl_lock *l, zkl_revoke_cb cb, void *arg);
 void zkl__lock_set_gate(zkl_lock *l, zkl_lock *gate,
                         void (*lost_hook_locked)(void *ctx, int reason),
                         void *ctx);
@@ -230,6 +265,13 @@ void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct);
  * engine must be attached (zkl__engine_of_locked). */
 int zkl__lock_new(zkl_lock **out, zkl_session *s, const char *name,
                   const char *queue, const zkl_recipe *r, const void *arg);
+/* contend.c: makes a contender (attaching the engine to the session) and
+ * frees one (zkl_lock_free without its checks). */
+int zkl__lock_create(zkl_lock **out, zkl_session *s, const char *name,
+                     const char *queue, const zkl_recipe *r, const void *arg);
+void zkl__lock_destroy(zkl_lock *l);
+/* zkl__lock_gate_locked, taking the lock. */
+void zkl__lock_gate(zkl_lock *l, zkl_lock *gate);
 /* Makes l wait for gate (held by l from then on) before each attempt
  * creates its node: the semaphore's inner mutex. A loss of the gate while
  * l's attempt needs it fails that attempt with ZKL_ELOST. */

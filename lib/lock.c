@@ -26,36 +26,28 @@ static void mutex_decide(const zkl_queue *q, const void *arg,
   out->grant_on_delete = q->own == 1;
 }
 
-const zkl_recipe zkl__recipe_mutex = {"mutex", "lock-", zkl__mutex_markers,
-                                      false, mutex_decide, NULL, NULL};
-
-/* Attaches the engine to the session, then makes the contender. */
-static int new_contender(zkl_lock **out, zkl_session *s, const char *name,
-                         const char *queue, const zkl_recipe *r,
-                         const void *arg) {
-  bool attached;
-  pthread_mutex_lock(&s->mu);
-  attached = zkl__engine_of_locked(s) != NULL;
-  pthread_mutex_unlock(&s->mu);
-  return attached ? zkl__lock_new(out, s, name, queue, r, arg) : ZKL_ENOMEM;
-}
+const zkl_recipe zkl__recipe_mutex = {
+    "mutex", "lock-", zkl__mutex_markers, false, mutex_decide,
+    NULL,    NULL,    NULL,               NULL};
 
 int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {
   char queue[ZKL_PATH_MAX];
   if (!out || !s || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
   snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
-  return new_contender(out, s, name, queue, &zkl__recipe_mutex, NULL);
+  return zkl__lock_create(out, s, name, queue, &zkl__recipe_mutex, NULL);
 }
 
 void zkl_lock_free(zkl_lock *l) {
-  zkl_session *s;
   if (!l)
     return;
-  s = zkl__lock_session(l);
-  pthread_mutex_lock(&s->mu);
-  zkl__lock_free_locked(l);
-  zkl__unlock(s);
+  if (zkl__lock_owned(l)) {
+    /* a side of a read/write lock: zkl_rwlock_free() frees it */
+    zkl__log("zkl_lock_free: %s belongs to a read/write lock; ignored",
+             zkl_lock_name(l));
+    return;
+  }
+  zkl__lock_destroy(l);
 }
 
 int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms, zkl_acquire_cb cb,

@@ -25,7 +25,7 @@
 struct zkl_watch {
   zkl_session *s; /* reference */
   zkl_link link;  /* in the engine's watches */
-  int type;       /* ZKL_WATCH_DATA or ZKL_WATCH_CHILDREN */
+  int type;       /* ZKL_WATCH_* */
   char *path;
   const zkl_watch_ops *ops;
   void *owner;
@@ -99,6 +99,17 @@ static void data_armed(int rc, const char *value, int len,
   zkl__leave(s);
 }
 
+static void exists_armed(int rc, const struct Stat *stat, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl__enter_req_locked(r, rc);
+  /* exists sets its watch on a missing node too: that is what it is for */
+  armed_locked(r->owner, rc == ZNONODE ? ZOK : rc, NULL, 0,
+               rc == ZOK ? stat : NULL, NULL);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
 static void children_armed(int rc, const struct String_vector *children,
                            const void *data) {
   zkl_req *r = (zkl_req *)data;
@@ -124,9 +135,17 @@ zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
     return NULL;
   }
   r->owner = w;
-  *rc = type == ZKL_WATCH_DATA
-            ? zoo_awget(s->zh, path, watcher, w, data_armed, r)
-            : zoo_awget_children(s->zh, path, watcher, w, children_armed, r);
+  switch (type) {
+  case ZKL_WATCH_DATA:
+    *rc = zoo_awget(s->zh, path, watcher, w, data_armed, r);
+    break;
+  case ZKL_WATCH_CHILDREN:
+    *rc = zoo_awget_children(s->zh, path, watcher, w, children_armed, r);
+    break;
+  default:
+    *rc = zoo_awexists(s->zh, path, watcher, w, exists_armed, r);
+    break;
+  }
   if (*rc != ZOK) {
     zkl__req_abort_locked(r);
     free(w->path);
@@ -162,8 +181,8 @@ static void start_removal_locked(zkl_watch *w) {
   w->removing = true;
   zkl__cleanup_unwatch_locked(
       w->s, w->path,
-      w->type == ZKL_WATCH_DATA ? ZWATCHTYPE_DATA : ZWATCHTYPE_CHILD, watcher,
-      w, removal_done_locked);
+      w->type == ZKL_WATCH_CHILDREN ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
+      watcher, w, removal_done_locked);
 }
 
 void zkl__watch_drop_locked(zkl_watch *w) {

@@ -1,6 +1,7 @@
 /* zktest.c - shared test support; see zktest.h. */
 #include "config.h"
 
+#include "internal.h"
 #include "zktest.h"
 
 #include <CUnit/Basic.h>
@@ -204,6 +205,83 @@ int zkt_wait_children(const char *path, int want, int timeout_ms) {
   }
 }
 
+void zkt_assert_parent_empty_at(const char *name, const char *file,
+                                int line) {
+  char parent[512], what[600];
+  int64_t deadline = zkt_now_ms() + ZKT_WAIT;
+  zhandle_t *zh = zkt_observer();
+  int rc = ZOK, n = -1;
+  zkt_parent(parent, sizeof parent, name);
+  for (;;) {
+    struct String_vector sv = {0};
+    unsigned seen;
+    pthread_mutex_lock(&obs_mu);
+    seen = obs_events;
+    pthread_mutex_unlock(&obs_mu);
+    rc = zoo_wget_children(zh, parent, obs_watcher, NULL, &sv);
+    n = sv.count;
+    deallocate_String_vector(&sv);
+    if (rc == ZNONODE || (rc == ZOK && n == 0) || zkt_now_ms() >= deadline)
+      break;
+    pthread_mutex_lock(&obs_mu);
+    while (obs_events == seen && zkt_now_ms() < deadline) {
+      struct timespec ts;
+      abs_deadline(&ts, (int)(deadline - zkt_now_ms()));
+      pthread_cond_timedwait(&obs_cond, &obs_mu, &ts);
+    }
+    pthread_mutex_unlock(&obs_mu);
+  }
+  if (rc != ZOK && rc != ZNONODE)
+    snprintf(what, sizeof what, "the observer could not list %s: %s", parent,
+             zerror(rc));
+  else
+    snprintf(what, sizeof what, "%s is empty (it has %d children)", parent,
+             rc == ZNONODE ? 0 : n);
+  CU_assertImplementation(rc == ZNONODE || (rc == ZOK && n == 0), line, what,
+                          file, "", CU_FALSE);
+}
+
+void zkt_assert_quiet_at(zkl_session *s, const char *file, int line) {
+  char what[200];
+  zkl_debug_counts c;
+  int rc = zkl__debug_wait_quiet(s, ZKT_WAIT);
+  zkl__debug_counts(s, &c);
+  snprintf(what, sizeof what,
+           "the session is quiet (watches=%u cleanups=%u inflight=%u "
+           "suspended=%u calls=%u)",
+           c.watches, c.cleanups, c.inflight, c.parked, c.calls);
+  CU_assertImplementation(rc == 0, line, what, file, "", CU_FALSE);
+}
+
+void zkt_rec_init(zkt_rec *r) {
+  memset(r, 0, sizeof *r);
+  zkt_counter_init(&r->calls);
+}
+
+void zkt_on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  zkt_rec *r = arg;
+  (void)l;
+  pthread_mutex_lock(&r->calls.mu);
+  r->rc = rc;
+  r->token = token;
+  pthread_mutex_unlock(&r->calls.mu);
+  zkt_counter_add(&r->calls, 1);
+}
+
+void zkt_on_released(zkl_lock *l, int rc, void *arg) {
+  zkt_on_acquired(l, rc, 0, arg);
+}
+
+int zkt_rec_wait(zkt_rec *r, int n, int timeout_ms) {
+  int rc;
+  if (zkt_counter_wait(&r->calls, n, timeout_ms) < n)
+    return ZKT_NO_CALL;
+  pthread_mutex_lock(&r->calls.mu);
+  rc = r->rc;
+  pthread_mutex_unlock(&r->calls.mu);
+  return rc;
+}
+
 void zkt_parent(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "/locks/%s", name);
 }
@@ -394,12 +472,23 @@ int zkt_main(const char *suite_name, const zkt_test *tests) {
   suite = CU_add_suite(suite_name, NULL, NULL);
   if (!suite)
     return 99;
-  /* ZKT_ONLY=substring runs the matching tests only (for debugging). */
+  /* ZKT_ONLY=substring runs the matching tests only (for debugging); one
+   * that matches nothing is a mistake, not a pass. */
   const char *only = getenv("ZKT_ONLY");
-  for (; tests->name; tests++)
-    if ((!only || strstr(tests->name, only)) &&
-        !CU_add_test(suite, tests->name, tests->fn))
+  unsigned matched = 0;
+  for (; tests->name; tests++) {
+    if (only && !strstr(tests->name, only))
+      continue;
+    matched++;
+    if (!CU_add_test(suite, tests->name, tests->fn))
       return 99;
+  }
+  if (matched == 0) {
+    printf("\nZKTEST %s: 0 passed, 1 failed (ZKT_ONLY=%s matches no test)\n",
+           suite_name, only);
+    CU_cleanup_registry();
+    return 1;
+  }
   CU_basic_set_mode(CU_BRM_VERBOSE);
   CU_basic_run_tests();
   run = CU_get_number_of_tests_run();

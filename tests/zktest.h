@@ -40,6 +40,20 @@ int zkt_children(const char *path);
 int zkt_wait_children(const char *path, int want, int timeout_ms);
 /* Waits (bounded, with a watch) until path does not exist: 0, or -1. */
 int zkt_wait_absent(const char *path, int timeout_ms);
+/* Asserts, in the calling test, that the lock NAME left no node behind: its
+ * parent has no child, or is gone (a container the server reaped), within
+ * ZKT_WAIT ms. An error of the observer's own connection fails the test
+ * too: a check that cannot see cannot pass. */
+#define ZKT_WAIT 15000
+#define zkt_assert_parent_empty(name) \
+  zkt_assert_parent_empty_at((name), __FILE__, __LINE__)
+void zkt_assert_parent_empty_at(const char *name, const char *file, int line);
+/* Asserts that s holds nothing any more (no watch record, cleanup, request,
+ * suspended attempt or queued callback) within ZKT_WAIT ms, and says what
+ * it still holds when it does. */
+#define zkt_assert_quiet(s) zkt_assert_quiet_at((s), __FILE__, __LINE__)
+void zkt_assert_quiet_at(zkl_session *s, const char *file, int line);
+
 /* Lock-parent path of a lock name. */
 void zkt_parent(char *buf, size_t len, const char *name);
 /* A lock name unique to this run and test: "<base>-<pid>-<n>". */
@@ -65,6 +79,20 @@ void zkt_counter_add(zkt_counter *c, int n);
 int zkt_counter_get(zkt_counter *c);
 /* Waits until value >= want or timeout; returns the value seen. */
 int zkt_counter_wait(zkt_counter *c, int want, int timeout_ms);
+
+/* What async callbacks report: they record, the test thread asserts. */
+typedef struct zkt_rec {
+  zkt_counter calls;
+  int rc;
+  int64_t token;
+} zkt_rec;
+#define ZKT_NO_CALL 123456 /* zkt_rec_wait: no call within the bound */
+void zkt_rec_init(zkt_rec *r);
+/* zkl_acquire_cb and zkl_release_cb that record into the zkt_rec arg. */
+void zkt_on_acquired(zkl_lock *l, int rc, int64_t token, void *arg);
+void zkt_on_released(zkl_lock *l, int rc, void *arg);
+/* Waits until r has seen n calls; returns the latest rc, or ZKT_NO_CALL. */
+int zkt_rec_wait(zkt_rec *r, int n, int timeout_ms);
 
 int64_t zkt_now_ms(void);
 /* Threads of this process right now (from /proc/self/task). */

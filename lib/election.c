@@ -1,0 +1,62 @@
+/*
+ * election.c - leader election: a queue whose first candidate leads.
+ *
+ * The layout is Curator's LeaderLatch, so that C candidates take part in
+ * the same election as Java ones: under /locks/NAME each candidate writes
+ * _c_<uuid>-latch-<seq> with its id as the node's data; the lowest node
+ * leads; every other candidate watches its predecessor. A candidate is a
+ * zkl_lock: acquiring it is standing for election (granted: leading, with
+ * the node's czxid as the epoch a resource can check), releasing or
+ * cancelling it is resigning, and its lost callback says it stopped leading
+ * for any other reason (session expired, node deleted, the lease's early
+ * notice). Who leads, for anyone, is leader.c.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+static const char *const latch_markers[] = {"latch-", NULL};
+
+static void latch_decide(const zkl_queue *q, const void *arg,
+                         zkl_verdict *out) {
+  (void)arg;
+  out->kind = q->own == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
+  out->node = q->own - 1;
+  out->grant_on_delete = q->own == 1;
+}
+
+/* The node's data is the candidate's id, as LeaderLatch writes it. */
+static int latch_data(const void *arg, char *buf, size_t len) {
+  size_t n = strlen(arg);
+  if (n > len)
+    n = len;
+  memcpy(buf, arg, n);
+  return (int)n;
+}
+
+const zkl_recipe zkl__recipe_latch = {
+    "latch", "latch-", latch_markers, false, latch_decide,
+    NULL,    latch_data, NULL,        NULL};
+
+int zkl_election_new(zkl_lock **out, zkl_session *s, const char *name,
+                     const char *id) {
+  char queue[ZKL_PATH_MAX], *copy;
+  int rc;
+  if (!out || !s || !id || !*id || strlen(id) > ZKL_ID_MAX ||
+      zkl__validate_name(name) != ZKL_OK)
+    return ZKL_EINVAL;
+  if (!(copy = strdup(id)))
+    return ZKL_ENOMEM;
+  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
+  rc = zkl__lock_create(out, s, name, queue, &zkl__recipe_latch, copy);
+  if (rc != ZKL_OK) {
+    free(copy);
+    return rc;
+  }
+  zkl__lock_set_free_arg(*out, free);
+  return ZKL_OK;
+}

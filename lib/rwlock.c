@@ -1,0 +1,156 @@
+/*
+ * rwlock.c - read/write locks: two recipes on one queue.
+ *
+ * The layout is Curator's InterProcessReadWriteLock: under /locks/NAME,
+ * readers write _c_<uuid>-__READ__<seq> and writers _c_<uuid>-__WRIT__<seq>,
+ * and one sequence (the parent's) orders both kinds. kazoo's ReadLock and
+ * WriteLock nodes (__rlock__, __lock__) count as readers and writers too.
+ *
+ *   reader  granted when no writer is ahead of it; otherwise it watches the
+ *           nearest writer ahead (readers queued behind one writer are all
+ *           granted, each by its own watch, when it leaves: no herd on one
+ *           node). Only contenders ahead count (kazoo #649 deadlocked by
+ *           looking behind).
+ *   writer  granted when first; otherwise it watches its immediate
+ *           predecessor, of either kind.
+ *
+ * Each side is a zkl_lock with everything a mutex has. A holder of the
+ * write side may take the read side (downgrade): the read rule grants it
+ * while that side holds, and a write release while the read side holds
+ * keeps the write node until the read side lets go, since writers queued
+ * behind it must keep waiting (Curator deletes it, and a writer queued
+ * behind is then granted beside the downgraded reader). Taking the write
+ * side while holding (or waiting for) only the read side would wait for
+ * itself: refused with ZKL_EUPGRADE. (Curator's ReadLock grants a thread
+ * that holds the write lock the same way.)
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+struct zkl_rwlock {
+  zkl_lock *read;
+  zkl_lock *write;
+  int sides;    /* sides still allocated: the last one frees this */
+  char *anchor; /* a downgrade's write node, kept while the read side holds */
+};
+
+/* kind % 2: 0 read, 1 write */
+static const char *const rw_markers[] = {"__READ__", "__WRIT__", "__rlock__",
+                                         "__lock__", NULL};
+
+static bool is_writer(const zkl_queue_entry *e) { return e->kind % 2 == 1; }
+
+static void read_decide(const zkl_queue *q, const void *arg,
+                        zkl_verdict *out) {
+  const zkl_rwlock *rw = arg;
+  int i, writers = 0, nearest = -1;
+  for (i = 0; i < q->own; i++) {
+    if (!is_writer(&q->entries[i]))
+      continue;
+    writers++;
+    nearest = i;
+  }
+  /* A downgrade: while our own write side holds, nobody else holds
+   * anything, and writers queued behind it wait for it anyway. */
+  if (zkl__lock_held_node_locked(rw->write))
+    writers = 0;
+  out->kind = writers == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
+  out->node = nearest;
+  /* With one writer ahead, its leaving grants us: a writer that comes
+   * later queues behind us. */
+  out->grant_on_delete = writers == 1;
+}
+
+static void write_decide(const zkl_queue *q, const void *arg,
+                         zkl_verdict *out) {
+  (void)arg;
+  out->kind = q->own == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
+  out->node = q->own - 1;
+  out->grant_on_delete = q->own == 1;
+}
+
+/* Downgrade: the write side releases while its read side holds. Its node
+ * stays in the queue until the read side lets go, so that the writers that
+ * queued behind it keep waiting (the read node came after them). */
+static bool write_keep_locked(const void *arg, const zkl_lock *l,
+                              const char *path) {
+  zkl_rwlock *rw = (zkl_rwlock *)arg;
+  (void)l;
+  if (!zkl__lock_held_node_locked(rw->read) || rw->anchor)
+    return false;
+  return (rw->anchor = strdup(path)) != NULL;
+}
+
+/* The read side's attempt ended: the downgrade's write node goes now. */
+static void read_ended_locked(const void *arg, const zkl_lock *l) {
+  zkl_rwlock *rw = (zkl_rwlock *)arg;
+  if (!rw->anchor)
+    return;
+  zkl__cleanup_delete_locked(zkl__lock_session(l), rw->anchor);
+  free(rw->anchor);
+  rw->anchor = NULL;
+}
+
+static int write_admit_locked(const void *arg) {
+  const zkl_rwlock *rw = arg;
+  return zkl__lock_busy_locked(rw->read) ? ZKL_EUPGRADE : ZKL_OK;
+}
+
+static void side_freed(void *arg) {
+  zkl_rwlock *rw = arg;
+  if (--rw->sides == 0) {
+    free(rw->anchor);
+    free(rw);
+  }
+}
+
+static const zkl_recipe read_recipe = {
+    "read", "__READ__", rw_markers, false, read_decide, NULL, NULL, NULL,
+    read_ended_locked};
+static const zkl_recipe write_recipe = {
+    "write",      "__WRIT__",         rw_markers, false,
+    write_decide, write_admit_locked, NULL,       write_keep_locked,
+    NULL};
+
+int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s, const char *name) {
+  char queue[ZKL_PATH_MAX];
+  zkl_rwlock *rw;
+  int rc;
+  if (!out || !s || zkl__validate_name(name) != ZKL_OK)
+    return ZKL_EINVAL;
+  if (!(rw = calloc(1, sizeof *rw)))
+    return ZKL_ENOMEM;
+  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
+  rc = zkl__lock_create(&rw->read, s, name, queue, &read_recipe, rw);
+  if (rc == ZKL_OK) {
+    rc = zkl__lock_create(&rw->write, s, name, queue, &write_recipe, rw);
+    if (rc != ZKL_OK)
+      zkl__lock_destroy(rw->read);
+  }
+  if (rc != ZKL_OK) {
+    free(rw);
+    return rc;
+  }
+  rw->sides = 2;
+  zkl__lock_own(rw->read, side_freed);
+  zkl__lock_own(rw->write, side_freed);
+  *out = rw;
+  return ZKL_OK;
+}
+
+zkl_lock *zkl_rwlock_read(zkl_rwlock *rw) { return rw ? rw->read : NULL; }
+zkl_lock *zkl_rwlock_write(zkl_rwlock *rw) { return rw ? rw->write : NULL; }
+
+void zkl_rwlock_free(zkl_rwlock *rw) {
+  if (!rw)
+    return;
+  /* Either side's last reference may free rw: read both first. */
+  zkl_lock *read = rw->read, *write = rw->write;
+  zkl__lock_destroy(read);
+  zkl__lock_destroy(write);
+}

@@ -1,0 +1,73 @@
+/*
+ * semaphore.c - a semaphore of N leases: the engine with a gate.
+ *
+ * The layout is Curator's InterProcessSemaphoreV2, so that Curator clients
+ * with the same limit share it: under /locks/NAME, a mutex in locks/ (the
+ * gate) and lease nodes _c_<uuid>-lease-<seq> in leases/. A contender takes
+ * the gate, creates its lease node, and lists leases/ with a child watch: at
+ * most N lease nodes, it holds a lease and gives the gate back; more, it
+ * waits for the listing to change, still holding the gate. So only the gate's
+ * holder watches the leases: waiters queue on the gate, one watch each, and
+ * no herd wakes when a lease is returned.
+ *
+ * At most N leases are held while every contender gives the same N: a lease
+ * node is only ever made by the gate's holder after it counted at most N.
+ * Nothing stores N (Curator lets each client pass its own). A contender that
+ * counts more leases held than its own limit (not counting its own node)
+ * knows some other contender admits more than it does: its acquire fails
+ * with ZKL_ELIMIT rather than wait on a count the others do not keep.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "engine.h"
+
+static const char *const lease_markers[] = {"lease-", NULL};
+
+static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
+
+static void lease_decide(const zkl_queue *q, const void *arg,
+                         zkl_verdict *out) {
+  int limit = limit_of(arg);
+  out->node = -1;
+  out->grant_on_delete = false;
+  if (q->count <= limit)
+    out->kind = ZKL_GRANT;
+  else if (q->count - 1 > limit) {
+    out->kind = ZKL_REFUSE; /* held by others beyond our limit */
+    out->code = ZKL_ELIMIT;
+  }
+  else
+    out->kind = ZKL_WAIT_CHILDREN;
+}
+
+static const zkl_recipe lease_recipe = {
+    "lease", "lease-", lease_markers, true, lease_decide, NULL, NULL, NULL,
+    NULL};
+
+int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
+                      int limit) {
+  char queue[ZKL_PATH_MAX];
+  zkl_lock *gate, *l;
+  int rc;
+  if (!out || !s || limit <= 0 || zkl__validate_name(name) != ZKL_OK)
+    return ZKL_EINVAL;
+  snprintf(queue, sizeof queue, "%s/%s/locks", ZKL_ROOT, name);
+  rc = zkl__lock_create(&gate, s, name, queue, &zkl__recipe_mutex, NULL);
+  if (rc != ZKL_OK)
+    return rc;
+  snprintf(queue, sizeof queue, "%s/%s/leases", ZKL_ROOT, name);
+  rc = zkl__lock_create(&l, s, name, queue, &lease_recipe,
+                        (const void *)(intptr_t)limit);
+  if (rc != ZKL_OK) {
+    zkl__lock_destroy(gate);
+    return rc;
+  }
+  zkl__lock_own(gate, NULL); /* not the user's: freed with l */
+  zkl__lock_gate(l, gate);
+  *out = l;
+  return ZKL_OK;
+}

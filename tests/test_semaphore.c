@@ -1,0 +1,314 @@
+/* test_semaphore.c - semaphores against a real ZooKeeper: at most N leases
+ * (checked by the holders themselves, from many sessions), Curator's
+ * layout, waiters queued on the gate with no herd on the leases, a
+ * disagreement on N, timeouts, cancels and frees leaving nothing behind. */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+
+typedef struct {
+  zkl_session *s;
+  zkl_lock *l;
+} holder;
+
+static void open_one(holder *h, const char *name, int limit) {
+  h->s = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&h->l, h->s, name, limit), ZKL_OK);
+}
+
+static void close_one(holder *h) {
+  zkt_assert_quiet(h->s);
+  zkl_lock_free(h->l);
+  zkl_session_close(h->s);
+}
+
+/* /locks/NAME/leases: the semaphore's leases, as Curator lays them out. */
+static void leases_path(char *buf, size_t len, const char *name) {
+  snprintf(buf, len, "/locks/%s/leases", name);
+}
+
+static void assert_nothing_left(const char *name) {
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/leases", name);
+  zkt_assert_parent_empty(sub);
+  snprintf(sub, sizeof sub, "%s/locks", name);
+  zkt_assert_parent_empty(sub);
+}
+
+static void test_limit(void) {
+  char name[64], leases[256], path[512];
+  holder h[3];
+  zkt_rec rec;
+  int i;
+  zkt_name(name, sizeof name, "sem-limit");
+  leases_path(leases, sizeof leases, name);
+  zkt_rec_init(&rec);
+  for (i = 0; i < 3; i++)
+    open_one(&h[i], name, 2);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h[1].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_children(leases), 2);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(h[0].l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(path, "/leases/_c_"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(path, "-lease-"));
+  /* the third cannot have one now */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h[2].l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h[2].l, 300, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(zkt_children(leases), 2);
+  /* ... and gets one when one is given back */
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(h[2].l, -1, zkt_on_acquired, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[2].s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[0].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(rec.token > 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[1].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[2].l), ZKL_OK);
+  for (i = 0; i < 3; i++)
+    close_one(&h[i]);
+  assert_nothing_left(name);
+}
+
+/* Only the contender holding the gate watches the leases: the others wait
+ * on the gate, one watch each, and none of them lists the leases. */
+static void test_no_herd(void) {
+  char name[64], gate[256];
+  holder h[4];
+  zkt_rec rec[4];
+  zkl_debug_counts c;
+  int i, watching = 0;
+  zkt_name(name, sizeof name, "sem-herd");
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  open_one(&h[0], name, 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
+  for (i = 1; i < 4; i++) {
+    zkt_rec_init(&rec[i]);
+    open_one(&h[i], name, 1);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire_async(h[i].l, -1, zkt_on_acquired, &rec[i]), ZKL_OK);
+  }
+  CU_ASSERT_EQUAL(zkt_wait_children(gate, 3, ZKT_WAIT), 3);
+  for (i = 1; i < 4; i++) {
+    CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[i].s, ZKT_WAIT), 0);
+    zkl__debug_counts(h[i].s, &c);
+    watching += c.sent[ZKL_RQ_CHILD_WATCH] > 0;
+  }
+  CU_ASSERT_EQUAL(watching, 1); /* the gate's holder alone */
+  for (i = 0; i < 4; i++) {
+    if (i > 0)
+      CU_ASSERT_EQUAL(zkt_rec_wait(&rec[i], 1, ZKT_WAIT), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_release(h[i].l), ZKL_OK);
+  }
+  for (i = 0; i < 4; i++)
+    close_one(&h[i]);
+  assert_nothing_left(name);
+}
+
+/* At most N holders at once, as the holders themselves see it: many
+ * sessions, each taking and giving back leases, count who is inside. */
+#define HOLDERS 6
+#define LIMIT 3
+#define ROUNDS 15
+static atomic_int inside, most_inside;
+static atomic_int failures;
+
+typedef struct {
+  const char *name;
+  int rounds;
+} worker_arg;
+
+static pthread_mutex_t full_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t full_cond = PTHREAD_COND_INITIALIZER;
+
+/* A holder stays inside until the semaphore is full, or for a moment at
+ * most: so that full occupancy is reached, and an excess would show. */
+static void stay_inside(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += 50 * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&full_mu);
+  pthread_cond_broadcast(&full_cond);
+  while (atomic_load(&inside) < LIMIT)
+    if (pthread_cond_timedwait(&full_cond, &full_mu, &ts) != 0)
+      break;
+  pthread_mutex_unlock(&full_mu);
+}
+
+static void *worker(void *p) {
+  worker_arg *a = p;
+  zkl_session *s = NULL;
+  zkl_lock *l = NULL;
+  int i;
+  if (zkl_session_open(&s, zkt_hosts(), T_SESSION) != ZKL_OK ||
+      zkl_semaphore_new(&l, s, a->name, LIMIT) != ZKL_OK) {
+    atomic_fetch_add(&failures, 1);
+    zkl_session_close(s);
+    return NULL;
+  }
+  for (i = 0; i < a->rounds; i++) {
+    int now, most;
+    if (zkl_lock_acquire(l, ZKT_WAIT, NULL) != ZKL_OK) {
+      atomic_fetch_add(&failures, 1);
+      continue;
+    }
+    now = atomic_fetch_add(&inside, 1) + 1;
+    most = atomic_load(&most_inside);
+    while (now > most && !atomic_compare_exchange_weak(&most_inside, &most, now))
+      ;
+    stay_inside();
+    atomic_fetch_sub(&inside, 1);
+    if (zkl_lock_release(l) != ZKL_OK)
+      atomic_fetch_add(&failures, 1);
+  }
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  return NULL;
+}
+
+static void test_at_most_n(void) {
+  char name[64];
+  pthread_t t[HOLDERS];
+  worker_arg a;
+  int i;
+  zkt_name(name, sizeof name, "sem-most");
+  a.name = name;
+  a.rounds = ROUNDS;
+  atomic_store(&inside, 0);
+  atomic_store(&most_inside, 0);
+  atomic_store(&failures, 0);
+  for (i = 0; i < HOLDERS; i++)
+    CU_ASSERT_FATAL(pthread_create(&t[i], NULL, worker, &a) == 0);
+  for (i = 0; i < HOLDERS; i++)
+    pthread_join(t[i], NULL);
+  CU_ASSERT_EQUAL(atomic_load(&failures), 0);
+  CU_ASSERT(atomic_load(&most_inside) <= LIMIT);
+  CU_ASSERT(atomic_load(&most_inside) >= 2); /* it did admit several */
+  printf("(most at once: %d of %d) ", atomic_load(&most_inside), LIMIT);
+  assert_nothing_left(name);
+}
+
+/* Contenders that disagree on N: one that finds more leases held than its
+ * own limit says so instead of waiting on a count the others do not keep. */
+static void test_disagreeing_limits(void) {
+  char name[64];
+  holder big[2], small;
+  int i;
+  zkt_name(name, sizeof name, "sem-disagree");
+  for (i = 0; i < 2; i++) {
+    open_one(&big[i], name, 3);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(big[i].l, 0, NULL), ZKL_OK);
+  }
+  open_one(&small, name, 1);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_ELIMIT);
+  CU_ASSERT_EQUAL(zkl_lock_release(big[0].l), ZKL_OK);
+  /* one held, limit 1: an honest wait now, then a lease */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_release(big[1].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
+  close_one(&small);
+  for (i = 0; i < 2; i++)
+    close_one(&big[i]);
+  assert_nothing_left(name);
+}
+
+/* A contender freed or cancelled in either phase (waiting for the gate,
+ * or holding it and waiting for a lease) leaves no node behind. */
+static void test_cancel_and_free(void) {
+  char name[64], gate[256], leases[256];
+  holder h[3];
+  zkt_rec r1, r2;
+  int i;
+  zkt_name(name, sizeof name, "sem-cancel");
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  leases_path(leases, sizeof leases, name);
+  zkt_rec_init(&r1);
+  zkt_rec_init(&r2);
+  for (i = 0; i < 3; i++)
+    open_one(&h[i], name, 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
+  /* h1 holds the gate and waits for a lease; h2 waits for the gate */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h[1].l, -1, zkt_on_acquired, &r1),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h[2].l, -1, zkt_on_acquired, &r2),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(gate, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(h[1].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&r1, 1, ZKT_WAIT), ZKL_ECANCELED);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2); /* h2 now */
+  zkl_lock_free(h[2].l);
+  h[2].l = NULL;
+  CU_ASSERT_EQUAL(zkt_rec_wait(&r2, 1, ZKT_WAIT), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_wait_children(gate, 0, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[0].l), ZKL_OK);
+  for (i = 0; i < 3; i++)
+    close_one(&h[i]);
+  assert_nothing_left(name);
+}
+
+/* Leases taken and given back quickly by one contender: the gate of the
+ * previous lease may still be on its way out when the next asks for it. */
+static void test_quick_succession(void) {
+  char name[64];
+  holder h;
+  int64_t last = 0, token;
+  int i;
+  zkt_name(name, sizeof name, "sem-quick");
+  open_one(&h, name, 2);
+  for (i = 0; i < 30; i++) {
+    zkt_rec rec;
+    zkt_rec_init(&rec);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h.l, ZKT_WAIT,
+                                                 zkt_on_acquired, &rec),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+    token = rec.token;
+    CU_ASSERT(token > last);
+    last = token;
+    CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  }
+  close_one(&h);
+  assert_nothing_left(name);
+}
+
+static void test_bad_input(void) {
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l = NULL;
+  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, s, "x", 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, s, "x", -3), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, s, "", 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, NULL, "x", 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_semaphore_new(NULL, s, "x", 2), ZKL_EINVAL);
+  CU_ASSERT_PTR_NULL(l);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"limit of leases", test_limit},
+      {"no herd on the leases", test_no_herd},
+      {"at most N holders, many sessions", test_at_most_n},
+      {"contenders that disagree on N", test_disagreeing_limits},
+      {"cancel and free in either phase", test_cancel_and_free},
+      {"leases in quick succession", test_quick_succession},
+      {"bad input", test_bad_input},
+      {NULL, NULL}};
+  return zkt_main("semaphore", tests);
+}
