@@ -610,6 +610,69 @@ ZKL_EXTERN int zkl_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
  * fine). Never blocks. NULL is ignored. */
 ZKL_EXTERN void zkl_leader_watch_free(zkl_leader_watch *w);
 
+/* ---------------------------------------------------------- what happens */
+
+/* What happened to a lock or a session, as told to zkl_event_cb. */
+enum {
+  ZKL_EVENT_QUEUED = 1, /* waiting: `position` contenders ahead, watching
+                           `waiting_for` (told again when that changes) */
+  ZKL_EVENT_GRANTED,    /* after `wait_ms`, with `token` */
+  ZKL_EVENT_RELEASED,   /* after holding `hold_ms` */
+  ZKL_EVENT_LOST,       /* after holding `hold_ms`; `reason`: ZKL_LOST_* */
+  ZKL_EVENT_TIMED_OUT,  /* after waiting `wait_ms` */
+  ZKL_EVENT_CANCELED,   /* after waiting `wait_ms` (cancel, free, close) */
+  ZKL_EVENT_FAILED,     /* the acquire failed otherwise: `reason` is its
+                           code (ZKL_EBUSY for a try-once, ...) */
+  ZKL_EVENT_SESSION     /* the session's state: `reason` is ZKL_STATE_* */
+};
+
+/* One event. Everything in it is borrowed until the callback returns. */
+typedef struct zkl_event {
+  int type;                /* ZKL_EVENT_* */
+  zkl_lock *lock;          /* NULL for ZKL_EVENT_SESSION */
+  const char *name;        /* the lock's name; NULL for the session */
+  const char *node;        /* the contender's node (child name), or NULL */
+  const char *waiting_for; /* QUEUED: the node waited for, or NULL when
+                              waiting for the queue to change (semaphore) */
+  int position;            /* QUEUED: contenders ahead in the queue */
+  int64_t wait_ms;         /* GRANTED, TIMED_OUT, CANCELED, FAILED */
+  int64_t hold_ms;         /* RELEASED, LOST */
+  int64_t token;           /* GRANTED */
+  int reason;              /* LOST, FAILED, SESSION: see above */
+} zkl_event;
+
+/* Called for each event of the session's locks and of the session itself,
+ * on the completion thread (LOST by the lease: on the timer thread, as the
+ * lost callback), in the order they happened, after they happened. The
+ * rules of callbacks apply: it must not block. */
+typedef void (*zkl_event_cb)(zkl_session *s, const zkl_event *ev, void *arg);
+
+/* Sets (or with NULL clears) the session's event hook: per session, for
+ * every lock of it. With no hook set, nothing is recorded or allocated.
+ * Returns ZKL_OK, ZKL_EINVAL (NULL s) or ZKL_ECLOSED. */
+ZKL_EXTERN int zkl_session_on_event(zkl_session *s, zkl_event_cb cb,
+                                    void *arg);
+
+/* Counters and times of one lock object since it was made (all its
+ * attempts, whatever the recipe). */
+typedef struct zkl_lock_stats {
+  uint64_t acquires; /* attempts started (reentrant holds not counted) */
+  uint64_t grants;
+  uint64_t timeouts;
+  uint64_t cancels;  /* cancel, free and close of pending acquires */
+  uint64_t failures; /* other failed acquires (try-once EBUSY among them) */
+  uint64_t losses;
+  uint64_t releases;
+  int64_t wait_total_ms; /* from acquire to grant, summed over grants */
+  int64_t wait_max_ms;
+  int64_t hold_total_ms; /* from grant to release or loss */
+  int64_t hold_max_ms;
+} zkl_lock_stats;
+
+/* Copies l's counters into out: a mutex and a few fields, cheap enough to
+ * call every second. Returns ZKL_OK or ZKL_EINVAL. */
+ZKL_EXTERN int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out);
+
 /* ------------------------------------------------------------ participants */
 
 /* One contender of a lock, as zkl_participants() saw it. Strings are owned
@@ -622,12 +685,21 @@ typedef struct zkl_participant {
   long pid;           /* 0 if unknown */
   int64_t started_ms; /* when its process started (Unix ms); 0 if unknown */
   const char *info;   /* zkl_lock_set_owner_info() text; "" if none */
+  const char *kind;   /* what the node is, by its name: "lock" (a mutex's,
+                         Curator's or kazoo's), "read", "write" (a
+                         read/write lock's sides, Curator's or kazoo's),
+                         "lease" (a semaphore's), "latch" (a candidate) */
 } zkl_participant;
 
-/* Lists the holder and the waiters of the lock NAME, in queue order (the
- * holder first), without taking part: two round trips. A snapshot: it can be
- * stale by the time it is read. Nodes of other recipes that follow the same
- * naming (Curator's, kazoo's) are listed with empty owner fields.
+/* Lists the contenders of the lock NAME, in queue order (the holder of a
+ * mutex, the leader of an election, first), without taking part: two round
+ * trips. A snapshot: it can be stale by the time it is read. Every kind of
+ * node is listed, with its kind: a read/write lock's readers and writers,
+ * an election's candidates; a semaphore's lease holders are those of
+ * NAME/leases (and NAME/locks its queue at the gate). Nodes of other
+ * libraries that follow the same naming (Curator's, kazoo's) are listed
+ * with empty owner fields (a candidate's data is its id, not an owner
+ * description).
  *   out    receives the list; free it with zkl_participants_free(). Set only
  *          on success (NULL with count 0 is not used: an empty list is
  *          still an allocation).

@@ -288,3 +288,12 @@ void zkl__notify_revoke_locked(zkl_lock *l) {
   n->arg = l->revoke_arg;
   zkl__queue_call_locked(l->s, &n->base);
 }
+
+int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out) {
+  if (!l || !out)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&l->s->mu);
+  *out = l->stats;
+  pthread_mutex_unlock(&l->s->mu);
+  return ZKL_OK;
+}

@@ -103,6 +103,8 @@ struct zkl_attempt {
   bool grant_on_delete;
   /* the request */
   int64_t deadline_ms; /* 0: none */
+  int64_t started_ms;  /* when the acquire began */
+  int64_t granted_ms;  /* when it was granted */
   bool try_once;
   zkl_target acq;
   zkl_target rel;
@@ -338,6 +340,71 @@ static void maybe_deliver_locked(zkl_attempt *att) {
   if (att->pending > 0 && s->connected && !s->dead)
     return;
   GO(att, ZKL_AS_ENDED);
+}
+
+/* ---------------------------------------------------- what happened */
+
+/* Tells the session's event hook, if any. A gate (the semaphore's inner
+ * mutex, which has a lost hook) is part of its owner: it tells nothing. */
+static void emit_locked(zkl_attempt *att, int type, int reason,
+                        const char *waiting_for, int position) {
+  zkl_lock *l = att->l;
+  zkl_event ev = {0};
+  int64_t now;
+  if (!l->s->event_cb || l->lost_hook_locked)
+    return;
+  now = zkl__now_ms();
+  ev.type = type;
+  ev.lock = l;
+  ev.name = l->name;
+  ev.node = att->own == OWN_KNOWN ? att->node : NULL;
+  ev.waiting_for = waiting_for;
+  ev.position = position;
+  ev.reason = reason;
+  ev.token = type == ZKL_EVENT_GRANTED ? att->czxid : 0;
+  if (type == ZKL_EVENT_RELEASED || type == ZKL_EVENT_LOST)
+    ev.hold_ms = now - att->granted_ms;
+  else
+    ev.wait_ms = now - att->started_ms;
+  zkl__emit_locked(l->s, &ev, type == ZKL_EVENT_LOST ? att->direct : NULL);
+}
+
+static void count_wait(zkl_lock_stats *st, int64_t ms, bool hold) {
+  int64_t *total = hold ? &st->hold_total_ms : &st->wait_total_ms;
+  int64_t *most = hold ? &st->hold_max_ms : &st->wait_max_ms;
+  *total += ms;
+  if (ms > *most)
+    *most = ms;
+}
+
+/* The lock's counters and the event hook, when an attempt ends. */
+static void record_end_locked(zkl_attempt *att) {
+  zkl_lock_stats *st = &att->l->stats;
+  int64_t now = zkl__now_ms();
+  switch (att->why) {
+  case END_FAIL:
+    if (att->code == ZKL_ETIMEDOUT) {
+      st->timeouts++;
+      emit_locked(att, ZKL_EVENT_TIMED_OUT, 0, NULL, 0);
+    } else if (att->code == ZKL_ECANCELED || att->code == ZKL_ECLOSED) {
+      st->cancels++;
+      emit_locked(att, ZKL_EVENT_CANCELED, att->code, NULL, 0);
+    } else {
+      st->failures++;
+      emit_locked(att, ZKL_EVENT_FAILED, att->code, NULL, 0);
+    }
+    break;
+  case END_LOST:
+    st->losses++;
+    count_wait(st, now - att->granted_ms, true);
+    emit_locked(att, ZKL_EVENT_LOST, att->code, NULL, 0);
+    break;
+  default: /* released, or by the session's close */
+    st->releases++;
+    count_wait(st, now - att->granted_ms, true);
+    emit_locked(att, ZKL_EVENT_RELEASED, 0, NULL, 0);
+    break;
+  }
 }
 
 /* ------------------------------------------------------------- the gate */
@@ -919,6 +986,10 @@ static void enter_suspended_locked(zkl_attempt *att) {
 
 static void enter_held_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
+  att->granted_ms = zkl__now_ms();
+  l->stats.grants++;
+  count_wait(&l->stats, att->granted_ms - att->started_ms, false);
+  emit_locked(att, ZKL_EVENT_GRANTED, 0, NULL, 0);
   zkl__lease_hold_locked(l->s, +1);
   l->hold_count = 1;
   l->token = att->czxid;
@@ -987,6 +1058,7 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
     l->att = NULL;
     attempt_unref_locked(att); /* the lock's */
   }
+  record_end_locked(att);
   switch (att->why) {
   case END_FAIL:
     zkl__notify_locked(l, &att->acq, att->code, 0);
@@ -1050,11 +1122,16 @@ static void evaluate_locked(zkl_attempt *att,
     } else if (att->try_once) {
       end_locked(att, END_FAIL, ZKL_EBUSY);
     } else if (v.kind == ZKL_WAIT_CHILDREN) {
+      emit_locked(att, ZKL_EVENT_QUEUED, 0, NULL, q.own);
       GO(att, ZKL_AS_WAITING);
     } else {
+      bool moved = !att->wait_for ||
+                   strcmp(att->wait_for, q.entries[v.node].name) != 0;
       free(att->wait_for);
       att->wait_for = strdup(q.entries[v.node].name);
       att->grant_on_delete = v.grant_on_delete;
+      if (att->wait_for && moved)
+        emit_locked(att, ZKL_EVENT_QUEUED, 0, att->wait_for, q.own);
       if (att->wait_for)
         GO(att, ZKL_AS_WATCHING);
       else
@@ -1083,6 +1160,8 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   att->acq = *t;
   t->notice = NULL; /* the attempt's now */
   att->try_once = timeout_ms == 0;
+  att->started_ms = zkl__now_ms();
+  l->stats.acquires++;
   if (timeout_ms > 0) {
     att->deadline_ms = zkl__now_ms() + timeout_ms;
     zkl__timer_kick_locked(&s->timer);

@@ -233,6 +233,7 @@ struct zkl_lock {
   int hold_count;
   int64_t token;
   bool lost; /* lost since the last acquire: the next release says so */
+  zkl_lock_stats stats;
 };
 
 /* contender.c */

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "session.h"
 
@@ -36,7 +37,13 @@ static void state_call_release_locked(zkl_call *c) {
  * only ZKL_STATE_CLOSED is reported, by close itself. */
 static void report_locked(zkl_session *s, int state) {
   state_call *sc;
-  if (!s->state_cb || s->closing)
+  zkl_event ev = {0};
+  if (s->closing)
+    return;
+  ev.type = ZKL_EVENT_SESSION;
+  ev.reason = state;
+  zkl__emit_locked(s, &ev, NULL);
+  if (!s->state_cb)
     return;
   if (!(sc = calloc(1, sizeof *sc))) {
     zkl__log("out of memory: session state %d not reported", state);
@@ -74,6 +81,89 @@ int zkl_session_on_state(zkl_session *s, zkl_session_state_cb cb, void *arg) {
   if (rc == ZKL_OK) {
     s->state_cb = cb;
     s->state_arg = arg;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+/* ------------------------------------------------------------ event hook */
+
+typedef struct event_call {
+  zkl_call base;
+  zkl_session *s; /* reference */
+  zkl_event_cb cb;
+  void *arg;
+  zkl_event ev;
+  char strings[]; /* name, node, waiting_for, NUL-terminated, in order */
+} event_call;
+
+static void event_call_run(zkl_call *c) {
+  event_call *ec = (event_call *)c;
+  ec->cb(ec->s, &ec->ev, ec->arg);
+}
+
+static void event_call_release_locked(zkl_call *c) {
+  event_call *ec = (event_call *)c;
+  zkl__session_unref_locked(ec->s);
+  free(ec);
+}
+
+/* Copies a string of the event into the call's own buffer. */
+static const char *keep(char **at, const char *str) {
+  char *mine = *at;
+  if (!str)
+    return NULL;
+  strcpy(mine, str);
+  *at += strlen(str) + 1;
+  return mine;
+}
+
+void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct) {
+  event_call *ec;
+  size_t room = 0;
+  char *at;
+  if (!s->event_cb || s->closed)
+    return; /* no hook: nothing recorded, nothing allocated */
+  if (ev->name)
+    room += strlen(ev->name) + 1;
+  if (ev->node)
+    room += strlen(ev->node) + 1;
+  if (ev->waiting_for)
+    room += strlen(ev->waiting_for) + 1;
+  if (!(ec = calloc(1, sizeof *ec + room))) {
+    zkl__log("out of memory: event %d not reported", ev->type);
+    return;
+  }
+  ec->base.run = event_call_run;
+  ec->base.release_locked = event_call_release_locked;
+  ec->s = s;
+  zkl__session_ref_locked(s);
+  ec->cb = s->event_cb;
+  ec->arg = s->event_arg;
+  ec->ev = *ev;
+  at = ec->strings;
+  ec->ev.name = keep(&at, ev->name);
+  ec->ev.node = keep(&at, ev->node);
+  ec->ev.waiting_for = keep(&at, ev->waiting_for);
+  if (direct) {
+    zkl_call **tail = direct;
+    while (*tail)
+      tail = &(*tail)->next;
+    *tail = &ec->base; /* after the lost notice, in order */
+  } else {
+    zkl__queue_call_locked(s, &ec->base);
+  }
+}
+
+int zkl_session_on_event(zkl_session *s, zkl_event_cb cb, void *arg) {
+  int rc;
+  if (!s)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  rc = s->closing ? ZKL_ECLOSED : ZKL_OK;
+  if (rc == ZKL_OK) {
+    s->event_cb = cb;
+    s->event_arg = arg;
   }
   pthread_mutex_unlock(&s->mu);
   return rc;

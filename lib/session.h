@@ -142,6 +142,8 @@ struct zkl_session {
   int dead; /* 0, or why the session is over: ZKL_EEXPIRED, ZAUTHFAILED */
   zkl_session_state_cb state_cb;
   void *state_arg;
+  zkl_event_cb event_cb;
+  void *event_arg;
   bool was_connected; /* a connection was seen: the next is a reconnect */
 
   /* open.c: closing */
@@ -278,6 +280,10 @@ void zkl__session_watcher(zhandle_t *zh, int type, int state,
                           const char *path, void *ctx);
 /* The timer's tick. */
 int64_t zkl__session_tick_locked(void *ctx, int64_t now);
+/* Tells the event hook, if any, about ev (copied): queued for the
+ * completion thread, or appended to *direct when direct is not NULL (the
+ * timer thread's lost notices). */
+void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct);
 /* Queues the state callback's ZKL_STATE_CLOSED, last. */
 void zkl__report_closed_locked(zkl_session *s);
 

@@ -1,0 +1,184 @@
+/* test_events.c - what a lock is doing, visible: the session's event hook
+ * tells each event exactly once per occurrence (queued, granted, released,
+ * lost, timed out, canceled, failed, and the session's states), and
+ * zkl_lock_get_stats() counts the same. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "proxyctl.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
+#define MAX_EVENTS 64
+
+/* The events seen, as the hook saw them: it records, the test asserts. */
+typedef struct {
+  pthread_mutex_t mu;
+  zkt_counter count;
+  int n;
+  zkl_event ev[MAX_EVENTS];
+  char name[MAX_EVENTS][80];
+  char waiting_for[MAX_EVENTS][80];
+} log_t;
+
+static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
+  log_t *lg = arg;
+  (void)s;
+  pthread_mutex_lock(&lg->mu);
+  if (lg->n < MAX_EVENTS) {
+    lg->ev[lg->n] = *ev;
+    snprintf(lg->name[lg->n], sizeof lg->name[0], "%s",
+             ev->name ? ev->name : "");
+    snprintf(lg->waiting_for[lg->n], sizeof lg->waiting_for[0], "%s",
+             ev->waiting_for ? ev->waiting_for : "");
+    lg->n++;
+  }
+  pthread_mutex_unlock(&lg->mu);
+  zkt_counter_add(&lg->count, 1);
+}
+
+static void log_init(log_t *lg) {
+  memset(lg, 0, sizeof *lg);
+  pthread_mutex_init(&lg->mu, NULL);
+  zkt_counter_init(&lg->count);
+}
+
+/* How many events of type the log holds (for lock name, or any). */
+static int count_of(log_t *lg, int type, const char *name) {
+  int i, n = 0;
+  pthread_mutex_lock(&lg->mu);
+  for (i = 0; i < lg->n; i++)
+    if (lg->ev[i].type == type && (!name || !strcmp(lg->name[i], name)))
+      n++;
+  pthread_mutex_unlock(&lg->mu);
+  return n;
+}
+
+/* The last event of type, copied out. */
+static zkl_event last_of(log_t *lg, int type) {
+  zkl_event e = {0};
+  int i;
+  pthread_mutex_lock(&lg->mu);
+  for (i = 0; i < lg->n; i++)
+    if (lg->ev[i].type == type)
+      e = lg->ev[i];
+  pthread_mutex_unlock(&lg->mu);
+  return e;
+}
+
+static void test_lock_events(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION), *other = zkt_session(T_SESSION);
+  zkl_lock *l, *h;
+  zkl_lock_stats st;
+  zkt_rec rec;
+  log_t lg;
+  int64_t token = 0;
+  log_init(&lg);
+  zkt_rec_init(&rec);
+  zkt_name(name, sizeof name, "events");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h, other, name), ZKL_OK);
+  /* granted, released */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_GRANTED).token, token);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_RELEASED, name), 1);
+  /* another holds: a try-once fails, a timed acquire queues and times
+   * out, an async one queues and is canceled */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 300, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
+  /* FAILED, QUEUED, TIMED_OUT, QUEUED, CANCELED */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 7, ZKT_WAIT), 7);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_FAILED, name), 1);
+  CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_FAILED).reason, ZKL_EBUSY);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_QUEUED, name), 2);
+  CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_QUEUED).position, 1);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_TIMED_OUT, name), 1);
+  CU_ASSERT(last_of(&lg, ZKL_EVENT_TIMED_OUT).wait_ms >= 300);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_CANCELED, name), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(h), ZKL_OK);
+  /* lost: someone deletes the holder's node */
+  {
+    char path[512];
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
+    CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 9, ZKT_WAIT), 9);
+    CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_LOST, name), 1);
+    CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_LOST).reason,
+                    ZKL_LOST_NODE_DELETED);
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  }
+  CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.acquires, 5);
+  CU_ASSERT_EQUAL(st.grants, 2);
+  CU_ASSERT_EQUAL(st.releases, 1);
+  CU_ASSERT_EQUAL(st.losses, 1);
+  CU_ASSERT_EQUAL(st.timeouts, 1);
+  CU_ASSERT_EQUAL(st.cancels, 1);
+  CU_ASSERT_EQUAL(st.failures, 1);
+  CU_ASSERT(st.wait_max_ms >= 0 && st.wait_total_ms >= st.wait_max_ms);
+  CU_ASSERT(st.hold_total_ms >= st.hold_max_ms);
+  zkl_lock_free(l);
+  zkl_lock_free(h);
+  zkt_assert_quiet(s);
+  /* exactly once each: nothing more came */
+  CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 9);
+  zkl_session_close(s);
+  zkl_session_close(other);
+  zkt_assert_parent_empty(name);
+}
+
+/* The session's states reach the hook too; with no hook, nothing. */
+static void test_session_events(void) {
+  char hosts[64];
+  proxyctl *px;
+  zkl_session *s;
+  log_t lg;
+  int port;
+  log_init(&lg);
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_SESSION).reason,
+                  ZKL_STATE_SUSPENDED);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "accept", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_SESSION).reason,
+                  ZKL_STATE_RECONNECTED);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, NULL, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, ZKT_WAIT), 0);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 2);
+  CU_ASSERT_EQUAL(zkl_session_on_event(NULL, on_event, &lg), ZKL_EINVAL);
+  proxyctl_stop(px);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"lock events and stats, once each", test_lock_events},
+      {"session events", test_session_events},
+      {NULL, NULL}};
+  return zkt_main("events", tests);
+}
