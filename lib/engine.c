@@ -215,7 +215,21 @@ static int req_refused_locked(zkl_attempt *att, int rc) {
 
 /* -------------------------------------------------------- the transitions */
 
+/* ZKLOCK_TRACE=1 logs every transition with the line that made it. */
+static bool tracing(void) {
+  static int on = -1;
+  if (on < 0) {
+    const char *env = getenv("ZKLOCK_TRACE");
+    on = env && *env && strcmp(env, "0") != 0;
+  }
+  return on;
+}
+
 static void count_edge(zkl_attempt *att, zkl_att_state to, int line) {
+  if (tracing())
+    zkl__log("%s %s %p: %s -> %s (engine.c:%d)", att->l->recipe->name,
+             att->l->queue, (void *)att, state_names[att->state],
+             state_names[to], line);
   if (edges[att->state][to]) {
     __atomic_fetch_add(&edge_counts[att->state][to], 1, __ATOMIC_RELAXED);
     return;

@@ -79,6 +79,13 @@ static void test_limit(void) {
   assert_nothing_left(name);
 }
 
+static zkt_counter any_granted;
+
+static void on_granted(zkl_lock *l, int rc, int64_t token, void *arg) {
+  zkt_on_acquired(l, rc, token, arg);
+  zkt_counter_add(&any_granted, 1);
+}
+
 /* Only the contender holding the gate watches the leases: the others wait
  * on the gate, one watch each, and none of them lists the leases. */
 static void test_no_herd(void) {
@@ -89,13 +96,14 @@ static void test_no_herd(void) {
   int i, watching = 0;
   zkt_name(name, sizeof name, "sem-herd");
   snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  zkt_counter_init(&any_granted);
   open_one(&h[0], name, 1);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
   for (i = 1; i < 4; i++) {
     zkt_rec_init(&rec[i]);
     open_one(&h[i], name, 1);
     CU_ASSERT_EQUAL_FATAL(
-        zkl_lock_acquire_async(h[i].l, -1, zkt_on_acquired, &rec[i]), ZKL_OK);
+        zkl_lock_acquire_async(h[i].l, -1, on_granted, &rec[i]), ZKL_OK);
   }
   CU_ASSERT_EQUAL(zkt_wait_children(gate, 3, ZKT_WAIT), 3);
   for (i = 1; i < 4; i++) {
@@ -104,10 +112,26 @@ static void test_no_herd(void) {
     watching += c.sent[ZKL_RQ_CHILD_WATCH] > 0;
   }
   CU_ASSERT_EQUAL(watching, 1); /* the gate's holder alone */
-  for (i = 0; i < 4; i++) {
-    if (i > 0)
-      CU_ASSERT_EQUAL(zkt_rec_wait(&rec[i], 1, ZKT_WAIT), ZKL_OK);
-    CU_ASSERT_EQUAL(zkl_lock_release(h[i].l), ZKL_OK);
+  /* Hand the lease on: the waiters get it one at a time, in the order
+   * they queued at the gate (not the order they were started in). */
+  CU_ASSERT_EQUAL(zkl_lock_release(h[0].l), ZKL_OK);
+  {
+    bool released[4] = {true, false, false, false};
+    int k;
+    for (k = 1; k < 4; k++) {
+      int next = -1;
+      CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&any_granted, k, ZKT_WAIT), k);
+      for (i = 1; i < 4; i++) {
+        if (released[i] || zkt_counter_get(&rec[i].calls) == 0)
+          continue;
+        CU_ASSERT(next < 0); /* one lease at a time */
+        next = i;
+      }
+      CU_ASSERT_FATAL(next > 0);
+      CU_ASSERT_EQUAL(zkt_rec_wait(&rec[next], 1, 0), ZKL_OK);
+      CU_ASSERT_EQUAL(zkl_lock_release(h[next].l), ZKL_OK);
+      released[next] = true;
+    }
   }
   for (i = 0; i < 4; i++)
     close_one(&h[i]);
