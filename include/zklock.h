@@ -234,6 +234,13 @@ ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
  * Returns ZKL_OK, or ZKL_EINVAL for NULL or a margin not below T. */
 ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
 
+/* When the lease runs out, as things stand (CLOCK_MONOTONIC, ms): the
+ * moment held locks will be declared lost unless the server answers
+ * something first. 0 when the session holds no lock, the lease is off, or
+ * nothing has been answered yet. For a process that must stop work it
+ * cannot pause (zklock(1) hands it to a watchdog). */
+ZKL_EXTERN int64_t zkl_session_lease_deadline(zkl_session *s);
+
 /* Adds credentials to the session, as zoo_add_auth() does, and waits for
  * the server's verdict; the client shows them again after every reconnect.
  * Needed before creating locks with ZKL_ACL_CREATOR.
@@ -309,6 +316,13 @@ ZKL_EXTERN int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name);
 /* Whether name is a valid lock name (the rules of zkl_lock_new()), with
  * no session needed: ZKL_OK or ZKL_EINVAL. */
 ZKL_EXTERN int zkl_name_check(const char *name);
+
+/* The same, saying why a name is refused: ZKL_OK (why is then ""), or
+ * ZKL_EINVAL with a sentence in why ("it has an empty segment ('//' at
+ * byte 3)"; at most len bytes with the NUL; the name itself is not quoted
+ * in it, so it is safe to print). ZKL_EINVAL with why untouched when why is
+ * NULL or len is 0. */
+ZKL_EXTERN int zkl_name_explain(const char *name, char *why, size_t len);
 
 /* Frees the lock. A held lock is released; a pending acquire is abandoned and
  * its callback runs with ZKL_ECLOSED (after this call returns, with a pointer

@@ -146,3 +146,14 @@ int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
   pthread_mutex_unlock(&s->mu);
   return rc;
 }
+
+int64_t zkl_session_lease_deadline(zkl_session *s) {
+  int64_t deadline = 0;
+  if (!s)
+    return 0;
+  pthread_mutex_lock(&s->mu);
+  if (s->lease.held > 0 && !s->dead)
+    deadline = deadline_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  return deadline;
+}

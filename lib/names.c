@@ -55,36 +55,71 @@ static bool zk_refuses(uint32_t cp) {
          (cp >= 0xD800 && cp <= 0xF8FF) || cp >= 0xFFF0;
 }
 
-int zkl__validate_name(const char *name) {
+/* Checks name against the rules of zkl_lock_new(); when it breaks one and
+ * why is not NULL, says which in why (len bytes). */
+static int check_name(const char *name, char *why, size_t len) {
   const unsigned char *p = (const unsigned char *)name;
   size_t n, i, seg_start = 0;
+#define REFUSE(...)                                                           \
+  do {                                                                        \
+    if (why)                                                                  \
+      snprintf(why, len, __VA_ARGS__);                                        \
+    return ZKL_EINVAL;                                                        \
+  } while (0)
   if (!name)
-    return ZKL_EINVAL;
+    REFUSE("no name (NULL)");
   n = strlen(name);
-  if (n == 0 || n > ZKL_NAME_MAX)
-    return ZKL_EINVAL;
+  if (n == 0)
+    REFUSE("it is empty");
+  if (n > ZKL_NAME_MAX)
+    REFUSE("it is %zu bytes long, more than %d", n, ZKL_NAME_MAX);
+  if (p[0] == '/')
+    REFUSE("it starts with '/' (names are relative to %s)", ZKL_ROOT);
+  if (p[n - 1] == '/')
+    REFUSE("it ends with '/'");
   for (i = 0; i <= n; i++) {
     if (i == n || p[i] == '/') {
       size_t seg = i - seg_start;
       if (seg == 0)
-        return ZKL_EINVAL; /* leading, trailing or doubled '/' */
+        REFUSE("it has an empty segment ('//' at byte %zu)", i - 1);
       if ((seg == 1 && p[seg_start] == '.') ||
           (seg == 2 && p[seg_start] == '.' && p[seg_start + 1] == '.'))
-        return ZKL_EINVAL;
+        REFUSE("it has a '%.*s' segment", (int)seg, name + seg_start);
       /* Under the parent of the lock named by the segments before it, this
        * segment would be read as a contender's node. */
       if (zkl__is_sequence_node(name + seg_start, seg))
-        return ZKL_EINVAL;
+        REFUSE("its segment at byte %zu would pass for a contender's node "
+               "(a recipe's marker and a sequence number)",
+               seg_start);
       seg_start = i + 1;
       continue;
     }
     uint32_t cp;
-    int len = utf8_decode(p + i, n - i, &cp);
-    if (len == 0 || zk_refuses(cp))
-      return ZKL_EINVAL;
-    i += (size_t)len - 1;
+    int clen = utf8_decode(p + i, n - i, &cp);
+    if (clen == 0)
+      REFUSE("it is not valid UTF-8 (byte %zu is 0x%02x)", i, p[i]);
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+      REFUSE("it has a control character (U+%04X at byte %zu)", (unsigned)cp,
+             i);
+    if (zk_refuses(cp))
+      REFUSE("it has U+%04X at byte %zu, a character ZooKeeper refuses in "
+             "paths (U+D800 to U+F8FF, U+FFF0 and above)",
+             (unsigned)cp, i);
+    i += (size_t)clen - 1;
   }
+#undef REFUSE
   return ZKL_OK;
+}
+
+int zkl__validate_name(const char *name) { return check_name(name, NULL, 0); }
+
+int zkl_name_explain(const char *name, char *why, size_t len) {
+  int rc;
+  if (!why || len == 0)
+    return ZKL_EINVAL;
+  why[0] = '\0';
+  rc = check_name(name, why, len);
+  return rc;
 }
 
 int zkl_name_check(const char *name) { return zkl__validate_name(name); }
