@@ -195,6 +195,11 @@ ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
  * Blocks until the server has answered one request of the session (which
  * proves it connected and sets the library's watch), at most the handle's
  * session timeout.
+ * Advice: ZooKeeper 3.8's client resolves its host list again at every turn
+ * of its I/O loop unless told otherwise, which more than doubles the CPU a
+ * lock costs; zkl_session_open() sets zoo_set_servers_resolution_delay(zh,
+ * 1000) on the handles it opens, and an application may do the same on
+ * its own.
  * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED when the handle's session is
  * already expired or closed; ZKL_ECONNECT when no answer came within the
  * handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a

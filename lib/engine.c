@@ -1183,8 +1183,8 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   att->started_ms = zkl__now_ms();
   l->stats.acquires++;
   if (timeout_ms > 0) {
-    att->deadline_ms = zkl__now_ms() + timeout_ms;
-    zkl__timer_kick_locked(&s->timer);
+    att->deadline_ms = att->started_ms + timeout_ms;
+    zkl__timer_kick_at_locked(&s->timer, att->deadline_ms);
   }
   /* A try-once does not queue at the gate: it cannot wait there, and a
    * gate held for a moment by a contender leaving it would make it fail.

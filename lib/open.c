@@ -60,6 +60,11 @@ int zkl_session_open2(zkl_session **out, const char *hosts,
     return init_refusal(err);
   }
   s->zh = zh;
+  /* ZooKeeper 3.8's client resolves its host list again at every turn of
+   * its I/O loop unless told otherwise: more than half of this library's
+   * instructions per lock cycle, and most of its system calls, went there.
+   * Once a second is plenty for host names that move. */
+  zoo_set_servers_resolution_delay(zh, 1000);
   deadline = zkl__now_ms() + connect_timeout_ms;
   while (!s->connected && !s->dead && zkl__now_ms() < deadline)
     zkl__cond_wait_until(&s->cond, &s->mu, deadline);
