@@ -100,9 +100,11 @@ bool bench_window_wait_ops(bench_window *w, uint64_t want, double timeout_s);
  * after a grant, before its release. */
 void bench_window_hold(bench_window *w);
 
-/* Runs the window: warm for warm_s, measure for secs, then set STOP. Fills
- * seconds, ops, rate and cpu_s of r. */
-void bench_window_run(bench_window *w, double warm_s, double secs,
+/* Runs the window: warm for c->warm_s, call c->before_window if set,
+ * measure for c->secs, then set STOP. Fills seconds, ops, rate and cpu_s
+ * of r. */
+struct bench_ctx;
+void bench_window_run(bench_window *w, const struct bench_ctx *c,
                       bench_result *r);
 /* Copies the counters that are not per-window (overlaps, errors) into r. */
 void bench_window_totals(bench_window *w, bench_result *r);
@@ -112,7 +114,6 @@ void bench_window_totals(bench_window *w, bench_result *r);
  * window, sets STOP and joins them. Fills r (rate, CPU, overlaps, errors;
  * latencies are the caller's). Returns false, with r->error set, when the
  * setup failed. */
-struct bench_ctx;
 bool bench_run_threads(const struct bench_ctx *c, bench_window *w, int n,
                        void *(*fn)(void *), void *args, size_t sz,
                        bench_result *r);
@@ -130,6 +131,9 @@ typedef struct bench_ctx {
   double secs;           /* the window */
   int session_ms;        /* session timeout for every client */
   unsigned run_id;       /* makes node paths unique to this run */
+  /* Called once the warm-up is over, right before the window opens (the
+   * peer protocol's "ready"/"go" in --as-peer mode); NULL: nothing. */
+  void (*before_window)(void);
 } bench_ctx;
 
 /* raw.c: the floors, written with the raw C client. */
@@ -159,6 +163,10 @@ void peer_run(const bench_ctx *c, const char *command, const char *mode,
               int n, bench_result *r);
 /* The peer process running now (0: none), for a signal handler to kill. */
 extern volatile pid_t peer_child;
+
+/* as_peer.c: zklock-bench --as-peer HOSTS MODE N WARM SECONDS (the
+ * arguments after the option); returns the exit status. */
+int as_peer_main(int argc, char **argv);
 
 /* --------------------------------------------------------------- server.c */
 

@@ -152,7 +152,7 @@ static void run_slots(const bench_ctx *c, int sessions, int nslots,
     bench_fail(r, "warm-up: %llu of %d grants within %.0f s",
                (unsigned long long)atomic_load(&run->w.ops), nslots, SETUP_S);
   } else {
-    bench_window_run(&run->w, c->warm_s, c->secs, r);
+    bench_window_run(&run->w, c, r);
     r->ok = true;
   }
 close:

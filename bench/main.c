@@ -57,6 +57,11 @@ static void usage(FILE *out) {
 "  --session-ms MS   session timeout of every client (default 10000)\n"
 "  --smoke           a few seconds in all, small sizes, one round (make\n"
 "                    check); exits 1 on any overlap or a zero rate\n"
+"  --as-peer HOSTS MODE N WARM SECONDS\n"
+"                    be a peer of another zklock-bench (workload 1 or 2 of\n"
+"                    this build behind the peer protocol): to compare two\n"
+"                    builds of the library in the same rounds, e.g.\n"
+"                    --peer new='/other/build/bench/zklock-bench --as-peer'\n"
 "  -h, --help\n");
 }
 
@@ -171,6 +176,9 @@ static void build_plan(const config *cf) {
     g = add_group(1, "cycles/s", 1, false, "uncontended: one session and one lock");
     g->floor = add_row(g, "raw create+delete", K_RAW_CD, 1);
     lib = add_row(g, "libzklock", K_LIB_BLOCK, 1);
+    /* the same cycles from the completion thread: what the blocking
+     * caller's wake-up costs */
+    add_row(g, "libzklock async API", K_LIB_MANY, 1);
     add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1);
     gi = P.ngroups - 1;
     add_target(gi, lib, g->floor, M_RATE, false, 0.92,
@@ -228,6 +236,7 @@ static void build_plan(const config *cf) {
     g = add_group(6, "cycles/s", 1, true, "no fsync: uncontended");
     g->floor = add_row(g, "raw create+delete", K_RAW_CD, 1);
     lib = add_row(g, "libzklock", K_LIB_BLOCK, 1);
+    add_row(g, "libzklock async API", K_LIB_MANY, 1);
     add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1);
     gi = P.ngroups - 1;
     add_target(gi, lib, g->floor, M_RATE, false, 0.8,
@@ -398,6 +407,8 @@ int main(int argc, char **argv) {
   bool smoke = false, ok;
   FILE *table = stdout;
 
+  if (argc >= 2 && strcmp(argv[1], "--as-peer") == 0)
+    return as_peer_main(argc - 2, argv + 2);
   memset(&cf, 0, sizeof cf);
   cf.nn = 4;
   cf.ns[0] = 2, cf.ns[1] = 8, cf.ns[2] = 32, cf.ns[3] = 128;
@@ -529,7 +540,7 @@ int main(int argc, char **argv) {
   if (i < P.ngroups) {
     if (!hosts && !(hosts = server_start(false)))
       return 99;
-    P.hosts = hosts;
+    snprintf(P.hosts, sizeof P.hosts, "%s", hosts);
     run_phase(false, hosts);
     if (!P.hosts_given)
       server_stop_all();
@@ -542,7 +553,7 @@ int main(int argc, char **argv) {
       hosts_nofsync = P.hosts_given ? hosts : server_start(true);
     if (!hosts_nofsync)
       return 99;
-    P.hosts_nofsync = hosts_nofsync;
+    snprintf(P.hosts_nofsync, sizeof P.hosts_nofsync, "%s", hosts_nofsync);
     run_phase(true, hosts_nofsync);
     server_stop_all();
   }

@@ -196,16 +196,17 @@ void bench_window_hold(bench_window *w) {
   }
 }
 
-void bench_window_run(bench_window *w, double warm_s, double secs,
-                      bench_result *r) {
+void bench_window_run(bench_window *w, const bench_ctx *c, bench_result *r) {
   double t0, t1, c0, c1;
   uint64_t o0, o1;
-  bench_sleep_until(bench_now() + warm_s);
+  bench_sleep_until(bench_now() + c->warm_s);
+  if (c->before_window)
+    c->before_window();
   o0 = atomic_load(&w->ops);
   c0 = bench_cpu_self();
   t0 = bench_now();
   atomic_store(&w->phase, BENCH_MEASURE);
-  bench_sleep_until(t0 + secs);
+  bench_sleep_until(t0 + c->secs);
   o1 = atomic_load(&w->ops);
   c1 = bench_cpu_self();
   t1 = bench_now();
@@ -243,7 +244,7 @@ bool bench_run_threads(const bench_ctx *c, bench_window *w, int n,
   }
   ok = started == n && bench_window_wait_ready(w, n, 60);
   if (ok)
-    bench_window_run(w, c->warm_s, c->secs, r);
+    bench_window_run(w, c, r);
   else
     bench_fail(r, "%s", w->error);
   atomic_store(&w->phase, BENCH_STOP);

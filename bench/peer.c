@@ -8,6 +8,8 @@
  *             seconds of cycles (JIT and caches warm);
  *   we say    "go": it counts the cycles of the next SECONDS and says
  *   it says   "result ops=O seconds=S p50_ms=X p99_ms=Y overlaps=V errors=E"
+ *             (optionally followed by " cpu=C", its own CPU seconds over
+ *             the window, which then replace our reading)
  *   we close its stdin: it stops and exits (it also exits on EOF at any
  *   moment, so it never outlives us).
  * Its CPU time over the window (all its threads: JIT and GC included) is
@@ -232,6 +234,14 @@ void peer_run(const bench_ctx *c, const char *command, const char *mode,
     return;
   }
   unlink(ch.errfile);
+  {
+    /* A peer that measures its own CPU over the window says so (--as-peer
+     * does, since it reports only after its threads stopped). */
+    const char *own = strstr(line, " cpu=");
+    double cpu;
+    if (own && sscanf(own, " cpu=%lf", &cpu) == 1)
+      c1 = c0 + cpu;
+  }
   r->ok = true;
   r->ops = ops;
   r->seconds = secs;

@@ -65,7 +65,7 @@ typedef struct plan {
   target targets[MAX_TARGETS];
   int ntargets;
   int rounds;
-  const char *hosts, *hosts_nofsync; /* where each kind of group ran */
+  char hosts[256], hosts_nofsync[256]; /* where each kind of group ran */
   bool hosts_given, nofsync_given;
   bench_ctx ctx;
 } plan;

@@ -170,7 +170,7 @@ void raw_pipelined(const bench_ctx *c, int inflight, bench_result *r) {
     if (sent < inflight) {
       bench_fail(r, "zoo_acreate refused after %d requests", sent);
     } else {
-      bench_window_run(&w, c->warm_s, c->secs, r);
+      bench_window_run(&w, c, r);
       r->ok = true;
     }
     atomic_store(&w.phase, BENCH_STOP);

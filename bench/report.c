@@ -144,10 +144,10 @@ void report_table(const plan *p, FILE *out) {
           "[min-max] their spread; ratios are taken within each round.\n",
           zkl_version_string(), p->rounds, p->rounds == 1 ? "" : "s",
           p->ctx.secs, p->ctx.warm_s);
-  if (p->hosts)
+  if (p->hosts[0])
     fprintf(out, "Server: %s%s\n", p->hosts,
             p->hosts_given ? " (given)" : " (throwaway, fsync on)");
-  if (p->hosts_nofsync)
+  if (p->hosts_nofsync[0])
     fprintf(out, "Workload 6: %s%s\n", p->hosts_nofsync,
             p->nofsync_given ? " (given)" : " (throwaway, forceSync=no)");
   for (gi = 0; gi < p->ngroups; gi++) {
