@@ -7,7 +7,9 @@
  *   zklock-bench --as-peer HOSTS MODE N WARM SECONDS
  *
  * MODE uncontended runs workload 1 (blocking, one session), contended
- * workload 2 with N sessions. The result line also carries cpu=, the
+ * workload 2 with N sessions, many workload 3 with N locks, queue-S
+ * workload 4 with N waiters over S sessions (the last two only between
+ * zklock-bench builds: see --build). The result line also carries cpu=, the
  * process's own CPU time over the window (getrusage): its result is printed
  * only after its threads have stopped, so the parent's /proc reading would
  * also count the drain of the queue.
@@ -34,7 +36,8 @@ static void ready_go(void) {
 int as_peer_main(int argc, char **argv) {
   bench_ctx c;
   bench_result r;
-  int n;
+  const char *mode;
+  int n, sessions = 0;
   if (argc != 5) {
     fprintf(stderr, "usage: zklock-bench --as-peer HOSTS MODE N WARM "
                     "SECONDS\n");
@@ -43,7 +46,10 @@ int as_peer_main(int argc, char **argv) {
   memset(&c, 0, sizeof c);
   memset(&r, 0, sizeof r);
   c.hosts = argv[0];
-  n = strcmp(argv[1], "contended") == 0 ? atoi(argv[2]) : 1;
+  mode = argv[1];
+  n = strcmp(mode, "uncontended") == 0 ? 1 : atoi(argv[2]);
+  if (strncmp(mode, "queue-", 6) == 0)
+    sessions = atoi(mode + 6);
   c.warm_s = atof(argv[3]);
   c.secs = atof(argv[4]);
   c.session_ms = 10000;
@@ -54,7 +60,17 @@ int as_peer_main(int argc, char **argv) {
     return 2;
   }
   r.p50_ms = r.p99_ms = NAN;
-  lib_blocking(&c, n, &r);
+  if (strcmp(mode, "many") == 0) {
+    lib_many_locks(&c, n, &r);
+  } else if (sessions > 0) {
+    lib_long_queue(&c, sessions, n, &r);
+  } else if (strcmp(mode, "uncontended") == 0 ||
+             strcmp(mode, "contended") == 0) {
+    lib_blocking(&c, n, &r);
+  } else {
+    fprintf(stderr, "zklock-bench --as-peer: unknown mode %s\n", mode);
+    return 2;
+  }
   if (!r.ok) {
     fprintf(stderr, "zklock-bench --as-peer: %s\n", r.error);
     return 1;

@@ -131,6 +131,9 @@ typedef struct bench_ctx {
   double secs;           /* the window */
   int session_ms;        /* session timeout for every client */
   unsigned run_id;       /* makes node paths unique to this run */
+  /* zoo_set_servers_resolution_delay() of the floors' handles: 0 is the
+   * client's default (resolve at every poll) */
+  int resolve_delay_ms;
   /* Called once the warm-up is over, right before the window opens (the
    * peer protocol's "ready"/"go" in --as-peer mode); NULL: nothing. */
   void (*before_window)(void);
@@ -181,8 +184,10 @@ void server_stop_all(void);
 /* ------------------------------------------------------------- helpers */
 
 /* A ZooKeeper handle for the floors and for setup, connected (bounded
- * wait), its log discarded. NULL on failure, with a message in err. */
-zhandle_t *bench_zk_connect(const char *hosts, int session_ms, char *err,
+ * wait) to ctx->hosts with ctx->session_ms, its log discarded, its host
+ * resolution window ctx->resolve_delay_ms. NULL on failure, with a message
+ * in err. */
+zhandle_t *bench_zk_connect(const struct bench_ctx *ctx, char *err,
                             size_t errlen);
 void bench_zk_close(zhandle_t *zh);
 /* Creates path and its missing parents as persistent nodes (ZNODEEXISTS is

@@ -54,14 +54,19 @@ static void usage(FILE *out) {
 "                    bench/compare); NAME curator gets the issue's targets\n"
 "  --csv FILE        also write every run and the medians as CSV (- for\n"
 "                    stdout, the table then goes to stderr)\n"
-"  --session-ms MS   session timeout of every client (default 10000)\n"
+"  --session-ms MS   session timeout of every client (default 10000)\n""  --floor-resolve MS  host resolution window of the floors' handles\n"
+"                    (zoo_set_servers_resolution_delay; default 1000; 0: the\n"
+"                    client's default, a resolution at every poll of its\n"
+"                    socket, which workloads 1 and 6 also show as a row)\n"
 "  --smoke           a few seconds in all, small sizes, one round (make\n"
 "                    check); exits 1 on any overlap or a zero rate\n"
+"  --build NAME=PATH another build's zklock-bench (PATH) as a row of every\n"
+"                    workload, run through --as-peer: what a change to the\n"
+"                    library buys, measured in the same rounds\n"
 "  --as-peer HOSTS MODE N WARM SECONDS\n"
-"                    be a peer of another zklock-bench (workload 1 or 2 of\n"
-"                    this build behind the peer protocol): to compare two\n"
-"                    builds of the library in the same rounds, e.g.\n"
-"                    --peer new='/other/build/bench/zklock-bench --as-peer'\n"
+"                    be a peer of another zklock-bench: this build's\n"
+"                    libzklock behind the peer protocol (MODE uncontended,\n"
+"                    contended, many, queue-SESSIONS)\n"
 "  -h, --help\n");
 }
 
@@ -107,7 +112,12 @@ static group *add_group(int workload, const char *unit, int n, bool no_fsync,
 }
 
 static int add_row(group *g, const char *name, row_kind kind, int n) {
-  row *r = &g->rows[g->nrows];
+  row *r;
+  if (g->nrows == MAX_ROWS) {
+    fprintf(stderr, "zklock-bench: too many rows in one group\n");
+    exit(2);
+  }
+  r = &g->rows[g->nrows];
   memset(r, 0, sizeof *r);
   snprintf(r->name, sizeof r->name, "%s", name);
   r->kind = kind;
@@ -116,11 +126,21 @@ static int add_row(group *g, const char *name, row_kind kind, int n) {
   return g->nrows++;
 }
 
+/* Adds a row per peer; builds_only: only the other zklock-bench builds,
+ * which alone know the async workloads' modes. */
 static void add_peer_rows(group *g, const peer *peers, int npeers,
-                          const char *mode, int n) {
+                          const char *mode, int n, bool builds_only) {
   int i;
   for (i = 0; i < npeers; i++) {
-    int k = add_row(g, peers[i].name, K_PEER, n);
+    char name[64];
+    int k;
+    if (builds_only && !peers[i].build)
+      continue;
+    if (strncmp(mode, "queue-", 6) == 0)
+      snprintf(name, sizeof name, "%s %d waiters", peers[i].name, n);
+    else
+      snprintf(name, sizeof name, "%s", peers[i].name);
+    k = add_row(g, name, K_PEER, n);
     g->rows[k].peer_cmd = peers[i].cmd;
     g->rows[k].peer_mode = mode;
   }
@@ -151,6 +171,16 @@ static void add_target(int gi, int num, int den, metric m, bool at_most,
   va_end(ap);
 }
 
+/* The floor once more with the client's default host resolution (at every
+ * poll): what that default costs, beside what the floor costs. */
+static void add_defaults_row(group *g) {
+  int k;
+  if (P.ctx.resolve_delay_ms == 0)
+    return; /* the floor already is that */
+  k = add_row(g, "raw (host re-resolving)", K_RAW_CD, 1);
+  g->rows[k].client_defaults = true;
+}
+
 /* The row of a peer named name in group g, or -1. */
 static int peer_row(const group *g, const char *name) {
   int i;
@@ -168,6 +198,8 @@ typedef struct config {
   int npeers;
 } config;
 
+static char *cf_queue_mode; /* "queue-S" for the builds' rows */
+
 static void build_plan(const config *cf) {
   int i, gi;
   group *g;
@@ -175,11 +207,12 @@ static void build_plan(const config *cf) {
     int lib;
     g = add_group(1, "cycles/s", 1, false, "uncontended: one session and one lock");
     g->floor = add_row(g, "raw create+delete", K_RAW_CD, 1);
+    add_defaults_row(g);
     lib = add_row(g, "libzklock", K_LIB_BLOCK, 1);
     /* the same cycles from the completion thread: what the blocking
      * caller's wake-up costs */
     add_row(g, "libzklock async API", K_LIB_MANY, 1);
-    add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1);
+    add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1, false);
     gi = P.ngroups - 1;
     add_target(gi, lib, g->floor, M_RATE, false, 0.92,
                "1  uncontended cycles >= 0.92 x raw create+delete");
@@ -191,7 +224,7 @@ static void build_plan(const config *cf) {
                     "contended: N=%d sessions on one lock", n);
       g->floor = add_row(g, "raw-call recipe", K_RAW_RECIPE, n);
       lib = add_row(g, "libzklock", K_LIB_BLOCK, n);
-      add_peer_rows(g, cf->peers, cf->npeers, "contended", n);
+      add_peer_rows(g, cf->peers, cf->npeers, "contended", n, false);
       gi = P.ngroups - 1;
       if (n != 8 && n != 32)
         continue;
@@ -213,6 +246,7 @@ static void build_plan(const config *cf) {
     snprintf(g->rows[g->floor].name, sizeof g->rows[0].name,
              "raw pipelined (%d)", cf->locks);
     lib = add_row(g, "libzklock", K_LIB_MANY, cf->locks);
+    add_peer_rows(g, cf->peers, cf->npeers, "many", cf->locks, true);
     add_target(P.ngroups - 1, lib, g->floor, M_RATE, false, 0.7,
                "3  many locks >= 0.7 x raw pipelined create+delete");
   }
@@ -227,6 +261,11 @@ static void build_plan(const config *cf) {
     snprintf(name, sizeof name, "libzklock %d waiters", cf->waiters);
     lng = add_row(g, name, K_LIB_QUEUE, cf->waiters);
     g->rows[g->floor].sessions = g->rows[lng].sessions = cf->queue_sessions;
+    snprintf(name, sizeof name, "queue-%d", cf->queue_sessions);
+    cf_queue_mode = strdup(name);
+    add_peer_rows(g, cf->peers, cf->npeers, cf_queue_mode, cf->short_queue,
+                  true);
+    add_peer_rows(g, cf->peers, cf->npeers, cf_queue_mode, cf->waiters, true);
     add_target(P.ngroups - 1, lng, g->floor, M_RATE, false, 0.8,
                "4  %d waiters >= 0.8 x %d waiters", cf->waiters,
                cf->short_queue);
@@ -235,9 +274,10 @@ static void build_plan(const config *cf) {
     int lib, k;
     g = add_group(6, "cycles/s", 1, true, "no fsync: uncontended");
     g->floor = add_row(g, "raw create+delete", K_RAW_CD, 1);
+    add_defaults_row(g);
     lib = add_row(g, "libzklock", K_LIB_BLOCK, 1);
     add_row(g, "libzklock async API", K_LIB_MANY, 1);
-    add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1);
+    add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1, false);
     gi = P.ngroups - 1;
     add_target(gi, lib, g->floor, M_RATE, false, 0.8,
                "6  no fsync: cycles >= 0.8 x raw C client");
@@ -249,13 +289,19 @@ static void build_plan(const config *cf) {
     g = add_group(6, "handoffs/s", 8, true, "no fsync: contended N=8");
     g->floor = add_row(g, "raw-call recipe", K_RAW_RECIPE, 8);
     add_row(g, "libzklock", K_LIB_BLOCK, 8);
-    add_peer_rows(g, cf->peers, cf->npeers, "contended", 8);
+    add_peer_rows(g, cf->peers, cf->npeers, "contended", 8, false);
   }
 }
 
 /* ------------------------------------------------------------ running */
 
-static void run_row(const bench_ctx *c, row *rw, bench_result *r) {
+static void run_row(const bench_ctx *ctx, row *rw, bench_result *r) {
+  bench_ctx defaults = *ctx;
+  const bench_ctx *c = ctx;
+  if (rw->client_defaults) {
+    defaults.resolve_delay_ms = 0;
+    c = &defaults;
+  }
   memset(r, 0, sizeof *r);
   r->p50_ms = r->p99_ms = NAN;
   switch (rw->kind) {
@@ -387,7 +433,7 @@ static int parse_int(const char *s, const char *what, int min, int max) {
 int main(int argc, char **argv) {
   enum {
     O_WARM = 256, O_LOCKS, O_WAITERS, O_SHORT, O_QSESS, O_PEER, O_CSV,
-    O_SESSION, O_SMOKE
+    O_SESSION, O_SMOKE, O_BUILD, O_RESOLVE
   };
   static const struct option longopts[] = {
       {"warm", required_argument, NULL, O_WARM},
@@ -399,6 +445,8 @@ int main(int argc, char **argv) {
       {"csv", required_argument, NULL, O_CSV},
       {"session-ms", required_argument, NULL, O_SESSION},
       {"smoke", no_argument, NULL, O_SMOKE},
+      {"build", required_argument, NULL, O_BUILD},
+      {"floor-resolve", required_argument, NULL, O_RESOLVE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   config cf;
@@ -420,6 +468,7 @@ int main(int argc, char **argv) {
   P.ctx.secs = 3;
   P.ctx.warm_s = 1;
   P.ctx.session_ms = 10000;
+  P.ctx.resolve_delay_ms = 1000;
   while ((opt = getopt_long(argc, argv, "s:S:w:r:t:n:h", longopts, NULL)) !=
          -1) {
     switch (opt) {
@@ -467,17 +516,28 @@ int main(int argc, char **argv) {
     case O_QSESS:
       cf.queue_sessions = parse_int(optarg, "--queue-sessions", 1, 1000);
       break;
-    case O_PEER: {
+    case O_PEER:
+    case O_BUILD: {
       const char *eq = strchr(optarg, '=');
       if (!eq || eq == optarg || !eq[1] || cf.npeers == MAX_PEERS ||
           (size_t)(eq - optarg) >= sizeof cf.peers[0].name) {
-        fprintf(stderr, "zklock-bench: --peer NAME=COMMAND (at most %d)\n",
-                MAX_PEERS);
+        fprintf(stderr, "zklock-bench: --peer NAME=COMMAND, --build "
+                        "NAME=PATH (at most %d in all)\n", MAX_PEERS);
         return 2;
       }
       snprintf(cf.peers[cf.npeers].name, sizeof cf.peers[0].name, "%.*s",
                (int)(eq - optarg), optarg);
-      cf.peers[cf.npeers++].cmd = eq + 1;
+      if (opt == O_BUILD) {
+        size_t len = strlen(eq + 1) + 32;
+        char *cmd = malloc(len);
+        if (!cmd)
+          return 1;
+        snprintf(cmd, len, "'%s' --as-peer", eq + 1);
+        cf.peers[cf.npeers].cmd = cmd;
+        cf.peers[cf.npeers++].build = true;
+      } else {
+        cf.peers[cf.npeers++].cmd = eq + 1;
+      }
       break;
     }
     case O_CSV:
@@ -488,6 +548,9 @@ int main(int argc, char **argv) {
       break;
     case O_SMOKE:
       smoke = true;
+      break;
+    case O_RESOLVE:
+      P.ctx.resolve_delay_ms = parse_int(optarg, "--floor-resolve", -1, 3600000);
       break;
     case 'h':
       usage(stdout);

@@ -18,7 +18,7 @@ typedef enum {
   K_PEER         /* a peer's process */
 } row_kind;
 
-#define MAX_ROWS 8
+#define MAX_ROWS 16
 #define MAX_GROUPS 24
 #define MAX_TARGETS 24
 #define MAX_PEERS 4
@@ -30,6 +30,7 @@ typedef struct row {
   int sessions;          /* K_LIB_QUEUE */
   const char *peer_cmd;  /* K_PEER */
   const char *peer_mode; /* K_PEER: "uncontended" or "contended" */
+  bool client_defaults;  /* raw rows: the client's default host resolution */
   bench_result *res;     /* one per round */
 } row;
 
@@ -57,6 +58,7 @@ typedef struct target {
 typedef struct peer {
   char name[32];
   const char *cmd;
+  bool build; /* another zklock-bench (--build): every workload */
 } peer;
 
 typedef struct plan {

@@ -52,8 +52,7 @@ typedef struct cd_thread {
 static void *cd_main(void *arg) {
   cd_thread *t = arg;
   char err[160], path[300], created[300];
-  zhandle_t *zh = bench_zk_connect(t->c->hosts, t->c->session_ms, err,
-                                   sizeof err);
+  zhandle_t *zh = bench_zk_connect(t->c, err, sizeof err);
   int rc, failures = 0;
   if (!zh) {
     bench_window_fail(t->w, "%s", err);
@@ -150,7 +149,7 @@ void raw_pipelined(const bench_ctx *c, int inflight, bench_result *r) {
   bench_window_init(&w);
   memset(&p, 0, sizeof p);
   p.w = &w;
-  p.zh = bench_zk_connect(c->hosts, c->session_ms, err, sizeof err);
+  p.zh = bench_zk_connect(c, err, sizeof err);
   if (!p.zh) {
     bench_fail(r, "%s", err);
     bench_window_destroy(&w);
@@ -290,8 +289,7 @@ static int recipe_acquire(recipe_thread *t, zhandle_t *zh, char *own,
 static void *recipe_main(void *arg) {
   recipe_thread *t = arg;
   char err[160], own[300];
-  zhandle_t *zh = bench_zk_connect(t->c->hosts, t->c->session_ms, err,
-                                   sizeof err);
+  zhandle_t *zh = bench_zk_connect(t->c, err, sizeof err);
   int failures = 0;
   if (!zh) {
     bench_window_fail(t->w, "%s", err);
@@ -324,8 +322,7 @@ void raw_recipe(const bench_ctx *c, int n, bench_result *r) {
   zhandle_t *setup;
   int i, rc;
   bench_window_init(&w);
-  setup = ts ? bench_zk_connect(c->hosts, c->session_ms, err, sizeof err)
-             : NULL;
+  setup = ts ? bench_zk_connect(c, err, sizeof err) : NULL;
   if (!setup) {
     bench_fail(r, "%s", ts ? err : "out of memory");
     free(ts);

@@ -12,6 +12,8 @@
  *   uncontended   CYCLES acquire+release, blocking, one session
  *   contended     8 sessions, one thread each, CYCLES grants in all
  *   many locks    100 locks on one session, async, CYCLES cycles in all
+ *   long queue    200 waiters on one lock over 4 sessions, async, each
+ *                 queueing again after its release; CYCLES handoffs
  * and prints, for each, the requests per cycle of each kind.
  */
 #include "config.h"
@@ -157,6 +159,8 @@ static void contended(int cycles) {
 /* ------------------------------------------------------------- many locks */
 
 #define MANY 100
+#define QUEUE 200
+#define QUEUE_SESSIONS 4
 
 typedef struct many {
   pthread_mutex_t mu;
@@ -201,54 +205,70 @@ static void m_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
     die("release_async", ZKL_EINVAL);
 }
 
-static void many_locks(int cycles) {
-  zkl_session *s;
-  mslot slots[MANY];
+/* `locks` contenders cycling through the async API on `sessions`
+ * sessions: different lock names (many locks), or one name (a queue). */
+static void async_cycles(int cycles, int sessions, int locks, bool one_name,
+                         const char *what) {
+  zkl_session *ss[8];
+  mslot *slots = calloc((size_t)locks, sizeof *slots);
   many m;
   tally t = {{0}, 0};
   char name[64];
   int i, rc, round;
+  if (!slots)
+    die("slots", ZKL_ENOMEM);
   pthread_mutex_init(&m.mu, NULL);
   pthread_cond_init(&m.cond, NULL);
-  if ((rc = zkl_session_open(&s, hosts, 10000)) != ZKL_OK)
-    die("session", rc);
-  for (i = 0; i < MANY; i++) {
-    snprintf(name, sizeof name, "requests/%u/many/%d", run_id, i);
+  for (i = 0; i < sessions; i++)
+    if ((rc = zkl_session_open(&ss[i], hosts, 10000)) != ZKL_OK)
+      die("session", rc);
+  for (i = 0; i < locks; i++) {
+    if (one_name)
+      snprintf(name, sizeof name, "requests/%u/queue", run_id);
+    else
+      snprintf(name, sizeof name, "requests/%u/many/%d", run_id, i);
     slots[i].m = &m;
-    if ((rc = zkl_lock_new(&slots[i].l, s, name)) != ZKL_OK)
+    if ((rc = zkl_lock_new(&slots[i].l, ss[i % sessions], name)) != ZKL_OK)
       die("lock", rc);
   }
-  /* round 0: one cycle each, to create the parents; round 1: counted */
+  /* round 0: one cycle each (the parents, the queue filled); round 1:
+   * counted */
   for (round = 0; round < 2; round++) {
-    int want = round == 0 ? MANY : cycles;
+    int want = round == 0 ? locks : cycles;
     pthread_mutex_lock(&m.mu);
     m.left = want;
     m.finished = 0;
     pthread_mutex_unlock(&m.mu);
     if (round == 1) {
-      zkl__debug_wait_settled(s, 10000);
-      add_counts(&t, s, -1);
+      for (i = 0; i < sessions; i++) {
+        zkl__debug_wait_settled(ss[i], 10000);
+        add_counts(&t, ss[i], -1);
+      }
       t.cycles = (unsigned long)want;
     }
-    for (i = 0; i < MANY; i++)
+    for (i = 0; i < locks; i++)
       m_next(&slots[i]);
     {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       ts.tv_sec += 120;
       pthread_mutex_lock(&m.mu);
-      while (m.finished < MANY)
+      while (m.finished < locks)
         if (pthread_cond_timedwait(&m.cond, &m.mu, &ts) != 0)
-          die("many locks: no progress in 120 s", ZKL_ETIMEDOUT);
+          die("async cycles: no progress in 120 s", ZKL_ETIMEDOUT);
       pthread_mutex_unlock(&m.mu);
     }
   }
-  zkl__debug_wait_settled(s, 10000);
-  add_counts(&t, s, 1);
-  for (i = 0; i < MANY; i++)
+  for (i = 0; i < sessions; i++) {
+    zkl__debug_wait_settled(ss[i], 10000);
+    add_counts(&t, ss[i], 1);
+  }
+  for (i = 0; i < locks; i++)
     zkl_lock_free(slots[i].l);
-  zkl_session_close(s);
-  print("many locks (100 locks on one session, async)", &t);
+  for (i = 0; i < sessions; i++)
+    zkl_session_close(ss[i]);
+  free(slots);
+  print(what, &t);
 }
 
 int main(int argc, char **argv) {
@@ -272,7 +292,11 @@ int main(int argc, char **argv) {
          "(zkl_session.sent)\n", zkl_version_string());
   uncontended(cycles);
   contended(cycles);
-  many_locks(cycles);
+  async_cycles(cycles, 1, MANY, false,
+               "many locks (100 locks on one session, async)");
+  async_cycles(cycles, QUEUE_SESSIONS, QUEUE, true,
+               "long queue (200 waiters on one lock over 4 sessions, async; "
+               "a cycle is a handoff)");
   server_stop_all();
   return 0;
 }
