@@ -141,6 +141,7 @@ static void add_peer_rows(group *g, const peer *peers, int npeers,
     else
       snprintf(name, sizeof name, "%s", peers[i].name);
     k = add_row(g, name, K_PEER, n);
+    g->rows[k].build = peers[i].build;
     g->rows[k].peer_cmd = peers[i].cmd;
     g->rows[k].peer_mode = mode;
   }
@@ -282,7 +283,7 @@ static void build_plan(const config *cf) {
     add_target(gi, lib, g->floor, M_RATE, false, 0.8,
                "6  no fsync: cycles >= 0.8 x raw C client");
     for (k = 0; k < g->nrows; k++)
-      if (g->rows[k].kind == K_PEER)
+      if (g->rows[k].kind == K_PEER && !g->rows[k].build)
         add_target(gi, lib, k, M_CPU, true, 1.0 / 3,
                    "6  no fsync: CPU per cycle <= 1/3 x %s's",
                    g->rows[k].name);

@@ -31,6 +31,7 @@ typedef struct row {
   const char *peer_cmd;  /* K_PEER */
   const char *peer_mode; /* K_PEER: "uncontended" or "contended" */
   bool client_defaults;  /* raw rows: the client's default host resolution */
+  bool build;            /* K_PEER: another zklock-bench build (--build) */
   bench_result *res;     /* one per round */
 } row;
 
