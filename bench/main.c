@@ -450,7 +450,7 @@ int main(int argc, char **argv) {
       {"floor-resolve", required_argument, NULL, O_RESOLVE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  config cf;
+  static config cf; /* static: what --build allocates stays reachable */
   const char *hosts = NULL, *hosts_nofsync = NULL, *csv = NULL;
   int ws[8], nw = 0, opt, i;
   bool smoke = false, ok;
