@@ -69,6 +69,10 @@ typedef struct zkl_recipe {
 } zkl_recipe;
 
 extern const zkl_recipe zkl__recipe_mutex; /* lock.c */
+/* lock.c: the mutex's rule, shared by the recipes that queue the same way
+ * (elections, a read/write lock's writers): the first goes, every other
+ * waits for its immediate predecessor. */
+void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
 extern const zkl_recipe zkl__recipe_latch; /* election.c */
 
 /* ---------------------------------------------------------------- targets */
