@@ -150,6 +150,14 @@ void raw_recipe(const bench_ctx *c, int n, bench_result *r);
 /* lib_blocking.c: libzklock's blocking API; n sessions, one thread each,
  * one lock (n = 1: the uncontended workload). */
 void lib_blocking(const bench_ctx *c, int n, bench_result *r);
+/* The same with another exclusive recipe. */
+typedef enum {
+  BENCH_MUTEX,
+  BENCH_RW_WRITE, /* the write side of a read/write lock */
+  BENCH_SEMAPHORE /* a semaphore of one lease */
+} bench_lock_kind;
+void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
+                       bench_result *r);
 
 /* lib_async.c: libzklock's async API. */
 /* many locks: one session, `locks` different locks, each cycling */

@@ -2,7 +2,9 @@
  * lib_blocking.c - libzklock's blocking API, as an application would use
  * it: n sessions, one thread each, all contending for one lock name (n = 1
  * is the uncontended workload). Each cycle is zkl_lock_acquire (no bound
- * but WAIT_MS), the exclusion check, zkl_lock_release.
+ * but WAIT_MS), the exclusion check, zkl_lock_release. The lock is a mutex,
+ * the write side of a read/write lock, or a semaphore of one lease: all
+ * three exclude, so the same checks hold.
  */
 #include "config.h"
 
@@ -20,6 +22,7 @@ static atomic_uint name_serial;
 
 typedef struct blk_thread {
   const bench_ctx *c;
+  bench_lock_kind kind;
   bench_window *w;
   const char *name;
   bench_lat lat;
@@ -33,10 +36,23 @@ static void *blk_main(void *arg) {
   blk_thread *t = arg;
   zkl_session *s = NULL;
   zkl_lock *l = NULL;
+  zkl_rwlock *rw = NULL;
   int rc, failures = 0;
   rc = zkl_session_open(&s, t->c->hosts, t->c->session_ms);
-  if (rc == ZKL_OK)
-    rc = zkl_lock_new(&l, s, t->name);
+  if (rc == ZKL_OK) {
+    switch (t->kind) {
+    case BENCH_MUTEX:
+      rc = zkl_lock_new(&l, s, t->name);
+      break;
+    case BENCH_RW_WRITE:
+      if ((rc = zkl_rwlock_new(&rw, s, t->name)) == ZKL_OK)
+        l = zkl_rwlock_write(rw);
+      break;
+    case BENCH_SEMAPHORE:
+      rc = zkl_semaphore_new(&l, s, t->name, 1);
+      break;
+    }
+  }
   if (rc != ZKL_OK) {
     bench_window_fail(t->w, "session: %s", zkl_strerror(rc));
     zkl_session_close(s);
@@ -64,13 +80,21 @@ static void *blk_main(void *arg) {
     if (zkl_lock_release(l) != ZKL_OK)
       atomic_fetch_add(&t->w->errors, 1);
   }
-  zkl_lock_free(l);
+  if (rw)
+    zkl_rwlock_free(rw);
+  else
+    zkl_lock_free(l);
   zkl_session_close(s);
   bench_window_done(t->w);
   return NULL;
 }
 
 void lib_blocking(const bench_ctx *c, int n, bench_result *r) {
+  lib_blocking_kind(c, n, BENCH_MUTEX, r);
+}
+
+void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
+                       bench_result *r) {
   bench_window w;
   blk_thread *ts = calloc((size_t)n, sizeof *ts);
   pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +113,7 @@ void lib_blocking(const bench_ctx *c, int n, bench_result *r) {
            atomic_fetch_add(&name_serial, 1));
   for (i = 0; i < n; i++) {
     ts[i].c = c;
+    ts[i].kind = kind;
     ts[i].w = &w;
     ts[i].name = name;
     ts[i].order_mu = &order_mu;

@@ -205,7 +205,7 @@ static void build_plan(const config *cf) {
   int i, gi;
   group *g;
   if (cf->w[1]) {
-    int lib;
+    int lib, rwl, sem;
     g = add_group(1, "cycles/s", 1, false, "uncontended: one session and one lock");
     g->floor = add_row(g, "raw create+delete", K_RAW_CD, 1);
     add_defaults_row(g);
@@ -213,24 +213,36 @@ static void build_plan(const config *cf) {
     /* the same cycles from the completion thread: what the blocking
      * caller's wake-up costs */
     add_row(g, "libzklock async API", K_LIB_MANY, 1);
+    rwl = add_row(g, "libzklock rwlock (write)", K_LIB_RW, 1);
+    sem = add_row(g, "libzklock semaphore (1)", K_LIB_SEM, 1);
     add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1, false);
     gi = P.ngroups - 1;
     add_target(gi, lib, g->floor, M_RATE, false, 0.92,
                "1  uncontended cycles >= 0.92 x raw create+delete");
+    add_target(gi, rwl, g->floor, M_RATE, false, 0.92,
+               "1  rwlock (write) uncontended >= 0.92 x raw");
+    add_target(gi, sem, g->floor, M_RATE, false, 0.92,
+               "1  semaphore (1) uncontended >= 0.92 x raw");
   }
   if (cf->w[2]) {
     for (i = 0; i < cf->nn; i++) {
-      int n = cf->ns[i], lib, cur;
+      int n = cf->ns[i], lib, rwl, sem, cur;
       g = add_group(2, "handoffs/s", n, false,
                     "contended: N=%d sessions on one lock", n);
       g->floor = add_row(g, "raw-call recipe", K_RAW_RECIPE, n);
       lib = add_row(g, "libzklock", K_LIB_BLOCK, n);
+      rwl = add_row(g, "libzklock rwlock (write)", K_LIB_RW, n);
+      sem = add_row(g, "libzklock semaphore (1)", K_LIB_SEM, n);
       add_peer_rows(g, cf->peers, cf->npeers, "contended", n, false);
       gi = P.ngroups - 1;
       if (n != 8 && n != 32)
         continue;
       add_target(gi, lib, g->floor, M_RATE, false, 0.95,
                  "2  N=%d handoffs >= 0.95 x raw-call recipe", n);
+      add_target(gi, rwl, g->floor, M_RATE, false, 0.95,
+                 "2  N=%d rwlock (write) >= 0.95 x raw-call recipe", n);
+      add_target(gi, sem, g->floor, M_RATE, false, 0.95,
+                 "2  N=%d semaphore (1) >= 0.95 x raw-call recipe", n);
       if ((cur = peer_row(g, "curator")) >= 0) {
         add_target(gi, lib, cur, M_RATE, false, 1.15,
                    "2  N=%d handoffs >= 1.15 x Curator", n);
@@ -317,6 +329,12 @@ static void run_row(const bench_ctx *ctx, row *rw, bench_result *r) {
     break;
   case K_LIB_BLOCK:
     lib_blocking(c, rw->n, r);
+    break;
+  case K_LIB_RW:
+    lib_blocking_kind(c, rw->n, BENCH_RW_WRITE, r);
+    break;
+  case K_LIB_SEM:
+    lib_blocking_kind(c, rw->n, BENCH_SEMAPHORE, r);
     break;
   case K_LIB_MANY:
     lib_many_locks(c, rw->n, r);

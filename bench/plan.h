@@ -13,6 +13,8 @@ typedef enum {
   K_RAW_PIPE,    /* raw create+delete, n in flight */
   K_RAW_RECIPE,  /* raw-call contended recipe, n clients */
   K_LIB_BLOCK,   /* libzklock blocking, n clients */
+  K_LIB_RW,      /* the same, a read/write lock's write side */
+  K_LIB_SEM,     /* the same, a semaphore of one lease */
   K_LIB_MANY,    /* libzklock async, n locks on one session */
   K_LIB_QUEUE,   /* libzklock async, n waiters on one lock */
   K_PEER         /* a peer's process */
@@ -20,7 +22,7 @@ typedef enum {
 
 #define MAX_ROWS 16
 #define MAX_GROUPS 24
-#define MAX_TARGETS 24
+#define MAX_TARGETS 32
 #define MAX_PEERS 4
 
 typedef struct row {
