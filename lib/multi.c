@@ -146,18 +146,20 @@ int zkl_lock_multi_async(zkl_lock *l, int count, const zoo_op_t *ops,
                          void *arg) {
   multi *m;
   int rc;
+  zkl_session *s;
   if (!cb)
     return ZKL_EINVAL;
   if ((rc = prepare(&m, l, count, ops, results)) != ZKL_OK)
     return rc;
   m->cb = cb;
   m->arg = arg;
-  pthread_mutex_lock(&m->s->mu);
+  s = m->s; /* m may be gone once the lock is dropped, or freed below */
+  pthread_mutex_lock(&s->mu);
   zkl__lock_ref_locked(l);
   rc = send_locked(m);
   if (rc != ZKL_OK)
     multi_free_locked(m);
-  pthread_mutex_unlock(&m->s->mu);
+  zkl__unlock(s);
   return rc;
 }
 

@@ -135,8 +135,11 @@ static void test_leader_watch(void) {
     zkt_rec rb, rc2;
     zkt_rec_init(&rb);
     zkt_rec_init(&rc2);
+    /* beta's node first, then gamma's: the queue's order is the order
+     * the nodes were made in, not the order the calls were made in */
     CU_ASSERT_EQUAL_FATAL(
         zkl_lock_acquire_async(b.c, -1, zkt_on_acquired, &rb), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
     CU_ASSERT_EQUAL_FATAL(
         zkl_lock_acquire_async(c.c, -1, zkt_on_acquired, &rc2), ZKL_OK);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 3, ZKT_WAIT), 3);
