@@ -390,8 +390,10 @@ static int hook_delete_rc; /* of the victim's deletion; 1: not deleted */
 
 static void hook_init(const char *victim) {
   zkt_counter_init(&hook_calls);
+  pthread_mutex_lock(&hook_calls.mu);
   snprintf(hook_victim, sizeof hook_victim, "%s", victim);
   hook_delete_rc = 1;
+  pthread_mutex_unlock(&hook_calls.mu);
 }
 
 static void delete_pred_once(const char *pred_path) {
