@@ -54,17 +54,11 @@
 
 /* ------------------------------------------------------------------ 1 */
 
-static zkt_counter lost1, in_cb;
+static zkt_rec lost1; /* A's lost notice */
+static zkt_counter in_cb;
 static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cb_cond = PTHREAD_COND_INITIALIZER;
 static int cb_release;
-
-static void on_lost1(zkl_lock *l, int reason, void *arg) {
-  (void)l;
-  (void)reason;
-  (void)arg;
-  zkt_counter_add(&lost1, 1);
-}
 
 /* Holds the session's completion thread (at most 20 s): its session events
  * and completions queue up behind it, in the client's order. */
@@ -92,7 +86,7 @@ static int cleanup_child(void) {
   char hosts[64], a_name[64], b_name[64], a_path[512];
   zkl_session *s;
   zkl_lock *a, *b;
-  zkt_counter_init(&lost1);
+  zkt_rec_init(&lost1);
   zkt_counter_init(&in_cb);
   if (proxyctl_start(&px, PROXY, zkt_hosts(), &port) != 0)
     return 2;
@@ -103,7 +97,7 @@ static int cleanup_child(void) {
       zkl_lock_new(&a, s, a_name) != ZKL_OK ||
       zkl_lock_new(&b, s, b_name) != ZKL_OK)
     return 2;
-  zkl_lock_on_lost(a, on_lost1, NULL);
+  zkl_lock_on_lost(a, zkt_on_lost, &lost1);
   /* A is held; B's acquire callback then holds the completion thread. */
   if (zkl_lock_acquire(a, 5000, NULL) != ZKL_OK ||
       zkl_lock_node_path(a, a_path, sizeof a_path) != ZKL_OK ||
@@ -115,7 +109,7 @@ static int cleanup_child(void) {
    * connected), A's lease runs out on the timer thread, and lose_locked()
    * sends the delete of A's node as a cleanup job: in flight. */
   if (proxyctl_cmd(px, "drop", NULL, 0, 2000) != 0 ||
-      zkt_counter_wait(&lost1, 1, 10000) != 1)
+      zkt_rec_wait(&lost1, 1, 10000) != ZKL_LOST_LEASE_EXPIRED)
     return 2;
   /* The server expires the session (A's node goes with it); then the next
    * handshake says "expired": the EXPIRED event, then the delete's
