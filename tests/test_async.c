@@ -27,7 +27,8 @@ static void test_success_once(void) {
   zkt_rec_init(&r);
   zkt_name(name, sizeof name, "async-ok");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_OK);
   CU_ASSERT(a.token > 0);
@@ -39,7 +40,8 @@ static void test_success_once(void) {
   CU_ASSERT_EQUAL(r.rc, ZKL_OK);
   CU_ASSERT(pthread_equal(r.thread, a.thread)); /* the completion thread */
   /* a release callback may be NULL */
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 2, T_WAIT), 2);
   CU_ASSERT_EQUAL(zkl_lock_release_async(l, NULL, NULL), ZKL_OK);
   zkt_assert_quiet(s);
@@ -60,9 +62,11 @@ static void test_reentrant_async(void) {
   zkt_rec_init(&r);
   zkt_name(name, sizeof name, "async-reentrant");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &b), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &b),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&b.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(b.rc, ZKL_OK);
   CU_ASSERT_EQUAL(b.token, a.token);
@@ -108,7 +112,8 @@ static void test_timeout_once(void) {
   zkt_parent(parent, sizeof parent, name);
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 200, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 200, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_ETIMEDOUT);
   CU_ASSERT_EQUAL(a.token, 0);
@@ -133,7 +138,8 @@ static void test_try_once_busy(void) {
   zkt_parent(parent, sizeof parent, name);
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 0, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 0, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_EBUSY);
   CU_ASSERT_EQUAL(zkt_children(parent), 1);
@@ -156,7 +162,8 @@ static void test_cancel_once(void) {
   zkt_parent(parent, sizeof parent, name);
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                   ZKL_EINPROGRESS);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
@@ -184,7 +191,8 @@ static void test_cancel_immediately(void) {
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "async-cancel-now");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   rc = zkl_lock_cancel(l);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   /* The grant may win the race; either way exactly one outcome. (That
@@ -237,7 +245,8 @@ static void test_cancel_event_queued(void) {
   zkt_parent(parent, sizeof parent, name);
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   /* the watch on the holder's node is set */
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, T_WAIT), 0);
@@ -281,7 +290,8 @@ static void test_loss_once(void) {
   zkt_name(name, sizeof name, "async-lost");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
@@ -306,7 +316,8 @@ static void test_free_pending(void) {
   zkt_parent(parent, sizeof parent, name);
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   zkl_lock_free(l);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
@@ -345,13 +356,15 @@ static void test_close_pending(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&held, s, "async-close-held"), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   zkl_session_close(s); /* returns after the callbacks ran */
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_ECLOSED);
   /* Locks outlive their session, dead. */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
-  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, 0, zkt_on_acquired, &a), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, 0, zkt_on_acquired, &a),
+                  ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkl_lock_release_async(held, NULL, NULL), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkl_lock_token(held), 0);

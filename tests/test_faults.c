@@ -126,7 +126,8 @@ static void test_create_reply_lost_waiting(void) {
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 0);
   unhold(&h);
@@ -161,7 +162,8 @@ static void test_create_reply_timed_out(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 15"), 0);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
   CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
@@ -191,7 +193,8 @@ static void test_cancel_delete_lost(void) {
   zkt_name(name, sizeof name, "cancel-lost");
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   {
     char parent[512];
     zkt_parent(parent, sizeof parent, name);
@@ -228,7 +231,8 @@ static void test_cancel_while_disconnected(void) {
   zkt_name(name, sizeof name, "cancel-offline");
   hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   {
     char parent[512];
     zkt_parent(parent, sizeof parent, name);
@@ -270,7 +274,8 @@ static void test_own_watch_lost_then_expired(void) {
   hold(&h, name); /* the parents exist: the first getData is the own watch */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 4"), 0);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
@@ -401,7 +406,8 @@ static void test_short_disconnect(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
   hold(&h, wname);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, p.s, wname), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired, &a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired, &a),
+                        ZKL_OK);
   {
     char parent[512];
     zkt_parent(parent, sizeof parent, wname);

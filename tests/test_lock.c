@@ -371,8 +371,7 @@ static void test_bad_input(void) {
       ;
     if (j == was.count)
       zkt_check(strcmp(now.data[i], "valid-but-unused") == 0,
-                "only valid-but-unused is new in /locks, not %s",
-                now.data[i]);
+                "only valid-but-unused is new in /locks, not %s", now.data[i]);
   }
   deallocate_String_vector(&was);
   deallocate_String_vector(&now);

@@ -131,8 +131,7 @@ static void expiry_setup(zkl_session *s, zkl_session *other, zkl_lock **held,
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(*blocker, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(waiting, s, wait_name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_acquire_async(*waiting, -1, zkt_on_acquired, &acquired),
-      ZKL_OK);
+      zkl_lock_acquire_async(*waiting, -1, zkt_on_acquired, &acquired), ZKL_OK);
   zkt_parent(parent, sizeof parent, wait_name);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
 }
@@ -178,8 +177,8 @@ static void expiry_partition(bool lease) {
 
   check_expired(s, held, waiting, wait_name);
   /* With the lease, the holder knew before the server expired it. */
-  CU_ASSERT_EQUAL(lost.rc, lease ? ZKL_LOST_LEASE_EXPIRED
-                                 : ZKL_LOST_SESSION_EXPIRED);
+  CU_ASSERT_EQUAL(lost.rc,
+                  lease ? ZKL_LOST_LEASE_EXPIRED : ZKL_LOST_SESSION_EXPIRED);
   expiry_teardown(s, other, held, waiting, blocker, held_name, wait_name);
   proxyctl_stop(px);
 }

@@ -202,10 +202,8 @@ bool zkt_check_at(bool ok, const char *file, int line, const char *fmt, ...) {
   if (running) {
     pthread_mutex_lock(&late_mu);
     if (late_count < LATE_MAX) {
-      snprintf(late[late_count].what, sizeof late[late_count].what, "%s",
-               what);
-      snprintf(late[late_count].file, sizeof late[late_count].file, "%s",
-               file);
+      snprintf(late[late_count].what, sizeof late[late_count].what, "%s", what);
+      snprintf(late[late_count].file, sizeof late[late_count].file, "%s", file);
       late[late_count].line = line;
       late_count++;
     } else {
@@ -273,8 +271,8 @@ int zkt_children_at(const char *path, const char *file, int line) {
   deallocate_String_vector(&sv);
   if (rc == ZNONODE)
     return -1;
-  if (!zkt_check_at(rc == ZOK, file, line,
-                    "the observer could not list %s: %s", path, zerror(rc)))
+  if (!zkt_check_at(rc == ZOK, file, line, "the observer could not list %s: %s",
+                    path, zerror(rc)))
     return ZKT_OBSERVER_ERROR;
   return n;
 }
@@ -309,8 +307,7 @@ int zkt_wait_children_at(const char *path, int want, int timeout_ms,
       return n;
     if ((rc != ZOK && !obs_transient(rc)) || zkt_now_ms() >= deadline) {
       if (!zkt_check_at(rc == ZOK, file, line,
-                        "the observer could not list %s: %s", path,
-                        zerror(rc)))
+                        "the observer could not list %s: %s", path, zerror(rc)))
         return ZKT_OBSERVER_ERROR;
       return n;
     }
