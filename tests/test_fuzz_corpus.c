@@ -75,6 +75,10 @@ static void test_corpus(void) {
   printf("\n    %d corpus files, %d valid names, %d invalid names\n", files,
          valid, invalid);
   CU_ASSERT(files >= 40);
+  /* the verdict checks above ran for both kinds (else they checked
+   * nothing: a corpus renamed without the prefixes passed) */
+  CU_ASSERT(valid > 0);
+  CU_ASSERT(invalid > 0);
 }
 
 /* The reference validator itself, on a few known cases. */

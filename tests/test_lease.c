@@ -23,43 +23,11 @@
 #define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
 #define TRIALS 10
 
-typedef struct {
-  zkt_counter calls;
-  int value; /* rc or reason */
-  int64_t at_ms;
-} event;
-
-static void event_init(event *e) {
-  zkt_counter_init(&e->calls);
-  e->value = 0;
-  e->at_ms = 0;
-}
-
-static void on_lost(zkl_lock *l, int reason, void *arg) {
-  event *e = arg;
-  (void)l;
-  e->at_ms = zkt_now_ms();
-  e->value = reason;
-  zkt_counter_add(&e->calls, 1);
-}
-
-static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
-  event *e = arg;
-  (void)l;
-  (void)token;
-  e->at_ms = zkt_now_ms();
-  e->value = rc;
-  zkt_counter_add(&e->calls, 1);
-}
+/* Lost notices and grants are recorded in zkt_recs (zkt_on_lost,
+ * zkt_on_acquired): the status or reason, and when it came (at_ms). */
 
 static int cmd(proxyctl *px, const char *c) {
   return proxyctl_cmd(px, c, NULL, 0, 5000);
-}
-
-static void assert_parent_empty(const char *name) {
-  char parent[512];
-  zkt_parent(parent, sizeof parent, name);
-  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
 }
 
 /* Lets time pass as part of a scenario (how long a fault lasts); never used
@@ -80,22 +48,27 @@ static int64_t one_partition(int trial, int session_ms) {
   int port;
   zkl_session *hs, *ws;
   zkl_lock *holder, *waiter;
-  event lost, grant;
+  zkt_rec lost, grant;
   int64_t drop_at, margin = -1;
-  event_init(&lost);
-  event_init(&grant);
+  int rc;
+  zkt_rec_init(&lost);
+  zkt_rec_init(&grant);
   zkt_name(name, sizeof name, "partition");
-  if (proxyctl_start(&px, PROXY, zkt_hosts(), &port) != 0)
+  if (!zkt_check(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0,
+                 "trial %d: the proxy starts", trial))
     return -1;
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&hs, hosts, session_ms), ZKL_OK);
+  rc = zkl_session_open(&hs, hosts, session_ms);
+  if (rc != ZKL_OK)
+    proxyctl_stop(px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   ws = zkt_session(10000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, hs, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiter, ws, name), ZKL_OK);
-  zkl_lock_on_lost(holder, on_lost, &lost);
+  zkl_lock_on_lost(holder, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_acquire_async(waiter, -1, on_acquired, &grant), ZKL_OK);
+      zkl_lock_acquire_async(waiter, -1, zkt_on_acquired, &grant), ZKL_OK);
   {
     char parent[512];
     zkt_parent(parent, sizeof parent, name);
@@ -105,10 +78,10 @@ static int64_t one_partition(int trial, int session_ms) {
   drop_at = zkt_now_ms();
   CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&grant.calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL(grant.value, ZKL_OK);
+  CU_ASSERT_EQUAL(grant.rc, ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
-  CU_ASSERT_EQUAL(lost.value, ZKL_LOST_LEASE_EXPIRED);
-  if (zkt_counter_get(&lost.calls) == 1 && grant.value == ZKL_OK) {
+  CU_ASSERT_EQUAL(lost.rc, ZKL_LOST_LEASE_EXPIRED);
+  if (zkt_counter_get(&lost.calls) == 1 && grant.rc == ZKL_OK) {
     margin = grant.at_ms - lost.at_ms;
     CU_ASSERT(lost.at_ms < grant.at_ms); /* strictly before */
     printf("\n    trial %2d: session %d ms; after the drop: lost notice at "
@@ -125,7 +98,7 @@ static int64_t one_partition(int trial, int session_ms) {
   zkl_session_close(hs);
   zkl_session_close(ws);
   proxyctl_stop(px);
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
   return margin;
 }
 
@@ -159,19 +132,23 @@ static void test_back_in_time(void) {
   int port;
   zkl_session *s;
   zkl_lock *l;
-  event lost;
+  zkt_rec lost;
   int64_t token = 0;
-  event_init(&lost);
+  int rc;
+  zkt_rec_init(&lost);
   zkt_name(name, sizeof name, "back-in-time");
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  rc = zkl_session_open(&s, hosts, 6000);
+  if (rc != ZKL_OK)
+    proxyctl_stop(px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   /* A small margin leaves room between the client's own disconnect (4 s
    * after the last byte) and the lease (6 s after the last answer, less
    * the margin and the heartbeat period). */
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 100), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  zkl_lock_on_lost(l, on_lost, &lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
 
@@ -189,7 +166,7 @@ static void test_back_in_time(void) {
   zkl_session_close(s);
   proxyctl_stop(px);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
 }
 
 /* The lease runs out, then the connection comes back while the session
@@ -201,22 +178,26 @@ static void test_lease_lost_session_survives(void) {
   int port;
   zkl_session *hs, *ws;
   zkl_lock *holder, *waiter;
-  event lost, grant;
-  event_init(&lost);
-  event_init(&grant);
+  zkt_rec lost, grant;
+  int rc;
+  zkt_rec_init(&lost);
+  zkt_rec_init(&grant);
   zkt_name(name, sizeof name, "lease-lost-alive");
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&hs, hosts, 8000), ZKL_OK);
+  rc = zkl_session_open(&hs, hosts, 8000);
+  if (rc != ZKL_OK)
+    proxyctl_stop(px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   /* A wide margin: the lease ends well before the session does. */
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(hs, 4000), ZKL_OK);
   ws = zkt_session(10000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, hs, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiter, ws, name), ZKL_OK);
-  zkl_lock_on_lost(holder, on_lost, &lost);
+  zkl_lock_on_lost(holder, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_acquire_async(waiter, -1, on_acquired, &grant), ZKL_OK);
+      zkl_lock_acquire_async(waiter, -1, zkt_on_acquired, &grant), ZKL_OK);
   {
     char parent[512];
     zkt_parent(parent, sizeof parent, name);
@@ -224,12 +205,12 @@ static void test_lease_lost_session_survives(void) {
   }
   CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lost.calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL(lost.value, ZKL_LOST_LEASE_EXPIRED);
+  CU_ASSERT_EQUAL(lost.rc, ZKL_LOST_LEASE_EXPIRED);
   CU_ASSERT_EQUAL(zkt_counter_get(&grant.calls), 0); /* not before */
   CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
   /* The holder's session lives on, deletes the node, the waiter gets it. */
   CU_ASSERT_EQUAL(zkt_counter_wait(&grant.calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL(grant.value, ZKL_OK);
+  CU_ASSERT_EQUAL(grant.rc, ZKL_OK);
   CU_ASSERT_EQUAL(zkl__debug_wait_dead(hs, 1), 0); /* not expired */
   CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_ELOST);
   CU_ASSERT_EQUAL(zkl__debug_wait_quiet(hs, T_WAIT), 0);
@@ -242,7 +223,7 @@ static void test_lease_lost_session_survives(void) {
   zkl_session_close(hs);
   zkl_session_close(ws);
   proxyctl_stop(px);
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
 }
 
 /* An idle holder's lease does not run out: heartbeats keep it moving. */
@@ -250,12 +231,12 @@ static void test_idle_holder_keeps_lease(void) {
   char name[64];
   zkl_session *s = zkt_session(1500);
   zkl_lock *l;
-  event lost;
+  zkt_rec lost;
   zkl_debug_counts before, after;
-  event_init(&lost);
+  zkt_rec_init(&lost);
   zkt_name(name, sizeof name, "idle");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  zkl_lock_on_lost(l, on_lost, &lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
   zkl__debug_counts(s, &before);
   fault_lasts(3 * zkl_session_timeout(s)); /* three sessions' worth */
@@ -272,7 +253,7 @@ static void test_idle_holder_keeps_lease(void) {
   CU_ASSERT_EQUAL(after.sent[ZKL_RQ_HEARTBEAT], before.sent[ZKL_RQ_HEARTBEAT]);
   zkl_lock_free(l);
   zkl_session_close(s);
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
 }
 
 /* A holder frozen past its lease (SIGSTOP here; a paused VM or a long GC
@@ -282,32 +263,25 @@ static void test_idle_holder_keeps_lease(void) {
  * says so on stdout, then waits on stdin; on waking it releases and exits
  * 0 when told (ZKL_ELOST, and the lost callback ran), 1 when not. */
 static const char *self_path;
-static zkt_counter child_lost;
-
-static void child_on_lost(zkl_lock *l, int reason, void *arg) {
-  (void)l;
-  (void)reason;
-  (void)arg;
-  zkt_counter_add(&child_lost, 1);
-}
 
 static int frozen_holder(const char *hosts, const char *name) {
   zkl_session *s;
   zkl_lock *l;
+  zkt_rec child_lost;
   char c;
   int rc;
-  zkt_counter_init(&child_lost);
+  zkt_rec_init(&child_lost);
   if (zkl_session_open(&s, hosts, 1000) != ZKL_OK ||
       zkl_lock_new(&l, s, name) != ZKL_OK)
     return 2;
-  zkl_lock_on_lost(l, child_on_lost, NULL);
+  zkl_lock_on_lost(l, zkt_on_lost, &child_lost);
   if (zkl_lock_acquire(l, 5000, NULL) != ZKL_OK)
     return 2;
   if (write(1, "h", 1) != 1 || read(0, &c, 1) != 1) /* frozen in here */
     return 2;
   rc = zkl_lock_release(l); /* the first step after waking */
-  zkt_counter_wait(&child_lost, 1, 10000);
-  rc = rc == ZKL_ELOST && zkt_counter_get(&child_lost) == 1 ? 0 : 1;
+  zkt_counter_wait(&child_lost.calls, 1, 10000); /* counted just below */
+  rc = rc == ZKL_ELOST && zkt_counter_get(&child_lost.calls) == 1 ? 0 : 1;
   zkl_lock_free(l);
   zkl_session_close(s); /* no thread left running at exit (TSan checks) */
   return rc;
@@ -334,8 +308,15 @@ static void test_frozen_holder_told(void) {
     CU_ASSERT_FATAL(pid > 0);
     close(to_child[0]);
     close(from_child[1]);
-    CU_ASSERT_EQUAL_FATAL(read(from_child[0], &c, 1), 1); /* it holds */
-    kill(pid, SIGSTOP);
+    if (read(from_child[0], &c, 1) != 1) { /* it holds, or it died */
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      close(to_child[1]);
+      close(from_child[0]);
+      zkl_session_close(me);
+      CU_FAIL_FATAL("the frozen holder did not take the lock");
+    }
+    CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
     /* The server expires the frozen session; another session gets the
      * lock, and gives it back, all while the holder sleeps. */
     CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, me, name), ZKL_OK);
@@ -343,12 +324,12 @@ static void test_frozen_holder_told(void) {
     CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
     zkl_lock_free(l);
     CU_ASSERT_EQUAL(write(to_child[1], "w", 1), 1); /* waiting for it */
-    kill(pid, SIGCONT);
+    CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
     CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
     CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     close(to_child[1]);
     close(from_child[0]);
-    assert_parent_empty(name);
+    zkt_assert_parent_empty(name);
   }
   zkl_session_close(me);
 }

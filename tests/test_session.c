@@ -17,30 +17,29 @@
 
 #define T_WAIT 15000
 
-static void assert_parent_empty(const char *name) {
-  char parent[512];
-  zkt_parent(parent, sizeof parent, name);
-  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
-}
-
-/* A loopback port nothing listens on: bound, then closed. */
+/* A loopback port nothing listens on: bound, then closed. -1 if none
+ * could be had (the test then fails: port 0 would not say "nobody
+ * there"). */
 static int dead_port(void) {
   struct sockaddr_in a = {0};
   socklen_t len = sizeof a;
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+  if (fd < 0)
+    return -1;
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, (struct sockaddr *)&a, sizeof a);
-  getsockname(fd, (struct sockaddr *)&a, &len);
-  port = ntohs(a.sin_port);
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
   close(fd);
-  return port;
+  return port > 0 ? port : -1;
 }
 
 static void test_connect_errors(void) {
   zkl_session *s = NULL;
   char hosts[64];
   int64_t t0;
+  int port = dead_port();
   /* Unparsable host strings: a bad argument, not an unreachable server. */
   CU_ASSERT_EQUAL(zkl_session_open(&s, "", 1000), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_session_open(&s, "127.0.0.1:notaport", 1000),
@@ -52,7 +51,8 @@ static void test_connect_errors(void) {
   CU_ASSERT_EQUAL(zkl_session_open(&s, "nosuchhost.invalid:2181", 1000),
                   ZKL_ERESOLVE);
   /* Nobody there: an error within the bound, not a hang. */
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", dead_port());
+  CU_ASSERT_FATAL(port > 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   CU_ASSERT_EQUAL(zkl_session_open(&s, hosts, 1000), ZKL_ECONNECT);
   /* The connect bound is its own, not the session timeout: a refused port
    * with a 60 s session gives up well before those 60 s. */
@@ -73,23 +73,9 @@ static void test_negotiated_timeout(void) {
   zkl_session_close(s);
 }
 
-static zkt_counter lost_calls, acquire_calls;
-static int lost_reason, acquire_rc;
-
-static void on_lost(zkl_lock *l, int reason, void *arg) {
-  (void)l;
-  (void)arg;
-  lost_reason = reason;
-  zkt_counter_add(&lost_calls, 1);
-}
-
-static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
-  (void)l;
-  (void)token;
-  (void)arg;
-  acquire_rc = rc;
-  zkt_counter_add(&acquire_calls, 1);
-}
+/* The held lock's lost notices and the waiting lock's acquire callback,
+ * recorded for the test thread. */
+static zkt_rec lost, acquired;
 
 /* Rule 7: expiry is reported everywhere and nothing is retried. The held
  * lock's release says ZKL_ELOST once (the lock was lost), then, like every
@@ -105,16 +91,17 @@ static void check_expired(zkl_session *s, zkl_lock *held, zkl_lock *waiting,
                           const char *wait_name) {
   zkl_lock *extra = NULL;
   zkl_debug_counts c;
-  CU_ASSERT_EQUAL(zkt_counter_wait(&lost_calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL(zkt_counter_wait(&acquire_calls, 1, T_WAIT), 1);
-  CU_ASSERT(acquire_rc == ZKL_EEXPIRED || acquire_rc == ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lost.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&acquired.calls, 1, T_WAIT), 1);
+  CU_ASSERT(acquired.rc == ZKL_EEXPIRED || acquired.rc == ZKL_ELOST);
   CU_ASSERT_EQUAL(zkl_lock_token(held), 0);
   /* Every later call says so: the loss once, then the expiry. */
   CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_ELOST);
   CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_EEXPIRED);
   CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_EEXPIRED);
-  CU_ASSERT_EQUAL(zkl_lock_acquire_async(waiting, -1, on_acquired, NULL),
-                  ZKL_EEXPIRED);
+  CU_ASSERT_EQUAL(
+      zkl_lock_acquire_async(waiting, -1, zkt_on_acquired, &acquired),
+      ZKL_EEXPIRED);
   CU_ASSERT_EQUAL(zkl_lock_new(&extra, s, "x"), ZKL_EEXPIRED);
   CU_ASSERT_PTR_NULL(extra);
   /* Nothing retries on the dead handle. */
@@ -133,18 +120,18 @@ static void expiry_setup(zkl_session *s, zkl_session *other, zkl_lock **held,
                          zkl_lock **waiting, zkl_lock **blocker,
                          char *held_name, char *wait_name) {
   char parent[512];
-  zkt_counter_init(&lost_calls);
-  zkt_counter_init(&acquire_calls);
+  zkt_rec_init(&lost);
+  zkt_rec_init(&acquired);
   zkt_name(held_name, 64, "expiry-held");
   zkt_name(wait_name, 64, "expiry-wait");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(held, s, held_name), ZKL_OK);
-  zkl_lock_on_lost(*held, on_lost, NULL);
+  zkl_lock_on_lost(*held, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(*held, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(blocker, other, wait_name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(*blocker, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(waiting, s, wait_name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_acquire_async(*waiting, -1, on_acquired, NULL), ZKL_OK);
+      zkl_lock_acquire_async(*waiting, -1, zkt_on_acquired, &acquired), ZKL_OK);
   zkt_parent(parent, sizeof parent, wait_name);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
 }
@@ -156,39 +143,42 @@ static void expiry_teardown(zkl_session *s, zkl_session *other,
   zkl_lock_free(held);
   zkl_lock_free(waiting);
   zkl_session_close(s);
-  CU_ASSERT_EQUAL(zkt_counter_get(&lost_calls), 1);
-  CU_ASSERT_EQUAL(zkt_counter_get(&acquire_calls), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&acquired.calls), 1);
   CU_ASSERT_EQUAL(zkl_lock_release(blocker), ZKL_OK);
   zkl_lock_free(blocker);
   zkl_session_close(other);
-  assert_parent_empty(held_name);
-  assert_parent_empty(wait_name);
+  zkt_assert_parent_empty(held_name);
+  zkt_assert_parent_empty(wait_name);
 }
 
 static void expiry_partition(bool lease) {
-  char held_name[64], wait_name[64], hosts[64], parent[512];
+  char held_name[64], wait_name[64], hosts[64];
   proxyctl *px;
-  int port;
-  zkl_session *s, *other = zkt_session(10000);
+  int port, rc;
+  zkl_session *s, *other;
   zkl_lock *held, *waiting, *blocker;
   CU_ASSERT_FATAL(proxyctl_start(&px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
                                  zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 1000), ZKL_OK);
+  rc = zkl_session_open(&s, hosts, 1000);
+  if (rc != ZKL_OK)
+    proxyctl_stop(px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  other = zkt_session(10000);
   if (!lease)
     CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
   expiry_setup(s, other, &held, &waiting, &blocker, held_name, wait_name);
 
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
   /* The server expires the silent session and deletes its nodes. */
-  zkt_parent(parent, sizeof parent, held_name);
-  CU_ASSERT(zkt_wait_children(parent, 0, T_WAIT) <= 0);
+  zkt_assert_parent_empty(held_name);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "pass", NULL, 0, 5000), 0);
 
   check_expired(s, held, waiting, wait_name);
   /* With the lease, the holder knew before the server expired it. */
-  CU_ASSERT_EQUAL(lost_reason, lease ? ZKL_LOST_LEASE_EXPIRED
-                                     : ZKL_LOST_SESSION_EXPIRED);
+  CU_ASSERT_EQUAL(lost.rc,
+                  lease ? ZKL_LOST_LEASE_EXPIRED : ZKL_LOST_SESSION_EXPIRED);
   expiry_teardown(s, other, held, waiting, blocker, held_name, wait_name);
   proxyctl_stop(px);
 }
@@ -207,11 +197,11 @@ static void test_expiry_second_handle(void) {
   CU_ASSERT_EQUAL_FATAL(zkt_expire(s), 0);
   /* Wait for the session to be known over before checking later calls:
    * the waiting lock may fail first because its own node was deleted. */
-  CU_ASSERT_EQUAL(zkt_counter_wait(&acquire_calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&acquired.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(zkl__debug_wait_dead(s, T_WAIT), ZKL_EEXPIRED);
   check_expired(s, held, waiting, wait_name);
-  CU_ASSERT(lost_reason == ZKL_LOST_SESSION_EXPIRED ||
-            lost_reason == ZKL_LOST_NODE_DELETED);
+  CU_ASSERT(lost.rc == ZKL_LOST_SESSION_EXPIRED ||
+            lost.rc == ZKL_LOST_NODE_DELETED);
   expiry_teardown(s, other, held, waiting, blocker, held_name, wait_name);
 }
 
@@ -273,7 +263,7 @@ static void test_wrap(void) {
   CU_ASSERT_EQUAL(zoo_state(zh), ZOO_CONNECTED_STATE);
   CU_ASSERT_EQUAL(zoo_exists(zh, "/", 0, NULL), ZOK);
   zookeeper_close(zh);
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
 }
 
 /* A blocking call from the application's own watcher (the handle's
@@ -330,7 +320,7 @@ static void test_wrap_connecting(void) {
   zkl_lock_free(l);
   zkl_session_close(w);
   zookeeper_close(zh);
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
 }
 
 /* Issue 7, bug 3: a wrapped session closed while its server is down. The
@@ -340,27 +330,19 @@ static void test_wrap_connecting(void) {
  * still be deleted (it stayed for good, blocking every other contender).
  * The application forwards nothing here: the session hears the reconnect
  * through a watch of its own. */
-static zkt_counter outage_lost;
-
-static void on_outage_lost(zkl_lock *l, int reason, void *arg) {
-  (void)l;
-  (void)reason;
-  (void)arg;
-  zkt_counter_add(&outage_lost, 1);
-}
-
 static void test_wrap_close_during_outage(void) {
   char name[64], path[512], args[1024];
   zhandle_t *zh;
   zkl_session *w = NULL;
   zkl_lock *l;
   int64_t session_id;
+  zkt_rec outage_lost;
   if (!zkt_zkdir()) {
     printf("(skipped: needs a server of its own to stop) ");
     return;
   }
   zkt_counter_init(&silent_connected);
-  zkt_counter_init(&outage_lost);
+  zkt_rec_init(&outage_lost);
   zkt_name(name, sizeof name, "wrap-outage");
   zh = zookeeper_init2(zkt_hosts(), silent_watcher, 4000, NULL, NULL, 0,
                        quiet_log);
@@ -369,12 +351,13 @@ static void test_wrap_close_during_outage(void) {
   session_id = zoo_client_id(zh)->client_id;
   CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, w, name), ZKL_OK);
-  zkl_lock_on_lost(l, on_outage_lost, NULL);
+  zkl_lock_on_lost(l, zkt_on_lost, &outage_lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
   snprintf(args, sizeof args, "kill '%s' 1 KILL", zkt_zkdir());
   CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
-  CU_ASSERT_EQUAL(zkt_counter_wait(&outage_lost, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&outage_lost, 1, T_WAIT),
+                  ZKL_LOST_LEASE_EXPIRED); /* told by the lease */
   zkl_lock_free(l);
   zkl_session_close(w); /* gives up waiting: the server is still down */
   snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
@@ -384,7 +367,7 @@ static void test_wrap_close_during_outage(void) {
   CU_ASSERT_EQUAL(zkt_wait_absent(path, T_WAIT), 0);
   CU_ASSERT_EQUAL(zoo_state(zh), ZOO_CONNECTED_STATE);
   zookeeper_close(zh);
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
 }
 
 static void test_wrap_deadlock_guard(void) {
@@ -416,29 +399,34 @@ static void test_wrap_deadlock_guard(void) {
 
 /* Closing a session from inside one of its callbacks cannot wait there: it
  * returns at once and finishes on a private thread. */
-static zkt_counter closed_calls;
+typedef struct {
+  zkl_session *s;
+  zkt_rec rec; /* the acquire's status, counted once the close returned */
+} closer;
 
 static void close_from_callback(zkl_lock *l, int rc, int64_t token,
                                 void *arg) {
-  (void)l;
-  (void)rc;
-  (void)token;
-  zkl_session_close(arg);
-  zkt_counter_add(&closed_calls, 1);
+  closer *c = arg;
+  zkl_session_close(c->s);
+  zkt_on_acquired(l, rc, token, &c->rec);
 }
 
 static void test_close_from_callback(void) {
   char name[64];
   zkl_session *s = zkt_session(10000);
   zkl_lock *l;
-  zkt_counter_init(&closed_calls);
+  closer c;
+  c.s = s;
+  zkt_rec_init(&c.rec);
   zkt_name(name, sizeof name, "close-in-callback");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, close_from_callback, s),
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, close_from_callback, &c),
                         ZKL_OK);
-  CU_ASSERT_EQUAL(zkt_counter_wait(&closed_calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&c.rec.calls, 1, T_WAIT), 1);
+  /* it held the lock when it closed (else "its node goes" is moot) */
+  CU_ASSERT_EQUAL(c.rec.rc, ZKL_OK);
   /* The held lock's node goes with the closed session. */
-  assert_parent_empty(name);
+  zkt_assert_parent_empty(name);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
   zkl_lock_free(l);
 }

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,109 +171,238 @@ zhandle_t *zkt_observer(void) {
   return observer;
 }
 
-int zkt_children(const char *path) {
+/* ------------------------------------------------------------- checks */
+
+/* The test thread and whether a run is under way (set by zkt_main), and
+ * failures seen on other threads, kept for the end of the test. */
+static pthread_t test_thread;
+static bool test_running;
+static pthread_mutex_t late_mu = PTHREAD_MUTEX_INITIALIZER;
+#define LATE_MAX 8
+static struct {
+  char what[400];
+  char file[200];
+  int line;
+} late[LATE_MAX];
+static int late_count, late_dropped;
+
+bool zkt_check_at(bool ok, const char *file, int line, const char *fmt, ...) {
+  char what[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  bool running = __atomic_load_n(&test_running, __ATOMIC_ACQUIRE);
+  if (running && pthread_equal(pthread_self(), test_thread)) {
+    CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, (unsigned)line, what,
+                            (char *)file, "", CU_FALSE);
+    return ok;
+  }
+  if (ok)
+    return ok;
+  fprintf(stderr, "%s:%d: failed%s: %s\n", file, line,
+          running ? " (off the test thread)" : "", what);
+  if (running) {
+    pthread_mutex_lock(&late_mu);
+    if (late_count < LATE_MAX) {
+      snprintf(late[late_count].what, sizeof late[late_count].what, "%s", what);
+      snprintf(late[late_count].file, sizeof late[late_count].file, "%s", file);
+      late[late_count].line = line;
+      late_count++;
+    } else {
+      late_dropped++;
+    }
+    pthread_mutex_unlock(&late_mu);
+  }
+  return ok;
+}
+
+static void test_setup(void) {
+  pthread_mutex_lock(&late_mu);
+  late_count = late_dropped = 0;
+  pthread_mutex_unlock(&late_mu);
+}
+
+/* After each test (unless a fatal assertion ended it, which failed it
+ * anyway): the failures kept from other threads fail it here. */
+static void test_teardown(void) {
+  int i;
+  pthread_mutex_lock(&late_mu);
+  for (i = 0; i < late_count; i++)
+    CU_assertImplementation(CU_FALSE, (unsigned)late[i].line, late[i].what,
+                            late[i].file, "", CU_FALSE);
+  if (late_dropped)
+    CU_assertImplementation(CU_FALSE, __LINE__,
+                            "more failures off the test thread (stderr)",
+                            __FILE__, "", CU_FALSE);
+  late_count = late_dropped = 0;
+  pthread_mutex_unlock(&late_mu);
+}
+
+/* ----------------------------------------------------------- observer */
+
+/* Errors of the observer's connection that pass once it reconnects: the
+ * waits ride them out until their bound. */
+static bool obs_transient(int rc) {
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT;
+}
+
+static unsigned obs_seen(void) {
+  unsigned seen;
+  pthread_mutex_lock(&obs_mu);
+  seen = obs_events;
+  pthread_mutex_unlock(&obs_mu);
+  return seen;
+}
+
+/* Waits until the observer hears an event after `seen` (a watch fired, a
+ * connection state changed) or the deadline passes. */
+static void obs_wait_event(unsigned seen, int64_t deadline) {
+  pthread_mutex_lock(&obs_mu);
+  while (obs_events == seen && zkt_now_ms() < deadline) {
+    struct timespec ts;
+    abs_deadline(&ts, (int)(deadline - zkt_now_ms()));
+    pthread_cond_timedwait(&obs_cond, &obs_mu, &ts);
+  }
+  pthread_mutex_unlock(&obs_mu);
+}
+
+int zkt_children_at(const char *path, const char *file, int line) {
   struct String_vector sv = {0};
   int rc = zoo_get_children(zkt_observer(), path, 0, &sv);
   int n = sv.count;
   deallocate_String_vector(&sv);
   if (rc == ZNONODE)
     return -1;
-  return rc == ZOK ? n : -2;
+  if (!zkt_check_at(rc == ZOK, file, line, "the observer could not list %s: %s",
+                    path, zerror(rc)))
+    return ZKT_OBSERVER_ERROR;
+  return n;
 }
 
-int zkt_wait_children(const char *path, int want, int timeout_ms) {
-  int64_t deadline = zkt_now_ms() + timeout_ms;
-  zhandle_t *zh = zkt_observer();
+/* One look of zkt_wait_children: the count of path's children (-1: gone)
+ * with a watch set either way, or an error of the observer. */
+static int look_children(zhandle_t *zh, const char *path, int *n) {
   for (;;) {
     struct String_vector sv = {0};
     struct Stat st;
-    unsigned seen;
-    int n, rc;
-    pthread_mutex_lock(&obs_mu);
-    seen = obs_events;
-    pthread_mutex_unlock(&obs_mu);
-    rc = zoo_wget_children(zh, path, obs_watcher, NULL, &sv);
-    n = rc == ZOK ? sv.count : -1;
+    int rc = zoo_wget_children(zh, path, obs_watcher, NULL, &sv);
+    *n = sv.count;
     deallocate_String_vector(&sv);
-    if (rc == ZNONODE) /* watch for it to appear */
-      zoo_wexists(zh, path, obs_watcher, NULL, &st);
-    if (n == want || zkt_now_ms() >= deadline)
+    if (rc != ZNONODE)
+      return rc;
+    *n = -1;
+    /* Watch for it to appear; should it have appeared since, list it. */
+    rc = zoo_wexists(zh, path, obs_watcher, NULL, &st);
+    if (rc != ZOK)
+      return rc == ZNONODE ? ZOK : rc;
+  }
+}
+
+int zkt_wait_children_at(const char *path, int want, int timeout_ms,
+                         const char *file, int line) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  zhandle_t *zh = zkt_observer();
+  for (;;) {
+    unsigned seen = obs_seen();
+    int n, rc = look_children(zh, path, &n);
+    if (rc == ZOK && n == want)
       return n;
-    pthread_mutex_lock(&obs_mu);
-    while (obs_events == seen && zkt_now_ms() < deadline) {
-      struct timespec ts;
-      abs_deadline(&ts, (int)(deadline - zkt_now_ms()));
-      pthread_cond_timedwait(&obs_cond, &obs_mu, &ts);
+    if ((rc != ZOK && !obs_transient(rc)) || zkt_now_ms() >= deadline) {
+      if (!zkt_check_at(rc == ZOK, file, line,
+                        "the observer could not list %s: %s", path, zerror(rc)))
+        return ZKT_OBSERVER_ERROR;
+      return n;
     }
-    pthread_mutex_unlock(&obs_mu);
+    obs_wait_event(seen, deadline);
+  }
+}
+
+int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
+                       int line) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  zhandle_t *zh = zkt_observer();
+  for (;;) {
+    unsigned seen = obs_seen();
+    struct Stat st;
+    int rc = zoo_wexists(zh, path, obs_watcher, NULL, &st);
+    if (rc == ZNONODE)
+      return 0;
+    if ((rc != ZOK && !obs_transient(rc)) || zkt_now_ms() >= deadline) {
+      if (!zkt_check_at(rc == ZOK, file, line,
+                        "the observer could not look at %s: %s", path,
+                        zerror(rc)))
+        return ZKT_OBSERVER_ERROR;
+      return -1;
+    }
+    obs_wait_event(seen, deadline);
   }
 }
 
 void zkt_assert_parent_empty_at(const char *name, const char *file,
                                 int line) {
-  char parent[512], what[600];
+  char parent[512];
   int64_t deadline = zkt_now_ms() + ZKT_WAIT;
   zhandle_t *zh = zkt_observer();
-  int rc = ZOK, n = -1;
+  int rc, n;
   zkt_parent(parent, sizeof parent, name);
   for (;;) {
     struct String_vector sv = {0};
-    unsigned seen;
-    pthread_mutex_lock(&obs_mu);
-    seen = obs_events;
-    pthread_mutex_unlock(&obs_mu);
+    unsigned seen = obs_seen();
     rc = zoo_wget_children(zh, parent, obs_watcher, NULL, &sv);
     n = sv.count;
     deallocate_String_vector(&sv);
-    if (rc == ZNONODE || (rc == ZOK && n == 0) || zkt_now_ms() >= deadline)
+    if (rc == ZNONODE || (rc == ZOK && n == 0) ||
+        (rc != ZOK && !obs_transient(rc)) || zkt_now_ms() >= deadline)
       break;
-    pthread_mutex_lock(&obs_mu);
-    while (obs_events == seen && zkt_now_ms() < deadline) {
-      struct timespec ts;
-      abs_deadline(&ts, (int)(deadline - zkt_now_ms()));
-      pthread_cond_timedwait(&obs_cond, &obs_mu, &ts);
-    }
-    pthread_mutex_unlock(&obs_mu);
+    obs_wait_event(seen, deadline);
   }
   if (rc != ZOK && rc != ZNONODE)
-    snprintf(what, sizeof what, "the observer could not list %s: %s", parent,
-             zerror(rc));
+    zkt_check_at(false, file, line, "the observer could not list %s: %s",
+                 parent, zerror(rc));
   else
-    snprintf(what, sizeof what, "%s is empty (it has %d children)", parent,
-             rc == ZNONODE ? 0 : n);
-  CU_assertImplementation(rc == ZNONODE || (rc == ZOK && n == 0), line, what,
-                          file, "", CU_FALSE);
+    zkt_check_at(rc == ZNONODE || n == 0, file, line,
+                 "%s is empty (it has %d children)", parent,
+                 rc == ZNONODE ? 0 : n);
 }
 
 void zkt_assert_quiet_at(zkl_session *s, const char *file, int line) {
-  char what[200];
   zkl_debug_counts c;
   int rc = zkl__debug_wait_quiet(s, ZKT_WAIT);
   zkl__debug_counts(s, &c);
-  snprintf(what, sizeof what,
-           "the session is quiet (watches=%u cleanups=%u inflight=%u "
-           "suspended=%u calls=%u)",
-           c.watches, c.cleanups, c.inflight, c.parked, c.calls);
-  CU_assertImplementation(rc == 0, line, what, file, "", CU_FALSE);
+  zkt_check_at(rc == 0, file, line,
+               "the session is quiet (watches=%u cleanups=%u inflight=%u "
+               "suspended=%u calls=%u)",
+               c.watches, c.cleanups, c.inflight, c.parked, c.calls);
 }
 
 void zkt_rec_init(zkt_rec *r) {
   memset(r, 0, sizeof *r);
   zkt_counter_init(&r->calls);
+  r->rc = ZKT_NO_CALL;
 }
 
-void zkt_on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
-  zkt_rec *r = arg;
-  (void)l;
+static void rec_call(zkt_rec *r, zkl_lock *l, int rc, int64_t token) {
   pthread_mutex_lock(&r->calls.mu);
   r->rc = rc;
   r->token = token;
+  r->at_ms = zkt_now_ms();
+  r->thread = pthread_self();
+  r->lock = l;
   pthread_mutex_unlock(&r->calls.mu);
   zkt_counter_add(&r->calls, 1);
 }
 
+void zkt_on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  rec_call(arg, l, rc, token);
+}
+
 void zkt_on_released(zkl_lock *l, int rc, void *arg) {
-  zkt_on_acquired(l, rc, 0, arg);
+  rec_call(arg, l, rc, 0);
+}
+
+void zkt_on_lost(zkl_lock *l, int reason, void *arg) {
+  rec_call(arg, l, reason, 0);
 }
 
 int zkt_rec_wait(zkt_rec *r, int n, int timeout_ms) {
@@ -318,31 +448,6 @@ static void expire_watcher(zhandle_t *zh, int type, int state,
     zkt_counter_add(c, 1);
   else if (state == ZOO_EXPIRED_SESSION_STATE)
     zkt_counter_add(c, EXPIRE_GONE);
-}
-
-int zkt_wait_absent(const char *path, int timeout_ms) {
-  int64_t deadline = zkt_now_ms() + timeout_ms;
-  zhandle_t *zh = zkt_observer();
-  for (;;) {
-    struct Stat st;
-    unsigned seen;
-    int rc;
-    pthread_mutex_lock(&obs_mu);
-    seen = obs_events;
-    pthread_mutex_unlock(&obs_mu);
-    rc = zoo_wexists(zh, path, obs_watcher, NULL, &st);
-    if (rc == ZNONODE)
-      return 0;
-    if (zkt_now_ms() >= deadline)
-      return -1;
-    pthread_mutex_lock(&obs_mu);
-    while (obs_events == seen && zkt_now_ms() < deadline) {
-      struct timespec ts;
-      abs_deadline(&ts, (int)(deadline - zkt_now_ms()));
-      pthread_cond_timedwait(&obs_cond, &obs_mu, &ts);
-    }
-    pthread_mutex_unlock(&obs_mu);
-  }
 }
 
 int zkt_expire(zkl_session *s) {
@@ -472,7 +577,8 @@ int zkt_main(const char *suite_name, const zkt_test *tests) {
   arm_timeout();
   if (CU_initialize_registry() != CUE_SUCCESS)
     return 99;
-  suite = CU_add_suite(suite_name, NULL, NULL);
+  suite = CU_add_suite_with_setup_and_teardown(suite_name, NULL, NULL,
+                                               test_setup, test_teardown);
   if (!suite)
     return 99;
   /* ZKT_ONLY=substring runs the matching tests only (for debugging); one
@@ -493,7 +599,10 @@ int zkt_main(const char *suite_name, const zkt_test *tests) {
     return 1;
   }
   CU_basic_set_mode(CU_BRM_VERBOSE);
+  test_thread = pthread_self();
+  __atomic_store_n(&test_running, true, __ATOMIC_RELEASE);
   CU_basic_run_tests();
+  __atomic_store_n(&test_running, false, __ATOMIC_RELEASE);
   run = CU_get_number_of_tests_run();
   failed = CU_get_number_of_tests_failed();
   /* The line scripts/check adds up. */

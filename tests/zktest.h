@@ -33,13 +33,31 @@ void zkt_server_java_opts(const char *opts);
 
 /* A plain ZooKeeper handle of the test itself, connected; closed at exit. */
 zhandle_t *zkt_observer(void);
+
+/* The observer helpers below look at the tree through zkt_observer(). An
+ * error of that connection is not an answer: it fails the calling test,
+ * with what failed and the caller's file and line, and the helper returns
+ * ZKT_OBSERVER_ERROR, which no count and no "gone" (-1) equals. The waits
+ * ride out a connection loss of the observer (a test that restarts the
+ * server) until their bound, and fail if it lasts to the end. They are
+ * macros, for the caller's file and line; the _at functions take them. */
+#define ZKT_OBSERVER_ERROR (-2)
 /* Children of path right now: count, or -1 when path does not exist. */
-int zkt_children(const char *path);
+#define zkt_children(path) zkt_children_at((path), __FILE__, __LINE__)
+int zkt_children_at(const char *path, const char *file, int line);
 /* Waits (bounded) until path has `want` children (-1: path gone); uses a
- * child watch, not sleeps. Returns the final count. */
-int zkt_wait_children(const char *path, int want, int timeout_ms);
-/* Waits (bounded, with a watch) until path does not exist: 0, or -1. */
-int zkt_wait_absent(const char *path, int timeout_ms);
+ * child watch, not sleeps. Returns the final count (-1: gone), whatever it
+ * is when the bound passes. */
+#define zkt_wait_children(path, want, timeout_ms) \
+  zkt_wait_children_at((path), (want), (timeout_ms), __FILE__, __LINE__)
+int zkt_wait_children_at(const char *path, int want, int timeout_ms,
+                         const char *file, int line);
+/* Waits (bounded, with a watch) until path does not exist: 0, or -1 when
+ * it still exists at the bound. */
+#define zkt_wait_absent(path, timeout_ms) \
+  zkt_wait_absent_at((path), (timeout_ms), __FILE__, __LINE__)
+int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
+                       int line);
 /* Asserts, in the calling test, that the lock NAME left no node behind: its
  * parent has no child, or is gone (a container the server reaped), within
  * ZKT_WAIT ms. An error of the observer's own connection fails the test
@@ -53,6 +71,16 @@ void zkt_assert_parent_empty_at(const char *name, const char *file, int line);
  * it still holds when it does. */
 #define zkt_assert_quiet(s) zkt_assert_quiet_at((s), __FILE__, __LINE__)
 void zkt_assert_quiet_at(zkl_session *s, const char *file, int line);
+
+/* An assertion with a message of its own (printf format): passes or fails
+ * the running test at the caller's file and line, and returns ok. CUnit
+ * assertions belong on the test's thread: called on any other thread, this
+ * one prints the failure and keeps it for the end of the running test,
+ * which it then fails; outside a test run (a child process) it only
+ * prints. */
+#define zkt_check(ok, ...) zkt_check_at((ok), __FILE__, __LINE__, __VA_ARGS__)
+bool zkt_check_at(bool ok, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Lock-parent path of a lock name. */
 void zkt_parent(char *buf, size_t len, const char *name);
@@ -80,17 +108,26 @@ int zkt_counter_get(zkt_counter *c);
 /* Waits until value >= want or timeout; returns the value seen. */
 int zkt_counter_wait(zkt_counter *c, int want, int timeout_ms);
 
-/* What async callbacks report: they record, the test thread asserts. */
+/* What callbacks report: they record, the test thread asserts. Every
+ * field is written under calls.mu before calls counts the call, so the test
+ * thread may read them once zkt_rec_wait() (or zkt_counter_wait() on calls)
+ * has seen that call. */
 typedef struct zkt_rec {
   zkt_counter calls;
-  int rc;
-  int64_t token;
+  int rc;           /* the status (a lost callback's reason); ZKT_NO_CALL
+                       until the first call */
+  int64_t token;    /* the token of an acquire callback */
+  int64_t at_ms;    /* zkt_now_ms() at the latest call */
+  pthread_t thread; /* the thread of the latest call */
+  zkl_lock *lock;   /* the lock of the latest call */
 } zkt_rec;
 #define ZKT_NO_CALL 123456 /* zkt_rec_wait: no call within the bound */
 void zkt_rec_init(zkt_rec *r);
-/* zkl_acquire_cb and zkl_release_cb that record into the zkt_rec arg. */
+/* zkl_acquire_cb, zkl_release_cb and zkl_lost_cb that record into the
+ * zkt_rec arg (the lost reason as rc). */
 void zkt_on_acquired(zkl_lock *l, int rc, int64_t token, void *arg);
 void zkt_on_released(zkl_lock *l, int rc, void *arg);
+void zkt_on_lost(zkl_lock *l, int reason, void *arg);
 /* Waits until r has seen n calls; returns the latest rc, or ZKT_NO_CALL. */
 int zkt_rec_wait(zkt_rec *r, int n, int timeout_ms);
 
