@@ -3,8 +3,8 @@
  * (Python) on one path, at the same time, against a real ZooKeeper.
  *
  * The peers are real: Debian's libcurator-recipes-java driven by
- * tests/interop/CuratorPeer.java (compiled here with javac), and Debian's
- * python3-kazoo driven by tests/interop/kazoo_peer.py. Missing either is a
+ * tests/interop/CuratorInterop.java (compiled here with javac), and Debian's
+ * python3-kazoo driven by tests/interop/kazoo_interop.py. Missing either is a
  * failure, not a skip (scripts/deps installs them).
  *
  * Every holder, ours and theirs, logs its own critical sections: the
@@ -74,7 +74,7 @@ static void hold_us(int us) {
 
 /* ------------------------------------------------------------- the peers */
 
-/* As /work/shared/peers/run and Debian lay them out. */
+/* Debian's jars of Curator and what it needs, in /usr/share/java. */
 static const char *const curator_jars[] = {
     "curator-client", "curator-framework", "curator-recipes", "zookeeper",
     "zookeeper-jute", "guava", "slf4j-api", "slf4j-nop", "netty-handler",
@@ -85,7 +85,7 @@ static const char *const curator_jars[] = {
 static char classpath[4096]; /* the jars, then our classes */
 static int java_state;       /* 0 not tried, 1 ready, -1 failed */
 
-/* Compiles CuratorPeer.java with javac into the build directory, once per
+/* Compiles CuratorInterop.java with javac into the build directory, once per
  * run of this program. false (said why on stderr) when Java or Curator is
  * missing or javac fails. */
 static bool java_ready(void) {
@@ -120,7 +120,7 @@ static bool java_ready(void) {
   snprintf(log, sizeof log, "%s/tests/interop-javac.log", ZKL_TEST_BUILDDIR);
   {
     char src[512];
-    snprintf(src, sizeof src, "%s/tests/interop/CuratorPeer.java",
+    snprintf(src, sizeof src, "%s/tests/interop/CuratorInterop.java",
              ZKL_TEST_SRCDIR);
     char *argv[] = {JAVAC, "-nowarn", "-d", classes, "-cp", jars, src, NULL};
     if (peer_start(&p, argv, log) != 0)
@@ -181,7 +181,7 @@ static bool curator_open(peer *p, const char *tag, const char *mode,
   char *argv[] = {JAVA, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                   "-XX:-UsePerfData", "-Xmx192m",
                   "-Djava.net.preferIPv4Stack=true", "-cp", classpath,
-                  "CuratorPeer", (char *)zkt_hosts(), (char *)mode,
+                  "CuratorInterop", (char *)zkt_hosts(), (char *)mode,
                   (char *)path, (char *)a1, (char *)a2, (char *)a3,
                   (char *)a4, NULL};
   return peer_open(p, tag, argv, NULL, 0);
@@ -191,13 +191,13 @@ static bool kazoo_open(peer *p, const char *tag, const char *mode,
                        const char *path, const char *a1, const char *a2,
                        const char *a3, char *version, size_t vlen) {
   char script[512];
-  snprintf(script, sizeof script, "%s/tests/interop/kazoo_peer.py",
+  snprintf(script, sizeof script, "%s/tests/interop/kazoo_interop.py",
            ZKL_TEST_SRCDIR);
   if (access(PYTHON, X_OK) != 0) {
     fprintf(stderr, "interop: no %s\n", PYTHON);
     return false;
   }
-  char *argv[] = {PYTHON, script, (char *)zkt_hosts(), (char *)mode,
+  char *argv[] = {PYTHON, "-I", script, (char *)zkt_hosts(), (char *)mode,
                   (char *)path, (char *)a1, (char *)a2, (char *)a3, NULL};
   if (!peer_open(p, tag, argv, version, vlen)) {
     fprintf(stderr, "interop: is python3-kazoo installed? (scripts/deps)\n");

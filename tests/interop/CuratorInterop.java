@@ -1,10 +1,10 @@
-// CuratorPeer - Apache Curator's recipes as the other side of
+// CuratorInterop - Apache Curator's recipes as the other side of
 // tests/test_interop.c: contenders on the same path as libzklock's, each
 // logging its own critical sections with System.nanoTime() (CLOCK_MONOTONIC
 // on Linux, the clock the C test reads), for the test to check the recipe's
 // rule across both.
 //
-// usage: java CuratorPeer HOSTS MODE PATH [ARGS...]
+// usage: java CuratorInterop HOSTS MODE PATH [ARGS...]
 //   mutex     PATH CLIENTS HOLD_US                   InterProcessMutex
 //   rwlock    PATH CLIENTS READ_US WRITE_US EVERY    InterProcessReadWriteLock:
 //                                                    every EVERY-th section writes
@@ -53,7 +53,7 @@ import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.RetryNTimes;
 
-public class CuratorPeer {
+public class CuratorInterop {
     static final long WAIT_S = 20;     // any single wait of a contender
     static volatile boolean stop;
     static volatile boolean finished; // DONE is out: EOF now is the normal end

@@ -1,10 +1,10 @@
-"""kazoo_peer - kazoo's lock recipes as the other side of tests/test_interop.c.
+"""kazoo_interop - kazoo's lock recipes as the other side of tests/test_interop.c.
 
 Contenders on the same path as libzklock's, each logging its own critical
 sections with time.monotonic_ns() (CLOCK_MONOTONIC, the clock the C test
 reads), for the test to check the recipe's rule across both.
 
-usage: python3 kazoo_peer.py HOSTS MODE PATH [ARGS...]
+usage: python3 kazoo_interop.py HOSTS MODE PATH [ARGS...]
   lock  PATH CLIENTS HOLD_US PATTERNS   Lock, continuously
   write PATH CLIENTS HOLD_US PATTERNS   WriteLock, continuously
   read  PATH CLIENTS HOLD_US PATTERNS   ReadLock, continuously
