@@ -150,7 +150,8 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
   }
   while (fgets(line, sizeof line, f)) {
     long long t, a3, a4, a5, a6;
-    char kind[32], mode[32];
+    char kind[32], mode[32], *last = strrchr(line, ' ');
+    bool reader = last && !strncmp(last, " reader", 7);
     int slot, gen, fired, pi, n, lk;
     long pid;
     if (sscanf(line, "%lld %31s", &t, kind) != 2)
@@ -193,6 +194,8 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
         o->faults[k]++;
       else
         o->crashes++;
+      if (k == FC_KILL_HOLDER && reader)
+        o->on_readers[k]++;
     } else if (!strcmp(kind, "PAUSE") &&
                sscanf(args, "%d %ld %lld %lld %lld %lld", &slot, &pid, &a3,
                       &a4, &a5, &a6) == 6) {
@@ -207,6 +210,7 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       p->t1 = a5;
       p->highest = a6;
       out[p->lock].faults[FC_PAUSE_HOLDER]++;
+      out[p->lock].on_readers[FC_PAUSE_HOLDER] += reader;
     } else if (!strcmp(kind, "PARTITION") &&
                sscanf(args, "%d %ld %lld %lld %lld %d", &slot, &pid, &a3, &a4,
                       &a5, &fired) == 6) {
@@ -220,6 +224,7 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       pa->t1 = a5;
       pa->early = fired;
       out[pa->lock].faults[FC_PARTITION]++;
+      out[pa->lock].on_readers[FC_PARTITION] += reader;
       out[pa->lock].partitions_early += fired != 0;
     } else if (!strcmp(kind, "LEADER-KILL")) {
       r->leader_kills++; /* every kind's */
@@ -920,8 +925,10 @@ static void add_result(fc_result *into, const fc_result *from) {
 #undef ADD
   for (k = 0; k < 4; k++)
     into->lost_by_reason[k] += from->lost_by_reason[k];
-  for (k = 0; k < FC_KINDS; k++)
+  for (k = 0; k < FC_KINDS; k++) {
     into->faults[k] += from->faults[k];
+    into->on_readers[k] += from->on_readers[k];
+  }
   if (from->first_us && (!into->first_us || from->first_us < into->first_us))
     into->first_us = from->first_us;
   if (from->last_us > into->last_us)
@@ -1018,6 +1025,16 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
   for (k = 0; k < FC_KINDS; k++)
     fprintf(out, "%s %s %ld", k ? "," : "", fc_kind_names[k], r->faults[k]);
   fprintf(out, "\n");
+  if (lk == FC_RW)
+    fprintf(out, "    readers, writers     holder killed %ld, %ld; paused %ld, "
+                 "%ld; cut off %ld, %ld (waiters were killed behind a "
+                 "writer)\n",
+            r->on_readers[FC_KILL_HOLDER],
+            r->faults[FC_KILL_HOLDER] - r->on_readers[FC_KILL_HOLDER],
+            r->on_readers[FC_PAUSE_HOLDER],
+            r->faults[FC_PAUSE_HOLDER] - r->on_readers[FC_PAUSE_HOLDER],
+            r->on_readers[FC_PARTITION],
+            r->faults[FC_PARTITION] - r->on_readers[FC_PARTITION]);
   fprintf(out, "    kills on target      %ld of %ld (holders in their "
                "section, seen holding by ZooKeeper; waiters in their "
                "acquire)\n",

@@ -7,18 +7,20 @@
  * Run directory:
  *   faults.log         the driver, one event a line, "<t> KIND args":
  *                        SPAWN slot gen pid [mutex|rw|sem:N]
- *                        KILL-HOLDER slot pid token verified
+ *                        KILL-HOLDER slot pid token verified [who]
  *                        KILL-WAITER slot pid node holder-slot
- *                        PAUSE slot pid token t0 t1 highest
+ *                        PAUSE slot pid token t0 t1 highest [who]
  *                        LEADER-KILL server t0 t1 restart-status
+ *                                    restarted-at
  *                        LOST-CREATE slot pid proxy replies-lost
- *                        PARTITION slot pid token t0 t1 early told-at
+ *                        PARTITION slot pid token t0 t1 early told-at [who]
  *                        CRASH slot pid status
  *                        SKIP kind why...
  *                        QUIESCE
  *                      A slot runs one kind of lock (its SPAWN lines say
  *                      which; mutex when unsaid). A leader kill hits every
- *                      kind at once and counts for each.
+ *                      kind at once and counts for each. who: "reader",
+ *                      "writer" (rw) or "holder".
  *   c<slot>-<gen>.log  a contender process (format: tests/contender.c)
  *   history            the mutex's resource: every accepted write,
  *                      "token old new slot pid t"
@@ -111,6 +113,8 @@ typedef struct fc_result {
   /* rw */
   long writes, reads;     /* accepted writes, vouched reads */
   long downgrades;        /* read sides taken while the write side held */
+  long on_readers[FC_KINDS]; /* faults aimed at a reader (the others of
+                                those kinds at a writer) */
   long readers_together;  /* readers that entered the resource while
                              another was in */
   long max_readers;       /* readers in the resource at once, at most */

@@ -134,7 +134,7 @@ typedef struct {
                          gate, NAME/locks) */
   char leases[512];   /* sem: NAME/leases */
   char resource[600], history[600];
-  int side_turn;      /* rw: which side the next fault aims at */
+  int side_turn[FC_KINDS]; /* rw: the side each kind of fault aims at next */
 } group_t;
 
 typedef struct {
@@ -308,10 +308,95 @@ static int cmp_qent(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static pthread_mutex_t sync_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sync_cond = PTHREAD_COND_INITIALIZER;
+
+typedef struct {
+  bool done, abandoned; /* under sync_mu; the later of the two frees it */
+} sync_wait;
+
+static void synced(int rc, const char *value, const void *data) {
+  sync_wait *w = (sync_wait *)data;
+  (void)rc;
+  (void)value;
+  pthread_mutex_lock(&sync_mu);
+  w->done = true;
+  if (w->abandoned)
+    free(w);
+  pthread_cond_broadcast(&sync_cond);
+  pthread_mutex_unlock(&sync_mu);
+}
+
+/* The observer's server catches up with the leader (ZooKeeper's `sync`),
+ * so that what it lists next is at least as new as what a contender saw
+ * when it reported: a follower may lag a few ms behind. Bounded: 5 s. */
+static void sync_observer(const char *path) {
+  struct timespec ts;
+  sync_wait *w = calloc(1, sizeof *w);
+  if (!w)
+    return;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += 5;
+  if (zoo_async(zkt_observer(), path, synced, w) != ZOK) {
+    free(w);
+    return;
+  }
+  pthread_mutex_lock(&sync_mu);
+  while (!w->done && pthread_cond_timedwait(&sync_cond, &sync_mu, &ts) == 0)
+    ;
+  if (w->done)
+    free(w);
+  else
+    w->abandoned = true;
+  pthread_mutex_unlock(&sync_mu);
+}
+
+/* Child watches of the observer: each event (a change, or a session
+ * event) counts one; waiters look at the count. No per-watch record: a
+ * watch that never fires costs nothing. */
+static unsigned child_events;
+
+static void child_watcher(zhandle_t *zh, int type, int state,
+                          const char *path, void *ctx) {
+  (void)zh;
+  (void)type;
+  (void)state;
+  (void)path;
+  (void)ctx;
+  pthread_mutex_lock(&sync_mu);
+  child_events++;
+  pthread_cond_broadcast(&sync_cond);
+  pthread_mutex_unlock(&sync_mu);
+}
+
+static unsigned child_events_now(void) {
+  unsigned n;
+  pthread_mutex_lock(&sync_mu);
+  n = child_events;
+  pthread_mutex_unlock(&sync_mu);
+  return n;
+}
+
+/* Waits until a child watch fired after `seen` was read, or the deadline. */
+static void wait_child_event(unsigned seen, long long deadline_us) {
+  struct timespec ts;
+  long long wall;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  wall = (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 +
+         (deadline_us - now_us());
+  ts.tv_sec = (time_t)(wall / 1000000);
+  ts.tv_nsec = (long)(wall % 1000000) * 1000;
+  pthread_mutex_lock(&sync_mu);
+  while (child_events == seen &&
+         pthread_cond_timedwait(&sync_cond, &sync_mu, &ts) == 0)
+    ;
+  pthread_mutex_unlock(&sync_mu);
+}
+
 /* The nodes under path, in queue order, with the pid from each node's
- * owner description. Returns the count, or -1 when the observer cannot
- * list. */
-static int list_nodes(const char *path_, qent *out, int max) {
+ * owner description; with watch, a child watch is left on path (see
+ * child_events). Returns the count, or -1 when the observer cannot list. */
+static int list_nodes_w(const char *path_, qent *out, int max, bool watch) {
   static const struct {
     const char *marker;
     char kind;
@@ -319,7 +404,9 @@ static int list_nodes(const char *path_, qent *out, int max) {
                  {"lease-", 'l'}};
   struct String_vector sv = {0};
   zhandle_t *zh = zkt_observer();
-  int rc = zoo_get_children(zh, path_, 0, &sv), i, m, n = 0;
+  int rc = watch ? zoo_wget_children(zh, path_, child_watcher, NULL, &sv)
+                 : zoo_get_children(zh, path_, 0, &sv);
+  int i, m, n = 0;
   if (rc == ZNONODE)
     return 0;
   if (rc != ZOK)
@@ -353,11 +440,16 @@ static int list_nodes(const char *path_, qent *out, int max) {
   return n;
 }
 
+static int list_nodes(const char *path, qent *out, int max) {
+  return list_nodes_w(path, out, max, false);
+}
+
 /* Does ZooKeeper show pid holding g's lock (on `side`: 'r', 'w', '-')?
  * 1 yes, 0 no, -1 cannot tell. */
 static int holds_now(const group_t *g, long pid, char side) {
   qent q[32];
   int n, i, j;
+  sync_observer(g->kind == FR_SEM ? g->leases : g->queue);
   if (g->kind == FR_SEM) {
     if ((n = list_nodes(g->leases, q, 32)) < 0)
       return -1;
@@ -665,19 +757,18 @@ typedef struct victim {
   bool done;
 } victim_t;
 
-/* The side the next fault aims at: rw alternates reader and writer. */
-static int next_side(group_t *g) {
-  return g->kind == FR_RW ? SIDE_READ + g->side_turn++ % 2 : SIDE_ANY;
-}
-
-/* One live contender of each kind, chosen at random. */
-static void pick_victims(victim_t *v) {
+/* One live contender of each kind, chosen at random, for a fault of kind
+ * fault: rw victims are a reader and a writer in turn, for each kind of
+ * fault. */
+static void pick_victims(victim_t *v, int fault) {
   int k;
   memset(v, 0, sizeof *v * GROUPS);
   for (k = 0; k < GROUPS; k++) {
-    v[k].s = random_slot(&groups[k]);
+    group_t *g = &groups[k];
+    v[k].s = random_slot(g);
     v[k].pid = v[k].s->pid;
-    v[k].side = next_side(&groups[k]);
+    v[k].side =
+        g->kind == FR_RW ? SIDE_READ + g->side_turn[fault]++ % 2 : SIDE_ANY;
   }
 }
 
@@ -707,6 +798,7 @@ static void arm_victims(victim_t *v, int hold_ms,
     if (sscanf(line, "H %lld %c", &v[i].token, &v[i].got) != 2)
       continue;
     v[i].held = true;
+    v[i].t0 = now_us();
     ss[i] = NULL;
     left--;
     on_held(&v[i]);
@@ -744,7 +836,7 @@ static long long sem_over(const group_t *g) {
 
 static void fault_leader(void) {
   char args[700];
-  long long t0, t1;
+  long long t0, tr, t1;
   int id = find_leader(), rc;
   if (!id) {
     dlog("SKIP leader no server answers as leader");
@@ -759,6 +851,7 @@ static void fault_leader(void) {
   }
   pause_ms(500 + rnd_below(1500)); /* "a moment later" */
   snprintf(args, sizeof args, "restart '%s' %d", zkt_zkdir(), id);
+  tr = now_us();
   rc = zkt_zkserver(args);
   if (rc != 0) {
     rc = zkt_zkserver(args); /* once more: a port race, a slow JVM */
@@ -766,7 +859,8 @@ static void fault_leader(void) {
       leader_restart_failures++;
   }
   t1 = now_us();
-  dlog("LEADER-KILL %d %lld %lld %d", id, t0, t1, rc);
+  /* and when the restart began: the JVM's start is the slow part */
+  dlog("LEADER-KILL %d %lld %lld %d %lld", id, t0, t1, rc, tr);
 }
 
 static void kill_holder_now(victim_t *v) {
@@ -781,29 +875,55 @@ static void kill_holder_now(victim_t *v) {
 static void fault_kill_holder(void) {
   victim_t v[GROUPS];
   int k;
-  pick_victims(v);
+  pick_victims(v, FC_KILL_HOLDER);
   arm_victims(v, HOLD_MS, kill_holder_now);
   for (k = 0; k < GROUPS; k++)
     if (!v[k].held)
       dlog("SKIP kill-holder slot %d never reported holding", v[k].s->slot);
 }
 
-/* While v holds (rw: the write side, so that everyone else waits), kills
- * one of the others whose node is in the queue (sem: at the gate; behind
- * the first there when it can, since the first counts the leases and may
- * get one at any moment). */
-static void kill_waiter_now(victim_t *v) {
+/* The waiters of g's queue that may be killed while v holds: the live
+ * contenders of g with a node there, beyond the first for a mutex (the
+ * holder) and, when it can, for a semaphore's gate (the first counts the
+ * leases and may get one at any moment); for a semaphore, not those the
+ * resource shows holding a lease (a gate node may outlive its owner's
+ * grant by a moment). Returns how many, their indexes in cand. */
+static int waiters(const victim_t *v, const qent *q, int n, int *cand) {
   const group_t *g = v->s->g;
-  qent q[32];
-  int n = list_nodes(g->queue, q, 32), i, j, cand[32], ncand = 0;
+  fr_state st;
+  int i, j, e, ncand = 0;
   int first = g->kind == FR_MUTEX || (g->kind == FR_SEM && n > 1) ? 1 : 0;
-  slot_t *victim = NULL;
+  if (g->kind != FR_SEM || fr_peek(g->resource, g->kind, &st) != 0)
+    memset(&st, 0, sizeof st);
   for (i = first; i < n; i++)
     for (j = 0; j < GROUP_SLOTS; j++) {
-      slot_t *s = &slots[(g - groups) * GROUP_SLOTS + j];
-      if (s != v->s && s->pid && q[i].pid == s->pid)
+      const slot_t *s = &slots[(g - groups) * GROUP_SLOTS + j];
+      for (e = 0; e < FR_SEM_ENTRIES && st.pid[e] != q[i].pid; e++)
+        ;
+      if (s != v->s && s->pid && q[i].pid == s->pid && e == FR_SEM_ENTRIES)
         cand[ncand++] = i;
     }
+  return ncand;
+}
+
+/* While v holds (rw: the write side, so that everyone else waits), kills
+ * one of the others whose node is in the queue (sem: at the gate). When
+ * there is none right then (they are between turns), waits for the queue
+ * to change, at most for most of v's hold. */
+static void kill_waiter_now(victim_t *v) {
+  const group_t *g = v->s->g;
+  long long deadline = v->t0 + (HOLD_MS - 300) * 1000LL;
+  qent q[32];
+  int n, i, j, cand[32], ncand;
+  slot_t *victim = NULL;
+  for (;;) {
+    unsigned seen = child_events_now();
+    sync_observer(g->queue);
+    n = list_nodes_w(g->queue, q, 32, true);
+    if ((ncand = waiters(v, q, n, cand)) > 0 || now_us() >= deadline)
+      break;
+    wait_child_event(seen, deadline);
+  }
   if (ncand == 0) {
     dlog("SKIP kill-waiter no %s waiter in the queue (%d nodes)",
          fr_kind_names[g->kind], n);
@@ -826,7 +946,7 @@ static void kill_waiter_now(victim_t *v) {
 static void fault_kill_waiter(void) {
   victim_t v[GROUPS];
   int k;
-  pick_victims(v);
+  pick_victims(v, FC_KILL_WAITER);
   for (k = 0; k < GROUPS; k++)
     if (groups[k].kind == FR_RW)
       v[k].side = SIDE_WRITE;
@@ -859,7 +979,7 @@ static void fault_pause_holder(void) {
   victim_t v[GROUPS];
   long long min_end = 0;
   int k;
-  pick_victims(v);
+  pick_victims(v, FC_PAUSE_HOLDER);
   arm_victims(v, HOLD_MS, stop_now);
   /* Longer than its session timeout (measured: that is the scenario), and
    * until its lock went to another, so that the late write surely meets a
@@ -895,7 +1015,7 @@ static void fault_lost_create(void) {
   victim_t v[GROUPS];
   long long deadline = now_us() + (long long)STUCK_MS * 1000;
   int i, k, fired[GROUPS], before[GROUPS][SERVERS], left = 0;
-  pick_victims(v);
+  pick_victims(v, FC_LOST_CREATE);
   for (k = 0; k < GROUPS; k++) {
     fired[k] = -1;
     for (i = 0; i < SERVERS; i++) {
@@ -968,7 +1088,7 @@ static void fault_partition(void) {
   victim_t v[GROUPS];
   slot_t *ss[GROUPS];
   int k, waiting = 0;
-  pick_victims(v);
+  pick_victims(v, FC_PARTITION);
   for (k = 0; k < GROUPS; k++)
     v[k].early = rnd_below(2);
   arm_victims(v, SESSION_MS + 3000, cut_off_now);
@@ -1172,7 +1292,7 @@ static void test_fault_suite(void) {
       seed_env && *seed_env ? strtoull(seed_env, NULL, 0)
                             : (unsigned long long)time(NULL) ^
                                   ((unsigned long long)getpid() << 20);
-  long long t_begin = now_us(), deadline;
+  long long t_begin = now_us(), t_faults, t_quiesce, deadline;
   int i, j, k, kinds[FC_KINDS], rounds = 0, idle, clean, expected_live;
   long leaked_live = 0, leaked_end = 0;
   fc_result res, per[FC_LOCKS];
@@ -1212,7 +1332,8 @@ static void test_fault_suite(void) {
     CU_ASSERT(wait_until(progressed, want, now_us() + 30000000LL) == 0);
   }
 
-  deadline = now_us() + (long long)fault_s * 1000000;
+  t_faults = now_us();
+  deadline = t_faults + (long long)fault_s * 1000000;
   for (i = 0; i < FC_KINDS; i++)
     kinds[i] = i;
   while (rounds < 2 || now_us() < deadline) {
@@ -1224,8 +1345,10 @@ static void test_fault_suite(void) {
     for (i = 0; i < FC_KINDS; i++) {
       if (rounds >= 2 && now_us() >= deadline)
         break;
-      /* a random number of handoffs between faults: a random moment */
-      if (wait_progress(20, 120) != 0)
+      /* a random number of handoffs between faults: a random moment (the
+       * slowest kind's decides: smaller numbers than one kind alone would
+       * need) */
+      if (wait_progress(10, 60) != 0)
         printf("    (slow progress before the next fault)\n");
       reap_crashed();
       switch (kinds[i]) {
@@ -1257,6 +1380,7 @@ static void test_fault_suite(void) {
 
   /* Everyone idle, sessions open: only the killed contenders' sessions
    * may still have nodes, until the server expires them. */
+  t_quiesce = now_us();
   dlog("QUIESCE");
   expected_live = 0;
   for (i = 0; i < SLOTS; i++)
@@ -1282,6 +1406,11 @@ static void test_fault_suite(void) {
   }
   fc_print(&res, per, leaked_live + leaked_end,
            (double)(now_us() - t_begin) / 1e6, stdout);
+  printf("    time                 %.1f s to start and warm up, %.1f s of "
+         "faults (%d rounds), %.1f s to quiesce, stop and check\n",
+         (double)(t_faults - t_begin) / 1e6,
+         (double)(t_quiesce - t_faults) / 1e6, rounds,
+         (double)(now_us() - t_quiesce) / 1e6);
   CU_ASSERT_EQUAL(res.violations, 0);
   CU_ASSERT_EQUAL(leaked_live + leaked_end, 0);
   CU_ASSERT_EQUAL(res.stuck, 0);
@@ -1305,8 +1434,17 @@ static void test_fault_suite(void) {
     CU_ASSERT_EQUAL(r->partitions_told, r->faults[FC_PARTITION]);
   }
   /* The test proves something: readers shared, writers and downgrades
-   * happened, the semaphore was full. */
+   * happened, the semaphore was full, and the faults aimed at a holder
+   * hit rw readers and rw writers. */
   CU_ASSERT(per[FC_RW].readers_together > 0);
+  {
+    static const int aimed[] = {FC_KILL_HOLDER, FC_PAUSE_HOLDER,
+                                FC_PARTITION};
+    for (i = 0; i < 3; i++) {
+      long readers = per[FC_RW].on_readers[aimed[i]];
+      CU_ASSERT(readers >= 1 && per[FC_RW].faults[aimed[i]] - readers >= 1);
+    }
+  }
   CU_ASSERT(per[FC_RW].writes > 0 && per[FC_RW].downgrades > 0);
   CU_ASSERT(per[FC_SEM].at_limit > 0);
 
@@ -1517,7 +1655,8 @@ static void test_checker_rw(void) {
   CU_ASSERT_EQUAL(r.violations, 1);
   /* a paused reader: told, its late read refused, the writer after it
    * excused from meeting it */
-  r = planted_kind("rw-history", SPAWNS_RW "5000 PAUSE 1 101 10 2000 4000 40\n",
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "5000 PAUSE 1 101 10 2000 4000 40 reader\n",
                    "100 START 10 r\n4001 LOST 3 10\n4002 REJECT 10 40\n"
                    "4003 END 10\n4004 REL -1006 10\n",
                    "3000 START 40 w\n3100 ACCEPT 40 0 1\n3200 END 40\n"
@@ -1527,6 +1666,7 @@ static void test_checker_rw(void) {
                    "W 40 0 1 2 102 3100\nR- 10 0 1 0 1 101 4002\n");
   CU_ASSERT_EQUAL(r.violations, 0);
   CU_ASSERT_EQUAL(r.pauses_proven, 1);
+  CU_ASSERT_EQUAL(r.on_readers[FC_PAUSE_HOLDER], 1);
   /* a reader cut off, told after a writer was granted: late */
   r = planted_kind("rw-history",
                    SPAWNS_RW "9000 PARTITION 1 101 10 1000 8000 0 5000\n",
