@@ -282,6 +282,8 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
   FILE *f;
   long long wait_start = 0, prev_t = 0;
   int cur[4], ncur = 0, i; /* open sections: two at most (a downgrade) */
+  char tail[4][100];       /* its last lines, for the notes below */
+  int ntail = 0;
   snprintf(name, sizeof name, "c%d-%d.log", p->slot, p->gen);
   out->processes++;
   f = open_in(dir, name);
@@ -296,6 +298,8 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
     int n = sscanf(line, "%lld %31s %lld %lld", &t, word, &a1, &a2), s;
     if (n < 2)
       continue;
+    snprintf(tail[ntail++ % 4], sizeof tail[0], "%.*s", (int)strcspn(line, "\n"),
+             line);
     if (out->first_us == 0 || t < out->first_us)
       out->first_us = t;
     if (t > out->last_us)
@@ -313,7 +317,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       wait_start = t;
     } else if (!strcmp(word, "START") && n >= 3) {
       push_wait(r, pi, &wait_start, t);
-      sscanf(line, "%*d %*s %*d %7s", side);
+      sscanf(line, "%*s %*s %*s %7s", side); /* t START token side */
       PUSH(r->secs, r->nsecs, r->csecs);
       s = r->nsecs - 1;
       memset(&r->secs[s], 0, sizeof r->secs[s]);
@@ -387,6 +391,13 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
     else
       fprintf(rep, "note: killed waiter pid %ld: last line %s\n", p->pid,
               p->last);
+  }
+  if (p->killed && strcmp(p->last,
+                          p->killed == FC_KILL_HOLDER ? "ARMED" : "ACQ")) {
+    /* off target: what it was doing, with the time it was killed */
+    for (i = ntail > 4 ? ntail - 4 : 0; i < ntail; i++)
+      fprintf(rep, "      | %s\n", tail[i % 4]);
+    fprintf(rep, "      | %lld killed\n", p->t_death);
   }
   /* What was still open when the process died or the run ended. */
   {
@@ -604,7 +615,7 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
   }
 }
 
-static int check_mutex_history(run_t *r, FILE *f, fc_result *out, FILE *rep) {
+static void check_mutex_history(FILE *f, fc_result *out, FILE *rep) {
   char line[256];
   long long prev_token = -1, prev_new = 0;
   while (fgets(line, sizeof line, f)) {
@@ -627,8 +638,6 @@ static int check_mutex_history(run_t *r, FILE *f, fc_result *out, FILE *rep) {
     prev_token = token;
     prev_new = nw;
   }
-  (void)r;
-  return 0;
 }
 
 /* ------------------------------------- the rw and sem histories, in order */
@@ -674,8 +683,8 @@ static bool excused(const run_t *r, const reg_t *g, long long t) {
   return pause_of(r, g->pid, g->t, t) || (s && s->t_lost && s->t_lost <= t);
 }
 
-static int check_shared_history(run_t *r, int lk, FILE *f, fc_result *out,
-                                FILE *rep) {
+static void check_shared_history(run_t *r, int lk, FILE *f, fc_result *out,
+                                 FILE *rep) {
   char line[256], op[8];
   reg_t *open = NULL, *g;
   int nopen = 0, copen = 0, i;
@@ -790,7 +799,6 @@ static int check_shared_history(run_t *r, int lk, FILE *f, fc_result *out,
     fprintf(rep, "note: %s pid %ld token %lld never left the resource\n",
             fc_lock_names[lk], open[i].pid, open[i].token);
   free(open);
-  return 0;
 }
 
 static int check_history(run_t *r, const char *dir, int lk, fc_result *out,
@@ -802,7 +810,7 @@ static int check_history(run_t *r, const char *dir, int lk, fc_result *out,
     return -1;
   }
   if (lk == FC_MUTEX)
-    check_mutex_history(r, f, out, rep);
+    check_mutex_history(f, out, rep);
   else
     check_shared_history(r, lk, f, out, rep);
   fclose(f);
@@ -1091,10 +1099,10 @@ void fc_print(const fc_result *total, const fc_result per_lock[FC_LOCKS],
     for (lk = 0; lk < FC_LOCKS; lk++) {
       if (!per_lock[lk].processes)
         continue;
-      fprintf(out, "  -- %s%s\n",
-              lk == FC_MUTEX ? "mutex" : lk == FC_RW ? "read/write lock"
-                                                     : "semaphore",
-              lk == FC_SEM ? "" : "");
+      fprintf(out, "  -- %s\n",
+              lk == FC_MUTEX ? "mutex"
+              : lk == FC_RW  ? "read/write lock"
+                             : "semaphore");
       print_one(&per_lock[lk], lk, out);
     }
   }

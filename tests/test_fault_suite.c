@@ -773,10 +773,11 @@ static void pick_victims(victim_t *v, int fault) {
 }
 
 /* Arms each victim (its next grant of the side asked for holds hold_ms),
- * and calls on_held for each as soon as it says it holds. Those that do
- * not within STUCK_MS keep held false. */
-static void arm_victims(victim_t *v, int hold_ms,
-                        void (*on_held)(victim_t *v)) {
+ * and calls on_held for each as soon as it says it holds; later lines of
+ * a victim that holds go to on_line (if not NULL) meanwhile. Those that do
+ * not hold within STUCK_MS keep held false. */
+static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
+                        void (*on_line)(victim_t *v, const char *line)) {
   slot_t *ss[GROUPS];
   long long deadline = now_us() + (long long)STUCK_MS * 1000;
   int k, left = 0;
@@ -795,11 +796,16 @@ static void arm_victims(victim_t *v, int hold_ms,
     int i = next_line(ss, GROUPS, line, sizeof line, deadline);
     if (i < 0)
       break;
+    if (v[i].held) {
+      on_line(&v[i], line);
+      continue;
+    }
     if (sscanf(line, "H %lld %c", &v[i].token, &v[i].got) != 2)
       continue;
     v[i].held = true;
     v[i].t0 = now_us();
-    ss[i] = NULL;
+    if (!on_line)
+      ss[i] = NULL;
     left--;
     on_held(&v[i]);
   }
@@ -876,7 +882,7 @@ static void fault_kill_holder(void) {
   victim_t v[GROUPS];
   int k;
   pick_victims(v, FC_KILL_HOLDER);
-  arm_victims(v, HOLD_MS, kill_holder_now);
+  arm_victims(v, HOLD_MS, kill_holder_now, NULL);
   for (k = 0; k < GROUPS; k++)
     if (!v[k].held)
       dlog("SKIP kill-holder slot %d never reported holding", v[k].s->slot);
@@ -950,7 +956,7 @@ static void fault_kill_waiter(void) {
   for (k = 0; k < GROUPS; k++)
     if (groups[k].kind == FR_RW)
       v[k].side = SIDE_WRITE;
-  arm_victims(v, HOLD_MS, kill_waiter_now);
+  arm_victims(v, HOLD_MS, kill_waiter_now, NULL);
   for (k = 0; k < GROUPS; k++)
     if (!v[k].held)
       dlog("SKIP kill-waiter slot %d never reported holding", v[k].s->slot);
@@ -980,7 +986,7 @@ static void fault_pause_holder(void) {
   long long min_end = 0;
   int k;
   pick_victims(v, FC_PAUSE_HOLDER);
-  arm_victims(v, HOLD_MS, stop_now);
+  arm_victims(v, HOLD_MS, stop_now, NULL);
   /* Longer than its session timeout (measured: that is the scenario), and
    * until its lock went to another, so that the late write surely meets a
    * higher token (sem: so that the lease surely was taken). */
@@ -1077,6 +1083,15 @@ static void heal(victim_t *v) {
        v->token, v->t0, v->t1, v->early, v->told, what(v));
 }
 
+/* A line from a cut-off victim: "L", its lease said LOST. */
+static void partition_line(victim_t *v, const char *line) {
+  if (strcmp(line, "L") != 0 || v->told)
+    return;
+  v->told = now_us();
+  if (v->early)
+    heal(v);
+}
+
 /* Cuts a holder off from every server (its three proxies black-hole its
  * bytes and hold its new connections) while it is in its critical section
  * for longer than its session timeout. Its lease must run out and report
@@ -1091,10 +1106,10 @@ static void fault_partition(void) {
   pick_victims(v, FC_PARTITION);
   for (k = 0; k < GROUPS; k++)
     v[k].early = rnd_below(2);
-  arm_victims(v, SESSION_MS + 3000, cut_off_now);
+  arm_victims(v, SESSION_MS + 3000, cut_off_now, partition_line);
   for (k = 0; k < GROUPS; k++) {
-    ss[k] = v[k].held ? v[k].s : NULL;
-    waiting += v[k].held;
+    ss[k] = v[k].held && !v[k].told ? v[k].s : NULL;
+    waiting += ss[k] != NULL;
     if (!v[k].held)
       dlog("SKIP partition slot %d never reported holding", v[k].s->slot);
   }
@@ -1120,13 +1135,11 @@ static void fault_partition(void) {
         }
       continue;
     }
-    if (strcmp(line, "L") != 0)
-      continue;
-    v[i].told = now_us();
-    ss[i] = NULL;
-    waiting--;
-    if (v[i].early)
-      heal(&v[i]);
+    partition_line(&v[i], line);
+    if (v[i].told) {
+      ss[i] = NULL;
+      waiting--;
+    }
   }
   for (k = 0; k < GROUPS; k++) {
     if (!v[k].held || v[k].done)
