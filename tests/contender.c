@@ -3,56 +3,85 @@
  * run as a process of its own so that the driver can SIGKILL and SIGSTOP it.
  *
  *   contender HOSTS LOCK SLOT RESOURCE HISTORY LOG SESSION_MS ACQ_TIMEOUT_MS
- *             HOLD_MS
+ *             HOLD_MS [MODE]
  *
- * It loops: acquire LOCK (blocking, bounded by ACQ_TIMEOUT_MS), run a short
- * critical section on the shared RESOURCE, release. When its session is lost
- * (ZKL_ELOST from acquire or release) it opens a new one and goes on.
+ * MODE is "mutex" (the default), "rw" (a read/write lock: each acquire
+ * takes the read side or the write side) or "sem:N" (a semaphore of N
+ * leases). It loops: acquire (blocking, bounded by ACQ_TIMEOUT_MS), run a
+ * short critical section on the shared RESOURCE, release. When its session
+ * is lost (ZKL_ELOST or ZKL_EEXPIRED from acquire) it opens a new one and
+ * goes on.
  *
- * The critical section is a read-modify-write of a counter in RESOURCE, which
- * also stands for a storage server that checks fencing tokens: the file holds
- * "highest_token counter"; a write whose token is lower than highest_token is
- * refused. flock() only makes the resource's own check-and-write atomic (as a
- * storage server's request handling would be); it does not protect the
- * read-modify-write, which spans the "work" between reading and writing and
- * is protected by the ZooKeeper lock alone:
- *   1. read  highest, counter              (flock shared)
+ * RESOURCE stands for a storage server (tests/fault_resource.h: its record,
+ * and the HISTORY it appends, under flock, in the order it saw things).
+ * flock() only makes the resource's own steps atomic, as a server's request
+ * handling would be; the critical section spans several of them, with
+ * "work" in between, and only the ZooKeeper lock protects it.
+ *
+ * mutex: a fenced read-modify-write of a counter.
+ *   1. read  highest, counter
  *   2. work  1-3 ms (HOLD_MS when armed: see SIGUSR1)
- *   3. write (flock exclusive): re-read highest; token < highest: REJECT and
- *      write nothing; else write "token counter+1" with counter from step 1,
- *      and append "token old new slot pid time" to HISTORY.
- * A second holder during step 2 shows as a lost update in HISTORY (new is
- * not previous new + 1), an out-of-order grant as a REJECT, a paused holder's
- * late write as a REJECT. The contender deliberately does not look at its
- * lost flag before writing: the fence must catch a late write by itself.
+ *   3. write: token < highest (re-read): REJECT, write nothing; else write
+ *      "token counter+1" with counter from step 1 and append to HISTORY.
+ *   A second holder during step 2 shows as a lost update in HISTORY, an
+ *   out-of-order grant or a paused holder's late write as a REJECT.
+ *
+ * rw: what the header promises of read/write tokens is what the resource
+ * checks: it refuses a write token below the highest write token it
+ * accepted, and a read token below that same token; nothing else.
+ *   writer  the mutex's read-modify-write, its entry ("W+") and its write
+ *           ("W", or "W!" when refused) in HISTORY. One write in four is
+ *           followed by a downgrade: the read side is taken while the write
+ *           side holds, the write side released, and a reader's section
+ *           run on the read token.
+ *   reader  1. enter: token < highest: REJECT, nothing more; else note the
+ *              counter and append "R+";
+ *           2. work 2-8 ms (HOLD_MS when armed);
+ *           3. leave: append "R-" with the counter then, and whether the
+ *              token is still not stale (the resource vouches for the read:
+ *              ACCEPT), or is (REJECT).
+ *   A writer beside a reader shows in HISTORY (a W+ while an R+ is open, a
+ *   counter that changed under a reader), two writers as for the mutex;
+ *   readers overlap each other in HISTORY too, which is what shows that
+ *   they really share. Readers take 7 acquires in 10.
+ *
+ * sem:N: holders register in the resource ("S+", with the number now
+ *   registered), work 2-8 ms (HOLD_MS when armed), unregister ("S-"). More
+ *   than N registered at once shows in HISTORY. Nothing fences a lease:
+ *   no token order says which of N holders is stale.
  *
  * LOG gets one line per event, each written with a single write() on an
  * O_APPEND descriptor (lines of concurrent writers never interleave):
  *   <t> BEGIN <pid> <slot>           process started
  *   <t> SESSION <id-hex> <timeout>   session opened (negotiated timeout)
  *   <t> SOPENFAIL <rc>               zkl_session_open failed, retrying
- *   <t> ACQ                          acquire called
- *   <t> START <token>                acquire returned ZKL_OK: holds from here
+ *   <t> ACQ [r|w]                    acquire called (rw: which side)
+ *   <t> START <token> [r|w]          acquire returned ZKL_OK: holds from here
  *   <t> ARMED <token>                told the driver it holds (see SIGUSR1)
- *   <t> ACCEPT <token> <old> <new>   the resource took the write
+ *   <t> ACCEPT <token> <a> <b>       the resource took the write, vouched
+ *                                    for the read, registered the lease
  *   <t> REJECT <token> <highest>     the resource refused it (stale token)
  *   <t> END <token>                  critical section over, release called
- *   <t> REL <rc>                     release returned rc
+ *   <t> REL <rc> [<token>]           release returned rc
  *   <t> FAIL <rc>                    acquire returned rc (not ZKL_OK)
  *   <t> LOST <reason> <token>        the lost callback ran (ZKL_LOST_*);
  *                                    it also writes "L\n" to fd 3
  *   <t> IDLE                         quiesced (see SIGUSR2)
  *   <t> EXIT                         clean exit after SIGTERM
+ * A downgrade logs the read side's START while the write side's section
+ * is still open: END and REL carry the token they close.
  * <t> is CLOCK_MONOTONIC in microseconds: one clock for every process of the
  * machine, so the driver can compare the lines of all contenders.
  *
  * Signals (handled by a sigwait thread; the library's threads inherit the
  * mask, so no handler ever runs inside the library):
- *   SIGUSR1  arm: at the next grant, write "H <token>\n" to fd 3 (a pipe to
- *            the driver) after step 1, then work HOLD_MS (or the value sent
- *            with sigqueue(), in ms) instead of 1-3 ms, so that the driver
- *            can kill, stop or cut off a contender that surely holds the
- *            lock, between its read and its write.
+ *   SIGUSR1  arm: at the next grant, write "H <token> <r|w|->\n" to fd 3 (a
+ *            pipe to the driver) once the resource has seen the holder
+ *            (after step 1, R+ or S+), then work HOLD_MS instead, so that the
+ *            driver can kill, stop or cut off a contender that surely holds.
+ *            A value sent with sigqueue() carries the hold in ms (low 24
+ *            bits; 0: HOLD_MS) and, for rw, the side to take at the next
+ *            acquire (bits 24-25: 1 read, 2 write, 0 either).
  *   SIGUSR2  quiesce: stop acquiring (a pending acquire is canceled), close
  *            nothing, log IDLE and write "I\n" to fd 3, then wait for SIGTERM.
  *   SIGTERM  finish the current critical section, release, free, close the
@@ -80,30 +109,34 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault_resource.h"
 #include "zklock.h"
 
 #define NOTIFY_FD 3
-#define RECORD_LEN 42 /* "%020lld %020lld\n" */
+#define SIDE_ANY 0
+#define SIDE_READ 1
+#define SIDE_WRITE 2
 
 static const char *hosts, *lock_name, *resource_path;
 static int slot, session_ms, acq_timeout_ms, hold_ms;
+static int mode = FR_MUTEX, sem_limit;
 static int log_fd = -1, history_fd = -1, notify_fd = -1;
 
 static atomic_bool stop_flag, quiesce_flag, armed_flag;
 static atomic_int armed_hold_ms; /* the hold the driver asked for, 0: HOLD_MS */
-static atomic_llong current_token; /* for the lost callback's line */
+static atomic_int armed_side;    /* rw: the side it asked for, SIDE_* */
+/* The token each side holds, for the lost callback's line (0: the mutex,
+ * the semaphore and the read side; 1: the write side). */
+static atomic_llong current_token[2];
 
-/* The session and lock in use, for the signal thread's cancel. */
+/* The session and locks in use; acquiring: the one in acquire, for the
+ * signal thread's cancel. */
 static pthread_mutex_t cur_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cur_cond = PTHREAD_COND_INITIALIZER;
 static zkl_session *cur_session;
-static zkl_lock *cur_lock;
-
-static long long now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+static zkl_lock *cur_lock;     /* mutex or semaphore */
+static zkl_rwlock *cur_rw;     /* rw */
+static zkl_lock *acquiring;
 
 static void sleep_us(long us) {
   struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -116,7 +149,7 @@ static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...) {
   char buf[256];
   va_list ap;
-  int n = snprintf(buf, sizeof buf, "%lld ", now_us());
+  int n = snprintf(buf, sizeof buf, "%lld ", fr_now_us());
   va_start(ap, fmt);
   n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
   va_end(ap);
@@ -138,7 +171,7 @@ static void notify(const char *msg) {
  * stderr (a file per process in the driver's run directory). */
 static void on_log(const char *line, void *arg) {
   char buf[1200];
-  int n = snprintf(buf, sizeof buf, "%lld %s\n", now_us(), line);
+  int n = snprintf(buf, sizeof buf, "%lld %s\n", fr_now_us(), line);
   (void)arg;
   if (n > (int)sizeof buf - 1)
     n = (int)sizeof buf - 1;
@@ -146,11 +179,12 @@ static void on_log(const char *line, void *arg) {
   }
 }
 
-/* On a library thread: must not block; one write() and done. */
+/* On a library thread: must not block; one write() and done. arg: the
+ * index of the side's token. */
 static void on_lost(zkl_lock *l, int reason, void *arg) {
   (void)l;
-  (void)arg;
-  logf_("LOST %d %lld", reason, (long long)atomic_load(&current_token));
+  logf_("LOST %d %lld", reason,
+        (long long)atomic_load(&current_token[(intptr_t)arg]));
   notify("L\n");
 }
 
@@ -162,8 +196,9 @@ static void *signal_thread(void *arg) {
     if (sig < 0)
       continue;
     if (sig == SIGUSR1) {
-      atomic_store(&armed_hold_ms,
-                   info.si_code == SI_QUEUE ? info.si_value.sival_int : 0);
+      int v = info.si_code == SI_QUEUE ? info.si_value.sival_int : 0;
+      atomic_store(&armed_hold_ms, v & 0xffffff);
+      atomic_store(&armed_side, (v >> 24) & 3);
       atomic_store(&armed_flag, true);
       continue;
     }
@@ -175,8 +210,8 @@ static void *signal_thread(void *arg) {
     /* Cancels a pending acquire; when the acquire has not begun yet or has
      * just succeeded, ZKL_EIDLE, and the main loop sees the flag at its
      * next turn. */
-    if (cur_lock)
-      zkl_lock_cancel(cur_lock);
+    if (acquiring)
+      zkl_lock_cancel(acquiring);
     pthread_cond_broadcast(&cur_cond);
     pthread_mutex_unlock(&cur_mu);
   }
@@ -186,23 +221,54 @@ static void *signal_thread(void *arg) {
 static void close_session(void) {
   zkl_session *s;
   zkl_lock *l;
+  zkl_rwlock *rw;
   pthread_mutex_lock(&cur_mu);
   s = cur_session;
   l = cur_lock;
+  rw = cur_rw;
   cur_session = NULL;
   cur_lock = NULL;
+  cur_rw = NULL;
+  acquiring = NULL;
   pthread_mutex_unlock(&cur_mu);
   zkl_lock_free(l);
+  zkl_rwlock_free(rw);
   zkl_session_close(s);
 }
 
-/* Opens a session and a lock on it; retries until it works or we stop.
+static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw) {
+  char info[32];
+  int rc, i;
+  *l = NULL;
+  *rw = NULL;
+  snprintf(info, sizeof info, "slot=%d", slot);
+  if (mode == FR_RW) {
+    rc = zkl_rwlock_new(rw, s, lock_name);
+    if (rc != ZKL_OK)
+      return rc;
+    for (i = 0; i < 2; i++) {
+      zkl_lock *side = i ? zkl_rwlock_write(*rw) : zkl_rwlock_read(*rw);
+      zkl_lock_set_owner_info(side, info);
+      zkl_lock_on_lost(side, on_lost, (void *)(intptr_t)i);
+    }
+    return ZKL_OK;
+  }
+  rc = mode == FR_SEM ? zkl_semaphore_new(l, s, lock_name, sem_limit)
+                      : zkl_lock_new(l, s, lock_name);
+  if (rc != ZKL_OK)
+    return rc;
+  zkl_lock_set_owner_info(*l, info);
+  zkl_lock_on_lost(*l, on_lost, (void *)(intptr_t)0);
+  return ZKL_OK;
+}
+
+/* Opens a session and the lock on it; retries until it works or we stop.
  * Returns 0, or -1 when told to stop. */
 static int open_session(void) {
   for (;;) {
     zkl_session *s = NULL;
-    zkl_lock *l = NULL;
-    char info[32];
+    zkl_lock *l;
+    zkl_rwlock *rw;
     int rc;
     if (atomic_load(&stop_flag))
       return -1;
@@ -211,15 +277,12 @@ static int open_session(void) {
       logf_("SOPENFAIL %d", rc);
       continue; /* the open itself waited up to session_ms */
     }
-    rc = zkl_lock_new(&l, s, lock_name);
+    rc = new_locks(s, &l, &rw);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
       zkl_session_close(s);
       continue;
     }
-    snprintf(info, sizeof info, "slot=%d", slot);
-    zkl_lock_set_owner_info(l, info);
-    zkl_lock_on_lost(l, on_lost, NULL);
     {
       const clientid_t *id = zoo_client_id(zkl_session_handle(s));
       logf_("SESSION %llx %d", id ? (unsigned long long)id->client_id : 0ULL,
@@ -228,71 +291,173 @@ static int open_session(void) {
     pthread_mutex_lock(&cur_mu);
     cur_session = s;
     cur_lock = l;
+    cur_rw = rw;
     pthread_mutex_unlock(&cur_mu);
     return 0;
   }
 }
 
-static int read_record(int fd, long long *highest, long long *counter) {
-  char buf[RECORD_LEN + 1];
-  ssize_t n = pread(fd, buf, RECORD_LEN, 0);
-  if (n != RECORD_LEN)
-    return -1;
-  buf[n] = '\0';
-  return sscanf(buf, "%lld %lld", highest, counter) == 2 ? 0 : -1;
+/* ------------------------------------------------------------ resource */
+
+static void die(const char *what) {
+  fprintf(stderr, "contender: %s\n", what);
+  exit(2);
 }
 
-/* The critical section: steps 1-3 of the header comment. */
-static void critical_section(long long token) {
-  long long highest, counter, highest2, counter2;
+static int res_open(void) {
   int fd = open(resource_path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    perror("contender: open resource");
-    exit(2);
-  }
-  /* 1. read */
-  if (flock(fd, LOCK_SH) != 0 || read_record(fd, &highest, &counter) != 0) {
-    fprintf(stderr, "contender: cannot read the resource\n");
-    exit(2);
-  }
-  flock(fd, LOCK_UN);
-  /* 2. work */
-  if (atomic_exchange(&armed_flag, false)) {
+  if (fd < 0)
+    die("cannot open the resource");
+  return fd;
+}
+
+static void res_lock(int fd, fr_state *st) {
+  if (flock(fd, LOCK_EX) != 0 || fr_read(fd, mode, st) != 0)
+    die("cannot read the resource");
+}
+
+static void res_put(int fd, const fr_state *st) {
+  if (fr_write(fd, mode, st) != 0)
+    die("cannot write the resource");
+}
+
+static void hist(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void hist(const char *fmt, ...) {
+  char buf[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (fr_history(history_fd, slot, (long)getpid(), "%s", buf) != 0)
+    die("cannot write the history");
+}
+
+/* Step 2: the work. Armed (for this side): tell the driver we hold, then
+ * hold as long as it asked. */
+static void work(long long token, int side, long min_us, long spread_us,
+                 bool armable) {
+  int want = atomic_load(&armed_side);
+  if (armable && atomic_load(&armed_flag) &&
+      (want == SIDE_ANY || want == side) &&
+      atomic_exchange(&armed_flag, false)) {
     char msg[64];
     int ms = atomic_load(&armed_hold_ms);
     logf_("ARMED %lld", token);
-    snprintf(msg, sizeof msg, "H %lld\n", token);
+    snprintf(msg, sizeof msg, "H %lld %c\n", token,
+             side == SIDE_READ ? 'r' : side == SIDE_WRITE ? 'w' : '-');
     notify(msg);
     sleep_us((long)(ms > 0 ? ms : hold_ms) * 1000);
   } else {
-    sleep_us(1000 + rand() % 2000);
+    sleep_us(min_us + rand() % spread_us);
   }
+}
+
+/* The mutex's section (and the rw writer's, which also logs its entry).
+ * Returns true when the write was accepted. */
+static bool write_section(long long token, bool armable) {
+  fr_state st;
+  long long counter;
+  int fd = res_open();
+  /* 1. read */
+  res_lock(fd, &st);
+  counter = st.counter;
+  if (mode == FR_RW) {
+    st.sections++;
+    res_put(fd, &st);
+    hist("W+ %lld %lld", token, counter);
+  }
+  flock(fd, LOCK_UN);
+  /* 2. work */
+  work(token, mode == FR_RW ? SIDE_WRITE : SIDE_ANY, 1000, 2000, armable);
   /* 3. fenced write */
-  if (flock(fd, LOCK_EX) != 0 || read_record(fd, &highest2, &counter2) != 0) {
-    fprintf(stderr, "contender: cannot read the resource\n");
-    exit(2);
-  }
-  if (token < highest2) {
-    logf_("REJECT %lld %lld", token, highest2);
+  res_lock(fd, &st);
+  bool ok = token >= st.highest;
+  if (!ok) {
+    if (mode == FR_RW)
+      hist("W! %lld %lld", token, st.highest);
+    logf_("REJECT %lld %lld", token, st.highest);
   } else {
-    char rec[RECORD_LEN + 1], hist[160];
-    int n;
-    snprintf(rec, sizeof rec, "%020lld %020lld\n", token, counter + 1);
-    if (pwrite(fd, rec, RECORD_LEN, 0) != RECORD_LEN) {
-      perror("contender: write resource");
-      exit(2);
-    }
-    n = snprintf(hist, sizeof hist, "%lld %lld %lld %d %ld %lld\n", token,
-                 counter, counter + 1, slot, (long)getpid(), now_us());
-    if (write(history_fd, hist, (size_t)n) != n) {
-      perror("contender: write history");
-      exit(2);
-    }
+    st.highest = token;
+    st.counter = counter + 1;
+    res_put(fd, &st);
+    if (mode == FR_RW)
+      hist("W %lld %lld %lld", token, counter, counter + 1);
+    else
+      hist("%lld %lld %lld", token, counter, counter + 1);
     logf_("ACCEPT %lld %lld %lld", token, counter, counter + 1);
   }
   flock(fd, LOCK_UN);
   close(fd);
+  return ok;
 }
+
+static void read_section(long long token, bool armable) {
+  fr_state st;
+  long long c0;
+  int fd = res_open();
+  /* 1. enter */
+  res_lock(fd, &st);
+  if (token < st.highest) {
+    flock(fd, LOCK_UN);
+    close(fd);
+    logf_("REJECT %lld %lld", token, st.highest);
+    return;
+  }
+  c0 = st.counter;
+  st.sections++;
+  res_put(fd, &st);
+  hist("R+ %lld %lld", token, c0);
+  flock(fd, LOCK_UN);
+  /* 2. work: longer than a writer's, so that readers meet */
+  work(token, SIDE_READ, 2000, 6000, armable);
+  /* 3. leave */
+  res_lock(fd, &st);
+  bool ok = token >= st.highest;
+  hist("R- %lld %lld %lld %d", token, c0, st.counter, ok ? 1 : 0);
+  flock(fd, LOCK_UN);
+  close(fd);
+  if (ok)
+    logf_("ACCEPT %lld %lld %lld", token, c0, st.counter);
+  else
+    logf_("REJECT %lld %lld", token, st.highest);
+}
+
+static void sem_section(long long token) {
+  fr_state st;
+  int fd = res_open(), i, held;
+  long pid = (long)getpid();
+  /* 1. register */
+  res_lock(fd, &st);
+  for (i = 0; i < FR_SEM_ENTRIES && st.pid[i]; i++)
+    ;
+  if (i == FR_SEM_ENTRIES)
+    die("the semaphore's table is full");
+  st.pid[i] = pid;
+  st.token[i] = token;
+  held = fr_sem_held(&st);
+  st.total++;
+  if (held > sem_limit)
+    st.over++;
+  res_put(fd, &st);
+  hist("S+ %lld %d", token, held);
+  flock(fd, LOCK_UN);
+  logf_("ACCEPT %lld %d %d", token, held, sem_limit);
+  /* 2. work */
+  work(token, SIDE_ANY, 2000, 6000, true);
+  /* 3. unregister */
+  res_lock(fd, &st);
+  for (i = 0; i < FR_SEM_ENTRIES; i++)
+    if (st.pid[i] == pid && st.token[i] == token) {
+      st.pid[i] = 0;
+      st.token[i] = 0;
+    }
+  res_put(fd, &st);
+  hist("S- %lld %d", token, fr_sem_held(&st));
+  flock(fd, LOCK_UN);
+  close(fd);
+}
+
+/* ---------------------------------------------------------------- loop */
 
 /* After SIGUSR2: hold nothing, keep the session, wait for SIGTERM. */
 static void idle_until_stopped(void) {
@@ -304,13 +469,132 @@ static void idle_until_stopped(void) {
   pthread_mutex_unlock(&cur_mu);
 }
 
+/* Acquires l (the signal thread may cancel it meanwhile). */
+static int acquire(zkl_lock *l, int64_t *token) {
+  int rc;
+  pthread_mutex_lock(&cur_mu);
+  acquiring = l;
+  pthread_mutex_unlock(&cur_mu);
+  /* A quiesce or stop that came before `acquiring` was set found nothing
+   * to cancel: look again. */
+  if (atomic_load(&quiesce_flag) || atomic_load(&stop_flag))
+    rc = ZKL_ECANCELED;
+  else
+    rc = zkl_lock_acquire(l, acq_timeout_ms, token);
+  pthread_mutex_lock(&cur_mu);
+  acquiring = NULL;
+  pthread_mutex_unlock(&cur_mu);
+  return rc;
+}
+
+/* Releases side l of token; returns its rc. */
+static int release(zkl_lock *l, long long token, int idx) {
+  int rc;
+  logf_("END %lld", token);
+  rc = zkl_lock_release(l);
+  if (mode == FR_RW)
+    logf_("REL %d %lld", rc, token);
+  else
+    logf_("REL %d", rc);
+  atomic_store(&current_token[idx], 0);
+  return rc;
+}
+
+/* Whether the loop goes on with this session after rc: an acquire that
+ * timed out or was canceled, a release that worked or said the lock had
+ * been lost (told once; the session may live on: the next acquire says).
+ * Anything else (ZKL_EEXPIRED, ZKL_ELOST from an acquire: our node was
+ * deleted, the unexpected) starts over on a fresh session. */
+static bool go_on(int rc, bool from_release) {
+  return from_release ? rc == ZKL_OK || rc == ZKL_ELOST
+                      : rc == ZKL_ETIMEDOUT || rc == ZKL_ECANCELED;
+}
+
+/* A downgrade: the write side holds (its write accepted); take the read
+ * side (granted at once), let the write side go, read. Returns whether to
+ * go on with the session. */
+static bool downgrade(zkl_rwlock *rw, long long wtoken) {
+  int64_t rtoken = 0;
+  int rc, wrc;
+  logf_("ACQ r");
+  rc = acquire(zkl_rwlock_read(rw), &rtoken);
+  if (rc != ZKL_OK) {
+    logf_("FAIL %d", rc);
+    wrc = release(zkl_rwlock_write(rw), wtoken, 1);
+    return go_on(rc, false) && go_on(wrc, true);
+  }
+  atomic_store(&current_token[0], (long long)rtoken);
+  logf_("START %lld r", (long long)rtoken);
+  wrc = release(zkl_rwlock_write(rw), wtoken, 1);
+  read_section((long long)rtoken, false);
+  rc = release(zkl_rwlock_read(rw), (long long)rtoken, 0);
+  return go_on(wrc, true) && go_on(rc, true);
+}
+
+/* One acquire and its section. Returns whether to go on with the
+ * session (go_on()). */
+static bool one_turn(void) {
+  int64_t token = 0;
+  int rc, side = SIDE_ANY, idx = 0;
+  zkl_lock *l;
+  zkl_rwlock *rw;
+  pthread_mutex_lock(&cur_mu);
+  l = cur_lock;
+  rw = cur_rw;
+  pthread_mutex_unlock(&cur_mu);
+  if (mode == FR_RW) {
+    int want = atomic_load(&armed_flag) ? atomic_load(&armed_side) : SIDE_ANY;
+    side = want != SIDE_ANY ? want
+           : rand() % 10 < 7 ? SIDE_READ
+                             : SIDE_WRITE;
+    idx = side == SIDE_WRITE;
+    l = idx ? zkl_rwlock_write(rw) : zkl_rwlock_read(rw);
+    logf_("ACQ %c", side == SIDE_READ ? 'r' : 'w');
+  } else {
+    logf_("ACQ");
+  }
+  rc = acquire(l, &token);
+  if (rc != ZKL_OK) {
+    logf_("FAIL %d", rc);
+    return go_on(rc, false);
+  }
+  atomic_store(&current_token[idx], (long long)token);
+  if (mode == FR_RW) {
+    logf_("START %lld %c", (long long)token, side == SIDE_READ ? 'r' : 'w');
+    if (side == SIDE_READ) {
+      read_section((long long)token, true);
+    } else if (write_section((long long)token, true) && rand() % 4 == 0 &&
+               !atomic_load(&quiesce_flag) && !atomic_load(&stop_flag)) {
+      return downgrade(rw, (long long)token);
+    }
+  } else {
+    logf_("START %lld", (long long)token);
+    if (mode == FR_SEM)
+      sem_section((long long)token);
+    else
+      write_section((long long)token, true);
+  }
+  return go_on(release(l, (long long)token, idx), true);
+}
+
+static int parse_mode(const char *m) {
+  if (!strcmp(m, "mutex"))
+    return FR_MUTEX;
+  if (!strcmp(m, "rw"))
+    return FR_RW;
+  if (!strncmp(m, "sem:", 4) && (sem_limit = atoi(m + 4)) > 0)
+    return FR_SEM;
+  return -1;
+}
+
 int main(int argc, char **argv) {
   static sigset_t set;
   pthread_t sig_thread;
-  if (argc != 10) {
+  if ((argc != 10 && argc != 11) ||
+      (argc == 11 && (mode = parse_mode(argv[10])) < 0)) {
     fprintf(stderr,
             "usage: contender HOSTS LOCK SLOT RESOURCE HISTORY LOG SESSION_MS "
-            "ACQ_TIMEOUT_MS HOLD_MS\n");
+            "ACQ_TIMEOUT_MS HOLD_MS [mutex|rw|sem:N]\n");
     return 2;
   }
   hosts = argv[1];
@@ -351,38 +635,12 @@ int main(int argc, char **argv) {
   if (open_session() != 0)
     goto out;
   while (!atomic_load(&stop_flag)) {
-    int64_t token = 0;
-    int rc;
-    zkl_lock *l;
     if (atomic_load(&quiesce_flag)) {
       idle_until_stopped();
       break;
     }
-    pthread_mutex_lock(&cur_mu);
-    l = cur_lock;
-    pthread_mutex_unlock(&cur_mu);
-    logf_("ACQ");
-    rc = zkl_lock_acquire(l, acq_timeout_ms, &token);
-    if (rc == ZKL_OK) {
-      atomic_store(&current_token, (long long)token);
-      logf_("START %lld", (long long)token);
-      critical_section((long long)token);
-      logf_("END %lld", (long long)token);
-      rc = zkl_lock_release(l);
-      logf_("REL %d", rc);
-      atomic_store(&current_token, 0);
-      /* ZKL_ELOST: told once; the session may live on (lease or node
-       * loss), and the next acquire says whether it does. */
-      if (rc == ZKL_OK || rc == ZKL_ELOST)
-        continue;
-    } else {
-      logf_("FAIL %d", rc);
-      if (rc == ZKL_ETIMEDOUT || rc == ZKL_ECANCELED)
-        continue;
-    }
-    /* ZKL_EEXPIRED or ZKL_ELOST from acquire (session expired, or our node
-     * deleted), or
-     * anything unexpected: start over on a fresh session. */
+    if (one_turn())
+      continue;
     close_session();
     if (open_session() != 0)
       goto out;

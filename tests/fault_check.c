@@ -16,22 +16,29 @@ const char *const fc_kind_names[FC_KINDS] = {
     "leader killed", "holder killed", "waiter killed", "holder paused",
     "create reply lost", "holder cut off"};
 
+const char *const fc_lock_names[FC_LOCKS] = {"mutex", "rw", "sem"};
+
+static const char *const history_names[FC_LOCKS] = {"history", "rw-history",
+                                                    "sem-history"};
+
 typedef struct {
-  int slot, gen;
+  int slot, gen, lock;
   long pid;
   long long t_death; /* when the driver reaped it after a kill or crash */
   int killed;        /* 0, or the FC_KILL_ kind that ended it */
-  int verified;      /* KILL-HOLDER: its node was the lowest (1), not (0) */
+  int verified;      /* KILL-HOLDER: its node was the holder's (1), not (0) */
   char last[16];     /* the last word of its log */
 } proc_t;
 
 typedef struct {
-  int proc;
+  int proc, lock;
+  char side;        /* rw: 'r' or 'w'; 0 otherwise */
   long long token;
   long long t_start, t_end, t_rel;
   int outcome;      /* 0 none, 1 accepted, 2 rejected */
   long long t_lost; /* first LOST line while in it, 0 if none */
   int pause;        /* 1 + index of the pause it spans, 0 if none */
+  long long first_conflict; /* first start of a section it excluded */
 } section_t;
 
 typedef struct {
@@ -40,13 +47,14 @@ typedef struct {
 } wait_t;
 
 typedef struct {
-  int slot;
+  int slot, lock;
   long pid;
   long long token, t0, t1, highest;
-  bool told, rejected, accepted;
+  bool told, rejected, accepted, regranted;
 } pause_t;
 
 typedef struct {
+  int lock;
   long pid;
   long long token, t0, t1, told;
   int early;
@@ -81,6 +89,7 @@ typedef struct {
   int nprocs, cprocs;
   section_t *secs;
   int nsecs, csecs;
+  int *by_key; /* sections ordered by (pid, token), for the histories */
   wait_t *waits;
   int nwaits, cwaits;
   pause_t *pauses;
@@ -92,8 +101,10 @@ typedef struct {
   lost_t *opens; /* SESSION lines: when a process opened a session */
   int nopens, copens;
   long long threshold_us;
-  long long run_end;
-  long accept_lines;
+  long leader_kills;
+  long accept_lines[FC_LOCKS];
+  int limit;     /* the semaphore's */
+  int slot_lock[1024]; /* 1 + the lock kind of each slot seen */
 } run_t;
 
 static FILE *open_in(const char *dir, const char *name) {
@@ -110,6 +121,25 @@ static int find_proc(const run_t *r, long pid) {
   return -1;
 }
 
+static int lock_of_slot(const run_t *r, int slot) {
+  return slot >= 0 && slot < 1024 && r->slot_lock[slot]
+             ? r->slot_lock[slot] - 1
+             : FC_MUTEX;
+}
+
+/* "mutex", "rw", "sem:N" (sets the limit): the kind, or -1. */
+static int parse_lock(run_t *r, const char *word) {
+  if (!strcmp(word, "mutex"))
+    return FC_MUTEX;
+  if (!strcmp(word, "rw"))
+    return FC_RW;
+  if (!strncmp(word, "sem:", 4)) {
+    r->limit = atoi(word + 4);
+    return FC_SEM;
+  }
+  return -1;
+}
+
 static int read_driver_log(run_t *r, const char *dir, fc_result *out,
                            FILE *rep) {
   char line[512];
@@ -120,8 +150,9 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
   }
   while (fgets(line, sizeof line, f)) {
     long long t, a3, a4, a5, a6;
-    char kind[32];
-    int slot, gen, fired, pi;
+    char kind[32], mode[32], *last = strrchr(line, ' ');
+    bool reader = last && !strncmp(last, " reader", 7);
+    int slot, gen, fired, pi, n, lk;
     long pid;
     if (sscanf(line, "%lld %31s", &t, kind) != 2)
       continue;
@@ -129,19 +160,29 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
     args = args ? strchr(args + 1, ' ') : NULL;
     args = args ? args + 1 : "";
     if (!strcmp(kind, "SPAWN") &&
-        sscanf(args, "%d %d %ld", &slot, &gen, &pid) == 3) {
+        (n = sscanf(args, "%d %d %ld %31s", &slot, &gen, &pid, mode)) >= 3) {
+      lk = n == 4 ? parse_lock(r, mode) : FC_MUTEX;
+      if (lk < 0) {
+        fprintf(rep, "fault_check: unknown lock kind in: %s", line);
+        fclose(f);
+        return -1;
+      }
       PUSH(r->procs, r->nprocs, r->cprocs);
       proc_t *p = &r->procs[r->nprocs - 1];
       memset(p, 0, sizeof *p);
       p->slot = slot;
       p->gen = gen;
       p->pid = pid;
+      p->lock = lk;
+      if (slot >= 0 && slot < 1024)
+        r->slot_lock[slot] = lk + 1;
     } else if ((!strcmp(kind, "KILL-HOLDER") || !strcmp(kind, "KILL-WAITER") ||
                 !strcmp(kind, "CRASH")) &&
                sscanf(args, "%d %ld", &slot, &pid) == 2) {
       int k = !strcmp(kind, "KILL-HOLDER")   ? FC_KILL_HOLDER
               : !strcmp(kind, "KILL-WAITER") ? FC_KILL_WAITER
                                              : -1;
+      fc_result *o = &out[lock_of_slot(r, slot)];
       pi = find_proc(r, pid);
       if (pi >= 0) {
         r->procs[pi].t_death = t;
@@ -150,9 +191,11 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
           sscanf(args, "%*d %*d %*s %d", &r->procs[pi].verified);
       }
       if (k >= 0)
-        out->faults[k]++;
+        o->faults[k]++;
       else
-        out->crashes++;
+        o->crashes++;
+      if (k == FC_KILL_HOLDER && reader)
+        o->on_readers[k]++;
     } else if (!strcmp(kind, "PAUSE") &&
                sscanf(args, "%d %ld %lld %lld %lld %lld", &slot, &pid, &a3,
                       &a4, &a5, &a6) == 6) {
@@ -160,32 +203,36 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       pause_t *p = &r->pauses[r->npauses - 1];
       memset(p, 0, sizeof *p);
       p->slot = slot;
+      p->lock = lock_of_slot(r, slot);
       p->pid = pid;
       p->token = a3;
       p->t0 = a4;
       p->t1 = a5;
       p->highest = a6;
-      out->faults[FC_PAUSE_HOLDER]++;
+      out[p->lock].faults[FC_PAUSE_HOLDER]++;
+      out[p->lock].on_readers[FC_PAUSE_HOLDER] += reader;
     } else if (!strcmp(kind, "PARTITION") &&
                sscanf(args, "%d %ld %lld %lld %lld %d", &slot, &pid, &a3, &a4,
                       &a5, &fired) == 6) {
       PUSH(r->parts, r->nparts, r->cparts);
       partition_t *pa = &r->parts[r->nparts - 1];
       memset(pa, 0, sizeof *pa);
+      pa->lock = lock_of_slot(r, slot);
       pa->pid = pid;
       pa->token = a3;
       pa->t0 = a4;
       pa->t1 = a5;
       pa->early = fired;
-      out->faults[FC_PARTITION]++;
-      out->partitions_early += fired != 0;
+      out[pa->lock].faults[FC_PARTITION]++;
+      out[pa->lock].on_readers[FC_PARTITION] += reader;
+      out[pa->lock].partitions_early += fired != 0;
     } else if (!strcmp(kind, "LEADER-KILL")) {
-      out->faults[FC_LEADER_KILL]++;
+      r->leader_kills++; /* every kind's */
     } else if (!strcmp(kind, "LOST-CREATE") &&
                sscanf(args, "%d %ld %lld %d", &slot, &pid, &a3, &fired) == 4) {
-      out->faults[FC_LOST_CREATE] += fired;
+      out[lock_of_slot(r, slot)].faults[FC_LOST_CREATE] += fired;
     } else if (!strcmp(kind, "SKIP")) {
-      out->skipped++;
+      out[FC_MUTEX].skipped++; /* not per kind: counted in the total */
     }
   }
   fclose(f);
@@ -201,13 +248,42 @@ static int pause_of(const run_t *r, long pid, long long a, long long b) {
   return 0;
 }
 
+/* The open section of token among the open ones (cur[0..*ncur)), or the
+ * latest when token is 0 or none matches; -1 when none is open. */
+static int open_of(const run_t *r, const int *cur, int ncur, long long token) {
+  int i;
+  for (i = ncur - 1; i >= 0; i--)
+    if (token && r->secs[cur[i]].token == token)
+      return cur[i];
+  return ncur > 0 ? cur[ncur - 1] : -1;
+}
+
+static void close_open(int *cur, int *ncur, int sec) {
+  int i, j;
+  for (i = j = 0; i < *ncur; i++)
+    if (cur[i] != sec)
+      cur[j++] = cur[i];
+  *ncur = j;
+}
+
+static void push_wait(run_t *r, int pi, long long *wait_start, long long t) {
+  if (!*wait_start)
+    return;
+  PUSH(r->waits, r->nwaits, r->cwaits);
+  r->waits[r->nwaits - 1] = (wait_t){pi, *wait_start, t};
+  *wait_start = 0;
+}
+
 static int read_contender_log(run_t *r, const char *dir, int pi,
-                              fc_result *out, FILE *rep) {
+                              fc_result *all, FILE *rep) {
   char name[64], line[512], prev_word[32] = "";
   proc_t *p = &r->procs[pi];
+  fc_result *out = &all[p->lock];
   FILE *f;
   long long wait_start = 0, prev_t = 0;
-  int cur = -1; /* open section */
+  int cur[4], ncur = 0, i; /* open sections: two at most (a downgrade) */
+  char tail[4][100];       /* its last lines, for the notes below */
+  int ntail = 0;
   snprintf(name, sizeof name, "c%d-%d.log", p->slot, p->gen);
   out->processes++;
   f = open_in(dir, name);
@@ -218,10 +294,12 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
   }
   while (fgets(line, sizeof line, f)) {
     long long t, a1 = 0, a2 = 0;
-    char word[32];
-    int n = sscanf(line, "%lld %31s %lld %lld", &t, word, &a1, &a2);
+    char word[32], side[8] = "";
+    int n = sscanf(line, "%lld %31s %lld %lld", &t, word, &a1, &a2), s;
     if (n < 2)
       continue;
+    snprintf(tail[ntail++ % 4], sizeof tail[0], "%.*s", (int)strcspn(line, "\n"),
+             line);
     if (out->first_us == 0 || t < out->first_us)
       out->first_us = t;
     if (t > out->last_us)
@@ -238,42 +316,41 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
     if (!strcmp(word, "ACQ")) {
       wait_start = t;
     } else if (!strcmp(word, "START") && n >= 3) {
-      if (wait_start) {
-        PUSH(r->waits, r->nwaits, r->cwaits);
-        r->waits[r->nwaits - 1] = (wait_t){pi, wait_start, t};
-        wait_start = 0;
-      }
+      push_wait(r, pi, &wait_start, t);
+      sscanf(line, "%*s %*s %*s %7s", side); /* t START token side */
       PUSH(r->secs, r->nsecs, r->csecs);
-      cur = r->nsecs - 1;
-      memset(&r->secs[cur], 0, sizeof r->secs[cur]);
-      r->secs[cur].proc = pi;
-      r->secs[cur].token = a1;
-      r->secs[cur].t_start = t;
+      s = r->nsecs - 1;
+      memset(&r->secs[s], 0, sizeof r->secs[s]);
+      r->secs[s].proc = pi;
+      r->secs[s].lock = p->lock;
+      r->secs[s].side = p->lock == FC_RW ? (side[0] == 'w' ? 'w' : 'r') : 0;
+      r->secs[s].token = a1;
+      r->secs[s].t_start = t;
+      if (p->lock == FC_RW && ncur > 0 && r->secs[s].side == 'r')
+        out->downgrades++;
+      if (ncur < 4)
+        cur[ncur++] = s;
       out->grants++;
     } else if (!strcmp(word, "ACCEPT")) {
-      r->accept_lines++;
-      if (cur >= 0)
-        r->secs[cur].outcome = 1;
+      r->accept_lines[p->lock]++;
+      if ((s = open_of(r, cur, ncur, n >= 3 ? a1 : 0)) >= 0)
+        r->secs[s].outcome = 1;
     } else if (!strcmp(word, "REJECT")) {
       out->rejected++;
-      if (cur >= 0)
-        r->secs[cur].outcome = 2;
+      if ((s = open_of(r, cur, ncur, n >= 3 ? a1 : 0)) >= 0)
+        r->secs[s].outcome = 2;
     } else if (!strcmp(word, "END")) {
-      if (cur >= 0)
-        r->secs[cur].t_end = t;
+      if ((s = open_of(r, cur, ncur, n >= 3 ? a1 : 0)) >= 0)
+        r->secs[s].t_end = t;
     } else if (!strcmp(word, "REL")) {
-      if (cur >= 0) {
-        if (!r->secs[cur].t_end)
-          r->secs[cur].t_end = t;
-        r->secs[cur].t_rel = t;
+      if ((s = open_of(r, cur, ncur, n >= 4 ? a2 : 0)) >= 0) {
+        if (!r->secs[s].t_end)
+          r->secs[s].t_end = t;
+        r->secs[s].t_rel = t;
+        close_open(cur, &ncur, s);
       }
-      cur = -1;
     } else if (!strcmp(word, "FAIL") && n >= 3) {
-      if (wait_start) {
-        PUSH(r->waits, r->nwaits, r->cwaits);
-        r->waits[r->nwaits - 1] = (wait_t){pi, wait_start, t};
-        wait_start = 0;
-      }
+      push_wait(r, pi, &wait_start, t);
       if (a1 == ZKL_ETIMEDOUT)
         out->acq_timeouts++;
       else if (a1 == ZKL_ELOST || a1 == ZKL_EEXPIRED)
@@ -285,8 +362,12 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
         out->lost_by_reason[a1]++;
       PUSH(r->losts, r->nlosts, r->closts);
       r->losts[r->nlosts - 1] = (lost_t){t, p->pid};
-      if (cur >= 0 && !r->secs[cur].t_lost)
-        r->secs[cur].t_lost = t;
+      /* "LOST reason token": the section of that token (or the latest);
+       * with no token, every open one */
+      for (i = 0; i < ncur; i++)
+        if ((a2 == 0 || open_of(r, cur, ncur, a2) == cur[i]) &&
+            !r->secs[cur[i]].t_lost)
+          r->secs[cur[i]].t_lost = t;
     } else if (!strcmp(word, "SESSION")) {
       out->sessions++;
       PUSH(r->opens, r->nopens, r->copens);
@@ -302,7 +383,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       out->kills_aimed++;
     else
       fprintf(rep, "note: killed holder pid %ld: last line %s, its node %s "
-                   "the lowest\n",
+                   "the holder's\n",
               p->pid, p->last, p->verified == 1 ? "was" : "was not seen as");
   } else if (p->killed == FC_KILL_WAITER) {
     if (!strcmp(p->last, "ACQ"))
@@ -311,17 +392,22 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       fprintf(rep, "note: killed waiter pid %ld: last line %s\n", p->pid,
               p->last);
   }
+  if (p->killed && strcmp(p->last,
+                          p->killed == FC_KILL_HOLDER ? "ARMED" : "ACQ")) {
+    /* off target: what it was doing, with the time it was killed */
+    for (i = ntail > 4 ? ntail - 4 : 0; i < ntail; i++)
+      fprintf(rep, "      | %s\n", tail[i % 4]);
+    fprintf(rep, "      | %lld killed\n", p->t_death);
+  }
   /* What was still open when the process died or the run ended. */
   {
     long long end = p->t_death ? p->t_death : prev_t;
-    if (wait_start) {
-      PUSH(r->waits, r->nwaits, r->cwaits);
-      r->waits[r->nwaits - 1] = (wait_t){pi, wait_start, end};
-    }
-    if (cur >= 0) {
-      if (!r->secs[cur].t_end)
-        r->secs[cur].t_end = end;
-      r->secs[cur].t_rel = end;
+    push_wait(r, pi, &wait_start, end);
+    for (i = 0; i < ncur; i++) {
+      section_t *sc = &r->secs[cur[i]];
+      if (!sc->t_end)
+        sc->t_end = end;
+      sc->t_rel = end;
     }
   }
   return 0;
@@ -344,53 +430,106 @@ static long long held_until(const section_t *s) {
   return s->t_lost && s->t_lost < s->t_end ? s->t_lost : s->t_end;
 }
 
-static void check_overlaps(run_t *r, fc_result *out, FILE *rep) {
-  int i, m = -1; /* m: the unpaused section reaching furthest so far */
-  qsort(r->secs, (size_t)r->nsecs, sizeof *r->secs, cmp_sec_start);
-  for (i = 0; i < r->nsecs; i++) {
-    section_t *s = &r->secs[i];
-    proc_t *p = &r->procs[s->proc];
-    if (!s->t_end)
-      s->t_end = s->t_start;
-    s->pause = pause_of(r, p->pid, s->t_start, s->t_end);
-    if (s->t_lost && !s->pause)
-      out->lost_sections++;
-    if (s->pause) {
-      pause_t *pa = &r->pauses[s->pause - 1];
-      if (s->outcome == 2)
-        pa->rejected = true;
-      if (s->outcome == 1)
-        pa->accepted = true;
-      continue; /* spans a pause: the fence judges it, not the clock */
-    }
-    if (s->outcome == 2 && !s->t_lost) {
-      fprintf(rep,
-              "VIOLATION stale grant: pid %ld (slot %d) token %lld was "
-              "refused by the resource, not paused, never told LOST\n",
-              p->pid, p->slot, s->token);
-      out->stale_grants++;
-    }
-    if (m >= 0 && s->t_start < held_until(&r->secs[m]) &&
-        r->secs[m].proc != s->proc) {
-      section_t *o = &r->secs[m];
-      fprintf(rep,
-              "VIOLATION overlap: pid %ld token %lld [%lld, %lld]%s and "
-              "pid %ld token %lld [%lld, %lld] (%.3f ms)\n",
-              r->procs[o->proc].pid, o->token, o->t_start, o->t_end,
-              o->t_lost ? " (told LOST later)" : "", p->pid, s->token,
-              s->t_start, s->t_end,
-              (double)(held_until(o) - s->t_start) / 1000.0);
-      out->overlaps++;
-    }
-    if (m < 0 || held_until(s) > held_until(&r->secs[m]))
-      m = i;
-  }
+/* Does a new section s exclude, or is it excluded by, the held section a
+ * (mutex, rw; the semaphore counts instead)? */
+static bool excludes(const section_t *a, const section_t *s) {
+  return s->lock == FC_MUTEX || s->side == 'w' || a->side == 'w';
 }
 
-static void check_pauses(run_t *r, fc_result *out, FILE *rep) {
+/* By the contenders' clocks: sweeps the sections of each kind in start
+ * order, with the set of unexcused sections held at each start. */
+static void check_overlaps(run_t *r, fc_result *all, FILE *rep) {
+  int i, j, *active = NULL, nact = 0, cact = 0, lk;
+  qsort(r->secs, (size_t)r->nsecs, sizeof *r->secs, cmp_sec_start);
+  for (lk = 0; lk < FC_LOCKS; lk++) {
+    fc_result *out = &all[lk];
+    nact = 0;
+    for (i = 0; i < r->nsecs; i++) {
+      section_t *s = &r->secs[i];
+      proc_t *p = &r->procs[s->proc];
+      int held = 0, clash = -1;
+      if (s->lock != lk)
+        continue;
+      if (!s->t_end)
+        s->t_end = s->t_start;
+      s->pause = pause_of(r, p->pid, s->t_start, s->t_end);
+      if (s->t_lost && !s->pause)
+        out->lost_sections++;
+      if (s->pause) {
+        pause_t *pa = &r->pauses[s->pause - 1];
+        if (s->outcome == 2)
+          pa->rejected = true;
+        if (s->outcome == 1)
+          pa->accepted = true;
+        continue; /* spans a pause: the fence judges it, not the clock */
+      }
+      if (s->outcome == 2 && !s->t_lost) {
+        fprintf(rep,
+                "VIOLATION stale grant: pid %ld (slot %d) token %lld was "
+                "refused by the resource, not paused, never told LOST\n",
+                p->pid, p->slot, s->token);
+        out->stale_grants++;
+      }
+      for (j = 0; j < nact; j++) { /* those still held at s's start */
+        section_t *a = &r->secs[active[j]];
+        if (held_until(a) <= s->t_start)
+          active[j--] = active[--nact];
+      }
+      for (j = 0; j < nact; j++) {
+        section_t *a = &r->secs[active[j]];
+        if (a->proc == s->proc)
+          continue;
+        held++;
+        if (lk != FC_SEM && excludes(a, s)) {
+          clash = active[j];
+          if (!a->first_conflict)
+            a->first_conflict = s->t_start;
+        }
+      }
+      if (lk == FC_SEM && held + 1 > r->limit) {
+        for (j = 0; j < nact; j++) {
+          section_t *a = &r->secs[active[j]];
+          if (a->proc != s->proc && !a->first_conflict)
+            a->first_conflict = s->t_start;
+          if (a->proc != s->proc)
+            clash = active[j];
+        }
+        fprintf(rep,
+                "VIOLATION overlap: pid %ld token %lld began at %lld with "
+                "%d others holding a lease (limit %d)\n",
+                p->pid, s->token, s->t_start, held, r->limit);
+        out->overlaps++;
+      } else if (clash >= 0) {
+        section_t *o = &r->secs[clash];
+        fprintf(rep,
+                "VIOLATION overlap: %s pid %ld token %lld%s [%lld, %lld]%s "
+                "and pid %ld token %lld%s [%lld, %lld] (%.3f ms)\n",
+                fc_lock_names[lk], r->procs[o->proc].pid, o->token,
+                o->side == 'w' ? " (w)" : o->side ? " (r)" : "", o->t_start,
+                o->t_end, o->t_lost ? " (told LOST later)" : "", p->pid,
+                s->token, s->side == 'w' ? " (w)" : s->side ? " (r)" : "",
+                s->t_start, s->t_end,
+                (double)(held_until(o) - s->t_start) / 1000.0);
+        out->overlaps++;
+      }
+      if (held_until(s) > s->t_start) {
+        PUSH(active, nact, cact);
+        active[nact - 1] = i;
+      }
+    }
+  }
+  free(active);
+}
+
+static void check_pauses(run_t *r, fc_result *all, FILE *rep) {
   int i, j;
   for (i = 0; i < r->npauses; i++) {
     pause_t *pa = &r->pauses[i];
+    fc_result *out = &all[pa->lock];
+    bool fenced = pa->lock != FC_SEM;
+    /* Its lock went to another while it was stopped: a newer token was
+     * accepted (mutex, rw), its lease was taken (sem). */
+    bool taken = fenced ? pa->highest > pa->token : pa->regranted;
     for (j = 0; j < r->nlosts; j++)
       if (r->losts[j].pid == pa->pid && r->losts[j].t >= pa->t0 &&
           r->losts[j].t <= pa->t1 + 2 * r->threshold_us)
@@ -399,36 +538,37 @@ static void check_pauses(run_t *r, fc_result *out, FILE *rep) {
       out->pauses_lost_told++;
     if (pa->rejected)
       out->pauses_late_rejected++;
-    if (pa->told && pa->rejected)
+    if (pa->told && (fenced ? pa->rejected : pa->regranted))
       out->pauses_proven++;
-    if (pa->accepted && pa->highest > pa->token) {
+    if (fenced && pa->accepted && pa->highest > pa->token) {
       fprintf(rep,
               "VIOLATION late accept: paused pid %ld token %lld wrote after "
               "token %lld had been accepted\n",
               pa->pid, pa->token, pa->highest);
       out->late_accepts++;
     }
-    if (!pa->told && pa->highest > pa->token) {
+    if (!pa->told && taken) {
       fprintf(rep,
-              "VIOLATION unannounced: paused pid %ld (token %lld) lost the "
-              "lock to token %lld and never reported LOST\n",
-              pa->pid, pa->token, pa->highest);
+              "VIOLATION unannounced: paused pid %ld (%s token %lld) lost "
+              "the lock to another and never reported LOST\n",
+              pa->pid, fc_lock_names[pa->lock], pa->token);
       out->unannounced++;
     }
-    if (pa->highest <= pa->token)
+    if (!taken)
       fprintf(rep,
-              "note: pause of pid %ld proves nothing: no newer token was "
-              "accepted before it resumed\n",
-              pa->pid);
+              "note: pause of pid %ld (%s) proves nothing: its lock did not "
+              "go to another before it resumed\n",
+              pa->pid, fc_lock_names[pa->lock]);
   }
 }
 
 /* A holder cut off from the servers must hear from its lease (LOST)
- * before any other contender is granted the lock. */
-static void check_partitions(run_t *r, fc_result *out, FILE *rep) {
+ * before any other contender is granted what excludes it. */
+static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
   int i, j;
   for (i = 0; i < r->nparts; i++) {
     partition_t *pa = &r->parts[i];
+    fc_result *out = &all[pa->lock];
     long long told = 0, first_other = 0;
     for (j = 0; j < r->nlosts; j++)
       if (r->losts[j].pid == pa->pid && r->losts[j].t >= pa->t0 &&
@@ -436,9 +576,8 @@ static void check_partitions(run_t *r, fc_result *out, FILE *rep) {
         told = r->losts[j].t;
     for (j = 0; j < r->nsecs; j++) {
       const section_t *sc = &r->secs[j];
-      if (r->procs[sc->proc].pid != pa->pid && sc->t_start > pa->t0 &&
-          (!first_other || sc->t_start < first_other))
-        first_other = sc->t_start;
+      if (r->procs[sc->proc].pid == pa->pid && sc->token == pa->token)
+        first_other = sc->first_conflict;
     }
     if (!told || told > pa->t0 + r->threshold_us) {
       fprintf(rep,
@@ -476,15 +615,9 @@ static void check_partitions(run_t *r, fc_result *out, FILE *rep) {
   }
 }
 
-static int check_history(run_t *r, const char *dir, fc_result *out,
-                         FILE *rep) {
+static void check_mutex_history(FILE *f, fc_result *out, FILE *rep) {
   char line[256];
   long long prev_token = -1, prev_new = 0;
-  FILE *f = open_in(dir, "history");
-  if (!f) {
-    fprintf(rep, "fault_check: cannot open %s/history\n", dir);
-    return -1;
-  }
   while (fgets(line, sizeof line, f)) {
     long long token, old, nw;
     if (sscanf(line, "%lld %lld %lld", &token, &old, &nw) != 3)
@@ -505,96 +638,363 @@ static int check_history(run_t *r, const char *dir, fc_result *out,
     prev_token = token;
     prev_new = nw;
   }
+}
+
+/* ------------------------------------- the rw and sem histories, in order */
+
+typedef struct {
+  char kind; /* 'W' writer, 'R' reader, 'S' lease */
+  long pid;
+  long long token, t;
+} reg_t;
+
+static int cmp_key(const void *a, const void *b, void *arg) {
+  const run_t *r = arg;
+  const section_t *x = &r->secs[*(const int *)a], *y = &r->secs[*(const int *)b];
+  long px = r->procs[x->proc].pid, py = r->procs[y->proc].pid;
+  if (px != py)
+    return px < py ? -1 : 1;
+  return x->token < y->token ? -1 : x->token > y->token;
+}
+
+static const section_t *section_of(const run_t *r, long pid, long long token) {
+  int lo = 0, hi = r->nsecs;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    const section_t *s = &r->secs[r->by_key[mid]];
+    long p = r->procs[s->proc].pid;
+    if (p < pid || (p == pid && s->token < token))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < r->nsecs) {
+    const section_t *s = &r->secs[r->by_key[lo]];
+    if (r->procs[s->proc].pid == pid && s->token == token)
+      return s;
+  }
+  return NULL;
+}
+
+/* A registration stops counting once its holder is known stale: paused
+ * since it registered, or told LOST. */
+static bool excused(const run_t *r, const reg_t *g, long long t) {
+  const section_t *s = section_of(r, g->pid, g->token);
+  return pause_of(r, g->pid, g->t, t) || (s && s->t_lost && s->t_lost <= t);
+}
+
+static void check_shared_history(run_t *r, int lk, FILE *f, fc_result *out,
+                                 FILE *rep) {
+  char line[256], op[8];
+  reg_t *open = NULL, *g;
+  int nopen = 0, copen = 0, i;
+  long long prev_w = -1, counter = 0;
+  while (fgets(line, sizeof line, f)) {
+    long long v[7];
+    int n = sscanf(line, "%7s %lld %lld %lld %lld %lld %lld %lld", op, &v[0],
+                   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
+    long pid;
+    long long t, token;
+    if (n < 4)
+      continue;
+    /* n counts the op and the numbers after it, which end "slot pid t" */
+    pid = (long)v[n - 3];
+    t = v[n - 2];
+    token = v[0];
+    if (!strcmp(op, "X")) { /* the process died: its entries are void */
+      for (i = 0; i < nopen; i++)
+        if (open[i].pid == pid)
+          open[i--] = open[--nopen];
+      continue;
+    }
+    if (op[1] == '+') {
+      reg_t now = {op[0], pid, token, t};
+      int others = 0, readers = 0, clash = -1;
+      bool me_excused = excused(r, &now, t);
+      for (i = 0; i < nopen; i++) {
+        g = &open[i];
+        if (g->pid == pid || excused(r, g, t))
+          continue;
+        others++;
+        readers += g->kind == 'R';
+        if (op[0] == 'W' || (op[0] == 'R' && g->kind == 'W'))
+          clash = i;
+      }
+      if (op[0] == 'S') {
+        out->handoffs++;
+        if (v[1] > r->limit) /* a stale lease beside N: taken from it */
+          for (i = 0; i < r->npauses; i++)
+            if (r->pauses[i].lock == lk && r->pauses[i].pid != pid &&
+                t >= r->pauses[i].t0 && t <= r->pauses[i].t1)
+              r->pauses[i].regranted = true;
+      }
+      if (!me_excused) {
+        if (op[0] == 'S' && others + 1 > r->limit) {
+          fprintf(rep,
+                  "VIOLATION resource: sem token %lld (pid %ld) registered "
+                  "with %d others, limit %d\n",
+                  token, pid, others, r->limit);
+          out->resource_overlaps++;
+        } else if (clash >= 0) {
+          fprintf(rep,
+                  "VIOLATION resource: rw %s token %lld (pid %ld) entered "
+                  "while %s token %lld (pid %ld) was in\n",
+                  op[0] == 'W' ? "writer" : "reader", token, pid,
+                  open[clash].kind == 'W' ? "writer" : "reader",
+                  open[clash].token, open[clash].pid);
+          out->resource_overlaps++;
+        }
+        if (op[0] == 'R' && readers > 0)
+          out->readers_together++;
+        if (op[0] == 'R' && readers + 1 > out->max_readers)
+          out->max_readers = readers + 1;
+        if (op[0] == 'S') {
+          if (others + 1 == r->limit)
+            out->at_limit++;
+          if (others + 1 > out->max_held)
+            out->max_held = others + 1;
+        }
+      }
+      PUSH(open, nopen, copen);
+      open[nopen - 1] = now;
+      continue;
+    }
+    /* an end: W, W!, R-, S- */
+    for (i = 0; i < nopen; i++)
+      if (open[i].pid == pid && open[i].token == token) {
+        open[i] = open[--nopen];
+        break;
+      }
+    if (!strcmp(op, "W") && n == 7) {
+      out->handoffs++;
+      out->writes++;
+      if (token <= prev_w) {
+        fprintf(rep, "VIOLATION token order: rw write %lld accepted after "
+                     "%lld\n",
+                token, prev_w);
+        out->token_order++;
+      }
+      if (v[1] != counter || v[2] != v[1] + 1) {
+        fprintf(rep,
+                "VIOLATION lost update: rw token %lld read %lld wrote %lld "
+                "after the counter reached %lld\n",
+                token, v[1], v[2], counter);
+        out->lost_updates++;
+      }
+      prev_w = token;
+      counter = v[2];
+    } else if (!strcmp(op, "R-") && n == 8 && v[3] == 1) {
+      out->handoffs++;
+      out->reads++;
+      if (v[1] != v[2]) {
+        fprintf(rep,
+                "VIOLATION read changed: rw reader token %lld (pid %ld) saw "
+                "the counter go from %lld to %lld\n",
+                token, pid, v[1], v[2]);
+        out->read_changed++;
+      }
+    }
+  }
+  for (i = 0; i < nopen; i++)
+    fprintf(rep, "note: %s pid %ld token %lld never left the resource\n",
+            fc_lock_names[lk], open[i].pid, open[i].token);
+  free(open);
+}
+
+static int check_history(run_t *r, const char *dir, int lk, fc_result *out,
+                         FILE *rep) {
+  FILE *f = open_in(dir, history_names[lk]);
+  long accepted;
+  if (!f) {
+    fprintf(rep, "fault_check: cannot open %s/%s\n", dir, history_names[lk]);
+    return -1;
+  }
+  if (lk == FC_MUTEX)
+    check_mutex_history(f, out, rep);
+  else
+    check_shared_history(r, lk, f, out, rep);
   fclose(f);
-  if (r->accept_lines != out->handoffs) {
-    fprintf(rep, "VIOLATION accept count: %ld ACCEPT lines, %ld history "
-                 "lines\n",
-            r->accept_lines, out->handoffs);
+  accepted = lk == FC_RW ? out->writes + out->reads : out->handoffs;
+  if (r->accept_lines[lk] != accepted) {
+    fprintf(rep, "VIOLATION accept count: %s: %ld ACCEPT lines, %ld in the "
+                 "history\n",
+            fc_lock_names[lk], r->accept_lines[lk], accepted);
     out->accept_mismatch++;
   }
   return 0;
 }
 
-/* The longest stretch of each wait during which no contender held the
- * lock. Holds are [START, REL] (or until the process died). */
-static void check_waits(run_t *r, fc_result *out, FILE *rep) {
-  span_t *u = NULL;
-  int nu = 0, cu = 0, i;
-  span_t *h = malloc(sizeof *h * (size_t)(r->nsecs ? r->nsecs : 1));
+/* The spans during which the lock of kind lk was not free: someone held it
+ * (mutex, rw), N held leases (sem). Holds are [START, REL] (or until the
+ * process died). Returns the count; *out is malloc'd. */
+static int busy_spans(const run_t *r, int lk, span_t **out) {
+  span_t *u = NULL, *h;
+  int nu = 0, cu = 0, i, n = 0, need = lk == FC_SEM ? r->limit : 1;
+  h = malloc(sizeof *h * (size_t)(2 * r->nsecs + 1));
   if (!h)
     abort();
+  /* events: (t, +1) at a start, (t, -1) at an end, in h[].a and h[].b */
   for (i = 0; i < r->nsecs; i++) {
-    h[i].a = r->secs[i].t_start;
-    h[i].b = r->secs[i].t_rel > r->secs[i].t_end ? r->secs[i].t_rel
-                                                 : r->secs[i].t_end;
-  }
-  qsort(h, (size_t)r->nsecs, sizeof *h, cmp_span);
-  for (i = 0; i < r->nsecs; i++) {
-    if (nu > 0 && h[i].a <= u[nu - 1].b) {
-      if (h[i].b > u[nu - 1].b)
-        u[nu - 1].b = h[i].b;
+    const section_t *s = &r->secs[i];
+    if (s->lock != lk)
       continue;
+    h[n++] = (span_t){s->t_start, 1};
+    h[n++] = (span_t){s->t_rel > s->t_end ? s->t_rel : s->t_end, -1};
+  }
+  qsort(h, (size_t)n, sizeof *h, cmp_span);
+  {
+    int level = 0;
+    long long since = 0;
+    for (i = 0; i < n; i++) {
+      int before = level;
+      level += (int)h[i].b;
+      if (before < need && level >= need) {
+        since = h[i].a;
+      } else if (before >= need && level < need) {
+        if (nu > 0 && since <= u[nu - 1].b) {
+          if (h[i].a > u[nu - 1].b)
+            u[nu - 1].b = h[i].a;
+        } else {
+          PUSH(u, nu, cu);
+          u[nu - 1] = (span_t){since, h[i].a};
+        }
+      }
     }
-    PUSH(u, nu, cu);
-    u[nu - 1] = h[i];
   }
   free(h);
-  for (i = 0; i < r->nwaits; i++) {
-    const wait_t *w = &r->waits[i];
-    long long cursor = w->a, longest = 0;
-    int lo = 0, hi = nu;
-    while (lo < hi) { /* first union span ending after the wait began */
-      int mid = (lo + hi) / 2;
-      if (u[mid].b <= w->a)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    for (; lo < nu && u[lo].a < w->b; lo++) {
-      if (u[lo].a > cursor && u[lo].a - cursor > longest)
-        longest = u[lo].a - cursor;
-      if (u[lo].b > cursor)
-        cursor = u[lo].b;
-    }
-    if (w->b > cursor && w->b - cursor > longest)
-      longest = w->b - cursor;
-    if (longest > out->longest_free_wait_us)
-      out->longest_free_wait_us = longest;
-    if (longest > r->threshold_us) {
-      fprintf(rep,
-              "STUCK: pid %ld (slot %d) waited from %lld to %lld; the lock "
-              "was free for %.1f s of it\n",
-              r->procs[w->proc].pid, r->procs[w->proc].slot, w->a, w->b,
-              (double)longest / 1e6);
-      out->stuck++;
-    }
-  }
-  free(u);
+  *out = u;
+  return nu;
 }
 
-int fc_check(const char *dir, int session_ms, fc_result *out, FILE *rep) {
+/* The longest stretch of each wait during which the lock was free. */
+static void check_waits(run_t *r, fc_result *all, FILE *rep) {
+  int lk, i;
+  for (lk = 0; lk < FC_LOCKS; lk++) {
+    span_t *u = NULL;
+    fc_result *out = &all[lk];
+    int nu = busy_spans(r, lk, &u);
+    for (i = 0; i < r->nwaits; i++) {
+      const wait_t *w = &r->waits[i];
+      long long cursor = w->a, longest = 0;
+      int lo = 0, hi = nu;
+      if (r->procs[w->proc].lock != lk)
+        continue;
+      while (lo < hi) { /* first span ending after the wait began */
+        int mid = (lo + hi) / 2;
+        if (u[mid].b <= w->a)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      for (; lo < nu && u[lo].a < w->b; lo++) {
+        if (u[lo].a > cursor && u[lo].a - cursor > longest)
+          longest = u[lo].a - cursor;
+        if (u[lo].b > cursor)
+          cursor = u[lo].b;
+      }
+      if (w->b > cursor && w->b - cursor > longest)
+        longest = w->b - cursor;
+      if (longest > out->longest_free_wait_us)
+        out->longest_free_wait_us = longest;
+      if (longest > r->threshold_us) {
+        fprintf(rep,
+                "STUCK: pid %ld (slot %d) waited from %lld to %lld; the "
+                "%s was free for %.1f s of it\n",
+                r->procs[w->proc].pid, r->procs[w->proc].slot, w->a, w->b,
+                fc_lock_names[lk], (double)longest / 1e6);
+        out->stuck++;
+      }
+    }
+    free(u);
+  }
+}
+
+static void sum_violations(fc_result *o) {
+  o->violations = o->overlaps + o->resource_overlaps + o->token_order +
+                  o->lost_updates + o->read_changed + o->stale_grants +
+                  o->late_accepts + o->unannounced + o->lease_late +
+                  o->accept_mismatch;
+}
+
+/* into += from, field by field (maxima and spans as such). */
+static void add_result(fc_result *into, const fc_result *from) {
+  int k;
+#define ADD(f) into->f += from->f
+  ADD(processes); ADD(sessions); ADD(grants); ADD(handoffs); ADD(rejected);
+  ADD(acq_timeouts); ADD(acq_lost); ADD(acq_other); ADD(skipped);
+  ADD(crashes); ADD(kills_aimed); ADD(pauses_proven);
+  ADD(pauses_late_rejected); ADD(pauses_lost_told); ADD(lost_sections);
+  ADD(partitions_told); ADD(partitions_early); ADD(partitions_kept);
+  ADD(writes); ADD(reads); ADD(downgrades); ADD(readers_together);
+  ADD(at_limit); ADD(overlaps); ADD(resource_overlaps); ADD(token_order);
+  ADD(lost_updates); ADD(read_changed); ADD(stale_grants); ADD(late_accepts);
+  ADD(unannounced); ADD(lease_late); ADD(accept_mismatch); ADD(violations);
+  ADD(stuck);
+#undef ADD
+  for (k = 0; k < 4; k++)
+    into->lost_by_reason[k] += from->lost_by_reason[k];
+  for (k = 0; k < FC_KINDS; k++) {
+    into->faults[k] += from->faults[k];
+    into->on_readers[k] += from->on_readers[k];
+  }
+  if (from->first_us && (!into->first_us || from->first_us < into->first_us))
+    into->first_us = from->first_us;
+  if (from->last_us > into->last_us)
+    into->last_us = from->last_us;
+  if (from->max_readers > into->max_readers)
+    into->max_readers = from->max_readers;
+  if (from->max_held > into->max_held)
+    into->max_held = from->max_held;
+  if (from->limit > into->limit)
+    into->limit = from->limit;
+  if (from->longest_free_wait_us > into->longest_free_wait_us)
+    into->longest_free_wait_us = from->longest_free_wait_us;
+}
+
+int fc_check(const char *dir, int session_ms, fc_result *total,
+             fc_result per_lock[FC_LOCKS], FILE *rep) {
   run_t r;
-  int i, rc = 0;
-  memset(out, 0, sizeof *out);
+  fc_result out[FC_LOCKS];
+  int i, rc = 0, lk;
+  memset(out, 0, sizeof out);
+  memset(total, 0, sizeof *total);
   memset(&r, 0, sizeof r);
   r.threshold_us = (3LL * session_ms + 10000) * 1000;
   if (read_driver_log(&r, dir, out, rep) != 0)
     return -1;
   for (i = 0; i < r.nprocs && rc == 0; i++)
     rc = read_contender_log(&r, dir, i, out, rep);
-  if (rc == 0)
-    rc = check_history(&r, dir, out, rep);
   if (rc == 0) {
-    check_overlaps(&r, out, rep);
+    check_overlaps(&r, out, rep); /* sorts the sections by start */
+    r.by_key = malloc(sizeof *r.by_key * (size_t)(r.nsecs + 1));
+    if (!r.by_key)
+      abort();
+    for (i = 0; i < r.nsecs; i++)
+      r.by_key[i] = i;
+    qsort_r(r.by_key, (size_t)r.nsecs, sizeof *r.by_key, cmp_key, &r);
+    for (lk = 0; lk < FC_LOCKS && rc == 0; lk++)
+      if (out[lk].processes > 0)
+        rc = check_history(&r, dir, lk, &out[lk], rep);
+  }
+  if (rc == 0) {
     check_pauses(&r, out, rep);
     check_partitions(&r, out, rep);
     check_waits(&r, out, rep);
   }
-  out->violations = out->overlaps + out->token_order + out->lost_updates +
-                    out->stale_grants + out->late_accepts + out->unannounced +
-                    out->lease_late + out->accept_mismatch;
+  for (lk = 0; lk < FC_LOCKS; lk++) {
+    if (out[lk].processes > 0)
+      out[lk].faults[FC_LEADER_KILL] = r.leader_kills;
+    if (lk == FC_SEM)
+      out[lk].limit = r.limit;
+    sum_violations(&out[lk]);
+    add_result(total, &out[lk]);
+  }
+  total->faults[FC_LEADER_KILL] = r.leader_kills;
+  if (per_lock)
+    memcpy(per_lock, out, sizeof out);
   free(r.procs);
   free(r.secs);
+  free(r.by_key);
   free(r.waits);
   free(r.pauses);
   free(r.losts);
@@ -603,36 +1003,65 @@ int fc_check(const char *dir, int session_ms, fc_result *out, FILE *rep) {
   return rc;
 }
 
-void fc_print(const fc_result *r, long leaked, double seconds, FILE *out) {
+static void print_one(const fc_result *r, int lk, FILE *out) {
   int k;
   long total = 0;
   for (k = 0; k < FC_KINDS; k++)
     total += r->faults[k];
-  fprintf(out, "\n    ---- fault suite: %.0f s ----\n", seconds);
-  fprintf(out, "    handoffs done        %ld (accepted writes; %ld grants, "
-               "%ld refused)\n",
-          r->handoffs, r->grants, r->rejected);
+  if (lk == FC_RW)
+    fprintf(out, "    handoffs done        %ld (%ld writes accepted, %ld reads "
+                 "vouched for; %ld grants, %ld refused, %ld downgrades)\n",
+            r->handoffs, r->writes, r->reads, r->grants, r->rejected,
+            r->downgrades);
+  else if (lk == FC_SEM)
+    fprintf(out, "    handoffs done        %ld (leases registered; %ld "
+                 "grants)\n",
+            r->handoffs, r->grants);
+  else
+    fprintf(out, "    handoffs done        %ld (accepted writes; %ld grants, "
+                 "%ld refused)\n",
+            r->handoffs, r->grants, r->rejected);
+  if (lk == FC_RW)
+    fprintf(out, "    readers together     %ld entered beside another reader, "
+                 "up to %ld at once\n",
+            r->readers_together, r->max_readers);
+  if (lk == FC_SEM)
+    fprintf(out, "    leases at once       up to %ld of %d; %ld registrations "
+                 "made %d at once\n",
+            r->max_held, r->limit, r->at_limit, r->limit);
   fprintf(out, "    faults injected      %ld:", total);
   for (k = 0; k < FC_KINDS; k++)
     fprintf(out, "%s %s %ld", k ? "," : "", fc_kind_names[k], r->faults[k]);
   fprintf(out, "\n");
+  if (lk == FC_RW)
+    fprintf(out, "    readers, writers     holder killed %ld, %ld; paused %ld, "
+                 "%ld; cut off %ld, %ld (waiters were killed behind a "
+                 "writer)\n",
+            r->on_readers[FC_KILL_HOLDER],
+            r->faults[FC_KILL_HOLDER] - r->on_readers[FC_KILL_HOLDER],
+            r->on_readers[FC_PAUSE_HOLDER],
+            r->faults[FC_PAUSE_HOLDER] - r->on_readers[FC_PAUSE_HOLDER],
+            r->on_readers[FC_PARTITION],
+            r->faults[FC_PARTITION] - r->on_readers[FC_PARTITION]);
   fprintf(out, "    kills on target      %ld of %ld (holders in their "
-               "section with the lowest node, waiters in their acquire)\n",
+               "section, seen holding by ZooKeeper; waiters in their "
+               "acquire)\n",
           r->kills_aimed, r->faults[FC_KILL_HOLDER] + r->faults[FC_KILL_WAITER]);
   fprintf(out, "    paused holders       %ld told LOST, %ld late writes "
-               "refused, %ld proven both\n",
-          r->pauses_lost_told, r->pauses_late_rejected, r->pauses_proven);
+               "refused, %ld proven%s\n",
+          r->pauses_lost_told, r->pauses_late_rejected, r->pauses_proven,
+          lk == FC_SEM ? " (told, and the lease taken meanwhile)" : " both");
   fprintf(out, "    cut-off holders      %ld told LOST before anyone else "
                "was granted the lock; %ld healed at once, %ld of them kept "
                "their session\n",
           r->partitions_told, r->partitions_early, r->partitions_kept);
-  fprintf(out, "    violations           %ld (overlap %ld, token order %ld, "
-               "lost update %ld, stale grant %ld, late accept %ld, "
-               "unannounced %ld, lease late %ld, accept count %ld)\n",
-          r->violations, r->overlaps, r->token_order, r->lost_updates,
-          r->stale_grants, r->late_accepts, r->unannounced, r->lease_late,
-          r->accept_mismatch);
-  fprintf(out, "    nodes leaked         %ld\n", leaked);
+  fprintf(out, "    violations           %ld (overlap %ld, resource %ld, "
+               "token order %ld, lost update %ld, read changed %ld, stale "
+               "grant %ld, late accept %ld, unannounced %ld, lease late %ld, "
+               "accept count %ld)\n",
+          r->violations, r->overlaps, r->resource_overlaps, r->token_order,
+          r->lost_updates, r->read_changed, r->stale_grants, r->late_accepts,
+          r->unannounced, r->lease_late, r->accept_mismatch);
   fprintf(out, "    stuck contenders     %ld (longest lock-free stretch in "
                "a wait %.2f s)\n",
           r->stuck, (double)r->longest_free_wait_us / 1e6);
@@ -646,7 +1075,39 @@ void fc_print(const fc_result *r, long leaked, double seconds, FILE *out) {
           r->lost_by_reason[ZKL_LOST_SESSION_EXPIRED],
           r->lost_by_reason[ZKL_LOST_NODE_DELETED],
           r->lost_by_reason[ZKL_LOST_LEASE_EXPIRED], r->lost_sections);
-  if (r->skipped)
-    fprintf(out, "    faults skipped       %ld\n", r->skipped);
+}
+
+void fc_print(const fc_result *total, const fc_result per_lock[FC_LOCKS],
+              long leaked, double seconds, FILE *out) {
+  int lk, kinds = 0;
+  long faults = 0;
+  for (lk = 0; lk < FC_KINDS; lk++)
+    faults += total->faults[lk];
+  fprintf(out, "\n    ---- fault suite: %.0f s ----\n", seconds);
+  for (lk = 0; per_lock && lk < FC_LOCKS; lk++)
+    kinds += per_lock[lk].processes > 0;
+  if (kinds <= 1) {
+    print_one(total, per_lock && per_lock[FC_RW].processes   ? FC_RW
+                     : per_lock && per_lock[FC_SEM].processes ? FC_SEM
+                                                              : FC_MUTEX,
+              out);
+  } else {
+    fprintf(out, "    all kinds            %ld handoffs, %ld faults, %ld "
+                 "violations, %ld stuck, %ld crashed\n",
+            total->handoffs, faults, total->violations, total->stuck,
+            total->crashes);
+    for (lk = 0; lk < FC_LOCKS; lk++) {
+      if (!per_lock[lk].processes)
+        continue;
+      fprintf(out, "  -- %s\n",
+              lk == FC_MUTEX ? "mutex"
+              : lk == FC_RW  ? "read/write lock"
+                             : "semaphore");
+      print_one(&per_lock[lk], lk, out);
+    }
+  }
+  fprintf(out, "    nodes leaked         %ld\n", leaked);
+  if (total->skipped)
+    fprintf(out, "    faults skipped       %ld\n", total->skipped);
   fprintf(out, "    ----\n");
 }

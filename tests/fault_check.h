@@ -1,44 +1,66 @@
 /*
  * fault_check.h - the checker of the fault suite: reads the logs of a run
  * (tests/test_fault_suite.c writes the driver's, tests/contender.c the
- * contenders' and the resource's history) and counts what went wrong.
+ * contenders' and the resources' histories) and counts what went wrong,
+ * for each kind of lock: the mutex, the read/write lock, the semaphore.
  *
  * Run directory:
  *   faults.log         the driver, one event a line, "<t> KIND args":
- *                        SPAWN slot gen pid
- *                        KILL-HOLDER slot pid token verified
+ *                        SPAWN slot gen pid [mutex|rw|sem:N]
+ *                        KILL-HOLDER slot pid token verified [who]
  *                        KILL-WAITER slot pid node holder-slot
- *                        PAUSE slot pid token t0 t1 highest
+ *                        PAUSE slot pid token t0 t1 highest [who]
  *                        LEADER-KILL server t0 t1 restart-status
+ *                                    restarted-at
  *                        LOST-CREATE slot pid proxy replies-lost
- *                        PARTITION slot pid token t0 t1 early told-at
+ *                        PARTITION slot pid token t0 t1 early told-at [who]
  *                        CRASH slot pid status
  *                        SKIP kind why...
  *                        QUIESCE
- *                        DEAD slot pid           (reaped after the kill)
+ *                      A slot runs one kind of lock (its SPAWN lines say
+ *                      which; mutex when unsaid). A leader kill hits every
+ *                      kind at once and counts for each. who: "reader",
+ *                      "writer" (rw) or "holder".
  *   c<slot>-<gen>.log  a contender process (format: tests/contender.c)
- *   history            every accepted write: token old new slot pid t
+ *   history            the mutex's resource: every accepted write,
+ *                      "token old new slot pid t"
+ *   rw-history, sem-history   the other resources, in the order they saw
+ *                      things (format: tests/fault_resource.h)
  * Times are CLOCK_MONOTONIC microseconds, one clock for all processes.
  *
- * What counts as a violation:
- *   overlap        two critical sections of different processes overlap in
- *                  time, neither of them paused by the driver nor told LOST
- *                  before the other began
- *   token order    the history's tokens do not strictly increase
- *   lost update    the history's counter does not go up by exactly one
- *   stale grant    a holder that was neither paused nor told LOST had its
- *                  write refused: the lock granted a token lower than one
- *                  already used
+ * What counts as a violation (a section is excused from the time when it
+ * spans a pause of its process by the driver, or from when its contender
+ * was told LOST):
+ *   overlap        by the contenders' clocks, sections that exclude each
+ *                  other overlapped (mutex: any two; rw: a writer and
+ *                  anyone; sem: more than N at once), none of them excused
+ *   resource       the resource saw it, in its own order: rw, a writer
+ *                  entered beside anyone or a reader beside a writer; sem,
+ *                  more than N registered, none of them excused
+ *   token order    the mutex's or the rw writers' accepted tokens do not
+ *                  strictly increase
+ *   lost update    the counter does not go up by exactly one per write
+ *   read changed   a reader the resource vouched for saw the counter change
+ *                  during its section
+ *   stale grant    a holder neither paused nor told LOST had its write (rw:
+ *                  or read) refused: the lock granted a token lower than
+ *                  one already accepted
  *   late accept    a paused holder's late write was accepted although a
  *                  higher token had been accepted before it resumed
- *   unannounced    a paused holder whose session expired, or a holder cut
- *                  off from the servers past its lease, never reported LOST
+ *   unannounced    a paused holder whose lock went to another (mutex, rw: a
+ *                  newer token accepted; sem: its lease taken, more than N
+ *                  registered with it), or a holder cut off past its lease,
+ *                  never reported LOST
  *   lease late     a cut-off holder reported LOST only after another
- *                  contender had been granted the lock
- *   accept count   contenders' ACCEPT lines and history lines disagree
+ *                  contender was granted what excludes it
+ *   accept count   contenders' ACCEPT lines and the history disagree
  * Stuck: a wait (acquire) with a stretch longer than 3 x session timeout +
- * 10 s during which no contender held the lock, or a live, unpaused, not
- * waiting contender silent for that long.
+ * 10 s during which the lock was free (mutex, rw: nobody held it; sem:
+ * fewer than N did), or a live, unpaused, not waiting contender silent for
+ * that long.
+ * What shows that the test tests something: readers that overlapped
+ * (seen by the resource: one entered while another was in), and the
+ * semaphore at its limit (N registered at once).
  */
 #ifndef ZKLOCK_TESTS_FAULT_CHECK_H
 #define ZKLOCK_TESTS_FAULT_CHECK_H
@@ -55,15 +77,20 @@ enum {
   FC_KINDS
 };
 
+/* The kinds of lock; the same order as FR_MUTEX, FR_RW, FR_SEM. */
+enum { FC_MUTEX, FC_RW, FC_SEM, FC_LOCKS };
+
 extern const char *const fc_kind_names[FC_KINDS];
+extern const char *const fc_lock_names[FC_LOCKS];
 
 typedef struct fc_result {
   /* work done */
   long processes;  /* contender processes run */
   long sessions;   /* sessions they opened */
   long grants;     /* critical sections begun */
-  long handoffs;   /* accepted writes (history lines) */
-  long rejected;   /* refused writes, all of them */
+  long handoffs;   /* mutex: accepted writes; rw: accepted writes and
+                      vouched reads; sem: registrations */
+  long rejected;   /* refused writes (rw: and reads), all of them */
   long acq_timeouts, acq_lost, acq_other; /* acquires that failed */
   long lost_by_reason[4];                 /* LOST lines, by ZKL_LOST_ */
   long long first_us, last_us;            /* span of the contenders' logs */
@@ -73,7 +100,8 @@ typedef struct fc_result {
   long crashes;
   long kills_aimed; /* kills whose victim was where it was aimed */
   /* the paused holders */
-  long pauses_proven; /* told LOST, and the late write refused */
+  long pauses_proven; /* told LOST, and the late write refused (sem: its
+                         lease taken by another meanwhile) */
   long pauses_late_rejected;
   long pauses_lost_told;
   /* sections told LOST while in them (not paused) */
@@ -82,20 +110,36 @@ typedef struct fc_result {
   long partitions_told;  /* told LOST (by the lease) in time */
   long partitions_early; /* healed right after LOST */
   long partitions_kept;  /* ... and the session lived on */
+  /* rw */
+  long writes, reads;     /* accepted writes, vouched reads */
+  long downgrades;        /* read sides taken while the write side held */
+  long on_readers[FC_KINDS]; /* faults aimed at a reader (the others of
+                                those kinds at a writer) */
+  long readers_together;  /* readers that entered the resource while
+                             another was in */
+  long max_readers;       /* readers in the resource at once, at most */
+  /* sem */
+  int limit;              /* N */
+  long at_limit;          /* registrations that made N at once */
+  long max_held;          /* unexcused holders registered at once */
   /* violations */
-  long overlaps, token_order, lost_updates, stale_grants, late_accepts,
-      unannounced, lease_late, accept_mismatch;
+  long overlaps, resource_overlaps, token_order, lost_updates, read_changed,
+      stale_grants, late_accepts, unannounced, lease_late, accept_mismatch;
   long violations; /* the sum of the above */
   long stuck;
   long long longest_free_wait_us; /* longest lock-free stretch in a wait */
 } fc_result;
 
 /* Checks the run in dir. session_ms is the contenders' session timeout.
- * Prints the details of every problem to report. Returns 0, or -1 when the
- * logs cannot be read (a hard error). */
-int fc_check(const char *dir, int session_ms, fc_result *out, FILE *report);
+ * Prints the details of every problem to report. Fills total with the
+ * figures of the whole run and, when per_lock is not NULL, per_lock[k]
+ * with those of lock kind k (processes 0: none of that kind ran).
+ * Returns 0, or -1 when the logs cannot be read (a hard error). */
+int fc_check(const char *dir, int session_ms, fc_result *total,
+             fc_result per_lock[FC_LOCKS], FILE *report);
 
-/* Prints the figures as one block. */
-void fc_print(const fc_result *r, long leaked, double seconds, FILE *out);
+/* Prints the figures as one block: the total, then each kind that ran. */
+void fc_print(const fc_result *total, const fc_result per_lock[FC_LOCKS],
+              long leaked, double seconds, FILE *out);
 
 #endif

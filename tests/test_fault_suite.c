@@ -1,42 +1,67 @@
 /*
- * test_fault_suite.c - the lock on a real 3-server ensemble, with contenders
- * as separate processes (tests/contender.c) and faults injected at random,
- * seeded moments; then a checker (tests/fault_check.c) reads the logs.
+ * test_fault_suite.c - the locks on a real 3-server ensemble, with
+ * contenders as separate processes (tests/contender.c) and faults injected
+ * at random, seeded moments; then a checker (tests/fault_check.c) reads the
+ * logs.
+ *
+ * Three kinds of lock run side by side, each on its own name and resource
+ * (tests/fault_resource.h), GROUP_SLOTS (5) contenders each:
+ *   mutex  a fenced read-modify-write of a counter
+ *   rw     a read/write lock: readers (7 acquires in 10) check that the
+ *          counter does not change while they are in, writers do the
+ *          fenced read-modify-write (and one in four downgrades); the
+ *          resource refuses what the header's token rule lets it refuse
+ *   sem    a semaphore of SEM_LIMIT (2) leases: holders register in the
+ *          resource, which counts them
+ * and every fault below hits one contender of each kind at once (a leader
+ * kill hits everything anyway): the run costs the time of one kind's, and
+ * each kind meets every fault.
  *
  * Faults, each several times, in shuffled rounds:
  *   leader killed      the leader (the server whose `srvr` says "Mode:
  *                      leader") gets SIGKILL and is restarted 0.5-2 s later
  *   holder killed      a contender is armed (SIGUSR1), tells us on its pipe
- *                      that it holds the lock, between reading and writing
- *                      the resource, and gets SIGKILL; the lowest lock node
- *                      is checked to be its own
- *   waiter killed      while an armed contender holds, one whose node is in
- *                      the queue but not the lowest gets SIGKILL
+ *                      that it holds (the resource has seen it: between
+ *                      read and write, after a reader's entry, after a
+ *                      lease's registration), and gets SIGKILL; ZooKeeper
+ *                      is checked to show it holding (mutex: the lowest
+ *                      node; rw: a writer first, a reader with no writer
+ *                      ahead; sem: a lease node). The rw holder is a reader
+ *                      and a writer in turn.
+ *   waiter killed      while an armed contender holds (rw: a writer, so
+ *                      that everyone else waits), one whose node is in the
+ *                      queue (sem: at the gate) gets SIGKILL
  *   holder paused      an armed holder gets SIGSTOP, stays stopped longer
- *                      than its session timeout and until a newer holder's
- *                      write was accepted, then SIGCONT: it must report
- *                      LOST, and its late write must be refused by the
+ *                      than its session timeout and until its lock went to
+ *                      another (mutex, rw: a newer write token was
+ *                      accepted; sem: more than N registered, itself
+ *                      among them), then SIGCONT: it must report LOST, and
+ *                      its late write (rw: read) must be refused by the
  *                      resource's fencing check
  *   holder cut off     an armed holder's proxies black-hole it for longer
  *                      than its session timeout: its lease must report LOST
- *                      before anyone else is granted the lock; healed at
- *                      once after that (the session survives) or after a
- *                      newer holder wrote (the session has expired)
+ *                      before anyone else is granted what excludes it;
+ *                      healed either at once after that (the session
+ *                      survives) or once its lock went to another (the
+ *                      session has expired)
  *   create reply lost  every contender talks to the servers through three
  *                      tests/faultproxy processes of its own; the chosen
  *                      one's are armed with `reset-after-op 15`, so its next
- *                      create2 reaches the server and the connection is
- *                      reset before the reply comes back
- * Killed contenders are replaced by fresh processes. Between faults the
- * driver waits for a random number of handoffs (bounded). SLOTS (5)
- * contenders run at any time, with 3 s sessions; every time in the logs is
- * CLOCK_MONOTONIC in microseconds, one clock for all processes of the
- * machine.
+ *                      create2 (sem: at the gate or of its lease) reaches
+ *                      the server and the connection is reset before the
+ *                      reply comes back
+ * Killed contenders are replaced by fresh processes (and the rw and sem
+ * resources drop what they had registered, as a server drops a dead
+ * client's). Between faults the driver waits for a random number of
+ * handoffs of each kind (bounded). Contenders have 3 s sessions; every time
+ * in the logs is CLOCK_MONOTONIC in microseconds, one clock for all
+ * processes of the machine.
  *
  * Then every contender is quiesced (it cancels its acquire and idles with
- * its session open): the lock's parent must become empty (killed contenders'
- * sessions expire); then SIGTERM: each releases, closes and exits 0, and the
- * parent must stay empty. The checker's figures are printed as one block.
+ * its session open): the locks' znodes must become empty (killed
+ * contenders' sessions expire); then SIGTERM: each releases, closes and
+ * exits 0, and they must stay empty. The checker's figures are printed as
+ * one block, per kind of lock.
  *
  * A first test plants each kind of violation in made-up logs and checks
  * that the checker counts it (and counts nothing in a clean history): the
@@ -47,7 +72,8 @@
  *   ZKL_FAULT_SEED     the seed (default: from the clock; printed); it
  *                      repeats the driver's choices, not the timing
  *   ZKL_FAULT_KEEP=1   keep the run directory (kept anyway on failure)
- *   ZKL_FAULT_MIN_HANDOFFS  the handoffs the test asserts (default 1000)
+ *   ZKL_FAULT_MIN_HANDOFFS  the handoffs the test asserts, for each kind
+ *                      of lock (default 1000)
  * `test_fault_suite --check DIR SESSION_MS` runs the checker on a kept
  * run directory.
  */
@@ -78,10 +104,14 @@
 #include <unistd.h>
 
 #include "fault_check.h"
+#include "fault_resource.h"
 #include "proxyctl.h"
 #include "zktest.h"
 
-#define SLOTS 5          /* contenders at any time */
+#define GROUPS FR_KINDS  /* mutex, rw, sem */
+#define GROUP_SLOTS 5    /* contenders of each kind at any time */
+#define SLOTS (GROUPS * GROUP_SLOTS)
+#define SEM_LIMIT 2
 #define SERVERS 3
 #define SESSION_MS 3000  /* contenders' session timeout */
 #define HOLD_MS 1500     /* an armed holder's critical section */
@@ -91,20 +121,37 @@
 /* What the checker calls stuck; also the bound of most waits here. */
 #define STUCK_MS (3 * SESSION_MS + 10000)
 #define ACQ_TIMEOUT_MS (4 * SESSION_MS + 20000)
+/* The side an armed rw contender takes (tests/contender.c). */
+#define SIDE_ANY 0
+#define SIDE_READ 1
+#define SIDE_WRITE 2
+
+typedef struct {
+  int kind;           /* FR_MUTEX, FR_RW, FR_SEM (= FC_*) */
+  char mode[16];      /* the contender's MODE argument */
+  char lock_name[64];
+  char queue[512];    /* the znode its contenders queue under (sem: the
+                         gate, NAME/locks) */
+  char leases[512];   /* sem: NAME/leases */
+  char resource[600], history[600];
+  int side_turn[FC_KINDS]; /* rw: the side each kind of fault aims at next */
+} group_t;
 
 typedef struct {
   int slot;
   int gen;
+  group_t *g;
   pid_t pid; /* 0: not running */
   int notify_fd;
+  char lbuf[128]; /* what the pipe gave beyond the last full line */
+  size_t llen;
   proxyctl *px[SERVERS];
   char hosts[128];
 } slot_t;
 
+static group_t groups[GROUPS];
 static slot_t slots[SLOTS];
 static char run_dir[512];
-static char lock_name[64];
-static char parent_path[512];
 static int server_port[SERVERS];
 static int driver_log = -1;
 static int inotify_fd = -1;
@@ -113,11 +160,7 @@ static long leader_restart_failures;
 
 /* ----------------------------------------------------------------- util */
 
-static long long now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+static long long now_us(void) { return fr_now_us(); }
 
 static uint64_t rnd(void) { /* xorshift64* */
   rng_state ^= rng_state >> 12;
@@ -148,8 +191,10 @@ static void dlog(const char *fmt, ...) {
 }
 
 /* A measured pause: the fault's own duration, not a wait for a condition. */
-static void pause_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+static void pause_ms(long long ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  if (ms <= 0)
+    return;
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
     ;
 }
@@ -158,38 +203,19 @@ static void path_in_run(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s", run_dir, name);
 }
 
-/* ------------------------------------------------------------ resource */
+/* ------------------------------------------------------------ resources */
 
-static int resource_read(long long *highest, long long *counter) {
-  char path[600], buf[64];
-  ssize_t n;
-  int fd;
-  path_in_run(path, sizeof path, "resource");
-  fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  flock(fd, LOCK_SH);
-  n = pread(fd, buf, sizeof buf - 1, 0);
-  flock(fd, LOCK_UN);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = '\0';
-  return sscanf(buf, "%lld %lld", highest, counter) == 2 ? 0 : -1;
-}
+typedef int (*cond_fn)(const void *arg);
 
-/* Waits (inotify on the history file, bounded) until the resource shows a
- * counter >= want_counter and a token > above_token. Returns 0 when both
- * hold, -1 at the deadline. */
-static int wait_resource(long long want_counter, long long above_token,
-                         long long deadline_us) {
+/* Waits until cond(arg) holds, woken by every change of a history
+ * (inotify) and at least once a second. 0 when it holds, -1 at the
+ * deadline. */
+static int wait_until(cond_fn cond, const void *arg, long long deadline_us) {
   for (;;) {
-    long long highest = 0, counter = 0;
     char evbuf[4096];
     struct pollfd pfd = {inotify_fd, POLLIN, 0};
     long long left;
-    if (resource_read(&highest, &counter) == 0 && counter >= want_counter &&
-        highest > above_token)
+    if (cond(arg))
       return 0;
     left = (deadline_us - now_us()) / 1000;
     if (left <= 0)
@@ -202,10 +228,25 @@ static int wait_resource(long long want_counter, long long above_token,
   }
 }
 
-static long long resource_counter(void) {
-  long long h = 0, c = 0;
-  resource_read(&h, &c);
-  return c;
+/* Every kind has come at least as far as want[kind]. */
+static int progressed(const void *arg) {
+  const long long *want = arg;
+  int k;
+  for (k = 0; k < GROUPS; k++)
+    if (fr_progress(groups[k].resource, k) < want[k])
+      return 0;
+  return 1;
+}
+
+/* Waits (bounded) for `base` handoffs of each kind plus a random number:
+ * a random moment for the next fault. */
+static int wait_progress(int base, int spread) {
+  long long want[GROUPS];
+  int k;
+  for (k = 0; k < GROUPS; k++)
+    want[k] = fr_progress(groups[k].resource, k) + base +
+              (spread ? rnd_below(spread) : 0);
+  return wait_until(progressed, want, now_us() + (long long)STUCK_MS * 1000);
 }
 
 /* ----------------------------------------------------------- ZooKeeper */
@@ -259,6 +300,7 @@ typedef struct {
   char name[128];
   long seq;
   long pid;
+  char kind; /* 'r', 'w' (rw), 'l' (a mutex's, a gate's, a lease) */
 } qent;
 
 static int cmp_qent(const void *a, const void *b) {
@@ -266,27 +308,125 @@ static int cmp_qent(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The lock's queue, holder first, with the pid from each node's owner
- * description. Returns the count, or -1 when the observer cannot list. */
-static int list_queue(qent *out, int max) {
+static pthread_mutex_t sync_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sync_cond = PTHREAD_COND_INITIALIZER;
+
+typedef struct {
+  bool done, abandoned; /* under sync_mu; the later of the two frees it */
+} sync_wait;
+
+static void synced(int rc, const char *value, const void *data) {
+  sync_wait *w = (sync_wait *)data;
+  (void)rc;
+  (void)value;
+  pthread_mutex_lock(&sync_mu);
+  w->done = true;
+  if (w->abandoned)
+    free(w);
+  pthread_cond_broadcast(&sync_cond);
+  pthread_mutex_unlock(&sync_mu);
+}
+
+/* The observer's server catches up with the leader (ZooKeeper's `sync`),
+ * so that what it lists next is at least as new as what a contender saw
+ * when it reported: a follower may lag a few ms behind. Bounded: 5 s. */
+static void sync_observer(const char *path) {
+  struct timespec ts;
+  sync_wait *w = calloc(1, sizeof *w);
+  if (!w)
+    return;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += 5;
+  if (zoo_async(zkt_observer(), path, synced, w) != ZOK) {
+    free(w);
+    return;
+  }
+  pthread_mutex_lock(&sync_mu);
+  while (!w->done && pthread_cond_timedwait(&sync_cond, &sync_mu, &ts) == 0)
+    ;
+  if (w->done)
+    free(w);
+  else
+    w->abandoned = true;
+  pthread_mutex_unlock(&sync_mu);
+}
+
+/* Child watches of the observer: each event (a change, or a session
+ * event) counts one; waiters look at the count. No per-watch record: a
+ * watch that never fires costs nothing. */
+static unsigned child_events;
+
+static void child_watcher(zhandle_t *zh, int type, int state,
+                          const char *path, void *ctx) {
+  (void)zh;
+  (void)type;
+  (void)state;
+  (void)path;
+  (void)ctx;
+  pthread_mutex_lock(&sync_mu);
+  child_events++;
+  pthread_cond_broadcast(&sync_cond);
+  pthread_mutex_unlock(&sync_mu);
+}
+
+static unsigned child_events_now(void) {
+  unsigned n;
+  pthread_mutex_lock(&sync_mu);
+  n = child_events;
+  pthread_mutex_unlock(&sync_mu);
+  return n;
+}
+
+/* Waits until a child watch fired after `seen` was read, or the deadline. */
+static void wait_child_event(unsigned seen, long long deadline_us) {
+  struct timespec ts;
+  long long wall;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  wall = (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 +
+         (deadline_us - now_us());
+  ts.tv_sec = (time_t)(wall / 1000000);
+  ts.tv_nsec = (long)(wall % 1000000) * 1000;
+  pthread_mutex_lock(&sync_mu);
+  while (child_events == seen &&
+         pthread_cond_timedwait(&sync_cond, &sync_mu, &ts) == 0)
+    ;
+  pthread_mutex_unlock(&sync_mu);
+}
+
+/* The nodes under path, in queue order, with the pid from each node's
+ * owner description; with watch, a child watch is left on path (see
+ * child_events). Returns the count, or -1 when the observer cannot list. */
+static int list_nodes_w(const char *path_, qent *out, int max, bool watch) {
+  static const struct {
+    const char *marker;
+    char kind;
+  } markers[] = {{"__READ__", 'r'}, {"__WRIT__", 'w'}, {"lock-", 'l'},
+                 {"lease-", 'l'}};
   struct String_vector sv = {0};
   zhandle_t *zh = zkt_observer();
-  int rc = zoo_get_children(zh, parent_path, 0, &sv), i, n = 0;
+  int rc = watch ? zoo_wget_children(zh, path_, child_watcher, NULL, &sv)
+                 : zoo_get_children(zh, path_, 0, &sv);
+  int i, m, n = 0;
   if (rc == ZNONODE)
     return 0;
   if (rc != ZOK)
     return -1;
   for (i = 0; i < sv.count && n < max; i++) {
     char path[700], data[512];
-    const char *dash = strstr(sv.data[i], "lock-"), *pid;
+    const char *mark = NULL, *pid;
     int len = sizeof data - 1;
     struct Stat st;
-    if (!dash)
+    for (m = 0; m < 4 && !mark; m++)
+      if ((mark = strstr(sv.data[i], markers[m].marker)) != NULL) {
+        out[n].kind = markers[m].kind;
+        mark += strlen(markers[m].marker);
+      }
+    if (!mark)
       continue;
     snprintf(out[n].name, sizeof out[n].name, "%s", sv.data[i]);
-    out[n].seq = strtol(dash + 5, NULL, 10);
+    out[n].seq = strtol(mark, NULL, 10);
     out[n].pid = 0;
-    snprintf(path, sizeof path, "%s/%s", parent_path, sv.data[i]);
+    snprintf(path, sizeof path, "%s/%s", path_, sv.data[i]);
     if (zoo_get(zh, path, 0, data, &len, &st) == ZOK && len >= 0) {
       data[len] = '\0';
       pid = strstr(data, "pid=");
@@ -300,27 +440,78 @@ static int list_queue(qent *out, int max) {
   return n;
 }
 
-/* Prints what is left under the lock's parent; returns the node count. */
-static int report_nodes(const char *when) {
+static int list_nodes(const char *path, qent *out, int max) {
+  return list_nodes_w(path, out, max, false);
+}
+
+/* Does ZooKeeper show pid holding g's lock (on `side`: 'r', 'w', '-')?
+ * 1 yes, 0 no, -1 cannot tell. */
+static int holds_now(const group_t *g, long pid, char side) {
+  qent q[32];
+  int n, i, j;
+  sync_observer(g->kind == FR_SEM ? g->leases : g->queue);
+  if (g->kind == FR_SEM) {
+    if ((n = list_nodes(g->leases, q, 32)) < 0)
+      return -1;
+    for (i = 0; i < n; i++)
+      if (q[i].pid == pid)
+        return 1;
+    return 0;
+  }
+  if ((n = list_nodes(g->queue, q, 32)) < 0)
+    return -1;
+  if (g->kind == FR_MUTEX)
+    return n > 0 && q[0].pid == pid;
+  for (i = 0; i < n; i++) {
+    if (q[i].pid != pid || q[i].kind != side)
+      continue;
+    if (side == 'w')
+      return i == 0;
+    for (j = 0; j < i; j++)
+      if (q[j].kind == 'w')
+        return 0;
+    return 1;
+  }
+  return 0;
+}
+
+/* Prints what is left under path; returns the node count. */
+static int report_nodes(const char *path, const char *when) {
   qent q[64];
-  int n = list_queue(q, 64), i;
+  int n = list_nodes(path, q, 64), i;
   for (i = 0; i < n; i++) {
     int j, live = -1;
     for (j = 0; j < SLOTS; j++)
       if (slots[j].pid && slots[j].pid == q[i].pid)
         live = j;
-    printf("    LEAKED (%s): %s pid %ld%s\n", when, q[i].name, q[i].pid,
-           live >= 0 ? " (a live contender's session)" : "");
+    printf("    LEAKED (%s): %s/%s pid %ld%s\n", when, path, q[i].name,
+           q[i].pid, live >= 0 ? " (a live contender's session)" : "");
   }
   return n < 0 ? 0 : n;
+}
+
+/* Waits (bounded) until every znode of every lock is empty; returns the
+ * nodes left, after printing them. */
+static long wait_all_empty(const char *when) {
+  long left = 0;
+  int k;
+  for (k = 0; k < GROUPS; k++) {
+    const char *paths[2] = {groups[k].queue,
+                            groups[k].kind == FR_SEM ? groups[k].leases : NULL};
+    int p;
+    for (p = 0; p < 2 && paths[p]; p++)
+      if (zkt_wait_children(paths[p], 0, 2 * SESSION_MS + 10000) > 0)
+        left += report_nodes(paths[p], when);
+  }
+  return left;
 }
 
 /* ----------------------------------------------------------- contenders */
 
 static void spawn(slot_t *s) {
   char slot_s[16], session_s[16], acq_s[16], hold_s[16];
-  char res[600], hist[600], logp[600], errp[600], name[64];
-  char *argv[11];
+  char logp[600], errp[600], name[64];
+  char *argv[12];
   int pfd[2], errfd, devnull;
   pid_t parent = getpid(), pid;
   sigset_t mask, saved;
@@ -329,23 +520,22 @@ static void spawn(slot_t *s) {
   snprintf(session_s, sizeof session_s, "%d", SESSION_MS);
   snprintf(acq_s, sizeof acq_s, "%d", ACQ_TIMEOUT_MS);
   snprintf(hold_s, sizeof hold_s, "%d", HOLD_MS);
-  path_in_run(res, sizeof res, "resource");
-  path_in_run(hist, sizeof hist, "history");
   snprintf(name, sizeof name, "c%d-%d.log", s->slot, s->gen);
   path_in_run(logp, sizeof logp, name);
   snprintf(name, sizeof name, "c%d-%d.err", s->slot, s->gen);
   path_in_run(errp, sizeof errp, name);
   argv[0] = (char *)CONTENDER;
   argv[1] = s->hosts;
-  argv[2] = lock_name;
+  argv[2] = s->g->lock_name;
   argv[3] = slot_s;
-  argv[4] = res;
-  argv[5] = hist;
+  argv[4] = s->g->resource;
+  argv[5] = s->g->history;
   argv[6] = logp;
   argv[7] = session_s;
   argv[8] = acq_s;
   argv[9] = hold_s;
-  argv[10] = NULL;
+  argv[10] = s->g->mode;
+  argv[11] = NULL;
   if (pipe2(pfd, O_CLOEXEC) != 0) {
     perror("fault suite: pipe");
     exit(99);
@@ -393,80 +583,107 @@ static void spawn(slot_t *s) {
   if (s->notify_fd >= 0)
     close(s->notify_fd);
   s->notify_fd = pfd[0];
+  s->llen = 0;
   fcntl(s->notify_fd, F_SETFL, O_NONBLOCK);
   s->pid = pid;
-  dlog("SPAWN %d %d %ld", s->slot, s->gen, (long)pid);
+  dlog("SPAWN %d %d %ld %s", s->slot, s->gen, (long)pid, s->g->mode);
 }
 
-/* Reads one line of the slot's notify pipe within the deadline. */
-static int notify_line(slot_t *s, char *buf, size_t len, long long deadline) {
-  size_t got = 0;
-  while (got + 1 < len) {
-    struct pollfd pfd = {s->notify_fd, POLLIN, 0};
-    long long left = (deadline - now_us()) / 1000;
-    char c;
-    ssize_t n = read(s->notify_fd, &c, 1);
-    if (n == 1) {
-      if (c == '\n')
-        break;
-      buf[got++] = c;
+/* Moves one whole line of what s's pipe gave into buf: 1, or 0 when there
+ * is none yet. */
+static int pop_line(slot_t *s, char *buf, size_t len) {
+  char *nl = memchr(s->lbuf, '\n', s->llen);
+  size_t n;
+  if (!nl) {
+    if (s->llen == sizeof s->lbuf) /* no line is this long: drop it */
+      s->llen = 0;
+    return 0;
+  }
+  n = (size_t)(nl - s->lbuf);
+  snprintf(buf, len, "%.*s", (int)n, s->lbuf);
+  memmove(s->lbuf, nl + 1, s->llen - n - 1);
+  s->llen -= n + 1;
+  return 1;
+}
+
+/* Reads what s's pipe has now: 0, or -1 at EOF (the contender is gone) or
+ * an error. */
+static int fill(slot_t *s) {
+  for (;;) {
+    ssize_t n = read(s->notify_fd, s->lbuf + s->llen, sizeof s->lbuf - s->llen);
+    if (n > 0) {
+      s->llen += (size_t)n;
+      if (s->llen == sizeof s->lbuf)
+        return 0;
       continue;
     }
     if (n == 0)
-      return -1; /* the contender is gone */
-    if (errno != EAGAIN && errno != EINTR)
       return -1;
-    if (left <= 0 || poll(&pfd, 1, (int)left) < 0)
-      return -1;
+    return errno == EAGAIN || errno == EINTR ? 0 : -1;
   }
-  buf[got] = '\0';
-  return 0;
+}
+
+/* The next line from any of the n slots (a NULL entry is skipped), within
+ * the deadline: its index, with the line in buf; -1 at the deadline, or
+ * when every pipe is closed. */
+static int next_line(slot_t *const *ss, int n, char *buf, size_t len,
+                     long long deadline) {
+  struct pollfd pfd[SLOTS];
+  int idx[SLOTS], i, m;
+  bool gone[SLOTS] = {false};
+  for (;;) {
+    long long left;
+    for (i = 0; i < n; i++)
+      if (ss[i] && pop_line(ss[i], buf, len))
+        return i;
+    for (i = m = 0; i < n; i++)
+      if (ss[i] && !gone[i]) {
+        pfd[m] = (struct pollfd){ss[i]->notify_fd, POLLIN, 0};
+        idx[m++] = i;
+      }
+    left = (deadline - now_us()) / 1000;
+    if (m == 0 || left <= 0)
+      return -1;
+    if (poll(pfd, (nfds_t)m, left > 1000 ? 1000 : (int)left) < 0 &&
+        errno != EINTR)
+      return -1;
+    for (i = 0; i < m; i++)
+      if (pfd[i].revents && fill(ss[idx[i]]) != 0)
+        gone[idx[i]] = true;
+  }
+}
+
+static int notify_line(slot_t *s, char *buf, size_t len, long long deadline) {
+  return next_line(&s, 1, buf, len, deadline) == 0 ? 0 : -1;
 }
 
 /* Waits (bounded) for EOF on the slot's notify pipe: 0, or -1. */
 static int wait_eof(slot_t *s, long long deadline) {
   for (;;) {
-    char junk[256];
     struct pollfd pfd = {s->notify_fd, POLLIN, 0};
     long long left = (deadline - now_us()) / 1000;
-    ssize_t n = read(s->notify_fd, junk, sizeof junk);
-    if (n == 0)
+    s->llen = 0;
+    if (fill(s) != 0)
       return 0;
-    if (n > 0 || errno == EINTR)
-      continue;
-    if (errno != EAGAIN || left <= 0 || poll(&pfd, 1, (int)left) < 0)
+    if (left <= 0 || poll(&pfd, 1, (int)left) < 0)
       return -1;
   }
 }
 
 static void notify_drain(slot_t *s) {
-  char junk[256];
-  while (read(s->notify_fd, junk, sizeof junk) > 0)
-    ;
+  s->llen = 0;
+  while (fill(s) == 0 && s->llen > 0)
+    s->llen = 0;
+  s->llen = 0;
 }
 
-/* Arms the slot's contender and waits until it reports that it holds the
- * lock (between its read and its write), where it then stays hold_ms.
- * Returns 0 and the token. */
-static int arm_and_wait(slot_t *s, int hold_ms, long long *token) {
-  char line[64];
-  long long deadline = now_us() + (long long)STUCK_MS * 1000;
-  union sigval v;
-  v.sival_int = hold_ms;
-  notify_drain(s);
-  if (sigqueue(s->pid, SIGUSR1, v) != 0)
-    return -1;
-  while (notify_line(s, line, sizeof line, deadline) == 0)
-    if (sscanf(line, "H %lld", token) == 1)
-      return 0;
-  return -1;
-}
-
-/* Reaps a contender we killed (SIGKILL: it goes at once). */
+/* Reaps a contender we killed (SIGKILL: it goes at once), and has its
+ * resource forget what it had registered. */
 static void reap(slot_t *s) {
   int status;
   while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
     ;
+  fr_forget(s->g->resource, s->g->history, s->g->kind, s->slot, (long)s->pid);
   s->pid = 0;
 }
 
@@ -508,25 +725,124 @@ static void reap_crashed(void) {
     if (s->pid && waitpid(s->pid, &status, WNOHANG) == s->pid) {
       dlog("CRASH %d %ld %d", s->slot, (long)s->pid, status);
       show_death(s, status, 1);
+      fr_forget(s->g->resource, s->g->history, s->g->kind, s->slot,
+                (long)s->pid);
       s->pid = 0;
       spawn(s);
     }
   }
 }
 
-static slot_t *random_slot(const slot_t *except) {
+static slot_t *random_slot(const group_t *g) {
   for (;;) {
-    slot_t *s = &slots[rnd_below(SLOTS)];
-    if (s != except && s->pid)
+    slot_t *s = &slots[(g - groups) * GROUP_SLOTS + rnd_below(GROUP_SLOTS)];
+    if (s->pid)
       return s;
   }
 }
 
 /* --------------------------------------------------------------- faults */
 
+/* One contender a fault is aimed at; a fault takes one of each kind. */
+typedef struct victim {
+  slot_t *s;
+  pid_t pid;
+  int side;         /* rw: the side it is asked to hold (SIDE_*) */
+  bool held;        /* it said it holds */
+  long long token;  /* ... with this token */
+  char got;         /* ... on this side: 'r', 'w', '-' */
+  long long t0, t1, told;
+  long long mark;   /* sem: the resource's `over` when it was caught */
+  int early;        /* cut off: healed at LOST */
+  bool done;
+} victim_t;
+
+/* One live contender of each kind, chosen at random, for a fault of kind
+ * fault: rw victims are a reader and a writer in turn, for each kind of
+ * fault. */
+static void pick_victims(victim_t *v, int fault) {
+  int k;
+  memset(v, 0, sizeof *v * GROUPS);
+  for (k = 0; k < GROUPS; k++) {
+    group_t *g = &groups[k];
+    v[k].s = random_slot(g);
+    v[k].pid = v[k].s->pid;
+    v[k].side =
+        g->kind == FR_RW ? SIDE_READ + g->side_turn[fault]++ % 2 : SIDE_ANY;
+  }
+}
+
+/* Arms each victim (its next grant of the side asked for holds hold_ms),
+ * and calls on_held for each as soon as it says it holds; later lines of
+ * a victim that holds go to on_line (if not NULL) meanwhile. Those that do
+ * not hold within STUCK_MS keep held false. */
+static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
+                        void (*on_line)(victim_t *v, const char *line)) {
+  slot_t *ss[GROUPS];
+  long long deadline = now_us() + (long long)STUCK_MS * 1000;
+  int k, left = 0;
+  for (k = 0; k < GROUPS; k++) {
+    union sigval val;
+    val.sival_int = hold_ms | v[k].side << 24;
+    ss[k] = NULL;
+    notify_drain(v[k].s);
+    if (sigqueue(v[k].pid, SIGUSR1, val) == 0) {
+      ss[k] = v[k].s;
+      left++;
+    }
+  }
+  while (left > 0) {
+    char line[64];
+    int i = next_line(ss, GROUPS, line, sizeof line, deadline);
+    if (i < 0)
+      break;
+    if (v[i].held) {
+      on_line(&v[i], line);
+      continue;
+    }
+    if (sscanf(line, "H %lld %c", &v[i].token, &v[i].got) != 2)
+      continue;
+    v[i].held = true;
+    v[i].t0 = now_us();
+    if (!on_line)
+      ss[i] = NULL;
+    left--;
+    on_held(&v[i]);
+  }
+}
+
+static const char *what(const victim_t *v) {
+  return v->got == 'r' ? "reader" : v->got == 'w' ? "writer" : "holder";
+}
+
+/* Its lock went to another: a newer write token accepted (mutex, rw), or
+ * more than N leases registered beside its own (sem). */
+static int taken_over(const void *arg) {
+  const victim_t *v = arg;
+  fr_state st;
+  if (fr_peek(v->s->g->resource, v->s->g->kind, &st) != 0)
+    return 0;
+  return v->s->g->kind == FR_SEM ? st.over > v->mark : st.highest > v->token;
+}
+
+/* The value PAUSE logs as `highest`: the highest write token (sem: the
+ * resource's `over`). */
+static long long highest_now(const victim_t *v) {
+  fr_state st;
+  if (fr_peek(v->s->g->resource, v->s->g->kind, &st) != 0)
+    return 0;
+  return v->s->g->kind == FR_SEM ? st.over : st.highest;
+}
+
+static long long sem_over(const group_t *g) {
+  fr_state st;
+  return g->kind == FR_SEM && fr_peek(g->resource, g->kind, &st) == 0 ? st.over
+                                                                      : 0;
+}
+
 static void fault_leader(void) {
   char args[700];
-  long long t0, t1;
+  long long t0, tr, t1;
   int id = find_leader(), rc;
   if (!id) {
     dlog("SKIP leader no server answers as leader");
@@ -541,6 +857,7 @@ static void fault_leader(void) {
   }
   pause_ms(500 + rnd_below(1500)); /* "a moment later" */
   snprintf(args, sizeof args, "restart '%s' %d", zkt_zkdir(), id);
+  tr = now_us();
   rc = zkt_zkserver(args);
   if (rc != 0) {
     rc = zkt_zkserver(args); /* once more: a port race, a slow JVM */
@@ -548,44 +865,74 @@ static void fault_leader(void) {
       leader_restart_failures++;
   }
   t1 = now_us();
-  dlog("LEADER-KILL %d %lld %lld %d", id, t0, t1, rc);
+  /* and when the restart began: the JVM's start is the slow part */
+  dlog("LEADER-KILL %d %lld %lld %d %lld", id, t0, t1, rc, tr);
+}
+
+static void kill_holder_now(victim_t *v) {
+  int verified = holds_now(v->s->g, (long)v->pid, v->got);
+  kill(v->pid, SIGKILL);
+  reap(v->s);
+  dlog("KILL-HOLDER %d %ld %lld %d %s", v->s->slot, (long)v->pid, v->token,
+       verified, what(v));
+  spawn(v->s);
 }
 
 static void fault_kill_holder(void) {
-  slot_t *s = random_slot(NULL);
-  long long token;
-  qent q[16];
-  int n, verified;
-  pid_t pid = s->pid;
-  if (arm_and_wait(s, HOLD_MS, &token) != 0) {
-    dlog("SKIP kill-holder slot %d never reported holding", s->slot);
-    return;
-  }
-  n = list_queue(q, 16);
-  verified = n < 0 ? -1 : (n > 0 && q[0].pid == (long)pid);
-  kill(pid, SIGKILL);
-  reap(s);
-  dlog("KILL-HOLDER %d %ld %lld %d", s->slot, (long)pid, token, verified);
-  spawn(s);
+  victim_t v[GROUPS];
+  int k;
+  pick_victims(v, FC_KILL_HOLDER);
+  arm_victims(v, HOLD_MS, kill_holder_now, NULL);
+  for (k = 0; k < GROUPS; k++)
+    if (!v[k].held)
+      dlog("SKIP kill-holder slot %d never reported holding", v[k].s->slot);
 }
 
-static void fault_kill_waiter(void) {
-  slot_t *holder = random_slot(NULL), *victim = NULL;
-  long long token;
-  qent q[16];
-  int n, i, j, cand[16], ncand = 0;
-  if (arm_and_wait(holder, HOLD_MS, &token) != 0) {
-    dlog("SKIP kill-waiter slot %d never reported holding", holder->slot);
-    return;
-  }
-  /* It holds for HOLD_MS from now: the queue behind it stands still. */
-  n = list_queue(q, 16);
-  for (i = 1; i < n; i++)
-    for (j = 0; j < SLOTS; j++)
-      if (&slots[j] != holder && slots[j].pid && q[i].pid == slots[j].pid)
+/* The waiters of g's queue that may be killed while v holds: the live
+ * contenders of g with a node there, beyond the first for a mutex (the
+ * holder) and, when it can, for a semaphore's gate (the first counts the
+ * leases and may get one at any moment); for a semaphore, not those the
+ * resource shows holding a lease (a gate node may outlive its owner's
+ * grant by a moment). Returns how many, their indexes in cand. */
+static int waiters(const victim_t *v, const qent *q, int n, int *cand) {
+  const group_t *g = v->s->g;
+  fr_state st;
+  int i, j, e, ncand = 0;
+  int first = g->kind == FR_MUTEX || (g->kind == FR_SEM && n > 1) ? 1 : 0;
+  if (g->kind != FR_SEM || fr_peek(g->resource, g->kind, &st) != 0)
+    memset(&st, 0, sizeof st);
+  for (i = first; i < n; i++)
+    for (j = 0; j < GROUP_SLOTS; j++) {
+      const slot_t *s = &slots[(g - groups) * GROUP_SLOTS + j];
+      for (e = 0; e < FR_SEM_ENTRIES && st.pid[e] != q[i].pid; e++)
+        ;
+      if (s != v->s && s->pid && q[i].pid == s->pid && e == FR_SEM_ENTRIES)
         cand[ncand++] = i;
+    }
+  return ncand;
+}
+
+/* While v holds (rw: the write side, so that everyone else waits), kills
+ * one of the others whose node is in the queue (sem: at the gate). When
+ * there is none right then (they are between turns), waits for the queue
+ * to change, at most for most of v's hold. */
+static void kill_waiter_now(victim_t *v) {
+  const group_t *g = v->s->g;
+  long long deadline = v->t0 + (HOLD_MS - 300) * 1000LL;
+  qent q[32];
+  int n, i, j, cand[32], ncand;
+  slot_t *victim = NULL;
+  for (;;) {
+    unsigned seen = child_events_now();
+    sync_observer(g->queue);
+    n = list_nodes_w(g->queue, q, 32, true);
+    if ((ncand = waiters(v, q, n, cand)) > 0 || now_us() >= deadline)
+      break;
+    wait_child_event(seen, deadline);
+  }
   if (ncand == 0) {
-    dlog("SKIP kill-waiter no waiter in the queue (%d nodes)", n);
+    dlog("SKIP kill-waiter no %s waiter in the queue (%d nodes)",
+         fr_kind_names[g->kind], n);
     return;
   }
   i = cand[rnd_below(ncand)];
@@ -597,74 +944,152 @@ static void fault_kill_waiter(void) {
     kill(pid, SIGKILL);
     reap(victim);
     dlog("KILL-WAITER %d %ld %s %d", victim->slot, (long)pid, q[i].name,
-         holder->slot);
+         v->s->slot);
   }
   spawn(victim);
 }
 
-static void fault_pause_holder(void) {
-  slot_t *s = random_slot(NULL);
-  long long token, t0, t1, min_end, highest = 0, counter = 0;
+static void fault_kill_waiter(void) {
+  victim_t v[GROUPS];
+  int k;
+  pick_victims(v, FC_KILL_WAITER);
+  for (k = 0; k < GROUPS; k++)
+    if (groups[k].kind == FR_RW)
+      v[k].side = SIDE_WRITE;
+  arm_victims(v, HOLD_MS, kill_waiter_now, NULL);
+  for (k = 0; k < GROUPS; k++)
+    if (!v[k].held)
+      dlog("SKIP kill-waiter slot %d never reported holding", v[k].s->slot);
+}
+
+static void stop_now(victim_t *v) {
   int status;
-  if (arm_and_wait(s, HOLD_MS, &token) != 0) {
-    dlog("SKIP pause slot %d never reported holding", s->slot);
-    return;
-  }
-  t0 = now_us();
-  kill(s->pid, SIGSTOP);
+  v->mark = sem_over(v->s->g);
+  v->t0 = now_us();
+  kill(v->pid, SIGSTOP);
   /* Returns once it is stopped; or it died just before (a crash). */
-  while (waitpid(s->pid, &status, WUNTRACED) < 0 && errno == EINTR)
+  while (waitpid(v->pid, &status, WUNTRACED) < 0 && errno == EINTR)
     ;
   if (!WIFSTOPPED(status)) {
-    dlog("CRASH %d %ld %d", s->slot, (long)s->pid, status);
-    s->pid = 0;
-    spawn(s);
-    return;
+    dlog("CRASH %d %ld %d", v->s->slot, (long)v->pid, status);
+    fr_forget(v->s->g->resource, v->s->g->history, v->s->g->kind, v->s->slot,
+              (long)v->pid);
+    v->s->pid = 0;
+    v->held = false;
+    v->done = true;
+    spawn(v->s);
   }
+}
+
+static void fault_pause_holder(void) {
+  victim_t v[GROUPS];
+  long long min_end = 0;
+  int k;
+  pick_victims(v, FC_PAUSE_HOLDER);
+  arm_victims(v, HOLD_MS, stop_now, NULL);
   /* Longer than its session timeout (measured: that is the scenario), and
-   * until a newer holder's write was accepted, so that the late write
-   * surely meets a higher token. */
-  min_end = t0 + (SESSION_MS + 1000) * 1000LL;
-  pause_ms(SESSION_MS + 1000);
-  if (wait_resource(0, token, min_end + (long long)STUCK_MS * 1000) != 0)
-    printf("    (no newer token accepted while slot %d was stopped)\n",
-           s->slot);
-  resource_read(&highest, &counter);
-  kill(s->pid, SIGCONT);
-  t1 = now_us();
-  dlog("PAUSE %d %ld %lld %lld %lld %lld", s->slot, (long)s->pid, token, t0,
-       t1, highest);
+   * until its lock went to another, so that the late write surely meets a
+   * higher token (sem: so that the lease surely was taken). */
+  for (k = 0; k < GROUPS; k++)
+    if (v[k].held && v[k].t0 + (SESSION_MS + 1000) * 1000LL > min_end)
+      min_end = v[k].t0 + (SESSION_MS + 1000) * 1000LL;
+  pause_ms((min_end - now_us()) / 1000);
+  for (k = 0; k < GROUPS; k++) {
+    if (!v[k].held) {
+      if (!v[k].done)
+        dlog("SKIP pause slot %d never reported holding", v[k].s->slot);
+      continue;
+    }
+    if (wait_until(taken_over, &v[k], min_end + (long long)STUCK_MS * 1000) !=
+        0)
+      printf("    (slot %d's lock did not go to another while it was "
+             "stopped)\n",
+             v[k].s->slot);
+  }
+  for (k = 0; k < GROUPS; k++) {
+    long long highest;
+    if (!v[k].held)
+      continue;
+    highest = highest_now(&v[k]);
+    kill(v[k].pid, SIGCONT);
+    dlog("PAUSE %d %ld %lld %lld %lld %lld %s", v[k].s->slot, (long)v[k].pid,
+         v[k].token, v[k].t0, now_us(), highest, what(&v[k]));
+  }
 }
 
 static void fault_lost_create(void) {
-  slot_t *s = random_slot(NULL);
+  victim_t v[GROUPS];
   long long deadline = now_us() + (long long)STUCK_MS * 1000;
-  int i, fired = -1, nfired, before[SERVERS];
-  for (i = 0; i < SERVERS; i++) {
-    before[i] = proxyctl_fired_count(s->px[i]);
-    if (proxyctl_cmd(s->px[i], "reset-after-op 15", NULL, 0, 5000) != 0) {
-      dlog("SKIP lost-create proxy %d of slot %d does not answer", i + 1,
-           s->slot);
-      return;
+  int i, k, fired[GROUPS], before[GROUPS][SERVERS], left = 0;
+  pick_victims(v, FC_LOST_CREATE);
+  for (k = 0; k < GROUPS; k++) {
+    fired[k] = -1;
+    for (i = 0; i < SERVERS; i++) {
+      before[k][i] = proxyctl_fired_count(v[k].s->px[i]);
+      if (proxyctl_cmd(v[k].s->px[i], "reset-after-op 15", NULL, 0, 5000) !=
+          0) {
+        dlog("SKIP lost-create proxy %d of slot %d does not answer", i + 1,
+             v[k].s->slot);
+        fired[k] = -2;
+      }
     }
+    left += fired[k] == -1;
   }
   /* Its next create goes through one of them (the one it is connected to
    * right then). */
-  while (fired < 0 && now_us() < deadline)
-    for (i = 0; i < SERVERS && fired < 0; i++)
-      if (proxyctl_wait_fired(s->px[i], 20) == 0)
-        fired = i;
+  while (left > 0 && now_us() < deadline)
+    for (k = 0; k < GROUPS; k++)
+      for (i = 0; i < SERVERS && fired[k] == -1; i++)
+        if (proxyctl_wait_fired(v[k].s->px[i], 10) == 0) {
+          fired[k] = i;
+          left--;
+        }
+  for (k = 0; k < GROUPS; k++) {
+    int nfired = 0;
+    if (fired[k] == -2)
+      continue;
+    for (i = 0; i < SERVERS; i++)
+      proxyctl_cmd(v[k].s->px[i], "disarm", NULL, 0, 5000);
+    if (fired[k] >= 0 &&
+        proxyctl_last_fired_op(v[k].s->px[fired[k]]) != OP_CREATE2)
+      printf("    (proxy fired on op %d)\n",
+             proxyctl_last_fired_op(v[k].s->px[fired[k]]));
+    /* Until the disarm, a second create (after the recovery) may have been
+     * caught by another of its proxies: each is one more lost reply. */
+    for (i = 0; i < SERVERS; i++)
+      nfired += proxyctl_fired_count(v[k].s->px[i]) - before[k][i];
+    dlog("LOST-CREATE %d %ld %d %d", v[k].s->slot, (long)v[k].pid,
+         fired[k] + 1, nfired);
+  }
+}
+
+static void proxies(slot_t *s, const char *cmd) {
+  int i;
   for (i = 0; i < SERVERS; i++)
-    proxyctl_cmd(s->px[i], "disarm", NULL, 0, 5000);
-  if (fired >= 0 && proxyctl_last_fired_op(s->px[fired]) != OP_CREATE2)
-    printf("    (proxy fired on op %d)\n",
-           proxyctl_last_fired_op(s->px[fired]));
-  /* Until the disarm, a second create (after the recovery) may have been
-   * caught by another of its proxies: each is one more lost reply. */
-  nfired = 0;
-  for (i = 0; i < SERVERS; i++)
-    nfired += proxyctl_fired_count(s->px[i]) - before[i];
-  dlog("LOST-CREATE %d %ld %d %d", s->slot, (long)s->pid, fired + 1, nfired);
+    proxyctl_cmd(s->px[i], cmd, NULL, 0, 5000);
+}
+
+static void cut_off_now(victim_t *v) {
+  v->mark = sem_over(v->s->g);
+  v->t0 = now_us();
+  proxies(v->s, "drop");
+}
+
+static void heal(victim_t *v) {
+  proxies(v->s, "pass");
+  v->t1 = now_us();
+  v->done = true;
+  dlog("PARTITION %d %ld %lld %lld %lld %d %lld %s", v->s->slot, (long)v->pid,
+       v->token, v->t0, v->t1, v->early, v->told, what(v));
+}
+
+/* A line from a cut-off victim: "L", its lease said LOST. */
+static void partition_line(victim_t *v, const char *line) {
+  if (strcmp(line, "L") != 0 || v->told)
+    return;
+  v->told = now_us();
+  if (v->early)
+    heal(v);
 }
 
 /* Cuts a holder off from every server (its three proxies black-hole its
@@ -672,33 +1097,56 @@ static void fault_lost_create(void) {
  * for longer than its session timeout. Its lease must run out and report
  * LOST before the server can expire the session and grant the lock to
  * anyone else. Healed either at once when it reports LOST (the session
- * survives: the library must delete the node itself) or only after a newer
- * holder's write was accepted (the session is expired by then). */
+ * survives: the library must delete the node itself) or only once its
+ * lock went to another (the session has expired by then). */
 static void fault_partition(void) {
-  slot_t *s = random_slot(NULL);
-  long long token, t0, t1, told = 0, deadline;
-  int i, early = rnd_below(2);
-  char line[64];
-  if (arm_and_wait(s, SESSION_MS + 3000, &token) != 0) {
-    dlog("SKIP partition slot %d never reported holding", s->slot);
-    return;
+  victim_t v[GROUPS];
+  slot_t *ss[GROUPS];
+  int k, waiting = 0;
+  pick_victims(v, FC_PARTITION);
+  for (k = 0; k < GROUPS; k++)
+    v[k].early = rnd_below(2);
+  arm_victims(v, SESSION_MS + 3000, cut_off_now, partition_line);
+  for (k = 0; k < GROUPS; k++) {
+    ss[k] = v[k].held && !v[k].told ? v[k].s : NULL;
+    waiting += ss[k] != NULL;
+    if (!v[k].held)
+      dlog("SKIP partition slot %d never reported holding", v[k].s->slot);
   }
-  t0 = now_us();
-  for (i = 0; i < SERVERS; i++)
-    proxyctl_cmd(s->px[i], "drop", NULL, 0, 5000);
-  deadline = t0 + (2LL * SESSION_MS + 5000) * 1000;
-  while (notify_line(s, line, sizeof line, deadline) == 0)
-    if (!strcmp(line, "L")) {
-      told = now_us();
-      break;
+  /* LOST comes within the session timeout; give it twice that and 5 s. */
+  while (waiting > 0) {
+    char line[64];
+    long long deadline = 0;
+    int i;
+    for (k = 0; k < GROUPS; k++)
+      if (ss[k] && (!deadline || v[k].t0 < deadline))
+        deadline = v[k].t0;
+    deadline += (2LL * SESSION_MS + 5000) * 1000;
+    i = next_line(ss, GROUPS, line, sizeof line, deadline);
+    if (i < 0) { /* the earliest one's time is up (never told), or every
+                    pipe is closed (they died) */
+      bool closed = now_us() < deadline;
+      for (k = 0; k < GROUPS; k++)
+        if (ss[k] && (closed || now_us() >= v[k].t0 +
+                                               (2LL * SESSION_MS + 5000) *
+                                                   1000)) {
+          ss[k] = NULL;
+          waiting--;
+        }
+      continue;
     }
-  if (!early)
-    wait_resource(0, token, now_us() + (long long)STUCK_MS * 1000);
-  for (i = 0; i < SERVERS; i++)
-    proxyctl_cmd(s->px[i], "pass", NULL, 0, 5000);
-  t1 = now_us();
-  dlog("PARTITION %d %ld %lld %lld %lld %d %lld", s->slot, (long)s->pid, token,
-       t0, t1, early, told);
+    partition_line(&v[i], line);
+    if (v[i].told) {
+      ss[i] = NULL;
+      waiting--;
+    }
+  }
+  for (k = 0; k < GROUPS; k++) {
+    if (!v[k].held || v[k].done)
+      continue;
+    wait_until(taken_over, &v[k], now_us() + (long long)STUCK_MS * 1000);
+    heal(&v[k]);
+  }
 }
 
 /* -------------------------------------------------------------- the test */
@@ -710,29 +1158,14 @@ static int env_int(const char *name, int dflt) {
 
 static void setup_run_dir(void) {
   char path[600];
-  int fd;
   snprintf(run_dir, sizeof run_dir, "%s/zkl-faults-XXXXXX",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(run_dir)) {
     perror("fault suite: mkdtemp");
     exit(99);
   }
-  path_in_run(path, sizeof path, "resource");
-  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0 || dprintf(fd, "%020lld %020lld\n", 0LL, 0LL) != 42) {
-    perror("fault suite: resource");
-    exit(99);
-  }
-  close(fd);
-  path_in_run(path, sizeof path, "history");
-  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    perror("fault suite: history");
-    exit(99);
-  }
-  close(fd);
   inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (inotify_fd < 0 || inotify_add_watch(inotify_fd, path, IN_MODIFY) < 0) {
+  if (inotify_fd < 0) {
     perror("fault suite: inotify");
     exit(99);
   }
@@ -741,6 +1174,39 @@ static void setup_run_dir(void) {
   if (driver_log < 0) {
     perror("fault suite: faults.log");
     exit(99);
+  }
+}
+
+/* Each kind of lock: its name, znodes, resource and history. */
+static void setup_groups(void) {
+  static const char *const res[GROUPS] = {"resource", "rw-resource",
+                                          "sem-resource"};
+  static const char *const hist[GROUPS] = {"history", "rw-history",
+                                           "sem-history"};
+  int k, fd;
+  for (k = 0; k < GROUPS; k++) {
+    group_t *g = &groups[k];
+    char base[32], parent[400];
+    g->kind = k;
+    if (k == FR_SEM)
+      snprintf(g->mode, sizeof g->mode, "sem:%d", SEM_LIMIT);
+    else
+      snprintf(g->mode, sizeof g->mode, "%s", fr_kind_names[k]);
+    snprintf(base, sizeof base, "fault-%s", fr_kind_names[k]);
+    zkt_name(g->lock_name, sizeof g->lock_name, base);
+    zkt_parent(parent, sizeof parent, g->lock_name);
+    snprintf(g->queue, sizeof g->queue, "%s%s", parent,
+             k == FR_SEM ? "/locks" : "");
+    snprintf(g->leases, sizeof g->leases, "%s/leases", parent);
+    path_in_run(g->resource, sizeof g->resource, res[k]);
+    path_in_run(g->history, sizeof g->history, hist[k]);
+    fd = open(g->history, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || fr_create(g->resource, k) != 0 ||
+        inotify_add_watch(inotify_fd, g->history, IN_MODIFY) < 0) {
+      perror("fault suite: resource");
+      exit(99);
+    }
+    close(fd);
   }
 }
 
@@ -839,10 +1305,10 @@ static void test_fault_suite(void) {
       seed_env && *seed_env ? strtoull(seed_env, NULL, 0)
                             : (unsigned long long)time(NULL) ^
                                   ((unsigned long long)getpid() << 20);
-  long long t_begin = now_us(), deadline;
-  int i, j, kinds[FC_KINDS], rounds = 0, idle, clean, expected_live;
+  long long t_begin = now_us(), t_faults, t_quiesce, deadline;
+  int i, j, k, kinds[FC_KINDS], rounds = 0, idle, clean, expected_live;
   long leaked_live = 0, leaked_end = 0;
-  fc_result res;
+  fc_result res, per[FC_LOCKS];
   const char *hosts;
 
   rng_state = seed ? seed : 1;
@@ -853,13 +1319,13 @@ static void test_fault_suite(void) {
 
   hosts = zkt_hosts();
   parse_ports(hosts);
-  zkt_name(lock_name, sizeof lock_name, "fault-suite");
-  zkt_parent(parent_path, sizeof parent_path, lock_name);
+  setup_groups();
 
   for (i = 0; i < SLOTS; i++) {
     slot_t *s = &slots[i];
     size_t off = 0;
     s->slot = i + 1;
+    s->g = &groups[i / GROUP_SLOTS];
     s->notify_fd = -1;
     for (j = 0; j < SERVERS; j++) {
       char target[64];
@@ -874,23 +1340,28 @@ static void test_fault_suite(void) {
     spawn(&slots[i]);
 
   /* Warm up: the contenders are connected and take turns. */
-  CU_ASSERT(wait_resource(20, 0, now_us() + 30000000LL) == 0);
+  {
+    long long want[GROUPS] = {20, 20, 20};
+    CU_ASSERT(wait_until(progressed, want, now_us() + 30000000LL) == 0);
+  }
 
-  deadline = now_us() + (long long)fault_s * 1000000;
+  t_faults = now_us();
+  deadline = t_faults + (long long)fault_s * 1000000;
   for (i = 0; i < FC_KINDS; i++)
     kinds[i] = i;
   while (rounds < 2 || now_us() < deadline) {
     for (i = FC_KINDS - 1; i > 0; i--) { /* shuffle */
-      int k = rnd_below(i + 1), t = kinds[i];
-      kinds[i] = kinds[k];
-      kinds[k] = t;
+      int n = rnd_below(i + 1), t = kinds[i];
+      kinds[i] = kinds[n];
+      kinds[n] = t;
     }
     for (i = 0; i < FC_KINDS; i++) {
       if (rounds >= 2 && now_us() >= deadline)
         break;
-      /* a random number of handoffs between faults: a random moment */
-      if (wait_resource(resource_counter() + 20 + rnd_below(120), 0,
-                        now_us() + (long long)STUCK_MS * 1000) != 0)
+      /* a random number of handoffs between faults: a random moment (the
+       * slowest kind's decides: smaller numbers than one kind alone would
+       * need) */
+      if (wait_progress(10, 60) != 0)
         printf("    (slow progress before the next fault)\n");
       reap_crashed();
       switch (kinds[i]) {
@@ -916,26 +1387,24 @@ static void test_fault_suite(void) {
     }
     rounds++;
   }
-  if (wait_resource(resource_counter() + 20, 0,
-                    now_us() + (long long)STUCK_MS * 1000) != 0)
+  if (wait_progress(20, 0) != 0)
     printf("    (slow progress after the last fault)\n");
   reap_crashed();
 
   /* Everyone idle, sessions open: only the killed contenders' sessions
    * may still have nodes, until the server expires them. */
+  t_quiesce = now_us();
   dlog("QUIESCE");
   expected_live = 0;
   for (i = 0; i < SLOTS; i++)
     expected_live += slots[i].pid != 0;
   idle = quiesce_all();
   CU_ASSERT_EQUAL(idle, expected_live);
-  if (zkt_wait_children(parent_path, 0, 2 * SESSION_MS + 10000) > 0)
-    leaked_live = report_nodes("contenders idle");
+  leaked_live = wait_all_empty("contenders idle");
 
   clean = stop_all();
   CU_ASSERT_EQUAL(clean, expected_live);
-  if (zkt_wait_children(parent_path, 0, 2 * SESSION_MS + 10000) > 0)
-    leaked_end = report_nodes("contenders exited");
+  leaked_end = wait_all_empty("contenders exited");
   for (i = 0; i < SLOTS; i++) {
     for (j = 0; j < SERVERS; j++)
       proxyctl_stop(slots[i].px[j]);
@@ -944,31 +1413,53 @@ static void test_fault_suite(void) {
   }
 
   /* The checker. */
-  if (fc_check(run_dir, SESSION_MS, &res, stdout) != 0) {
+  if (fc_check(run_dir, SESSION_MS, &res, per, stdout) != 0) {
     CU_FAIL("the logs could not be read");
     return;
   }
-  fc_print(&res, leaked_live + leaked_end, (double)(now_us() - t_begin) / 1e6,
-           stdout);
+  fc_print(&res, per, leaked_live + leaked_end,
+           (double)(now_us() - t_begin) / 1e6, stdout);
+  printf("    time                 %.1f s to start and warm up, %.1f s of "
+         "faults (%d rounds), %.1f s to quiesce, stop and check\n",
+         (double)(t_faults - t_begin) / 1e6,
+         (double)(t_quiesce - t_faults) / 1e6, rounds,
+         (double)(now_us() - t_quiesce) / 1e6);
   CU_ASSERT_EQUAL(res.violations, 0);
   CU_ASSERT_EQUAL(leaked_live + leaked_end, 0);
   CU_ASSERT_EQUAL(res.stuck, 0);
   CU_ASSERT_EQUAL(res.crashes, 0);
   CU_ASSERT_EQUAL(leader_restart_failures, 0);
-  CU_ASSERT(res.handoffs >= min_handoffs);
-  for (i = 0; i < FC_KINDS; i++) {
-    if (res.faults[i] < 2)
-      printf("    too few faults of kind '%s': %ld\n", fc_kind_names[i],
-             res.faults[i]);
-    CU_ASSERT(res.faults[i] >= 2);
+  for (k = 0; k < FC_LOCKS; k++) {
+    const fc_result *r = &per[k];
+    CU_ASSERT(r->handoffs >= min_handoffs);
+    for (i = 0; i < FC_KINDS; i++) {
+      if (r->faults[i] < 2)
+        printf("    too few faults of kind '%s' on the %s: %ld\n",
+               fc_kind_names[i], fc_lock_names[k], r->faults[i]);
+      CU_ASSERT(r->faults[i] >= 2);
+    }
+    /* Every paused holder lost the lock to another, said so, and had its
+     * late write refused (sem: its lease was taken meanwhile). */
+    CU_ASSERT(r->pauses_proven >= 1);
+    CU_ASSERT_EQUAL(r->pauses_proven, r->faults[FC_PAUSE_HOLDER]);
+    /* Every cut-off holder was told by its lease, before anyone else got
+     * what excludes it (a late notice is a violation: "lease late"). */
+    CU_ASSERT_EQUAL(r->partitions_told, r->faults[FC_PARTITION]);
   }
-  /* Every paused holder lost the lock to a newer one, said so, and had
-   * its late write refused. */
-  CU_ASSERT(res.pauses_proven >= 1);
-  CU_ASSERT_EQUAL(res.pauses_proven, res.faults[FC_PAUSE_HOLDER]);
-  /* Every cut-off holder was told by its lease, before anyone else got the
-   * lock (a late notice is a violation: "lease late"). */
-  CU_ASSERT_EQUAL(res.partitions_told, res.faults[FC_PARTITION]);
+  /* The test proves something: readers shared, writers and downgrades
+   * happened, the semaphore was full, and the faults aimed at a holder
+   * hit rw readers and rw writers. */
+  CU_ASSERT(per[FC_RW].readers_together > 0);
+  {
+    static const int aimed[] = {FC_KILL_HOLDER, FC_PAUSE_HOLDER,
+                                FC_PARTITION};
+    for (i = 0; i < 3; i++) {
+      long readers = per[FC_RW].on_readers[aimed[i]];
+      CU_ASSERT(readers >= 1 && per[FC_RW].faults[aimed[i]] - readers >= 1);
+    }
+  }
+  CU_ASSERT(per[FC_RW].writes > 0 && per[FC_RW].downgrades > 0);
+  CU_ASSERT(per[FC_SEM].at_limit > 0);
 
   if (CU_get_number_of_failures() == 0 && env_int("ZKL_FAULT_KEEP", 0) == 0)
     remove_run_dir();
@@ -978,41 +1469,52 @@ static void test_fault_suite(void) {
 
 /* ------------------------------------------- the checker, on planted logs */
 
-/* Writes a file of the scratch run directory. */
-static void put(const char *dir, const char *name, const char *text) {
-  char path[700];
-  FILE *f;
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  f = fopen(path, "w");
-  CU_ASSERT_FATAL(f != NULL);
-  fputs(text, f);
-  fclose(f);
-}
-
-/* Runs the checker on two contenders' planted logs (times in us, session
- * 1000 ms: stuck above 13 s). */
-static fc_result planted3(const char *faults, const char *c1, const char *c2,
-                          const char *c3, const char *history) {
-  char dir[] = "/tmp/zkl-check-XXXXXX", cmd[128];
+/* Runs the checker on planted files (name, text, ..., NULL) in a scratch
+ * run directory (session 1000 ms: stuck above 13 s); per_lock may be NULL. */
+static fc_result plant(fc_result *per_lock, const char *const *files) {
+  char dir[] = "/tmp/zkl-check-XXXXXX", cmd[128], path[700];
   fc_result r;
-  FILE *devnull = fopen("/dev/null", "w");
+  FILE *devnull = fopen("/dev/null", "w"), *f;
+  int i;
   CU_ASSERT_FATAL(mkdtemp(dir) != NULL && devnull != NULL);
-  put(dir, "faults.log", faults);
-  put(dir, "c1-1.log", c1);
-  put(dir, "c2-1.log", c2);
-  if (c3)
-    put(dir, "c3-1.log", c3);
-  put(dir, "history", history);
-  CU_ASSERT_EQUAL(fc_check(dir, 1000, &r, getenv("ZKL_CHECK_VERBOSE") ? stdout : devnull), 0);
+  for (i = 0; files[i]; i += 2) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(files[i + 1], f);
+    fclose(f);
+  }
+  CU_ASSERT_EQUAL(fc_check(dir, 1000, &r, per_lock,
+                           getenv("ZKL_CHECK_VERBOSE") ? stdout : devnull),
+                  0);
   fclose(devnull);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CU_ASSERT_EQUAL(system(cmd), 0);
   return r;
 }
 
+/* Two or three mutex contenders' planted logs. */
+static fc_result planted3(const char *faults, const char *c1, const char *c2,
+                          const char *c3, const char *history) {
+  const char *files[] = {"faults.log", faults,    "c1-1.log", c1,
+                         "c2-1.log",   c2,        "history",  history,
+                         c3 ? "c3-1.log" : NULL,  c3,         NULL};
+  return plant(NULL, files);
+}
+
 static fc_result planted(const char *faults, const char *c1, const char *c2,
                          const char *history) {
   return planted3(faults, c1, c2, NULL, history);
+}
+
+/* Three contenders of another kind: their logs and its history. */
+static fc_result planted_kind(const char *history_name, const char *faults,
+                              const char *c1, const char *c2, const char *c3,
+                              const char *history) {
+  const char *files[] = {"faults.log", faults,  "c1-1.log",   c1,
+                         "c2-1.log",   c2,      "c3-1.log",   c3,
+                         history_name, history, NULL};
+  return plant(NULL, files);
 }
 
 #define SPAWNS "1 SPAWN 1 1 101\n2 SPAWN 2 1 102\n"
@@ -1096,16 +1598,216 @@ static void test_checker(void) {
   CU_ASSERT(r.longest_free_wait_us < 1000);
 }
 
+#define SPAWNS_RW "1 SPAWN 1 1 101 rw\n2 SPAWN 2 1 102 rw\n3 SPAWN 3 1 103 rw\n"
+
+/* The read/write lock: readers only with readers, writers alone; what the
+ * resource fences, it fences. */
+static void test_checker_rw(void) {
+  fc_result r;
+  /* clean: a writer, then two readers side by side */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "10 ACQ w\n100 START 10 w\n150 ACCEPT 10 0 1\n200 END 10\n"
+                   "210 REL 0 10\n",
+                   "220 ACQ r\n300 START 20 r\n400 ACCEPT 20 1 1\n"
+                   "410 END 20\n420 REL 0 20\n",
+                   "230 ACQ r\n320 START 30 r\n390 ACCEPT 30 1 1\n"
+                   "395 END 30\n398 REL 0 30\n",
+                   "W+ 10 0 1 101 110\nW 10 0 1 1 101 150\n"
+                   "R+ 20 1 2 102 305\nR+ 30 1 3 103 325\n"
+                   "R- 30 1 1 1 3 103 390\nR- 20 1 1 1 2 102 400\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.stuck, 0);
+  CU_ASSERT_EQUAL(r.handoffs, 3);
+  CU_ASSERT_EQUAL(r.writes, 1);
+  CU_ASSERT_EQUAL(r.reads, 2);
+  CU_ASSERT_EQUAL(r.readers_together, 1);
+  CU_ASSERT_EQUAL(r.max_readers, 2);
+  /* a reader beside a writer: by the clocks, in the resource's order, and
+   * in what the reader saw */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n300 ACCEPT 10 0 1\n310 END 10\n"
+                   "320 REL 0 10\n",
+                   "200 START 20 r\n400 ACCEPT 20 0 1\n410 END 20\n"
+                   "420 REL 0 20\n",
+                   "",
+                   "W+ 10 0 1 101 110\nR+ 20 0 2 102 210\n"
+                   "W 10 0 1 1 101 300\nR- 20 0 1 1 2 102 400\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.read_changed, 1);
+  CU_ASSERT_EQUAL(r.violations, 3);
+  /* a writer entering while a reader is in (its write lands after) */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 r\n400 ACCEPT 10 0 0\n410 END 10\n"
+                   "420 REL 0 10\n",
+                   "200 START 20 w\n450 ACCEPT 20 0 1\n460 END 20\n"
+                   "470 REL 0 20\n",
+                   "",
+                   "R+ 10 0 1 101 110\nW+ 20 0 2 102 210\n"
+                   "R- 10 0 0 1 1 101 400\nW 20 0 1 2 102 450\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.read_changed, 0);
+  /* two writers: a lost update, out-of-order tokens */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n300 ACCEPT 10 0 1\n310 END 10\n",
+                   "200 START 9 w\n400 ACCEPT 9 0 1\n410 END 9\n", "",
+                   "W+ 10 0 1 101 110\nW+ 9 0 2 102 210\n"
+                   "W 10 0 1 1 101 300\nW 9 0 1 2 102 400\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.lost_updates, 1);
+  CU_ASSERT_EQUAL(r.token_order, 1);
+  /* a reader the fence refused, neither paused nor told: a stale grant */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n150 ACCEPT 10 0 1\n200 END 10\n"
+                   "210 REL 0 10\n",
+                   "300 START 5 r\n310 REJECT 5 10\n320 END 5\n330 REL 0 5\n",
+                   "", "W+ 10 0 1 101 110\nW 10 0 1 1 101 150\n");
+  CU_ASSERT_EQUAL(r.stale_grants, 1);
+  CU_ASSERT_EQUAL(r.violations, 1);
+  /* a paused reader: told, its late read refused, the writer after it
+   * excused from meeting it */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "5000 PAUSE 1 101 10 2000 4000 40 reader\n",
+                   "100 START 10 r\n4001 LOST 3 10\n4002 REJECT 10 40\n"
+                   "4003 END 10\n4004 REL -1006 10\n",
+                   "3000 START 40 w\n3100 ACCEPT 40 0 1\n3200 END 40\n"
+                   "3300 REL 0 40\n",
+                   "",
+                   "R+ 10 0 1 101 110\nW+ 40 0 2 102 3010\n"
+                   "W 40 0 1 2 102 3100\nR- 10 0 1 0 1 101 4002\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.pauses_proven, 1);
+  CU_ASSERT_EQUAL(r.on_readers[FC_PAUSE_HOLDER], 1);
+  /* a reader cut off, told after a writer was granted: late */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "9000 PARTITION 1 101 10 1000 8000 0 5000\n",
+                   "100 START 10 r\n5000 LOST 3 10\n6000 REJECT 10 20\n"
+                   "6001 END 10\n",
+                   "4000 START 20 w\n4100 ACCEPT 20 0 1\n4200 END 20\n"
+                   "4300 REL 0 20\n",
+                   "",
+                   "R+ 10 0 1 101 110\nW+ 20 0 2 102 4010\n"
+                   "W 20 0 1 2 102 4100\nR- 10 0 1 0 1 101 6000\n");
+  CU_ASSERT_EQUAL(r.lease_late, 1);
+  /* ...but another reader granted meanwhile is no harm */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "9000 PARTITION 1 101 10 1000 8000 0 5000\n",
+                   "100 START 10 r\n5000 LOST 3 10\n6000 ACCEPT 10 0 0\n"
+                   "6001 END 10\n",
+                   "4000 START 20 r\n4100 ACCEPT 20 0 0\n4200 END 20\n"
+                   "4300 REL 0 20\n",
+                   "",
+                   "R+ 10 0 1 101 110\nR+ 20 0 2 102 4010\n"
+                   "R- 20 0 0 1 2 102 4100\nR- 10 0 0 1 1 101 6000\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.partitions_told, 1);
+  /* a downgrade: its read side begins inside its own write section */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n150 ACCEPT 10 0 1\n160 ACQ r\n"
+                   "170 START 12 r\n180 END 10\n190 REL 0 10\n"
+                   "250 ACCEPT 12 1 1\n260 END 12\n270 REL 0 12\n",
+                   "300 START 20 w\n350 ACCEPT 20 1 2\n360 END 20\n"
+                   "370 REL 0 20\n",
+                   "",
+                   "W+ 10 0 1 101 110\nW 10 0 1 1 101 150\n"
+                   "R+ 12 1 1 101 200\nR- 12 1 1 1 1 101 250\n"
+                   "W+ 20 1 2 102 310\nW 20 1 2 2 102 350\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.downgrades, 1);
+}
+
+#define SPAWNS_SEM                                                          \
+  "1 SPAWN 1 1 101 sem:2\n2 SPAWN 2 1 102 sem:2\n3 SPAWN 3 1 103 sem:2\n"
+
+/* The semaphore: at most N, and N reached. */
+static void test_checker_sem(void) {
+  fc_result r;
+  /* clean: two at once, then a third after the first left */
+  r = planted_kind("sem-history", SPAWNS_SEM,
+                   "100 START 10\n110 ACCEPT 10 1 2\n300 END 10\n310 REL 0\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n400 END 20\n410 REL 0\n",
+                   "350 START 30\n360 ACCEPT 30 2 2\n500 END 30\n510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\nS- 10 1 1 101 305\n"
+                   "S+ 30 2 3 103 360\nS- 20 1 2 102 405\n"
+                   "S- 30 0 3 103 505\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.handoffs, 3);
+  CU_ASSERT_EQUAL(r.at_limit, 2);
+  CU_ASSERT_EQUAL(r.max_held, 2);
+  /* N + 1 holders */
+  r = planted_kind("sem-history", SPAWNS_SEM,
+                   "100 START 10\n110 ACCEPT 10 1 2\n300 END 10\n310 REL 0\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n400 END 20\n410 REL 0\n",
+                   "250 START 30\n260 ACCEPT 30 3 2\n500 END 30\n510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\nS+ 30 3 3 103 260\n"
+                   "S- 10 2 1 101 305\nS- 20 1 2 102 405\n"
+                   "S- 30 0 3 103 505\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.violations, 2);
+  /* a killed holder's registration is void once the resource dropped it */
+  r = planted_kind("sem-history", SPAWNS_SEM "400 KILL-HOLDER 1 101 10 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n2000 END 20\n2010 REL 0\n",
+                   "1000 START 30\n1010 ACCEPT 30 2 2\n1500 END 30\n"
+                   "1510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\nX 1 101 400\n"
+                   "S+ 30 2 3 103 1010\nS- 30 1 3 103 1505\n"
+                   "S- 20 0 2 102 2005\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.kills_aimed, 1);
+  /* ...and is not, had it not */
+  r = planted_kind("sem-history", SPAWNS_SEM "400 KILL-HOLDER 1 101 10 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n2000 END 20\n2010 REL 0\n",
+                   "1000 START 30\n1010 ACCEPT 30 2 2\n1500 END 30\n"
+                   "1510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 2 3 103 1010\nS- 30 1 3 103 1505\n"
+                   "S- 20 0 2 102 2005\n");
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  /* a paused holder: told, its lease taken meanwhile */
+  r = planted_kind("sem-history", SPAWNS_SEM "5000 PAUSE 1 101 10 2000 4000 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n"
+                   "4001 LOST 3 10\n4003 END 10\n4004 REL -1006\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n4500 END 20\n4510 REL 0\n",
+                   "3000 START 30\n3010 ACCEPT 30 3 2\n3200 END 30\n"
+                   "3210 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 3 3 103 3010\nS- 30 2 3 103 3205\n"
+                   "S- 10 1 1 101 4002\nS- 20 0 2 102 4505\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.pauses_proven, 1);
+  /* ...never told */
+  r = planted_kind("sem-history", SPAWNS_SEM "5000 PAUSE 1 101 10 2000 4000 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n"
+                   "4003 END 10\n4004 REL 0\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n4500 END 20\n4510 REL 0\n",
+                   "3000 START 30\n3010 ACCEPT 30 3 2\n3200 END 30\n"
+                   "3210 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 3 3 103 3010\nS- 30 2 3 103 3205\n"
+                   "S- 10 1 1 101 4002\nS- 20 0 2 102 4505\n");
+  CU_ASSERT_EQUAL(r.unannounced, 1);
+  CU_ASSERT_EQUAL(r.pauses_proven, 0);
+}
+
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"the checker sees planted violations", test_checker},
+      {"the checker sees planted read/write lock violations",
+       test_checker_rw},
+      {"the checker sees planted semaphore violations", test_checker_sem},
       {"fault suite on a 3-server ensemble", test_fault_suite},
       {NULL, NULL}};
   if (argc == 4 && strcmp(argv[1], "--check") == 0) {
-    fc_result res;
-    if (fc_check(argv[2], atoi(argv[3]), &res, stdout) != 0)
+    fc_result res, per[FC_LOCKS];
+    if (fc_check(argv[2], atoi(argv[3]), &res, per, stdout) != 0)
       return 99;
-    fc_print(&res, 0, (double)(res.last_us - res.first_us) / 1e6, stdout);
+    fc_print(&res, per, 0, (double)(res.last_us - res.first_us) / 1e6,
+             stdout);
     return res.violations || res.stuck ? 1 : 0;
   }
   if (getenv("ZKL_TEST_HOSTS") && !getenv("ZKL_TEST_ZKDIR")) {
