@@ -795,6 +795,10 @@ static void test_request_counts(void) {
   zkl__debug_counts(s2, &w0);
   start_acquirer(&w, &t, b, -1);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  /* b's pipelined listing must have seen a's node, and b be watching it,
+   * before a leaves: otherwise b is granted on a listing without a and
+   * reads no predecessor (0, not 1). */
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s2, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&w.done, 1, T_WAIT), 1);
   pthread_join(t, NULL);
