@@ -552,7 +552,11 @@ int run_lock(const options *o) {
 
     switch (r.state) {
     case WAITING:
-      if (b.revokes > 0) /* the library tells waiters too */
+      /* The library tells waiters too; granted in the same batch, the
+       * request may have been for the holder we now are. */
+      if (b.revokes > 0 && b.acquired && b.acquire_rc == ZKL_OK)
+        r.revoke_pending = true;
+      else if (b.revokes > 0)
         cli_verbose_msg("asked to let go of %s while waiting for it: "
                         "nothing to let go of yet",
                         r.path);
