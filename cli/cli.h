@@ -295,8 +295,10 @@ int child_reap(const child_proc *c);
 
 /* Sets the session's lease margin, m = T/10 within 100..2000 ms (so that
  * zklock knows it: the watchdog acts m/2 after the deadline, still before
- * the server can expire the session). Returns a ZKL_ code. */
-int lease_init(zkl_session *s);
+ * the server can expire the session). proven_ms: a moment at or after
+ * which the server is known to have heard the session (the start of the
+ * connect), until a deadline says more. Returns a ZKL_ code. */
+int lease_init(zkl_session *s, int64_t proven_ms);
 /* The session timeout T the server granted, and the margin m. */
 int lease_timeout(void);
 int lease_margin(void);
@@ -305,7 +307,7 @@ int lease_margin(void);
  * lease_proven()). */
 int64_t lease_deadline(void);
 /* The latest moment the server is known to have heard the session, by the
- * latest deadline seen (its deadline - T + m); 0 if none was seen. */
+ * latest deadline seen (its deadline - T + m), else lease_init()'s. */
 int64_t lease_proven(void);
 
 /* -------------------------------------------------------------- watchdog.c */

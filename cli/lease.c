@@ -24,12 +24,15 @@
 static zkl_session *session;
 static int timeout_ms, margin_ms;
 static int64_t last_deadline; /* the latest non-zero deadline seen */
+static int64_t first_proof;   /* before any: when connecting began */
 
-int lease_init(zkl_session *s) {
+int lease_init(zkl_session *s, int64_t proven_ms) {
   int t = zkl_session_timeout(s), m = t / 10;
   session = s;
   timeout_ms = t;
-  margin_ms = m < 100 ? 100 : m > 2000 ? 2000 : m;
+  first_proof = proven_ms;
+  m = m < 100 ? 100 : m > 2000 ? 2000 : m;
+  margin_ms = m < t ? m : t / 2; /* a server with a tiny tick */
   return zkl_session_set_lease_margin(s, margin_ms);
 }
 
@@ -45,5 +48,5 @@ int64_t lease_deadline(void) {
 
 int64_t lease_proven(void) {
   lease_deadline();
-  return last_deadline ? last_deadline - timeout_ms + margin_ms : 0;
+  return last_deadline ? last_deadline - timeout_ms + margin_ms : first_proof;
 }
