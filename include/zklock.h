@@ -14,30 +14,46 @@
  *                or wrapped around the application's own handle.
  *   zkl_lock     one contender for one lock name, on one session. Two
  *                zkl_lock objects with the same name exclude each other, in
- *                one session or in two.
+ *                one session or in two. Every recipe's contender is a
+ *                zkl_lock with the same calls: a mutex (zkl_lock_new), a
+ *                side of a read/write lock (zkl_rwlock_new), a semaphore's
+ *                lease (zkl_semaphore_new), an election's candidate
+ *                (zkl_election_new).
+ *
+ * Names
+ *   zkl_*_new makes, zkl_*_free frees; zkl_*_set_* sets a value,
+ *   zkl_*_on_* sets a callback (NULL clears it), zkl_*_get_* copies values
+ *   out. Callback types are named for what they report (zkl_acquire_cb,
+ *   zkl_release_cb, zkl_lost_cb, ...).
  *
  * Return codes
  *   ZKL_OK (0) on success, a negative code on failure: the library's own
  *   codes (ZKL_E*, -1000 and below) or, where ZooKeeper's answer is the cause
  *   and no ZKL_ code fits, ZooKeeper's own code passed through unchanged
- *   (ZNOAUTH, ...). zkl_strerror() describes both. No error travels through
- *   errno or any global.
+ *   (ZNOAUTH, ZINVALIDACL, ZCONNECTIONLOSS for an outcome the connection
+ *   took with it, ...). zkl_strerror() describes both. No error travels
+ *   through errno or any global. A session that ended because the server
+ *   refused its credentials answers ZAUTHFAILED wherever an expired one
+ *   answers ZKL_EEXPIRED.
  *
  * Threads
  *   Every function may be called from any thread, and on different objects
  *   concurrently. An object must not be used during or after the call that
  *   frees it (zkl_lock_free, zkl_session_close).
  *
- *   Callbacks (acquire, release, lost) run on the ZooKeeper client's
- *   completion thread, one at a time, with no lock of the library held; the
- *   one exception, lost notices of the lease, is described at zkl_lost_cb.
+ *   Callbacks (acquire, release, lost, revoke, multi, leader, state, event)
+ *   run on the ZooKeeper client's completion thread, one at a time, with no
+ *   lock of the library held; the exceptions (lost notices of the lease, and
+ *   their events; ZKL_STATE_CLOSED) are described where they are declared.
  *   A callback may call any non-blocking zkl_ function, including
  *   zkl_lock_free() on the lock it was called for. It must not block for
  *   long: every completion and watcher of the session waits behind it. The
- *   blocking functions (zkl_session_open, zkl_session_wrap,
- *   zkl_session_add_auth, zkl_lock_acquire, zkl_lock_release,
+ *   blocking functions (zkl_session_open, zkl_session_open2,
+ *   zkl_session_wrap, zkl_session_add_auth, zkl_lock_acquire,
+ *   zkl_lock_release, zkl_lock_multi, zkl_revoke, zkl_leader_get,
  *   zkl_participants) return ZKL_EDEADLK when called from a callback
- *   instead of hanging.
+ *   instead of hanging. zkl_session_close() called from a callback returns
+ *   at once and finishes on a thread of its own.
  *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
@@ -179,6 +195,11 @@ ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
  * Blocks until the server has answered one request of the session (which
  * proves it connected and sets the library's watch), at most the handle's
  * session timeout.
+ * Advice: ZooKeeper 3.8's client resolves its host list again at every turn
+ * of its I/O loop unless told otherwise, which more than doubles the CPU a
+ * lock costs; zkl_session_open() sets zoo_set_servers_resolution_delay(zh,
+ * 1000) on the handles it opens, and an application may do the same on
+ * its own.
  * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED when the handle's session is
  * already expired or closed; ZKL_ECONNECT when no answer came within the
  * handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
@@ -203,12 +224,21 @@ ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
  * application may close the handle at any time after this call returns
  * (a few hundred bytes of such a session then stay allocated).
  * zkl_lock objects of the session stay allocated: every call on them that
- * returns a status then returns ZKL_ECLOSED (zkl_lock_token() 0), and each must still be freed with zkl_lock_free(),
- * before or after this call.
- * Blocks until all of the session's callbacks have run. Called on a
- * completion thread it cannot wait, so it returns at once and a private
- * thread finishes the close. NULL is ignored. */
-ZKL_EXTERN void zkl_session_close(zkl_session *s);
+ * returns a status then returns ZKL_ECLOSED (zkl_lock_token() 0), and each
+ * must still be freed with zkl_lock_free(), before or after this call.
+ * Blocks until all of the session's callbacks have run; the state callback's
+ * ZKL_STATE_CLOSED is the last. s is invalid once this returns.
+ * Returns how far the close got:
+ *   ZKL_OK           done: nothing of the session is left on the server
+ *   ZKL_ECONNECT     the server could not be told (no connection): the
+ *                    session, and its nodes, end when the server expires it,
+ *                    within its timeout
+ *   ZKL_EINPROGRESS  a wrapped session's deletions go on in the background
+ *                    (above), or the call came from a callback: it returned
+ *                    at once and a private thread finishes the close
+ *   ZKL_EEXPIRED     the session had already expired (nothing was left)
+ *   ZKL_EINVAL       s is NULL */
+ZKL_EXTERN int zkl_session_close(zkl_session *s);
 
 /* The session's handle, for the application's own ZooKeeper calls. Borrowed:
  * valid until zkl_session_close(). NULL for NULL. */
@@ -231,7 +261,8 @@ ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
  *   margin_ms  > 0: the margin; 0: the default, T/10 within [100, 2000] ms;
  *              < 0: no lease (locks are then reported lost only when the
  *              session is expired or their node deleted, as Curator does).
- * Returns ZKL_OK, or ZKL_EINVAL for NULL or a margin not below T. */
+ * Returns ZKL_OK; ZKL_EINVAL for NULL or a margin not below T; ZKL_ECLOSED
+ * once close has begun. */
 ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
 
 /* When the lease runs out, as things stand (CLOCK_MONOTONIC, ms): the
@@ -347,8 +378,12 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * waited (by someone else, or by the server as the session expired: the
  * session's next calls then return ZKL_EEXPIRED); ZKL_ECONNECT (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
- * under way; ZKL_EINVAL; ZKL_EDEADLK on a completion thread; or a ZooKeeper
- * error such as ZNOAUTH. On every failure the contender's node and watch are
+ * under way; ZKL_EUPGRADE (a read/write lock's write side while its read
+ * side is held or wanted); ZKL_ELIMIT (a semaphore, see there); ZKL_EINVAL;
+ * ZKL_ENOMEM; ZKL_ESYSTEM (no random bytes for the node's id, or a
+ * condition variable); ZKL_EDEADLK on a completion thread; ZAUTHFAILED when
+ * the session ended on refused credentials; or a ZooKeeper error such as
+ * ZNOAUTH or ZINVALIDACL. On every failure the contender's node and watch are
  * gone, or (connection lost) scheduled for deletion as soon as the session
  * reconnects. */
 ZKL_EXTERN int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token);
@@ -358,10 +393,11 @@ ZKL_EXTERN int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token);
  * been scheduled for the reconnect; the session's end deletes it otherwise).
  * Returns ZKL_OK; ZKL_ENOTHELD; ZKL_ELOST once after the lock was lost (the
  * lost callback, if any, is told too), also when the lease turns out to
- * have run out at this call; then ZKL_EEXPIRED if the session expired, else
- * ZKL_ENOTHELD; ZKL_EINPROGRESS; ZKL_ECLOSED;
- * ZKL_EINVAL; ZKL_EDEADLK on a completion thread; or a ZooKeeper error (the
- * lock then stays held). */
+ * have run out at this call; then ZKL_EEXPIRED if the session expired (or
+ * ZAUTHFAILED, ended on refused credentials), else ZKL_ENOTHELD;
+ * ZKL_EINPROGRESS; ZKL_ECLOSED; ZKL_EINVAL; ZKL_ESYSTEM (a condition
+ * variable); ZKL_EDEADLK on a completion thread; or a ZooKeeper error such
+ * as ZNOAUTH (the lock then stays held). */
 ZKL_EXTERN int zkl_lock_release(zkl_lock *l);
 
 /* Called once per async acquire, on the completion thread.
@@ -377,15 +413,17 @@ typedef void (*zkl_release_cb)(zkl_lock *l, int rc, void *arg);
 
 /* Starts an acquire and returns at once; cb (required) runs exactly once.
  * timeout_ms as for zkl_lock_acquire(). arg is passed to cb untouched.
- * Returns ZKL_OK (cb will run); ZKL_EINVAL; ZKL_EINPROGRESS; ZKL_ECLOSED;
- * ZKL_EEXPIRED (session expired); ZKL_ENOMEM (cb will not run). No thread is
- * created per lock. */
+ * Returns ZKL_OK (cb will run); or, and cb will not run: ZKL_EINVAL;
+ * ZKL_EINPROGRESS; ZKL_ECLOSED; ZKL_EEXPIRED (session expired) or
+ * ZAUTHFAILED; ZKL_ECONNECT (timeout 0 while not connected); ZKL_EUPGRADE;
+ * ZKL_ENOMEM; ZKL_ESYSTEM. No thread is created per lock. */
 ZKL_EXTERN int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms,
                                       zkl_acquire_cb cb, void *arg);
 
 /* Starts a release and returns at once; cb (may be NULL) runs exactly once.
- * Returns ZKL_OK (cb will run); ZKL_ENOTHELD; ZKL_ELOST once after a loss;
- * ZKL_EINPROGRESS; ZKL_ECLOSED; ZKL_EINVAL (cb will not run). */
+ * Returns ZKL_OK (cb will run); or, and cb will not run: ZKL_ENOTHELD;
+ * ZKL_ELOST once after a loss; ZKL_EEXPIRED or ZAUTHFAILED (the session's
+ * end released it); ZKL_EINPROGRESS; ZKL_ECLOSED; ZKL_EINVAL; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_lock_release_async(zkl_lock *l, zkl_release_cb cb,
                                       void *arg);
 
@@ -566,8 +604,11 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * leases. An uncontended acquire costs two round trips.
  * Nothing stores the limit: every contender gives its own, as in Curator.
  * Contenders that disagree admit up to the largest limit among them; one
- * that finds more leases held than its own limit fails its acquire with
- * ZKL_ELIMIT.
+ * that finds more leases held by others than its own limit waits on (for
+ * fewer), and if that wait times out it fails with ZKL_ELIMIT rather than
+ * ZKL_ETIMEDOUT. (A try-once does not queue at the mutex, so it is counted
+ * for the moment it passes through: on rare occasions that makes a timeout
+ * say ZKL_ELIMIT. A try-once itself cannot tell, and says ZKL_EBUSY.)
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,

@@ -75,3 +75,14 @@ int zkl__debug_wait_dead(zkl_session *s, int timeout_ms) {
   pthread_mutex_unlock(&s->mu);
   return dead;
 }
+
+int zkl__debug_wait_suspended(zkl_session *s, unsigned want, int timeout_ms) {
+  int64_t deadline = zkl__now_ms() + timeout_ms;
+  unsigned now;
+  pthread_mutex_lock(&s->mu);
+  while ((now = zkl__engine_suspended_locked(s)) != want &&
+         zkl__now_ms() < deadline)
+    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  pthread_mutex_unlock(&s->mu);
+  return now == want ? 0 : -1;
+}

@@ -21,14 +21,6 @@
 
 static const char *const latch_markers[] = {"latch-", NULL};
 
-static void latch_decide(const zkl_queue *q, const void *arg,
-                         zkl_verdict *out) {
-  (void)arg;
-  out->kind = q->own == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
-  out->node = q->own - 1;
-  out->grant_on_delete = q->own == 1;
-}
-
 /* The node's data is the candidate's id, as LeaderLatch writes it. */
 static int latch_data(const void *arg, char *buf, size_t len) {
   size_t n = strlen(arg);
@@ -39,7 +31,7 @@ static int latch_data(const void *arg, char *buf, size_t len) {
 }
 
 const zkl_recipe zkl__recipe_latch = {
-    "latch", "latch-", latch_markers, false, latch_decide,
+    "latch", "latch-", latch_markers, false, zkl__first_goes,
     NULL,    latch_data, NULL,        NULL};
 
 int zkl_election_new(zkl_lock **out, zkl_session *s, const char *name,

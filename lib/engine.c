@@ -29,7 +29,8 @@
  *   LISTING    -> LISTING (lease, as above) | WATCHING | WAITING | HELD |
  *                 SUSPENDED | ENDING
  *   WATCHING   -> LISTING | HELD | SUSPENDED | ENDING
- *   WAITING    -> LISTING | SUSPENDED | ENDING
+ *   WAITING    -> LISTING | ENDING (its watch is armed: a lost connection
+ *                 does not undo it)
  *   SUSPENDED  -> CREATING | RECOVERING | LISTING | ENDING
  *   HELD       -> RELEASING | ENDED (lost, or closed with the session)
  *   RELEASING  -> HELD (the server refused the delete) | ENDED
@@ -98,6 +99,7 @@ struct zkl_attempt {
   int parent_rc; /* a parent create refused for a reason of its own */
   int create_rc; /* the create's reply (1: not yet) */
   /* LISTING (list_with_watch), WATCHING, WAITING */
+  int wait_code; /* the rule's code should the wait time out now */
   zkl_watch *wait;
   char *wait_for; /* WATCHING: the node waited for */
   bool grant_on_delete;
@@ -136,7 +138,7 @@ static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
     E(LISTING, WATCHING),  E(LISTING, WAITING),     E(LISTING, HELD),
     E(LISTING, SUSPENDED), E(LISTING, ENDING),      E(WATCHING, LISTING),
     E(WATCHING, HELD),     E(WATCHING, SUSPENDED),  E(WATCHING, ENDING),
-    E(WAITING, LISTING),   E(WAITING, SUSPENDED),   E(WAITING, ENDING),
+    E(WAITING, LISTING),   E(WAITING, ENDING),
     E(SUSPENDED, CREATING), E(SUSPENDED, RECOVERING), E(SUSPENDED, LISTING),
     E(SUSPENDED, ENDING),  E(HELD, RELEASING),      E(HELD, ENDED),
     E(RELEASING, HELD),    E(RELEASING, ENDED),     E(ENDING, ENDED),
@@ -337,8 +339,13 @@ static void suspend_locked(zkl_attempt *att) {
 /* Granted by the rule. But a grant can come from a watch event right after
  * a long outage: if nothing proves the session alive lately, list once
  * more, and let that answer renew the lease before holding. */
+int zkl__test_stale_grants;
+
 static void grant_locked(zkl_attempt *att) {
-  if (zkl__lease_expired_locked(sess(att), zkl__now_ms()))
+  bool stale_for_test =
+      __atomic_load_n(&zkl__test_stale_grants, __ATOMIC_RELAXED) > 0 &&
+      __atomic_sub_fetch(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED) >= 0;
+  if (stale_for_test || zkl__lease_expired_locked(sess(att), zkl__now_ms()))
     GO(att, ZKL_AS_LISTING);
   else
     GO(att, ZKL_AS_HELD);
@@ -1107,7 +1114,7 @@ static void evaluate_locked(zkl_attempt *att,
                             const struct String_vector *children) {
   zkl_lock *l = att->l;
   zkl_queue q;
-  zkl_verdict v;
+  zkl_verdict v = {0};
   int i;
   if (zkl__queue_build(children->data, children->count, l->recipe->markers,
                        att->node, att->prefix, &q) != ZKL_OK) {
@@ -1131,11 +1138,10 @@ static void evaluate_locked(zkl_attempt *att,
     l->recipe->decide(&q, l->arg, &v);
     if (v.kind == ZKL_GRANT) {
       grant_locked(att);
-    } else if (v.kind == ZKL_REFUSE) {
-      end_locked(att, END_FAIL, v.code);
     } else if (att->try_once) {
       end_locked(att, END_FAIL, ZKL_EBUSY);
     } else if (v.kind == ZKL_WAIT_CHILDREN) {
+      att->wait_code = v.code;
       emit_locked(att, ZKL_EVENT_QUEUED, 0, NULL, q.own);
       GO(att, ZKL_AS_WAITING);
     } else {
@@ -1177,8 +1183,8 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   att->started_ms = zkl__now_ms();
   l->stats.acquires++;
   if (timeout_ms > 0) {
-    att->deadline_ms = zkl__now_ms() + timeout_ms;
-    zkl__timer_kick_locked(&s->timer);
+    att->deadline_ms = att->started_ms + timeout_ms;
+    zkl__timer_kick_at_locked(&s->timer, att->deadline_ms);
   }
   /* A try-once does not queue at the gate: it cannot wait there, and a
    * gate held for a moment by a contender leaving it would make it fail.
@@ -1241,7 +1247,8 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
     if (!acquiring(att->state) || att->deadline_ms == 0)
       break;
     if (att->deadline_ms <= clock[0])
-      end_locked(att, END_FAIL, ZKL_ETIMEDOUT);
+      end_locked(att, END_FAIL,
+                 att->wait_code ? att->wait_code : ZKL_ETIMEDOUT);
     else if (clock[1] == 0 || att->deadline_ms < clock[1])
       clock[1] = att->deadline_ms;
     break;

@@ -28,10 +28,9 @@
 /* What a recipe's rule answers, given the queue and the contender's place
  * in it. */
 typedef enum zkl_verdict_kind {
-  ZKL_GRANT,         /* it may go now */
-  ZKL_WAIT_NODE,     /* wait for entries[node] to go */
-  ZKL_WAIT_CHILDREN, /* wait for the queue to change (a child watch) */
-  ZKL_REFUSE         /* the acquire fails with `code` */
+  ZKL_GRANT,        /* it may go now */
+  ZKL_WAIT_NODE,    /* wait for entries[node] to go */
+  ZKL_WAIT_CHILDREN /* wait for the queue to change (a child watch) */
 } zkl_verdict_kind;
 
 typedef struct zkl_verdict {
@@ -40,7 +39,9 @@ typedef struct zkl_verdict {
   bool grant_on_delete; /* ZKL_WAIT_NODE: its deletion grants at once, with
                            no new listing (no node that counts can appear
                            before ours while ours exists) */
-  int code;             /* ZKL_REFUSE */
+  int code;             /* waiting: the code to end with, instead of
+                           ZKL_ETIMEDOUT, should the wait time out now; 0:
+                           none */
 } zkl_verdict;
 
 typedef struct zkl_recipe {
@@ -68,6 +69,10 @@ typedef struct zkl_recipe {
 } zkl_recipe;
 
 extern const zkl_recipe zkl__recipe_mutex; /* lock.c */
+/* lock.c: the mutex's rule, shared by the recipes that queue the same way
+ * (elections, a read/write lock's writers): the first goes, every other
+ * waits for its immediate predecessor. */
+void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
 extern const zkl_recipe zkl__recipe_latch; /* election.c */
 
 /* ---------------------------------------------------------------- targets */

@@ -27,6 +27,8 @@ int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms);
 int zkl__debug_wait_settled(zkl_session *s, int timeout_ms);
 /* Waits until the session's connection state is `want`: 0, or -1. */
 int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms);
+/* Waits until exactly `want` attempts of s are suspended: 0, or -1. */
+int zkl__debug_wait_suspended(zkl_session *s, unsigned want, int timeout_ms);
 /* Waits until the session is known to be over; returns why (0: timeout). */
 int zkl__debug_wait_dead(zkl_session *s, int timeout_ms);
 
@@ -34,5 +36,10 @@ int zkl__debug_wait_dead(zkl_session *s, int timeout_ms);
  * before a waiter sends the watch on the node it waits for, so tests can
  * make that node vanish in that window. NULL outside tests. */
 extern void (*zkl__hook_before_watch)(const char *pred_path);
+
+/* Test hook: the next zkl__test_stale_grants grants are taken as if the
+ * lease had run out meanwhile (they list once more before holding), so
+ * tests can drive that path at will. 0 outside tests. */
+extern int zkl__test_stale_grants;
 
 #endif /* ZKL_INTERNAL_H */

@@ -49,7 +49,10 @@ bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms) {
 
 void zkl__lease_hold_locked(zkl_session *s, int delta) {
   if (delta > 0 && s->lease.held++ == 0)
-    zkl__timer_kick_locked(&s->timer); /* heartbeats, and the clock */
+    /* heartbeats, and the clock: the first is due T/6 after the latest
+     * answer (a timer that plans to look by then need not be woken) */
+    zkl__timer_kick_at_locked(
+        &s->timer, s->last_answer_ms + s->negotiated_timeout_ms / 6);
   else if (delta < 0)
     s->lease.held--;
 }

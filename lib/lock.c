@@ -18,8 +18,11 @@
 
 #include "engine.h"
 
-static void mutex_decide(const zkl_queue *q, const void *arg,
-                         zkl_verdict *out) {
+/* The first goes; everyone else waits for its immediate predecessor, and
+ * is granted when that one goes if it was the first (no node can come
+ * before ours while ours exists). Also the rule of elections and of a
+ * read/write lock's writers. */
+void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out) {
   (void)arg;
   out->kind = q->own == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
   out->node = q->own - 1;
@@ -27,7 +30,7 @@ static void mutex_decide(const zkl_queue *q, const void *arg,
 }
 
 const zkl_recipe zkl__recipe_mutex = {
-    "mutex", "lock-", zkl__mutex_markers, false, mutex_decide,
+    "mutex", "lock-", zkl__mutex_markers, false, zkl__first_goes,
     NULL,    NULL,    NULL,               NULL};
 
 int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {

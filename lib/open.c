@@ -60,6 +60,11 @@ int zkl_session_open2(zkl_session **out, const char *hosts,
     return init_refusal(err);
   }
   s->zh = zh;
+  /* ZooKeeper 3.8's client resolves its host list again at every turn of
+   * its I/O loop unless told otherwise: more than half of this library's
+   * instructions per lock cycle, and most of its system calls, went there.
+   * Once a second is plenty for host names that move. */
+  zoo_set_servers_resolution_delay(zh, 1000);
   deadline = zkl__now_ms() + connect_timeout_ms;
   while (!s->connected && !s->dead && zkl__now_ms() < deadline)
     zkl__cond_wait_until(&s->cond, &s->mu, deadline);
@@ -177,9 +182,10 @@ static void run_leftover_notices_locked(zkl_session *s) {
 
 static void *close_thread(void *arg);
 
-void zkl_session_close(zkl_session *s) {
+int zkl_session_close(zkl_session *s) {
+  int rc;
   if (!s)
-    return;
+    return ZKL_EINVAL;
   if (zkl__on_zk_thread()) {
     /* Waiting here would wait for the thread we are on. */
     pthread_t t;
@@ -192,7 +198,7 @@ void zkl_session_close(zkl_session *s) {
     if (pthread_create(&t, &attr, close_thread, s) != 0)
       zkl__log("cannot start a thread to close the session; it leaks");
     pthread_attr_destroy(&attr);
-    return;
+    return ZKL_EINPROGRESS;
   }
 
   pthread_mutex_lock(&s->mu);
@@ -219,14 +225,19 @@ void zkl_session_close(zkl_session *s) {
     zkl__report_closed_locked(s);
     s->refs--; /* the user's reference; the tap holds another */
     zkl__unlock(s);
-    return;
+    return ZKL_EINPROGRESS;
   }
   s->closed = true;
   zkl__cleanups_drop_locked(s);
+  /* A session whose server cannot be told lives on the server until it
+   * expires: its nodes with it. */
+  rc = s->dead                          ? ZKL_EEXPIRED
+       : s->connected || !s->owns_handle ? ZKL_OK
+                                         : ZKL_ECONNECT;
   pthread_mutex_unlock(&s->mu);
 
-  if (s->owns_handle)
-    zookeeper_close(s->zh); /* joins the client's threads */
+  if (s->owns_handle && zookeeper_close(s->zh) != ZOK && rc == ZKL_OK)
+    rc = ZKL_ECONNECT; /* the close request did not get through */
 
   pthread_mutex_lock(&s->mu);
   if (s->owns_handle && s->hooks)
@@ -235,6 +246,7 @@ void zkl_session_close(zkl_session *s) {
   zkl__report_closed_locked(s);
   s->refs--; /* the user's reference */
   zkl__unlock(s);
+  return rc;
 }
 
 static void *close_thread(void *arg) {

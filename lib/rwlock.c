@@ -66,14 +66,6 @@ static void read_decide(const zkl_queue *q, const void *arg,
   out->grant_on_delete = writers == 1;
 }
 
-static void write_decide(const zkl_queue *q, const void *arg,
-                         zkl_verdict *out) {
-  (void)arg;
-  out->kind = q->own == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
-  out->node = q->own - 1;
-  out->grant_on_delete = q->own == 1;
-}
-
 /* Downgrade: the write side releases while its read side holds. Its node
  * stays in the queue until the read side lets go, so that the writers that
  * queued behind it keep waiting (the read node came after them). */
@@ -113,8 +105,8 @@ static const zkl_recipe read_recipe = {
     "read", "__READ__", rw_markers, false, read_decide, NULL, NULL, NULL,
     read_ended_locked};
 static const zkl_recipe write_recipe = {
-    "write",      "__WRIT__",         rw_markers, false,
-    write_decide, write_admit_locked, NULL,       write_keep_locked,
+    "write",         "__WRIT__",         rw_markers, false,
+    zkl__first_goes, write_admit_locked, NULL,       write_keep_locked,
     NULL};
 
 int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s, const char *name) {

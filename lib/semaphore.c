@@ -14,8 +14,9 @@
  * node is only ever made by the gate's holder after it counted at most N.
  * Nothing stores N (Curator lets each client pass its own). A contender that
  * counts more leases held than its own limit (not counting its own node)
- * knows some other contender admits more than it does: its acquire fails
- * with ZKL_ELIMIT rather than wait on a count the others do not keep.
+ * knows some other contender admits more than it does: it goes on waiting,
+ * as Curator's does, but if its wait times out it ends with ZKL_ELIMIT
+ * instead of ZKL_ETIMEDOUT.
  */
 #include "config.h"
 
@@ -34,14 +35,13 @@ static void lease_decide(const zkl_queue *q, const void *arg,
   int limit = limit_of(arg);
   out->node = -1;
   out->grant_on_delete = false;
-  if (q->count <= limit)
-    out->kind = ZKL_GRANT;
-  else if (q->count - 1 > limit) {
-    out->kind = ZKL_REFUSE; /* held by others beyond our limit */
-    out->code = ZKL_ELIMIT;
-  }
-  else
-    out->kind = ZKL_WAIT_CHILDREN;
+  out->kind = q->count <= limit ? ZKL_GRANT : ZKL_WAIT_CHILDREN;
+  /* More leases held by others than our limit: someone admits more than
+   * we do (or, for a moment, a try-once passing through: it makes its node
+   * without the gate, sees too many and deletes it). Not a reason to stop
+   * waiting; but a wait that times out now says so. (A try-once cannot
+   * tell: the gate's holder has a node here while it waits.) */
+  out->code = q->count - 1 > limit ? ZKL_ELIMIT : 0;
 }
 
 static const zkl_recipe lease_recipe = {

@@ -122,6 +122,7 @@ typedef struct zkl_timer {
   pthread_mutex_t *mu;
   int64_t (*tick_locked)(void *ctx, int64_t now);
   void *ctx;
+  int64_t wake_ms; /* when it sleeps until: 0 forever, -1 it is awake */
 } zkl_timer;
 
 typedef struct zkl_tap zkl_tap;
@@ -269,6 +270,8 @@ int zkl__timer_start(zkl_timer *t, pthread_mutex_t *mu,
 void zkl__timer_stop(zkl_timer *t); /* joins; call without *mu */
 /* Makes the thread call tick again now. */
 void zkl__timer_kick_locked(zkl_timer *t);
+/* The same, only if it would not look by `due` anyway. */
+void zkl__timer_kick_at_locked(zkl_timer *t, int64_t due);
 
 /* -------------------------------------------------------------- events.c */
 

@@ -20,10 +20,12 @@ static void *timer_main(void *arg) {
     int64_t next = t->tick_locked(t->ctx, zkl__now_ms());
     if (t->stop)
       break;
+    t->wake_ms = next; /* kicks for later than this need not wake it */
     if (next == 0)
       pthread_cond_wait(&t->cond, t->mu);
     else if (next > zkl__now_ms())
       zkl__cond_wait_until(&t->cond, t->mu, next);
+    t->wake_ms = -1; /* awake: about to look at everything */
   }
   pthread_mutex_unlock(t->mu);
   return NULL;
@@ -38,6 +40,7 @@ int zkl__timer_start(zkl_timer *t, pthread_mutex_t *mu,
   t->tick_locked = tick_locked;
   t->ctx = ctx;
   t->stop = false;
+  t->wake_ms = -1;
   if (pthread_create(&t->thread, NULL, timer_main, t) != 0) {
     pthread_cond_destroy(&t->cond);
     return ZKL_ESYSTEM;
@@ -61,4 +64,13 @@ void zkl__timer_stop(zkl_timer *t) {
 void zkl__timer_kick_locked(zkl_timer *t) {
   if (t->running)
     pthread_cond_signal(&t->cond);
+}
+
+void zkl__timer_kick_at_locked(zkl_timer *t, int64_t due) {
+  /* Asleep until `due` or earlier already (or awake: it looks at
+   * everything before it sleeps again): nothing to do. Waking it costs a
+   * context switch per lock cycle otherwise. */
+  if (t->wake_ms < 0 || (t->wake_ms > 0 && t->wake_ms <= due))
+    return;
+  zkl__timer_kick_locked(t);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "proxyctl.h"
 #include "zktest.h"
 
 static void test_name_explain(void) {
@@ -70,10 +71,36 @@ static void test_lease_deadline(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* What zkl_session_close() says of how far it got. */
+static void test_close_result(void) {
+  char hosts[64];
+  proxyctl *px;
+  zkl_session *s;
+  int port;
+  CU_ASSERT_EQUAL(zkl_session_close(NULL), ZKL_EINVAL);
+  s = zkt_session(6000);
+  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  s = zkt_session(6000);
+  CU_ASSERT_EQUAL_FATAL(zkt_expire(s), 0);
+  CU_ASSERT_NOT_EQUAL(zkl__debug_wait_dead(s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_EEXPIRED);
+  /* cut off: the server cannot be told; it expires the session itself */
+  CU_ASSERT_FATAL(proxyctl_start(&px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
+                                 zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_ECONNECT);
+  proxyctl_stop(px);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"why a name is refused", test_name_explain},
       {"the lease deadline", test_lease_deadline},
+      {"what close says", test_close_result},
       {NULL, NULL}};
   return zkt_main("api", tests);
 }

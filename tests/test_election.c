@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "proxyctl.h"
 #include "zktest.h"
 
 #define T_SESSION 10000
@@ -211,6 +212,94 @@ static void test_leader_expires(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* Never two leaders that both believe it: a leader cut off from ZooKeeper
+ * (through the fault proxy, which drops every byte) is told it stopped
+ * leading strictly before the next candidate is told it leads, trial after
+ * trial, and each leader's epoch is higher than the one before. */
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
+#define TRIALS 5
+
+typedef struct {
+  zkt_counter calls;
+  int value;
+  int64_t at_ms;
+  int64_t token;
+} stamp;
+
+static void stamp_lost(zkl_lock *l, int reason, void *arg) {
+  stamp *x = arg;
+  (void)l;
+  x->at_ms = zkt_now_ms();
+  x->value = reason;
+  zkt_counter_add(&x->calls, 1);
+}
+
+static void stamp_granted(zkl_lock *l, int rc, int64_t token, void *arg) {
+  stamp *x = arg;
+  (void)l;
+  x->at_ms = zkt_now_ms();
+  x->value = rc;
+  x->token = token;
+  zkt_counter_add(&x->calls, 1);
+}
+
+static void test_partitioned_leader(void) {
+  int trial;
+  int64_t last_epoch = 0;
+  printf("\n");
+  for (trial = 0; trial < TRIALS; trial++) {
+    char name[64], hosts[64], parent[512];
+    proxyctl *px;
+    zkl_session *ls, *fs;
+    zkl_lock *leader, *follower;
+    stamp lost, led, next;
+    int64_t epoch = 0, drop_at;
+    int port;
+    memset(&lost, 0, sizeof lost);
+    memset(&next, 0, sizeof next);
+    memset(&led, 0, sizeof led);
+    zkt_counter_init(&lost.calls);
+    zkt_counter_init(&next.calls);
+    zkt_name(name, sizeof name, "elect-partition");
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+    CU_ASSERT_EQUAL_FATAL(zkl_session_open(&ls, hosts, 3000), ZKL_OK);
+    fs = zkt_session(T_SESSION);
+    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&leader, ls, name, "cut-off"),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&follower, fs, name, "next"),
+                          ZKL_OK);
+    zkl_lock_on_lost(leader, stamp_lost, &lost);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(leader, ZKT_WAIT, &epoch), ZKL_OK);
+    CU_ASSERT(epoch > last_epoch);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire_async(follower, -1, stamp_granted, &next), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+    drop_at = zkt_now_ms();
+    CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
+    CU_ASSERT_EQUAL(zkt_counter_wait(&next.calls, 1, ZKT_WAIT), 1);
+    CU_ASSERT_EQUAL(next.value, ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
+    CU_ASSERT_EQUAL(lost.value, ZKL_LOST_LEASE_EXPIRED);
+    CU_ASSERT(lost.at_ms < next.at_ms); /* strictly before */
+    CU_ASSERT(next.token > epoch);
+    printf("    trial %d: leader told at %lld ms, next leader at %lld ms "
+           "after the drop\n",
+           trial, (long long)(lost.at_ms - drop_at),
+           (long long)(next.at_ms - drop_at));
+    CU_ASSERT_EQUAL(zkl_lock_token(leader), 0);
+    last_epoch = next.token;
+    CU_ASSERT_EQUAL(zkl_lock_release(follower), ZKL_OK);
+    zkl_lock_free(leader);
+    zkl_lock_free(follower);
+    zkl_session_close(ls);
+    zkl_session_close(fs);
+    proxyctl_stop(px);
+    zkt_assert_parent_empty(name);
+  }
+}
+
 static void test_bad_input(void) {
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *c = NULL;
@@ -237,6 +326,7 @@ int main(void) {
       {"the first candidate leads", test_first_leads},
       {"who leads, watched", test_leader_watch},
       {"a leader's session expires", test_leader_expires},
+      {"a partitioned leader is told first", test_partitioned_leader},
       {"bad input", test_bad_input},
       {NULL, NULL}};
   return zkt_main("election", tests);
