@@ -79,9 +79,10 @@ void cli_verbose_msg(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 void cli_verbose_at(const struct timespec *at, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* A wall-clock time as ISO 8601 local time with milliseconds and the
- * offset, "2026-11-23T12:01:07.123+01:00", into buf (40 bytes are enough). */
-void cli_timestamp(char *buf, size_t len, const struct timespec *at);
+/* A wall-clock time (Unix ms) as ISO 8601 local time with the offset,
+ * "2026-11-23T12:01:07+01:00", with_ms "2026-11-23T12:01:07.123+01:00",
+ * into buf (40 bytes are enough); "-" if it cannot be shown. */
+void cli_iso_time(char *buf, size_t len, int64_t unix_ms, bool with_ms);
 void cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 /* s between single quotes, as typed: control characters, invalid UTF-8,

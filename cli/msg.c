@@ -33,8 +33,8 @@ void cli_error(const char *fmt, ...) {
   va_end(ap);
 }
 
-void cli_timestamp(char *buf, size_t len, const struct timespec *at) {
-  time_t t = at->tv_sec;
+void cli_iso_time(char *buf, size_t len, int64_t unix_ms, bool with_ms) {
+  time_t t = (time_t)(unix_ms / 1000);
   struct tm tm;
   char zone[8];
   size_t n;
@@ -44,15 +44,18 @@ void cli_timestamp(char *buf, size_t len, const struct timespec *at) {
     snprintf(buf, len, "-");
     return;
   }
+  if (with_ms)
+    n += (size_t)snprintf(buf + n, len - n, ".%03d", (int)(unix_ms % 1000));
   /* %z is "+0100"; the extended format wants "+01:00" */
-  snprintf(buf + n, len - n, ".%03ld%.3s:%s", at->tv_nsec / 1000000L, zone,
-           zone + 3);
+  if (n < len)
+    snprintf(buf + n, len - n, "%.3s:%s", zone, zone + 3);
 }
 
 static void verbose_at(const struct timespec *at, const char *fmt,
                        va_list ap) {
   char line[2048], when[48];
-  cli_timestamp(when, sizeof when, at);
+  cli_iso_time(when, sizeof when,
+               (int64_t)at->tv_sec * 1000 + at->tv_nsec / 1000000, true);
   vsnprintf(line, sizeof line, fmt, ap);
   fprintf(stderr, "zklock: %s %s\n", when, line);
 }

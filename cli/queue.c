@@ -44,20 +44,6 @@ char *queue_owner_info(char *const argv[]) {
   return line;
 }
 
-/* ISO 8601 local time with the offset, "2024-05-01T12:01:07+02:00". */
-static void iso_time(char *buf, size_t len, int64_t unix_ms) {
-  time_t t = (time_t)(unix_ms / 1000);
-  struct tm tm;
-  char zone[8];
-  if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm) ||
-      !strftime(zone, sizeof zone, "%z", &tm) || strlen(zone) != 5) {
-    snprintf(buf, len, "-");
-    return;
-  }
-  /* %z is "+0200"; the extended format wants "+02:00" */
-  snprintf(buf + strlen(buf), len - strlen(buf), "%.3s:%s", zone, zone + 3);
-}
-
 /* "12:01:07", or with the date when not today. */
 static void since(char *buf, size_t len, int64_t unix_ms) {
   time_t t = (time_t)(unix_ms / 1000), now = time(NULL);
@@ -100,8 +86,7 @@ void queue_view_free(queue_view *v) {
   memset(v, 0, sizeof *v);
 }
 
-int queue_view_get(zkl_session *s, const char *name, int limit,
-                   queue_view *v) {
+int queue_view_get(zkl_session *s, const char *name, int limit, queue_view *v) {
   static const char *const suffix[3] = {"", "/leases", "/locks"};
   int counts[3] = {0, 0, 0}, i, j, rc, n = 0;
   memset(v, 0, sizeof *v);
@@ -231,10 +216,10 @@ int queue_list(zkl_session *s, const char *name, bool no_header) {
     else
       snprintf(pid, sizeof pid, "-");
     if (p->started_ms > 0)
-      iso_time(started, sizeof started, p->started_ms);
+      cli_iso_time(started, sizeof started, p->started_ms, false);
     else
       snprintf(started, sizeof started, "-");
-    iso_time(queued, sizeof queued, p->queued_ms);
+    cli_iso_time(queued, sizeof queued, p->queued_ms, false);
     printf("%d\t%s\t%" PRId64 "\t%s\t%s\t%s\t%s\t%s\t%s\n", i, p->node,
            p->token, host[0] ? host : "-", pid, started, info[0] ? info : "-",
            queued, v.e[i].kind);

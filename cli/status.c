@@ -32,7 +32,7 @@ static struct {
   zkl_session *s;
   zkl_lock *l;
   const options *o;
-  char path[ZKL_PATH_MAX];       /* /locks/NAME, for the line */
+  char path[ZKL_PATH_MAX];            /* /locks/NAME, for the line */
   char watched[2][ZKL_PATH_MAX + 16]; /* the queues watched */
   int nwatched;
   char shown[1280];   /* the line on the terminal now ("" none) */
@@ -63,8 +63,8 @@ static void children_done(int rc, const struct String_vector *names,
   /* No queue yet (a fresh name): watch for it to appear. st.watched stays
    * as it is while the session lives, so the index is good. */
   if (rc == ZNONODE)
-    zoo_awexists(zkl_session_handle(st.s), st.watched[(intptr_t)data],
-                 watcher, NULL, exists_done, NULL);
+    zoo_awexists(zkl_session_handle(st.s), st.watched[(intptr_t)data], watcher,
+                 NULL, exists_done, NULL);
 }
 
 void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
@@ -93,8 +93,8 @@ void status_arm(void) {
   if (st.mode == 0 || st.done)
     return;
   for (i = 0; i < st.nwatched; i++)
-    zoo_awget_children(zkl_session_handle(st.s), st.watched[i], watcher,
-                       NULL, children_done, (const void *)i);
+    zoo_awget_children(zkl_session_handle(st.s), st.watched[i], watcher, NULL,
+                       children_done, (const void *)i);
 }
 
 static void show(const char *line) {
@@ -184,8 +184,8 @@ void status_refresh(void) {
    * listing is back, the library knows its node if it was created. */
   has_own = zkl_lock_node_path(st.l, own, sizeof own) == ZKL_OK;
   ahead = ahead_of_us(&v, has_own ? own : NULL, &blocked);
-  if (ahead >= 0 && blocked && queue_describe_holders(&v, holders,
-                                                      sizeof holders)) {
+  if (ahead >= 0 && blocked &&
+      queue_describe_holders(&v, holders, sizeof holders)) {
     switch (st.o->kind) {
     case KIND_READ:
       what = "waiting to read";

@@ -60,8 +60,9 @@ static void print_one(zkl_session *s, const ev_trace *t) {
   switch (ev->type) {
   case ZKL_EVENT_QUEUED:
     if (!ev->waiting_for)
-      cli_verbose_at(&t->at, "queued for %s: %d ahead, waiting for one of "
-                             "them to let go",
+      cli_verbose_at(&t->at,
+                     "queued for %s: %d ahead, waiting for one of "
+                     "them to let go",
                      path, ev->position);
     else if (s && queue_describe_node(s, ev->name, ev->waiting_for, owner,
                                       sizeof owner))

@@ -910,6 +910,19 @@ static void test_auth_acl(void) {
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 1); /* busy, not refused */
   cleanup(&b);
 
+  /* --revoke writes into the holder's node: only with its credentials */
+  spawn(&b, "-s", zkt_hosts(), "--revoke", name, NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 3);
+  CU_ASSERT(read_all(b.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "zklock: cannot revoke /locks/") == err);
+  CU_ASSERT(strstr(err, "see --auth") != NULL);
+  cleanup(&b);
+  spawn_with(&b, &so, "-s", zkt_hosts(), "--revoke", name, NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  CU_ASSERT(read_all(b.out, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strncmp(err, node, strlen(node)) == 0);
+  cleanup(&b);
+
   spawn(&b, "-s", zkt_hosts(), "--auth", "nosuchscheme:x", name, "--", "true",
         NULL);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 3);

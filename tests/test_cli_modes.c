@@ -67,7 +67,7 @@ static int list(const char *name, char *out, size_t len, char *f[][9],
   char err[1024], *line, *next;
   int n = 0;
   CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "-H",
-                                                  "--list", name, NULL},
+                                                 "--list", name, NULL},
                            out, len, err, sizeof err),
                   0);
   CU_ASSERT_STRING_EQUAL(err, "");
@@ -108,22 +108,18 @@ static void test_read_write(void) {
   zkt_name(name, sizeof name, "rw");
   zkt_parent(parent, sizeof parent, name);
   log_name(log, sizeof log, name);
-  spawn(&r1, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log,
-        NULL);
-  spawn(&r2, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log,
-        NULL);
+  spawn(&r1, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
+  spawn(&r2, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
   CU_ASSERT_FATAL(started(&r1, &token, node, sizeof node));
   CU_ASSERT(strstr(node, "-__READ__") != NULL);
   CU_ASSERT_FATAL(started(&r2, &token, node, sizeof node));
   /* both run now: neither has been told to end */
-  spawn(&w, "-s", zkt_hosts(), "--write", name, "--", HELPER("log"), log,
-        NULL);
+  spawn(&w, "-s", zkt_hosts(), "--write", name, "--", HELPER("log"), log, NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 3, T_WAIT), 3);
   CU_ASSERT(read_line(w.err, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT(status_is(line, "waiting to write", name, 2, "held"));
   CU_ASSERT(strstr(line, " and 1 more") != NULL); /* two readers hold */
-  spawn(&r3, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log,
-        NULL);
+  spawn(&r3, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 4, T_WAIT), 4);
   CU_ASSERT(read_line(r3.err, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT(status_is(line, "waiting to read", name, 3, "held"));
@@ -159,8 +155,8 @@ static void test_read_write(void) {
  * waiting line says all leases are held) and starts only when one of the
  * two ended; -n on a full semaphore gives up, naming the holders. */
 static void test_limit(void) {
-  char name[64], leases[160], gate[160], log[PATH_MAX], line[1024],
-      node[256], err[1024];
+  char name[64], leases[160], gate[160], log[PATH_MAX], line[1024], node[256],
+      err[1024];
   long long token;
   log_rec r[16];
   proc a, b, c, d;
@@ -177,8 +173,8 @@ static void test_limit(void) {
   CU_ASSERT(strstr(node, "/leases/") != NULL && strstr(node, "-lease-"));
   CU_ASSERT_FATAL(started(&b, &token, node, sizeof node));
   /* full: -n does not wait, and says who holds the leases */
-  spawn(&d, "-s", zkt_hosts(), "-n", "--limit", "2", name, "--",
-        HELPER("log"), log, NULL);
+  spawn(&d, "-s", zkt_hosts(), "-n", "--limit", "2", name, "--", HELPER("log"),
+        log, NULL);
   CU_ASSERT_EQUAL(wait_exit(&d, T_WAIT), 1);
   CU_ASSERT(read_all(d.err, err, sizeof err, T_WAIT) > 0);
   snprintf(line, sizeof line, "zklock: /locks/%s is held by %s:", name,
@@ -220,8 +216,8 @@ static void test_limit(void) {
  * when the first exits, with a higher token; --list shows both
  * candidates with their ids; with nobody standing, --leader exits 1. */
 static void test_elect(void) {
-  char name[64], parent[128], log[PATH_MAX], line[1024], node[256],
-      out[4096], err[1024], want[512], *f[3][9];
+  char name[64], parent[128], log[PATH_MAX], line[1024], node[256], out[4096],
+      err[1024], want[512], *f[3][9];
   long long token_a, token_b;
   log_rec r[8];
   proc a, b;
@@ -240,10 +236,10 @@ static void test_elect(void) {
   CU_ASSERT(status_is(line, "waiting to lead", name, 1, "led"));
   CU_ASSERT(strstr(line, "led by 'alpha' since ") != NULL);
 
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(),
-                                                  "--leader", name, NULL},
-                           out, sizeof out, err, sizeof err),
-                  0);
+  CU_ASSERT_EQUAL(
+      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
+               out, sizeof out, err, sizeof err),
+      0);
   snprintf(want, sizeof want, "alpha\t%lld\n", token_a);
   CU_ASSERT_STRING_EQUAL(out, want);
   CU_ASSERT_EQUAL_FATAL(list(name, out, sizeof out, f, 3), 2);
@@ -257,19 +253,19 @@ static void test_elect(void) {
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
   CU_ASSERT(started(&b, &token_b, node, sizeof node));
   CU_ASSERT(token_b > token_a);
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(),
-                                                  "--leader", name, NULL},
-                           out, sizeof out, err, sizeof err),
-                  0);
+  CU_ASSERT_EQUAL(
+      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
+               out, sizeof out, err, sizeof err),
+      0);
   snprintf(want, sizeof want, "beta\t%lld\n", token_b);
   CU_ASSERT_STRING_EQUAL(out, want);
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
   assert_no_node(name);
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(),
-                                                  "--leader", name, NULL},
-                           out, sizeof out, err, sizeof err),
-                  1);
+  CU_ASSERT_EQUAL(
+      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
+               out, sizeof out, err, sizeof err),
+      1);
   CU_ASSERT_STRING_EQUAL(out, "");
   snprintf(want, sizeof want, "zklock: nobody leads /locks/%s\n", name);
   CU_ASSERT_STRING_EQUAL(err, want);
@@ -435,11 +431,11 @@ static void test_list_kinds(void) {
   spawn(&a, "-s", zkt_hosts(), "--limit", "1", name, "--", HELPER("hold"),
         NULL);
   CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
-  spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--",
-        HELPER("hold"), NULL);
+  spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, T_WAIT), 2);
-  spawn(&c, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--",
-        HELPER("hold"), NULL);
+  spawn(&c, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
   snprintf(line, sizeof line, "/locks/%s/locks", name);
   CU_ASSERT_EQUAL(zkt_wait_children(line, 2, T_WAIT), 2);
   CU_ASSERT_EQUAL_FATAL(list(name, out, sizeof out, f, 4), 4);
@@ -486,8 +482,9 @@ static void test_verbose_events(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(h.l, own, sizeof own), ZKL_OK);
   spawn(&p, "-s", zkt_hosts(), "-q", "-v", name, "--", HELPER("hold"), NULL);
   CU_ASSERT(expect_verbose(p.err, "queued for ", msg, sizeof msg));
-  snprintf(want, sizeof want, "queued for /locks/%s: 1 ahead, behind %s:%ld (%s)",
-           name, clit_hostname, (long)getpid(), strrchr(own, '/') + 1);
+  snprintf(want, sizeof want,
+           "queued for /locks/%s: 1 ahead, behind %s:%ld (%s)", name,
+           clit_hostname, (long)getpid(), strrchr(own, '/') + 1);
   CU_ASSERT_STRING_EQUAL(msg, want);
   unhold(&h);
   CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
@@ -536,8 +533,7 @@ static void test_verbose_events(void) {
 static const zkt_test tests[] = {
     {"--read commands overlap, --write excludes them", test_read_write},
     {"--limit 2 admits two commands and not three", test_limit},
-    {"--elect runs the leader's command and hands over; --leader",
-     test_elect},
+    {"--elect runs the leader's command and hands over; --leader", test_elect},
     {"--elect: a leader that stops leading exits 4", test_elect_lost},
     {"--revoke reaches the holders' commands as --on-revoke's signal",
      test_revoke},
