@@ -32,8 +32,8 @@
  * nothing below calls back up (msg.c and events.c call no file of ours).
  * Only the public API is used: <zklock.h>, plus the ZooKeeper client on
  * zkl_session_handle() for the waiting status's child watches, the chroot
- * check, the session's state in a loss message, and the ids of an
- * election's candidates in --list (zkl_participants() does not carry
+ * check, the session's state (in a loss message, before -v's lookups), and
+ * the ids of an election's candidates (zkl_participants() does not carry
  * them).
  */
 #ifndef ZKLOCK_CLI_H
@@ -408,7 +408,8 @@ bool queue_describe_holders(const queue_view *v, char *buf, size_t len);
 void queue_describe(const queue_entry *e, bool with_since, char *buf,
                     size_t len);
 /* The owner of the node `child` of NAME's own queue, as queue_describe()
- * says it; false when it cannot be learned. */
+ * says it; false when it cannot be learned (or the session is not
+ * connected: then it does not wait). */
 bool queue_describe_node(zkl_session *s, const char *name, const char *child,
                          char *buf, size_t len);
 /* Who holds name now, as queue_describe_holders() says it (one listing). */

@@ -176,7 +176,10 @@ bool queue_describe_node(zkl_session *s, const char *name, const char *child,
   zkl_participant *list;
   int count, i;
   bool found = false;
-  if (zkl_participants(s, name, &list, &count) != ZKL_OK)
+  /* Disconnected, the listing would wait for the reconnect or the
+   * client's verdict: not worth holding the main loop up for. */
+  if (zoo_state(zkl_session_handle(s)) != ZOO_CONNECTED_STATE ||
+      zkl_participants(s, name, &list, &count) != ZKL_OK)
     return false;
   for (i = 0; i < count && !found; i++) {
     const char *slash = strrchr(list[i].node, '/');
