@@ -1,31 +1,40 @@
 /*
  * cli.h - what the files of the zklock command share.
  *
- *   zklock.c     main(): the standard descriptors, then --list, a run, or
- *                the watchdog's own main
+ *   zklock.c     main(): the standard descriptors, then a run, a one-shot
+ *                question (--list, --leader, --revoke), or the watchdog's
+ *                own main
  *   options.c    the command line: parsing, checking, --help
  *   run.c        a run: the main loop and its states (waiting for the lock,
- *                confirming the session, running the command, lost)
+ *                confirming the session, running the command, lost), for
+ *                every kind of lock (mutex, either side of a read/write
+ *                lock, a semaphore's lease, an election's lead)
  *   connect.c    opening the session, and saying exactly why it failed
- *   heartbeat.c  zklock's own proof that its session is alive: the lease
- *                deadline the watchdog enforces
+ *   lease.c      the library's lease as zklock and its watchdog enforce it:
+ *                the deadline, the margin, the last proof of life
  *   watchdog.c   the watchdog process, both ends: it stops the command when
  *                the lease runs out while zklock is stopped or hung
  *   child.c      starting processes (the command, the watchdog) and
  *                signalling them
- *   queue.c      the queue as zkl_participants() shows it: --list, the
- *                waiting status, the holder named when -n gives up
+ *   trace.c      -v: the library's events, one line each, with the time
+ *                each happened
+ *   status.c     the waiting status, kept up to date from a watch
+ *   queue.c      a lock's contenders as zkl_participants() shows them, for
+ *                every kind of lock: --list, --leader, --revoke, who holds
+ *                it (the waiting line, the holder named when -n gives up)
  *   events.c     the self-pipe: signal handlers and library callbacks post
  *                events there, the main loop polls it
- *   names.c      lock names and connect strings: why one is refused, in
- *                words
+ *   names.c      connect strings: why one is refused, in words; a lock's
+ *                parent znode
  *   msg.c        messages on stderr, and user input quoted as typed
  *
  * Calls go one way, down this list: run.c uses everything below it, and
  * nothing below calls back up (msg.c and events.c call no file of ours).
  * Only the public API is used: <zklock.h>, plus the ZooKeeper client on
- * zkl_session_handle() for the child watch, the heartbeat and the chroot
- * check.
+ * zkl_session_handle() for the waiting status's child watches, the chroot
+ * check, the session's state (in a loss message, before -v's lookups), and
+ * the ids of an election's candidates (zkl_participants() does not carry
+ * them).
  */
 #ifndef ZKLOCK_CLI_H
 #define ZKLOCK_CLI_H
@@ -62,10 +71,18 @@ static inline int64_t cli_now_ms(void) {
 
 extern bool cli_verbose;
 /* "zklock: " + the message + newline on stderr; cli_verbose_msg only with
- * -v; cli_usage_error exits 2 after it. Main thread (or the watchdog) only. */
+ * -v, and with the time after "zklock: " (cli_verbose_at: the time given,
+ * CLOCK_REALTIME); cli_usage_error exits 2 after it. Main thread (or the
+ * watchdog) only. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_verbose_msg(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+void cli_verbose_at(const struct timespec *at, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A wall-clock time (Unix ms) as ISO 8601 local time with the offset,
+ * "2026-11-23T12:01:07+01:00", with_ms "2026-11-23T12:01:07.123+01:00",
+ * into buf (40 bytes are enough); "-" if it cannot be shown. */
+void cli_iso_time(char *buf, size_t len, int64_t unix_ms, bool with_ms);
 void cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 /* s between single quotes, as typed: control characters, invalid UTF-8,
@@ -76,18 +93,11 @@ const char *cli_quote(const char *s);
 /* Copies s into out (size len) as one line for tab-separated output:
  * control bytes become '?'; cut at a UTF-8 character boundary. */
 void cli_printable(char *out, size_t len, const char *s);
-/* The length of the valid UTF-8 character at s, its code point in *cp; 0
- * for an invalid, overlong, surrogate or truncated sequence, or at the
- * NUL. */
-int cli_utf8_decode(const unsigned char *s, unsigned *cp);
 /* "1.8 s", "250 ms": a duration for messages. One of 4 static buffers. */
 const char *cli_duration(int64_t ms);
 
 /* ---------------------------------------------------------------- names.c */
 
-/* Why the library refuses name (call after zkl_name_check() said so): a
- * phrase such as "it has an empty segment ('//' at byte 3)". Static. */
-const char *names_why_bad(const char *name);
 /* The lock's parent znode, ZKL_ROOT "/" name, into buf (ZKL_PATH_MAX). */
 void names_parent(char *buf, size_t len, const char *name);
 
@@ -109,6 +119,23 @@ const char *names_parse_hosts(const char *hosts, host_list *out);
 
 /* -------------------------------------------------------------- options.c */
 
+/* What zklock does (options.c sets exactly one). */
+enum cli_action {
+  ACT_RUN,    /* take the lock, run the command */
+  ACT_LIST,   /* --list */
+  ACT_LEADER, /* --leader */
+  ACT_REVOKE  /* --revoke */
+};
+
+/* Which lock a run takes. */
+enum cli_kind {
+  KIND_MUTEX,     /* the default */
+  KIND_READ,      /* --read: the read side of a read/write lock */
+  KIND_WRITE,     /* --write: its write side */
+  KIND_SEMAPHORE, /* --limit N: one of N leases */
+  KIND_ELECT      /* --elect ID: the lead of an election */
+};
+
 typedef struct {
   const char *hosts;
   host_list parsed_hosts;
@@ -123,8 +150,14 @@ typedef struct {
   char *auth;       /* --auth or ZKLOCK_AUTH, "scheme:credentials" */
   size_t auth_scheme_len;
   int acl; /* ZKL_ACL_OPEN or ZKL_ACL_CREATOR */
-  const char *list_name;
+  int action;          /* ACT_* */
+  const char *target;  /* the NAME of --list, --leader, --revoke */
   bool no_header;
+  int kind;            /* KIND_* */
+  int limit;           /* KIND_SEMAPHORE: N */
+  const char *elect_id; /* KIND_ELECT: ID */
+  int revoke_sig;      /* --on-revoke: the signal, 0: none */
+  const char *revoke_sig_name; /* ... as "SIGUSR1" */
   const char *name;
   char **command;
 } options;
@@ -182,13 +215,30 @@ typedef struct {
   int lost_reason;    /*   ZKL_LOST_* */
   int64_t lost_at_ms; /*   when the notice came (monotonic) */
   bool queue_changed; /* the child watch on the lock's parent fired */
+  int revokes;        /* revoke requests since the last batch */
 } ev_batch;
 void ev_take(ev_batch *b);
 
 /* Library callbacks: they only record and wake. */
 void ev_acquire_cb(zkl_lock *l, int rc, int64_t token, void *arg);
 void ev_lost_cb(zkl_lock *l, int reason, void *arg);
+void ev_revoke_cb(zkl_lock *l, void *arg);
 void ev_post_queue_changed(void);
+
+/* The session's event hook (-v): copies each event, with the time it came
+ * (CLOCK_REALTIME), for the main loop to print (trace.c). */
+void ev_event_cb(zkl_session *s, const zkl_event *ev, void *arg);
+typedef struct {
+  zkl_event ev; /* its strings point into the fields below */
+  struct timespec at;
+  char name[ZKL_NAME_MAX + 1];
+  char node[ZKL_PATH_MAX / 2];
+  char waiting_for[ZKL_PATH_MAX / 2];
+} ev_trace;
+/* Takes the oldest event recorded: true, or false when there is none.
+ * *dropped: events lost since the last call because too many came at
+ * once. */
+bool ev_take_trace(ev_trace *out, int *dropped);
 
 /* ----------------------------------------------------------------- child.c */
 
@@ -242,27 +292,24 @@ bool child_exited(const child_proc *c);
 /* Reaps it (it must have exited) and returns its wait status. */
 int child_reap(const child_proc *c);
 
-/* ------------------------------------------------------------- heartbeat.c */
+/* ----------------------------------------------------------------- lease.c */
 
-/* Starts keeping the proof on session s; proven_ms is a moment at or after
+/* Sets the session's lease margin, m = T/10 within 100..2000 ms (so that
+ * zklock knows it: the watchdog acts m/2 after the deadline, still before
+ * the server can expire the session). proven_ms: a moment at or after
  * which the server is known to have heard the session (the start of the
- * connect). */
-void hb_init(zkl_session *s, int64_t proven_ms);
-/* A request sent at sent_ms was answered: the proof is at least that. */
-void hb_prove(int64_t sent_ms);
-/* The latest moment the server is known to have heard the session. */
-int64_t hb_proven(void);
-/* The session timeout T and the library's default lease margin m. */
-int hb_timeout(void);
-int hb_margin(void);
-/* proven + T - m: when the library's lease would run out, as zklock sees
- * it. */
-int64_t hb_deadline(void);
-/* Pings now (or right after the ping in flight). */
-void hb_ping_now(void);
-/* Sends the periodic ping (every T/6) when due. Returns when to call again
- * (monotonic ms). */
-int64_t hb_tick(int64_t now);
+ * connect), until a deadline says more. Returns a ZKL_ code. */
+int lease_init(zkl_session *s, int64_t proven_ms);
+/* The session timeout T the server granted, and the margin m. */
+int lease_timeout(void);
+int lease_margin(void);
+/* When the lease runs out (monotonic ms): zkl_session_lease_deadline(),
+ * 0 when the session holds no lock (then the last one seen stays known to
+ * lease_proven()). */
+int64_t lease_deadline(void);
+/* The latest moment the server is known to have heard the session, by the
+ * latest deadline seen (its deadline - T + m), else lease_init()'s. */
+int64_t lease_proven(void);
 
 /* -------------------------------------------------------------- watchdog.c */
 
@@ -297,28 +344,88 @@ pid_t wd_pid(void);
 /* main() of the watchdog process (argv[1] == WATCHDOG_ARG). */
 int wd_main(void);
 
+/* ----------------------------------------------------------------- trace.c */
+
+/* Prints, with -v, the library's events recorded since the last call (see
+ * ev_event_cb), one line each, with the time each happened. s: the
+ * session, to name the owner of a node waited for (NULL once it is
+ * closed). */
+void trace_flush(zkl_session *s);
+
+/* ---------------------------------------------------------------- status.c */
+
+/* The waiting status. mode: 0 none (-q), 1 one plain line when the wait
+ * starts, 2 a line kept up to date in place (stderr is a terminal). */
+void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o);
+/* Sets the child watches: call before the acquire starts, so that the
+ * creation of our own node already fires one. */
+void status_arm(void);
+/* A watch fired: look again, and show where we stand. */
+void status_refresh(void);
+/* The wait is over: takes the in-place line off the terminal. */
+void status_clear(void);
+
 /* ----------------------------------------------------------------- queue.c */
 
 /* The owner description zklock writes into its node: "zklock: ARGV...",
  * made one printable line of at most ZKL_INFO_MAX bytes. Caller frees. */
 char *queue_owner_info(char *const argv[]);
-/* --list: prints the participants of name on stdout, one line each, after
+
+/* One contender, as --list shows it. */
+typedef struct {
+  const zkl_participant *p;
+  const char *kind; /* "lock", "read", "write", "lease", "latch", and
+                       "gate" for a semaphore's queue at its gate */
+  const char *queue; /* the lock name of its queue: NAME, NAME/leases or
+                        NAME/locks */
+  bool holds;        /* it holds the lock, as far as the listing tells */
+  char *id;          /* a candidate's id (latch), else NULL */
+} queue_entry;
+
+/* Every contender of NAME: its own queue, then a semaphore's leases
+ * (NAME/leases) and its queue at the gate (NAME/locks). */
+typedef struct {
+  queue_entry *e;
+  int count;
+  int holders;
+  zkl_participant *lists[3];
+  char queues[3][ZKL_NAME_MAX + 8];
+} queue_view;
+
+/* Lists them (two round trips per queue, one more per candidate of an
+ * election). limit: a semaphore's limit when known (the first `limit`
+ * leases hold), 0: every lease node counts as held. Returns a ZKL_ code;
+ * on success free the view with queue_view_free(). */
+int queue_view_get(zkl_session *s, const char *name, int limit,
+                   queue_view *v);
+void queue_view_free(queue_view *v);
+/* Who holds it, for messages: "db1:4242 since 12:01:07", "'web1' since
+ * 12:01:07" (a candidate), "an unknown owner since ...", with " and N more"
+ * when several hold. false when nobody holds it. */
+bool queue_describe_holders(const queue_view *v, char *buf, size_t len);
+/* The same for one entry: "db1:4242", "'web1'", or "an unknown owner";
+ * with_since adds " since 12:01:07". */
+void queue_describe(const queue_entry *e, bool with_since, char *buf,
+                    size_t len);
+/* The owner of the node `child` of NAME's own queue, as queue_describe()
+ * says it; false when it cannot be learned (or the session is not
+ * connected: then it does not wait). */
+bool queue_describe_node(zkl_session *s, const char *name, const char *child,
+                         char *buf, size_t len);
+/* Who holds name now, as queue_describe_holders() says it (one listing). */
+bool queue_holder(zkl_session *s, const char *name, int limit, char *buf,
+                  size_t len);
+
+/* --list: prints the contenders of name on stdout, one line each, after
  * a header line unless no_header. Returns a ZKL_ code. */
 int queue_list(zkl_session *s, const char *name, bool no_header);
-/* Who holds name now: "db1:4242 since 12:01:07" or "an unknown owner since
- * ...", into buf; false when that cannot be learned (or nobody holds it). */
-bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len);
-
-/* The waiting status. mode: 0 none (-q), 1 one plain line when the wait
- * starts, 2 a line kept up to date in place (stderr is a terminal). */
-void status_init(int mode, zkl_session *s, zkl_lock *l);
-/* Sets the child watch: call before the acquire starts, so that the
- * creation of our own node already fires it. */
-void status_arm(void);
-/* The watch fired: look again, and show where we stand. */
-void status_refresh(void);
-/* The wait is over: takes the in-place line off the terminal. */
-void status_clear(void);
+/* --leader: prints "ID<TAB>TOKEN" of name's leader. Returns a ZKL_ code
+ * (ZKL_ENOTHELD: nobody leads). */
+int queue_leader(zkl_session *s, const char *name);
+/* --revoke: asks every holder of name to let go (zkl_revoke()), and prints
+ * the node of each one asked. Returns a ZKL_ code (ZKL_ENOTHELD: nobody
+ * to ask). */
+int queue_revoke(zkl_session *s, const char *name);
 
 /* ------------------------------------------------------------------- run.c */
 

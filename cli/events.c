@@ -4,6 +4,10 @@
  * write one byte; the main loop polls the read end and takes the record.
  * The record, not the bytes, is the truth: a byte that does not fit in a
  * full pipe is not needed, since the pipe is then readable anyway.
+ *
+ * Recorded: signals, SIGCHLD, the acquire's completion, the lost notice,
+ * revoke requests, changes of the queue (the waiting status's watches),
+ * and with -v every event of the library's hook, in order.
  */
 #include "config.h"
 
@@ -11,6 +15,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,7 +35,7 @@ static bool shares_group;
 /* Written by library callbacks. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static bool acquired, lost, queue_changed;
-static int acquire_rc, lost_reason;
+static int acquire_rc, lost_reason, revokes;
 static int64_t token_got, lost_at;
 
 /* What zklock was started with, for the command. */
@@ -145,7 +150,9 @@ void ev_take(ev_batch *b) {
   b->lost_reason = lost_reason;
   b->lost_at_ms = lost_at;
   b->queue_changed = queue_changed;
+  b->revokes = revokes;
   acquired = lost = queue_changed = false;
+  revokes = 0;
   pthread_mutex_unlock(&mu);
 }
 
@@ -172,9 +179,79 @@ void ev_lost_cb(zkl_lock *l, int reason, void *arg) {
   ev_wake();
 }
 
+void ev_revoke_cb(zkl_lock *l, void *arg) {
+  (void)l;
+  (void)arg;
+  pthread_mutex_lock(&mu);
+  revokes++;
+  pthread_mutex_unlock(&mu);
+  ev_wake();
+}
+
 void ev_post_queue_changed(void) {
   pthread_mutex_lock(&mu);
   queue_changed = true;
   pthread_mutex_unlock(&mu);
   ev_wake();
+}
+
+/* ------------------------------------------------------------ the trace */
+
+/* The events of -v, oldest first: a ring the hook fills (it must not
+ * block, so it never waits for room: what does not fit is counted) and
+ * the main loop empties. Lock events of one zklock come a few at a time. */
+#define TRACE_MAX 64
+static ev_trace ring[TRACE_MAX];
+static int ring_first, ring_count, ring_dropped;
+
+static void copy_str(char *to, size_t len, const char **field) {
+  if (*field) {
+    snprintf(to, len, "%s", *field);
+    *field = to;
+  }
+}
+
+void ev_event_cb(zkl_session *s, const zkl_event *ev, void *arg) {
+  struct timespec at;
+  ev_trace *t;
+  (void)s;
+  (void)arg;
+  clock_gettime(CLOCK_REALTIME, &at);
+  pthread_mutex_lock(&mu);
+  if (ring_count == TRACE_MAX) {
+    ring_dropped++;
+  } else {
+    t = &ring[(ring_first + ring_count++) % TRACE_MAX];
+    t->ev = *ev;
+    t->at = at;
+    copy_str(t->name, sizeof t->name, &t->ev.name);
+    copy_str(t->node, sizeof t->node, &t->ev.node);
+    copy_str(t->waiting_for, sizeof t->waiting_for, &t->ev.waiting_for);
+    t->ev.lock = NULL; /* not to be used later: it may be freed by then */
+  }
+  pthread_mutex_unlock(&mu);
+  ev_wake();
+}
+
+bool ev_take_trace(ev_trace *out, int *dropped) {
+  bool got = false;
+  pthread_mutex_lock(&mu);
+  *dropped = ring_dropped;
+  ring_dropped = 0;
+  if (ring_count > 0) {
+    *out = ring[ring_first];
+    ring_first = (ring_first + 1) % TRACE_MAX;
+    ring_count--;
+    got = true;
+  }
+  pthread_mutex_unlock(&mu);
+  if (got) { /* the copy's pointers point into the ring: repoint them */
+    if (out->ev.name)
+      out->ev.name = out->name;
+    if (out->ev.node)
+      out->ev.node = out->node;
+    if (out->ev.waiting_for)
+      out->ev.waiting_for = out->waiting_for;
+  }
+  return got;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -32,12 +33,50 @@ void cli_error(const char *fmt, ...) {
   va_end(ap);
 }
 
+void cli_iso_time(char *buf, size_t len, int64_t unix_ms, bool with_ms) {
+  time_t t = (time_t)(unix_ms / 1000);
+  struct tm tm;
+  char zone[8];
+  size_t n;
+  if (!localtime_r(&t, &tm) ||
+      (n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm)) == 0 ||
+      !strftime(zone, sizeof zone, "%z", &tm) || strlen(zone) != 5) {
+    snprintf(buf, len, "-");
+    return;
+  }
+  if (with_ms)
+    n += (size_t)snprintf(buf + n, len - n, ".%03d", (int)(unix_ms % 1000));
+  /* %z is "+0100"; the extended format wants "+01:00" */
+  if (n < len)
+    snprintf(buf + n, len - n, "%.3s:%s", zone, zone + 3);
+}
+
+static void verbose_at(const struct timespec *at, const char *fmt,
+                       va_list ap) {
+  char line[2048], when[48];
+  cli_iso_time(when, sizeof when,
+               (int64_t)at->tv_sec * 1000 + at->tv_nsec / 1000000, true);
+  vsnprintf(line, sizeof line, fmt, ap);
+  fprintf(stderr, "zklock: %s %s\n", when, line);
+}
+
 void cli_verbose_msg(const char *fmt, ...) {
+  struct timespec now;
+  va_list ap;
+  if (!cli_verbose)
+    return;
+  clock_gettime(CLOCK_REALTIME, &now);
+  va_start(ap, fmt);
+  verbose_at(&now, fmt, ap);
+  va_end(ap);
+}
+
+void cli_verbose_at(const struct timespec *at, const char *fmt, ...) {
   va_list ap;
   if (!cli_verbose)
     return;
   va_start(ap, fmt);
-  vmsg(fmt, ap);
+  verbose_at(at, fmt, ap);
   va_end(ap);
 }
 
@@ -49,7 +88,10 @@ void cli_usage_error(const char *fmt, ...) {
   exit(EXIT_USAGE);
 }
 
-int cli_utf8_decode(const unsigned char *s, unsigned *cp) {
+/* The length of the valid UTF-8 character at s, its code point in *cp; 0
+ * for an invalid, overlong, surrogate or truncated sequence, or at the
+ * NUL. */
+static int utf8_decode(const unsigned char *s, unsigned *cp) {
   unsigned c = s[0];
   int len, i;
   if (c < 0x80) {
@@ -108,7 +150,7 @@ const char *cli_quote(const char *s) {
       n += (size_t)sprintf(out + n, "\\x%02x", *p++);
     } else if (*p < 0x80) {
       out[n++] = (char)*p++;
-    } else if ((len = cli_utf8_decode(p, &cp)) == 0) {
+    } else if ((len = utf8_decode(p, &cp)) == 0) {
       n += (size_t)sprintf(out + n, "\\x%02x", *p++); /* not UTF-8 */
     } else if (cp <= 0x9F) {
       n += (size_t)sprintf(out + n, "\\u%04x", cp); /* C1: CSI and co. */

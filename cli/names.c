@@ -1,16 +1,11 @@
 /*
- * names.c - lock names and connect strings, and why one is refused.
+ * names.c - connect strings, and why one is refused; a lock's parent znode.
  *
- * The library decides whether a lock name is valid (zkl_name_check()); it
- * answers yes or no. A user who typed a bad name deserves the reason, so
- * names_why_bad() walks the rules of zkl_lock_new() in the order the
- * header gives them and names the first one that fails. It is a second
- * reading of the library's rules, kept in step with include/zklock.h: zklock
- * asks the library first and explains only what the library refused (a rule
- * added there and not here still refuses the name, with a generic reason).
+ * Lock names are the library's business: zkl_name_explain() says why one is
+ * refused, and options.c quotes the name itself when it echoes it.
  *
- * The connect string is checked here before the ZooKeeper client sees it,
- * for the same reason: the client says EINVAL and nothing more.
+ * The connect string is checked here before the ZooKeeper client sees it:
+ * the client says EINVAL and nothing more.
  */
 #include "config.h"
 
@@ -19,110 +14,6 @@
 #include <string.h>
 
 #include "cli.h"
-
-/* Code points the server refuses in paths (see zkl_lock_new()). */
-static bool zk_refuses(unsigned cp) {
-  return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) ||
-         (cp >= 0xD800 && cp <= 0xF8FF) || cp >= 0xFFF0;
-}
-
-/* The sequence suffix as the server writes it ("%010d" of an int32): ten
- * digits, or a minus sign and nine or ten. */
-static bool is_sequence_suffix(const char *s, size_t n) {
-  size_t i = n > 0 && s[0] == '-' ? 1 : 0;
-  if (!(n == 10 || (i == 1 && n == 11)))
-    return false;
-  for (; i < n; i++)
-    if (s[i] < '0' || s[i] > '9')
-      return false;
-  return true;
-}
-
-/* A segment the library could take for a contender's node: a marker of a
- * recipe it speaks or recognises, then a sequence suffix (zkl_lock_new()).
- * Returns the marker, or NULL. */
-static const char *lock_node_marker(const char *seg, size_t n) {
-  static const char *const markers[] = {"lock-",    "__lock__", "__rlock__",
-                                        "__READ__", "__WRIT__", "lease-",
-                                        "latch-"};
-  size_t m, tail;
-  for (m = 0; m < sizeof markers / sizeof markers[0]; m++) {
-    size_t len = strlen(markers[m]);
-    for (tail = 10; tail <= 11; tail++)
-      if (n >= len + tail &&
-          memcmp(seg + n - tail - len, markers[m], len) == 0 &&
-          is_sequence_suffix(seg + n - tail, tail))
-        return markers[m];
-  }
-  return NULL;
-}
-
-const char *names_why_bad(const char *name) {
-  static char why[600];
-  const unsigned char *p = (const unsigned char *)name;
-  const char *marker;
-  size_t n = strlen(name), i, seg = 0;
-  if (n == 0)
-    return "it is empty";
-  if (n > ZKL_NAME_MAX) {
-    snprintf(why, sizeof why, "it is %zu bytes long, more than %d", n,
-             ZKL_NAME_MAX);
-    return why;
-  }
-  if (p[0] == '/')
-    return "it starts with '/' (names are relative to " ZKL_ROOT ")";
-  if (p[n - 1] == '/')
-    return "it ends with '/'";
-  for (i = 0; i <= n; i++) {
-    unsigned cp;
-    int len;
-    if (i == n || p[i] == '/') {
-      size_t seg_len = i - seg;
-      if (seg_len == 0) {
-        snprintf(why, sizeof why, "it has an empty segment ('//' at byte %zu)",
-                 i - 1);
-        return why;
-      }
-      if (seg_len <= 2 && strncmp(name + seg, "..", seg_len) == 0) {
-        snprintf(why, sizeof why, "it has a '%.*s' segment", (int)seg_len,
-                 name + seg);
-        return why;
-      }
-      if ((marker = lock_node_marker(name + seg, seg_len)) != NULL) {
-        snprintf(why, sizeof why,
-                 "its segment '%.*s' would pass for a contender's node (it "
-                 "ends in %s and a sequence number)",
-                 (int)seg_len, name + seg, marker);
-        return why;
-      }
-      seg = i + 1;
-      continue;
-    }
-    len = cli_utf8_decode(p + i, &cp);
-    if (len == 0) {
-      snprintf(why, sizeof why, "it is not valid UTF-8 (byte %zu is 0x%02x)",
-               i, p[i]);
-      return why;
-    }
-    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) {
-      char one[8];
-      memcpy(one, p + i, (size_t)len);
-      one[len] = '\0';
-      snprintf(why, sizeof why, "it has a control character (%s at byte %zu)",
-               cli_quote(one), i);
-      return why;
-    }
-    if (zk_refuses(cp)) {
-      snprintf(why, sizeof why,
-               "it has U+%04X at byte %zu, a character ZooKeeper refuses in "
-               "paths (U+D800 to U+F8FF, U+FFF0 and above)",
-               cp, i);
-      return why;
-    }
-    i += (size_t)len - 1;
-  }
-  return "the library refuses it (see zklock(1) for the rules)";
-}
 
 void names_parent(char *buf, size_t len, const char *name) {
   snprintf(buf, len, "%s/%s", ZKL_ROOT, name);

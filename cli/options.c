@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 
@@ -27,8 +28,18 @@ static const char usage_line[] =
 static void usage(void) {
   static const char *const lines[] = {
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
+      "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME",
+      "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --revoke NAME",
       "Run COMMAND while holding the ZooKeeper lock NAME (znode " ZKL_ROOT
-      "/NAME).",
+      "/NAME):",
+      "a mutex, or with one of these options another kind of lock:",
+      "",
+      "      --read              take the read side of a read/write lock:",
+      "                          shared with other readers",
+      "      --write             take its write side: exclusive",
+      "      --limit N           take one of N leases of a semaphore",
+      "      --elect ID          stand for election as ID; run COMMAND while",
+      "                          leading",
       "",
       "  -s, --servers HOSTS     ZooKeeper connect string (default:",
       "                          $ZKLOCK_SERVERS, else " DEFAULT_HOSTS ")",
@@ -52,10 +63,15 @@ static void usage(void) {
       "                          authenticate the session (default:",
       "                          $ZKLOCK_AUTH), e.g. digest:user:password",
       "      --acl open|creator  who may delete the lock's nodes (open)",
+      "      --on-revoke SIGNAL  pass a revoke request on to COMMAND as SIGNAL",
+      "                          (default: only say it came)",
       "  -q, --quiet             no waiting status, no \"not acquired\" "
       "message",
-      "  -v, --verbose           report progress on stderr",
-      "  -l, --list NAME         print the holder and the waiters of NAME",
+      "  -v, --verbose           report progress and the lock's events on",
+      "                          stderr, with the time of each",
+      "  -l, --list NAME         print the holders and the waiters of NAME",
+      "      --leader NAME       print the id and token of NAME's leader",
+      "      --revoke NAME       ask the holders of NAME to let go",
       "  -H, --no-header         with --list: no header line",
       "  -h, --help              print this help and exit",
       "      --version           print the version and exit",
@@ -139,12 +155,118 @@ static void check_hosts(options *o, const char *from) {
 }
 
 static void check_name(const char *name) {
-  if (zkl_name_check(name) != ZKL_OK)
-    cli_usage_error("bad lock name %s: %s", cli_quote(name),
-                    names_why_bad(name));
+  char why[512];
+  if (zkl_name_explain(name, why, sizeof why) != ZKL_OK)
+    cli_usage_error("bad lock name %s: %s", cli_quote(name), why);
 }
 
-enum { OPT_INFO = 256, OPT_VERSION, OPT_CONNECT, OPT_AUTH, OPT_ACL };
+/* One line of text without control characters, 1..max bytes. */
+static void check_line(const char *opt, const char *what, const char *s,
+                       size_t max) {
+  const unsigned char *p = (const unsigned char *)s;
+  if (!*s)
+    cli_usage_error("%s: the %s is empty", opt, what);
+  for (; *p; p++)
+    if (*p < 0x20 || *p == 0x7f)
+      cli_usage_error("%s: the %s must be one line without control "
+                      "characters",
+                      opt, what);
+  if (strlen(s) > max)
+    cli_usage_error("%s: the %s is longer than %zu bytes", opt, what, max);
+}
+
+/* --on-revoke: a signal by name (TERM, SIGTERM, term) or number. */
+static const struct {
+  const char *name;
+  int sig;
+} signal_names[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT},
+    {"ILL", SIGILL},   {"TRAP", SIGTRAP},     {"ABRT", SIGABRT},
+    {"BUS", SIGBUS},   {"FPE", SIGFPE},       {"KILL", SIGKILL},
+    {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},     {"USR2", SIGUSR2},
+    {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},     {"TERM", SIGTERM},
+    {"CHLD", SIGCHLD}, {"CONT", SIGCONT},     {"STOP", SIGSTOP},
+    {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},
+    {"URG", SIGURG},   {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH},
+    {"IO", SIGIO},     {"SYS", SIGSYS}};
+
+static void take_signal(options *o, const char *arg) {
+  static char number_name[16];
+  const char *name = arg;
+  size_t i;
+  long v;
+  if (strncasecmp(name, "SIG", 3) == 0)
+    name += 3;
+  for (i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+    if (strcasecmp(name, signal_names[i].name) == 0) {
+      static char canonical[16];
+      snprintf(canonical, sizeof canonical, "SIG%s", signal_names[i].name);
+      o->revoke_sig = signal_names[i].sig;
+      o->revoke_sig_name = canonical;
+      return;
+    }
+  if (!parse_int(arg, 1, SIGRTMAX, &v))
+    cli_usage_error("--on-revoke: %s is not a signal (a name such as TERM, "
+                    "USR1 or SIGHUP, or a number from 1 to %d)",
+                    cli_quote(arg), (int)SIGRTMAX);
+  o->revoke_sig = (int)v;
+  snprintf(number_name, sizeof number_name, "signal %ld", v);
+  o->revoke_sig_name = number_name;
+}
+
+/* The mode options, for messages. */
+static const char *kind_option(int kind) {
+  switch (kind) {
+  case KIND_READ:
+    return "--read";
+  case KIND_WRITE:
+    return "--write";
+  case KIND_SEMAPHORE:
+    return "--limit";
+  case KIND_ELECT:
+    return "--elect";
+  default:
+    return "";
+  }
+}
+
+static void set_kind(options *o, int kind) {
+  if (o->kind != KIND_MUTEX && o->kind != kind)
+    cli_usage_error("%s and %s cannot be used together: --read, --write, "
+                    "--limit and --elect choose the kind of lock",
+                    kind_option(o->kind), kind_option(kind));
+  o->kind = kind;
+}
+
+static const char *action_option(int action) {
+  return action == ACT_LIST     ? "--list"
+         : action == ACT_LEADER ? "--leader"
+                                : "--revoke";
+}
+
+static void set_action(options *o, int action, const char *target) {
+  if (o->action != ACT_RUN && o->action != action)
+    cli_usage_error("%s and %s cannot be used together",
+                    action_option(o->action), action_option(action));
+  o->action = action;
+  o->target = target;
+}
+
+enum {
+  OPT_INFO = 256,
+  OPT_VERSION,
+  OPT_CONNECT,
+  OPT_AUTH,
+  OPT_ACL,
+  OPT_READ,
+  OPT_WRITE,
+  OPT_LIMIT,
+  OPT_ELECT,
+  OPT_LEADER,
+  OPT_REVOKE,
+  OPT_ON_REVOKE
+};
 
 void options_parse(int argc, char **argv, options *o) {
   static const struct option longopts[] = {
@@ -161,6 +283,13 @@ void options_parse(int argc, char **argv, options *o) {
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
       {"list", required_argument, NULL, 'l'},
+      {"leader", required_argument, NULL, OPT_LEADER},
+      {"revoke", required_argument, NULL, OPT_REVOKE},
+      {"on-revoke", required_argument, NULL, OPT_ON_REVOKE},
+      {"read", no_argument, NULL, OPT_READ},
+      {"write", no_argument, NULL, OPT_WRITE},
+      {"limit", required_argument, NULL, OPT_LIMIT},
+      {"elect", required_argument, NULL, OPT_ELECT},
       {"no-header", no_argument, NULL, 'H'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
@@ -179,6 +308,8 @@ void options_parse(int argc, char **argv, options *o) {
   o->conflict_code = 1;
   o->grace_ms = DEFAULT_GRACE_MS;
   o->acl = ZKL_ACL_OPEN;
+  o->action = ACT_RUN;
+  o->kind = KIND_MUTEX;
   opterr = 0;
   /* "+": stop at NAME; what follows "--" is the command's. */
   for (at = 1; (c = getopt_long(argc, argv, "+:s:t:w:nE:k:qvl:Hh", longopts,
@@ -222,18 +353,11 @@ void options_parse(int argc, char **argv, options *o) {
       seconds_or_exit("-k", optarg, &o->grace_ms);
       k_set = true;
       break;
-    case OPT_INFO: {
-      const unsigned char *p = (const unsigned char *)optarg;
-      for (; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-          cli_usage_error("--info: the text must be one line without "
-                          "control characters");
-      if (strlen(optarg) > ZKL_INFO_MAX)
-        cli_usage_error("--info: the text is longer than %d bytes",
-                        ZKL_INFO_MAX);
+    case OPT_INFO:
+      if (*optarg)
+        check_line("--info", "text", optarg, ZKL_INFO_MAX);
       o->info = optarg;
       break;
-    }
     case OPT_AUTH:
       take_auth(o, "--auth", optarg, true);
       break;
@@ -254,7 +378,35 @@ void options_parse(int argc, char **argv, options *o) {
       cli_verbose = true;
       break;
     case 'l':
-      o->list_name = optarg;
+      set_action(o, ACT_LIST, optarg);
+      break;
+    case OPT_LEADER:
+      set_action(o, ACT_LEADER, optarg);
+      break;
+    case OPT_REVOKE:
+      set_action(o, ACT_REVOKE, optarg);
+      break;
+    case OPT_ON_REVOKE:
+      take_signal(o, optarg);
+      break;
+    case OPT_READ:
+      set_kind(o, KIND_READ);
+      break;
+    case OPT_WRITE:
+      set_kind(o, KIND_WRITE);
+      break;
+    case OPT_LIMIT:
+      set_kind(o, KIND_SEMAPHORE);
+      if (!parse_int(optarg, 1, INT_MAX, &v))
+        cli_usage_error("--limit: %s is not a number of leases (a whole "
+                        "number from 1 to %d)",
+                        cli_quote(optarg), INT_MAX);
+      o->limit = (int)v;
+      break;
+    case OPT_ELECT:
+      set_kind(o, KIND_ELECT);
+      check_line("--elect", "id", optarg, ZKL_ID_MAX);
+      o->elect_id = optarg;
       break;
     case 'H':
       o->no_header = true;
@@ -292,18 +444,27 @@ void options_parse(int argc, char **argv, options *o) {
   check_hosts(o, hosts_from);
   rest = argc - optind;
 
-  if (o->list_name) {
-    if (o->wait_arg || n_set || e_set || k_set || o->info || acl_set)
-      cli_usage_error("--list takes no -w, -n, -E, -k, --info or --acl");
+  if (o->action != ACT_RUN) {
+    const char *opt = action_option(o->action);
+    if (o->wait_arg || n_set || e_set || k_set || o->info || acl_set ||
+        o->revoke_sig || o->kind != KIND_MUTEX)
+      cli_usage_error("%s takes no -w, -n, -E, -k, --info, --acl, "
+                      "--on-revoke, --read, --write, --limit or --elect",
+                      opt);
+    if (o->no_header && o->action != ACT_LIST)
+      cli_usage_error("-H goes with --list only");
     if (rest > 0)
-      cli_usage_error("--list takes one lock name and no command, but %s "
+      cli_usage_error("%s takes one lock name and no command, but %s "
                       "follows",
-                      cli_quote(argv[optind]));
-    check_name(o->list_name);
+                      opt, cli_quote(argv[optind]));
+    check_name(o->target);
     return;
   }
   if (o->no_header)
     cli_usage_error("-H goes with --list only");
+  if (o->info && o->kind == KIND_ELECT)
+    cli_usage_error("--info cannot be used with --elect: a candidate's node "
+                    "holds its id");
   if (o->acl == ZKL_ACL_CREATOR && !o->auth)
     cli_usage_error("--acl creator needs credentials (--auth or "
                     "ZKLOCK_AUTH): the lock's nodes belong to them");

@@ -1,14 +1,18 @@
 /*
- * queue.c - the queue of a lock as zkl_participants() shows it: the lines
- * of --list, the waiting status, and the holder named when zklock gives
- * up.
+ * queue.c - a lock's contenders as zkl_participants() shows them, for every
+ * kind of lock: --list, --leader, --revoke, and who holds it (the waiting
+ * line, the holder named when zklock gives up).
  *
- * The status is refreshed when the queue changes, not on a clock: a child
- * watch on /locks/NAME (set through the session's own handle) wakes the
- * main loop, which lists the participants again (a blocking call, so never
- * from the watcher) and sets the watch again. The watch is set before the
- * acquire starts; ZooKeeper answers a session's requests in order, so the
- * creation of our own node fires it.
+ * One listing covers a mutex, a read/write lock (readers and writers in one
+ * queue) and an election (its candidates). A semaphore keeps its leases in
+ * NAME/leases and its queue at the gate in NAME/locks, two more queues that
+ * are listed when they exist. Who holds, as far as a listing tells: the
+ * first of a queue; the readers before the first writer; a semaphore's
+ * first N leases (every lease node when N is not known).
+ *
+ * A candidate's node holds its id, not an owner description, and
+ * zkl_participants() does not return node data: the ids are read with the
+ * ZooKeeper client, one getData per candidate.
  */
 #include "config.h"
 
@@ -16,9 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -42,52 +44,6 @@ char *queue_owner_info(char *const argv[]) {
   return line;
 }
 
-/* ISO 8601 local time with the offset, "2024-05-01T12:01:07+02:00". */
-static void iso_time(char *buf, size_t len, int64_t unix_ms) {
-  time_t t = (time_t)(unix_ms / 1000);
-  struct tm tm;
-  char zone[8];
-  if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm) ||
-      !strftime(zone, sizeof zone, "%z", &tm) || strlen(zone) != 5) {
-    snprintf(buf, len, "-");
-    return;
-  }
-  /* %z is "+0200"; the extended format wants "+02:00" */
-  snprintf(buf + strlen(buf), len - strlen(buf), "%.3s:%s", zone, zone + 3);
-}
-
-/* ------------------------------------------------------------------ list */
-
-int queue_list(zkl_session *s, const char *name, bool no_header) {
-  zkl_participant *list;
-  int count, i, rc;
-  rc = zkl_participants(s, name, &list, &count);
-  if (rc != ZKL_OK)
-    return rc;
-  if (!no_header)
-    printf("POS\tNODE\tTOKEN\tHOST\tPID\tSTARTED\tINFO\tQUEUED\n");
-  for (i = 0; i < count; i++) {
-    const zkl_participant *p = &list[i];
-    char host[256], info[ZKL_INFO_MAX + 1], pid[24], started[40], queued[40];
-    cli_printable(host, sizeof host, p->host);
-    cli_printable(info, sizeof info, p->info);
-    if (p->pid > 0)
-      snprintf(pid, sizeof pid, "%ld", p->pid);
-    else
-      snprintf(pid, sizeof pid, "-");
-    if (p->started_ms > 0)
-      iso_time(started, sizeof started, p->started_ms);
-    else
-      snprintf(started, sizeof started, "-");
-    iso_time(queued, sizeof queued, p->queued_ms);
-    printf("%d\t%s\t%" PRId64 "\t%s\t%s\t%s\t%s\t%s\n", i, p->node,
-           p->token, host[0] ? host : "-", pid, started, info[0] ? info : "-",
-           queued);
-  }
-  zkl_participants_free(list);
-  return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
-}
-
 /* "12:01:07", or with the date when not today. */
 static void since(char *buf, size_t len, int64_t unix_ms) {
   time_t t = (time_t)(unix_ms / 1000), now = time(NULL);
@@ -103,152 +59,209 @@ static void since(char *buf, size_t len, int64_t unix_ms) {
            &tm);
 }
 
-/* "db1:4242 since 12:01:07": the holder as the waiting line and the -n
- * message show it. */
-static void describe_holder(char *buf, size_t len, const zkl_participant *h) {
-  char host[256], when[40];
-  cli_printable(host, sizeof host, h->host);
-  since(when, sizeof when, h->queued_ms);
-  if (host[0] && h->pid > 0)
-    snprintf(buf, len, "%s:%ld since %s", host, h->pid, when);
-  else
-    snprintf(buf, len, "an unknown owner since %s", when);
+/* ------------------------------------------------------------- the view */
+
+/* A candidate's id: its node's data. NULL when it cannot be read. */
+static char *read_id(zkl_session *s, const char *node) {
+  char data[ZKL_ID_MAX + 1], *id;
+  int len = ZKL_ID_MAX;
+  if (zoo_get(zkl_session_handle(s), node, 0, data, &len, NULL) != ZOK ||
+      len < 0)
+    return NULL;
+  data[len] = '\0';
+  id = malloc((size_t)len + 1);
+  if (id)
+    cli_printable(id, (size_t)len + 1, data);
+  return id;
 }
 
-bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len) {
-  zkl_participant *list;
-  int count;
-  if (zkl_participants(s, name, &list, &count) != ZKL_OK)
-    return false;
-  if (count > 0)
-    describe_holder(buf, len, &list[0]);
-  zkl_participants_free(list);
-  return count > 0;
+void queue_view_free(queue_view *v) {
+  int i;
+  for (i = 0; i < v->count; i++)
+    free(v->e[i].id);
+  free(v->e);
+  for (i = 0; i < 3; i++)
+    if (v->lists[i])
+      zkl_participants_free(v->lists[i]);
+  memset(v, 0, sizeof *v);
 }
 
-/* ---------------------------------------------------------------- status */
-
-static struct {
-  int mode; /* 0 none, 1 one line, 2 in place */
-  bool done;
-  zkl_session *s;
-  zkl_lock *l;
-  char parent[ZKL_PATH_MAX];
-  char shown[1024];    /* the line on the terminal now ("" none) */
-  bool plain_escapes; /* TERM=dumb: no "erase line", pad with spaces */
-} st;
-
-static void watcher(zhandle_t *zh, int type, int state, const char *path,
-                    void *ctx) {
-  (void)zh;
-  (void)state;
-  (void)path;
-  (void)ctx;
-  if (type != ZOO_SESSION_EVENT) /* session events go to every watcher */
-    ev_post_queue_changed();
-}
-
-static void exists_done(int rc, const struct Stat *stat, const void *data) {
-  (void)stat;
-  (void)data;
-  if (rc == ZOK) /* the parent appeared meanwhile: list it */
-    ev_post_queue_changed();
-}
-
-static void children_done(int rc, const struct String_vector *names,
-                          const void *data) {
-  (void)names;
-  (void)data;
-  /* No parent yet (a fresh name): watch for it to appear. */
-  if (rc == ZNONODE)
-    zoo_awexists(zkl_session_handle(st.s), st.parent, watcher, NULL,
-                 exists_done, NULL);
-}
-
-void status_init(int mode, zkl_session *s, zkl_lock *l) {
-  const char *term = getenv("TERM");
-  st.mode = mode;
-  st.s = s;
-  st.l = l;
-  st.plain_escapes = !term || !*term || strcmp(term, "dumb") == 0;
-  names_parent(st.parent, sizeof st.parent, zkl_lock_name(l));
-}
-
-void status_arm(void) {
-  if (st.mode == 0 || st.done)
-    return;
-  zoo_awget_children(zkl_session_handle(st.s), st.parent, watcher, NULL,
-                     children_done, NULL);
-}
-
-static void show(const char *line) {
-  char buf[1200];
-  size_t len = strlen(line), old = strlen(st.shown), n, width = 0;
-  struct winsize ws;
-  if (st.mode == 1) {
-    fprintf(stderr, "zklock: %s\n", line);
-    st.done = true; /* one line, and no more watching */
-    return;
-  }
-  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
-    width = ws.ws_col - 1; /* the last column would wrap on some terminals */
-  if (width && len + 8 > width)
-    len = width > 8 ? width - 8 : 0;
-  if (len == old && strncmp(line, st.shown, len) == 0)
-    return;
-  n = (size_t)snprintf(buf, sizeof buf, "\rzklock: %.*s%s", (int)len, line,
-                       st.plain_escapes ? "" : "\033[K");
-  if (st.plain_escapes)
-    while (old > len && n + 1 < sizeof buf) {
-      buf[n++] = ' ';
-      old--;
+int queue_view_get(zkl_session *s, const char *name, int limit, queue_view *v) {
+  static const char *const suffix[3] = {"", "/leases", "/locks"};
+  int counts[3] = {0, 0, 0}, i, j, rc, n = 0;
+  memset(v, 0, sizeof *v);
+  for (i = 0; i < 3; i++) {
+    snprintf(v->queues[i], sizeof v->queues[i], "%s%s", name, suffix[i]);
+    /* A semaphore's queues of a name this long cannot be named to the
+     * library (ZKL_NAME_MAX): not listed. */
+    if (strlen(v->queues[i]) > ZKL_NAME_MAX)
+      continue;
+    rc = zkl_participants(s, v->queues[i], &v->lists[i], &counts[i]);
+    if (rc != ZKL_OK) {
+      queue_view_free(v);
+      return rc;
     }
-  buf[n] = '\0';
-  fputs(buf, stderr);
-  snprintf(st.shown, sizeof st.shown, "%.*s", (int)len, line);
+    n += counts[i];
+  }
+  v->e = calloc((size_t)(n ? n : 1), sizeof *v->e);
+  if (!v->e) {
+    queue_view_free(v);
+    return ZKL_ENOMEM;
+  }
+  for (i = 0; i < 3; i++) {
+    bool reading = false; /* the queue so far: readers only */
+    for (j = 0; j < counts[i]; j++) {
+      queue_entry *e = &v->e[v->count++];
+      e->p = &v->lists[i][j];
+      e->queue = v->queues[i];
+      e->kind = i == 2 ? "gate" : e->p->kind;
+      if (i == 0) {
+        e->holds = j == 0 || (reading && strcmp(e->kind, "read") == 0);
+        reading = e->holds && strcmp(e->kind, "read") == 0;
+      } else if (i == 1) {
+        e->holds = limit <= 0 || j < limit;
+      }
+      if (strcmp(e->kind, "latch") == 0)
+        e->id = read_id(s, e->p->node);
+      v->holders += e->holds;
+    }
+  }
+  return ZKL_OK;
 }
 
-void status_refresh(void) {
-  char own[ZKL_PATH_MAX], line[1024], holder[400];
-  zkl_participant *list;
-  int count, i, ahead = -1;
-  if (st.mode == 0 || st.done)
-    return;
-  status_arm(); /* first, so that no change after the listing is missed */
-  if (zkl_participants(st.s, zkl_lock_name(st.l), &list, &count) != ZKL_OK)
-    return; /* it is only the status: the next change tries again */
-  /* Only now: the server tells the watch of our node's creation before it
-   * answers the create, but answers the listing after it; so once the
-   * listing is back, the library knows its node if it was created. */
-  if (zkl_lock_node_path(st.l, own, sizeof own) != ZKL_OK) {
-    zkl_participants_free(list);
-    return; /* no node yet: its creation fires the watch */
+void queue_describe(const queue_entry *e, bool with_since, char *buf,
+                    size_t len) {
+  char host[256], when[40];
+  size_t n;
+  cli_printable(host, sizeof host, e->p->host);
+  if (e->id)
+    n = (size_t)snprintf(buf, len, "%s", cli_quote(e->id));
+  else if (host[0] && e->p->pid > 0)
+    n = (size_t)snprintf(buf, len, "%s:%ld", host, e->p->pid);
+  else
+    n = (size_t)snprintf(buf, len, "an unknown owner");
+  if (with_since && n < len) {
+    since(when, sizeof when, e->p->queued_ms);
+    snprintf(buf + n, len - n, " since %s", when);
   }
-  for (i = 0; i < count; i++)
-    if (strcmp(list[i].node, own) == 0)
-      ahead = i;
-  if (ahead > 0) {
-    describe_holder(holder, sizeof holder, &list[0]);
-    snprintf(line, sizeof line, "waiting for %s: %d ahead, held by %s",
-             st.parent, ahead, holder);
-    show(line);
+}
+
+bool queue_describe_holders(const queue_view *v, char *buf, size_t len) {
+  int i;
+  size_t n;
+  for (i = 0; i < v->count && !v->e[i].holds; i++)
+    ;
+  if (i == v->count)
+    return false;
+  queue_describe(&v->e[i], true, buf, len);
+  n = strlen(buf);
+  if (v->holders > 1 && n < len)
+    snprintf(buf + n, len - n, " and %d more", v->holders - 1);
+  return true;
+}
+
+bool queue_holder(zkl_session *s, const char *name, int limit, char *buf,
+                  size_t len) {
+  queue_view v;
+  bool found;
+  if (queue_view_get(s, name, limit, &v) != ZKL_OK)
+    return false;
+  found = queue_describe_holders(&v, buf, len);
+  queue_view_free(&v);
+  return found;
+}
+
+bool queue_describe_node(zkl_session *s, const char *name, const char *child,
+                         char *buf, size_t len) {
+  zkl_participant *list;
+  int count, i;
+  bool found = false;
+  /* Disconnected, the listing would wait for the reconnect or the
+   * client's verdict: not worth holding the main loop up for. */
+  if (zoo_state(zkl_session_handle(s)) != ZOO_CONNECTED_STATE ||
+      zkl_participants(s, name, &list, &count) != ZKL_OK)
+    return false;
+  for (i = 0; i < count && !found; i++) {
+    const char *slash = strrchr(list[i].node, '/');
+    if (slash && strcmp(slash + 1, child) == 0) {
+      queue_entry e;
+      memset(&e, 0, sizeof e);
+      e.p = &list[i];
+      e.kind = list[i].kind;
+      if (strcmp(e.kind, "latch") == 0)
+        e.id = read_id(s, list[i].node);
+      queue_describe(&e, false, buf, len);
+      free(e.id);
+      found = true;
+    }
   }
   zkl_participants_free(list);
+  return found;
 }
 
-void status_clear(void) {
-  size_t old = strlen(st.shown);
-  st.done = true;
-  if (st.mode != 2 || old == 0)
-    return;
-  if (st.plain_escapes) {
-    fputc('\r', stderr);
-    old += sizeof "zklock: " - 1;
-    while (old-- > 0)
-      fputc(' ', stderr);
-    fputc('\r', stderr);
-  } else {
-    fputs("\r\033[K", stderr);
+/* ------------------------------------------------------------ questions */
+
+int queue_list(zkl_session *s, const char *name, bool no_header) {
+  queue_view v;
+  int i, rc;
+  rc = queue_view_get(s, name, 0, &v);
+  if (rc != ZKL_OK)
+    return rc;
+  if (!no_header)
+    printf("POS\tNODE\tTOKEN\tHOST\tPID\tSTARTED\tINFO\tQUEUED\tKIND\n");
+  for (i = 0; i < v.count; i++) {
+    const zkl_participant *p = v.e[i].p;
+    char host[256], info[ZKL_ID_MAX + 1], pid[24], started[40], queued[40];
+    cli_printable(host, sizeof host, p->host);
+    cli_printable(info, sizeof info, v.e[i].id ? v.e[i].id : p->info);
+    if (p->pid > 0)
+      snprintf(pid, sizeof pid, "%ld", p->pid);
+    else
+      snprintf(pid, sizeof pid, "-");
+    if (p->started_ms > 0)
+      cli_iso_time(started, sizeof started, p->started_ms, false);
+    else
+      snprintf(started, sizeof started, "-");
+    cli_iso_time(queued, sizeof queued, p->queued_ms, false);
+    printf("%d\t%s\t%" PRId64 "\t%s\t%s\t%s\t%s\t%s\t%s\n", i, p->node,
+           p->token, host[0] ? host : "-", pid, started, info[0] ? info : "-",
+           queued, v.e[i].kind);
   }
-  st.shown[0] = '\0';
+  queue_view_free(&v);
+  return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
+}
+
+int queue_leader(zkl_session *s, const char *name) {
+  char id[ZKL_ID_MAX + 1], shown[ZKL_ID_MAX + 1];
+  int64_t token;
+  int rc = zkl_leader_get(s, name, id, sizeof id, &token);
+  if (rc != ZKL_OK)
+    return rc;
+  cli_printable(shown, sizeof shown, id);
+  printf("%s\t%" PRId64 "\n", shown, token);
+  return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
+}
+
+int queue_revoke(zkl_session *s, const char *name) {
+  queue_view v;
+  int i, rc, asked = 0;
+  rc = queue_view_get(s, name, 0, &v);
+  if (rc != ZKL_OK)
+    return rc;
+  for (i = 0; i < v.count && rc == ZKL_OK; i++) {
+    const char *child = strrchr(v.e[i].p->node, '/');
+    if (!v.e[i].holds || !child)
+      continue;
+    rc = zkl_revoke(s, v.e[i].queue, child + 1);
+    if (rc == ZKL_OK) {
+      printf("%s\n", v.e[i].p->node);
+      asked++;
+    } else if (rc == ZKL_ENOTHELD) {
+      rc = ZKL_OK; /* it let go meanwhile: nobody to ask there */
+    }
+  }
+  queue_view_free(&v);
+  if (fflush(stdout) != 0 && rc == ZKL_OK)
+    rc = ZKL_ESYSTEM;
+  return rc == ZKL_OK && asked == 0 ? ZKL_ENOTHELD : rc;
 }

@@ -2,16 +2,21 @@
  * run.c - one run of zklock: take the lock, run the command while it is
  * held, release it, and exit as the command did.
  *
+ * The lock is any of the library's kinds (make_lock()): a mutex, a side of
+ * a read/write lock, a semaphore's lease, an election's lead. Each is a
+ * zkl_lock, so the run is the same for all.
+ *
  * One thread of our own: the main loop polls the self-pipe (events.c) and
  * the run is in one of four states, each one case of the switch in
  * run_lock():
  *
  *   WAITING     the async acquire is under way; a signal cancels it.
- *   CONFIRMING  granted, but the latest proof that the session lives is old
- *               (a long wait): one heartbeat must come back before the
- *               command starts, so that it starts under a fresh lease.
- *   RUNNING     the command runs: signals are forwarded, heartbeats renew
- *               the lease and the watchdog's deadline; its exit releases.
+ *   CONFIRMING  granted, but less than half a lease is left (the latest
+ *               answer from the server is old): the command starts once the
+ *               library's heartbeat has renewed it, under a fresh lease.
+ *   RUNNING     the command runs: signals are forwarded, revoke requests
+ *               passed on (--on-revoke), and the library's lease deadline
+ *               handed to the watchdog; its exit releases.
  *   LOST        the command got SIGTERM (from zklock or its watchdog) and
  *               gets SIGKILL when the grace runs out.
  *
@@ -39,8 +44,11 @@
 
 #include "cli.h"
 
-/* A loss zklock finds itself: the lease deadline of heartbeat.c passed. */
+/* A loss zklock finds itself: the lease deadline passed (lease.c). */
 #define LOST_OWN_LEASE 100
+/* CONFIRMING: how often to look whether the lease was renewed (the
+ * library does not tell; it takes one round trip). */
+#define CONFIRM_POLL_MS 20
 
 enum state { WAITING, CONFIRMING, RUNNING, LOST };
 
@@ -48,11 +56,12 @@ typedef struct {
   const options *o;
   zkl_session *s;
   zkl_lock *l;
+  zkl_rwlock *rw;          /* --read, --write: l is one of its sides */
   char path[ZKL_PATH_MAX]; /* /locks/NAME, for messages */
   enum state state;
-  int64_t acquire_ms; /* the acquire started: its grant proves the session
-                         alive at that moment or later */
+  int64_t acquire_ms;
   int64_t granted_ms;
+  bool revoke_pending; /* asked to let go before the command ran */
   int die_sig; /* a signal came before the command ran: die by it */
   int64_t token;
   char node[ZKL_PATH_MAX];
@@ -66,9 +75,19 @@ typedef struct {
 
 /* ---------------------------------------------------------------- endings */
 
+static void free_lock(run *r) {
+  if (r->rw)
+    zkl_rwlock_free(r->rw); /* its sides are not ours to free */
+  else
+    zkl_lock_free(r->l);
+  r->rw = NULL;
+  r->l = NULL;
+}
+
 static void finish(run *r) {
-  zkl_lock_free(r->l);
+  free_lock(r);
   zkl_session_close(r->s);
+  trace_flush(NULL); /* the last events: the release, the session's end */
 }
 
 /* Releases (after the command or instead of it). Returns 0 when the lock
@@ -121,8 +140,8 @@ static bool session_expired(const run *r) {
 /* Why the lock is lost, in words that claim no more than zklock knows. */
 static const char *lost_reason_text(const run *r, int reason) {
   static char buf[512];
-  int64_t silent = cli_now_ms() - hb_proven();
-  int t = hb_timeout();
+  int64_t silent = cli_now_ms() - lease_proven();
+  int t = lease_timeout();
   size_t n;
   if (reason == ZKL_LOST_SESSION_EXPIRED || session_expired(r))
     return "the ZooKeeper session expired: the lock may already be someone "
@@ -193,12 +212,25 @@ static void begin_lost(run *r, int reason, int64_t notice_ms) {
   r->state = LOST;
 }
 
+/* Passes a revoke request on to the command (RUNNING), or says it came. */
+static void pass_revoke(run *r) {
+  if (!r->o->revoke_sig) {
+    cli_error("asked to let go of %s; the command is not told (see "
+              "--on-revoke)",
+              r->path);
+    return;
+  }
+  cli_error("asked to let go of %s: sending %s to the command", r->path,
+            r->o->revoke_sig_name);
+  child_signal(&r->child, r->o->revoke_sig);
+}
+
 /* -> RUNNING: starts the watchdog, then the command. Returns -1 to go on,
  * else an exit code. */
 static int start_command(run *r) {
   int rc;
   if (wd_start(r->path, r->o->grace_ms, !r->same_group,
-               hb_deadline() + hb_margin() / 2) != 0) {
+               lease_deadline() + lease_margin() / 2) != 0) {
     if (errno != ENOSYS) {
       cli_error("cannot start the watchdog: %s; not running the command",
                 strerror(errno));
@@ -221,7 +253,16 @@ static int start_command(run *r) {
   }
   wd_command_started();
   r->state = RUNNING;
+  if (r->revoke_pending)
+    pass_revoke(r);
   return -1;
+}
+
+/* Whether the lease left is long enough to start the command under: at
+ * least half of it, counted from the grant. */
+static bool lease_fresh(const run *r) {
+  int64_t d = lease_deadline();
+  return d != 0 && d - r->granted_ms >= lease_timeout() / 2;
 }
 
 /* WAITING: the acquire completed. Returns -1 to go on, else an exit code. */
@@ -234,16 +275,23 @@ static int on_acquired(run *r, const ev_batch *b) {
     finish(r);
     die_by_signal(r->die_sig);
   }
+  /* A semaphore's try-once skips the gate and counts every lease node,
+   * the one of the contender counting at the gate included: more than the
+   * limit then reads as a disagreement on it (ZKL_ELIMIT), though it only
+   * means that no lease is free, which is what -n reports. */
+  if (rc == ZKL_ELIMIT && r->o->wait_ms == 0)
+    rc = ZKL_EBUSY;
   if (rc == ZKL_EBUSY || rc == ZKL_ETIMEDOUT) {
-    char holder[400];
+    char holder[600];
+    const char *verb = r->o->kind == KIND_ELECT ? "led" : "held";
     if (!r->o->quiet) {
-      if (!queue_holder(r->s, r->o->name, holder, sizeof holder))
+      if (!queue_holder(r->s, r->o->name, r->o->limit, holder, sizeof holder))
         snprintf(holder, sizeof holder, "another owner");
       if (r->o->wait_arg)
-        cli_error("gave up waiting for %s after %s s (held by %s)", r->path,
-                  r->o->wait_arg, holder);
+        cli_error("gave up waiting for %s after %s s (%s by %s)", r->path,
+                  r->o->wait_arg, verb, holder);
       else
-        cli_error("%s is held by %s; not waiting", r->path, holder);
+        cli_error("%s is %s by %s; not waiting", r->path, verb, holder);
     }
     finish(r);
     return r->o->conflict_code;
@@ -252,6 +300,12 @@ static int on_acquired(run *r, const ev_batch *b) {
     cli_error("could not try %s: the connection to ZooKeeper was lost "
               "before it answered",
               r->path);
+    finish(r);
+    return EXIT_ZOOKEEPER;
+  }
+  if (rc == ZKL_ELIMIT) {
+    cli_error("could not acquire %s: %s (--limit %d here)", r->path,
+              zkl_strerror(rc), r->o->limit);
     finish(r);
     return EXIT_ZOOKEEPER;
   }
@@ -265,19 +319,17 @@ static int on_acquired(run *r, const ev_batch *b) {
   }
   r->granted_ms = cli_now_ms();
   r->token = b->token;
-  cli_verbose_msg("acquired %s, token %" PRId64 ", after %lld ms", r->path,
-                  b->token, (long long)(r->granted_ms - r->acquire_ms));
   if (b->lost)
     return lost_before_start(r, b->lost_reason);
   if (zkl_lock_node_path(r->l, r->node, sizeof r->node) != ZKL_OK)
     return lost_before_start(r, 0);
-  /* The grant answered a request sent after the acquire started. After a
-   * short wait that is proof enough; after a long one, ask again. */
-  hb_prove(r->acquire_ms);
-  if (hb_deadline() - r->granted_ms >= hb_timeout() / 2)
+  /* A grant can come from a watch event, with no answer from the server
+   * since the wait began: the lease left may be short. The library renews
+   * it with a heartbeat as soon as the lock is held. */
+  if (lease_fresh(r))
     return start_command(r);
-  cli_verbose_msg("the wait was long: confirming the session first");
-  hb_ping_now();
+  cli_verbose_msg("less than half the lease is left: confirming the session "
+                  "first");
   r->state = CONFIRMING;
   return -1;
 }
@@ -289,9 +341,11 @@ static int on_confirming(run *r, const ev_batch *b) {
     finish(r);
     die_by_signal(b->signals[0]);
   }
+  if (b->revokes > 0)
+    r->revoke_pending = true; /* passed on once the command runs */
   if (b->lost)
     return lost_before_start(r, b->lost_reason);
-  if (hb_proven() >= r->granted_ms)
+  if (lease_fresh(r))
     return start_command(r);
   return -1;
 }
@@ -332,19 +386,23 @@ static int on_child_exit(run *r) {
 
 /* RUNNING or LOST: one wake-up. Returns -1 to go on, else an exit code. */
 static int on_running(run *r, const ev_batch *b) {
-  int64_t now = cli_now_ms(), theirs;
+  int64_t now = cli_now_ms(), theirs, deadline = lease_deadline();
   int i, status;
   pid_t gone;
   if (r->state == RUNNING) {
+    /* deadline 0: the library no longer counts the lock as held, so its
+     * lost notice is on its way; the watchdog is not renewed meanwhile. */
     if (b->lost)
       begin_lost(r, b->lost_reason, b->lost_at_ms);
-    else if (now >= hb_deadline())
+    else if (deadline != 0 && now >= deadline)
       begin_lost(r, LOST_OWN_LEASE, now);
     else if (wd_fired(&theirs)) /* it beat a late zklock to it */
       begin_lost(r, LOST_OWN_LEASE, now);
-    else
-      wd_renew(hb_deadline() + hb_margin() / 2);
+    else if (deadline != 0)
+      wd_renew(deadline + lease_margin() / 2);
   }
+  if (r->state == RUNNING && b->revokes > 0)
+    pass_revoke(r);
   for (i = 0; i < b->nsignals; i++)
     if (b->forward[i]) {
       cli_verbose_msg("passing on %s", strsignal(b->signals[i]));
@@ -379,15 +437,39 @@ static bool has_terminal(void) {
   return true;
 }
 
+/* The lock of the kind asked for. Returns a ZKL_ code. */
+static int make_lock(run *r) {
+  const options *o = r->o;
+  int rc;
+  switch (o->kind) {
+  case KIND_READ:
+  case KIND_WRITE:
+    rc = zkl_rwlock_new(&r->rw, r->s, o->name);
+    if (rc == ZKL_OK)
+      r->l = o->kind == KIND_READ ? zkl_rwlock_read(r->rw)
+                                  : zkl_rwlock_write(r->rw);
+    return rc;
+  case KIND_SEMAPHORE:
+    return zkl_semaphore_new(&r->l, r->s, o->name, o->limit);
+  case KIND_ELECT:
+    return zkl_election_new(&r->l, r->s, o->name, o->elect_id);
+  default:
+    return zkl_lock_new(&r->l, r->s, o->name);
+  }
+}
+
 /* When the loop must wake up at the latest (monotonic ms), 0: never. */
 static int64_t next_wake(run *r, int64_t now) {
-  int64_t at;
+  int64_t at, deadline;
   switch (r->state) {
   case CONFIRMING:
-    return hb_tick(now);
+    return now + CONFIRM_POLL_MS;
   case RUNNING:
-    at = hb_tick(now);
-    return at < hb_deadline() ? at : hb_deadline();
+    /* The library renews the lease every T/6: pass it on to the watchdog
+     * twice as often, and look at the deadline itself when it comes. */
+    at = now + (lease_timeout() / 12 > 10 ? lease_timeout() / 12 : 10);
+    deadline = lease_deadline();
+    return deadline != 0 && deadline < at ? deadline : at;
   case LOST:
     return r->killed ? 0 : r->kill_at_ms;
   default:
@@ -414,25 +496,31 @@ int run_lock(const options *o) {
   /* Signals keep their default action until the session is open: nothing
    * to clean up before. */
   r.s = connect_or_exit(o, bound);
-  hb_init(r.s, t0); /* the server heard us after we started connecting */
-  rc = zkl_lock_new(&r.l, r.s, o->name);
+  rc = lease_init(r.s, t0); /* the server heard us after we began */
+  if (rc == ZKL_OK && cli_verbose)
+    rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
+  if (rc == ZKL_OK)
+    rc = make_lock(&r);
   if (rc == ZKL_OK && o->acl != ZKL_ACL_OPEN)
     rc = zkl_lock_set_acl(r.l, o->acl);
   if (rc != ZKL_OK) {
     cli_error("cannot use the lock %s: %s", r.path, zkl_strerror(rc));
-    zkl_lock_free(r.l);
+    free_lock(&r);
     zkl_session_close(r.s);
     return EXIT_ZOOKEEPER;
   }
-  info = o->info ? NULL : queue_owner_info(o->command);
-  zkl_lock_set_owner_info(r.l, o->info ? o->info : info);
-  free(info);
+  if (o->kind != KIND_ELECT) { /* a candidate's node holds its id */
+    info = o->info ? NULL : queue_owner_info(o->command);
+    zkl_lock_set_owner_info(r.l, o->info ? o->info : info);
+    free(info);
+  }
   zkl_lock_on_lost(r.l, ev_lost_cb, NULL);
+  zkl_lock_on_revoke(r.l, ev_revoke_cb, NULL);
 
   r.same_group = has_terminal();
   ev_catch_signals(r.same_group);
   mode = o->quiet || o->wait_ms == 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
-  status_init(mode, r.s, r.l);
+  status_init(mode, r.s, r.l, o);
   status_arm();
   r.acquire_ms = cli_now_ms();
   if (wait > 0) /* what connecting left of it; at least one try */
@@ -460,9 +548,18 @@ int run_lock(const options *o) {
     r.late_ms = wake ? cli_now_ms() - wake : 0;
     ev_drain();
     ev_take(&b);
+    trace_flush(r.s);
 
     switch (r.state) {
     case WAITING:
+      /* The library tells waiters too; granted in the same batch, the
+       * request may have been for the holder we now are. */
+      if (b.revokes > 0 && b.acquired && b.acquire_rc == ZKL_OK)
+        r.revoke_pending = true;
+      else if (b.revokes > 0)
+        cli_verbose_msg("asked to let go of %s while waiting for it: "
+                        "nothing to let go of yet",
+                        r.path);
       for (i = 0; i < b.nsignals && !r.die_sig; i++) {
         r.die_sig = b.signals[i];
         cli_verbose_msg("%s while waiting: canceling", strsignal(r.die_sig));

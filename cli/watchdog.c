@@ -43,9 +43,10 @@
  * reaps it anyway), at the pipe's end of file, and when the command exits
  * (a pidfd, Linux 5.3 and later) even while zklock is stopped.
  *
- * Never firing while zklock is healthy: zklock renews the deadline with
- * every answered heartbeat (T/6 apart, see heartbeat.c), and at the lease
- * deadline stops the command itself, m/2 before the watchdog's deadline.
+ * Never firing while zklock is healthy: the library renews the lease with a
+ * heartbeat every T/6, zklock passes its deadline on every T/12 (see
+ * lease.c, run.c), and at the lease deadline stops the command itself, m/2
+ * before the watchdog's deadline.
  */
 #include "config.h"
 

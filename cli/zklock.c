@@ -1,11 +1,14 @@
 /*
  * zklock - run a command while holding a ZooKeeper lock (see zklock(1)).
  *
- *   zklock [OPTIONS] NAME -- COMMAND [ARG...]
+ *   zklock [OPTIONS] [--read | --write | --limit N | --elect ID] NAME --
+ *          COMMAND [ARG...]
  *   zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME
+ *   zklock [-s HOSTS] [-t MS] [--auth S:C] --leader NAME | --revoke NAME
  *
  * main() only dispatches: the watchdog (the same binary, run again by
- * watchdog.c), --list, or a run (run.c). cli.h lists the files.
+ * watchdog.c), a question (--list, --leader, --revoke: queue.c), or a run
+ * (run.c). cli.h lists the files.
  */
 #include "config.h"
 
@@ -26,14 +29,40 @@ static void open_standard_fds(void) {
       exit(EXIT_CANNOT_RUN);
 }
 
-static int run_list(const options *o) {
+/* --list, --leader, --revoke: one question, and the session closed. */
+static int run_question(const options *o) {
   char path[ZKL_PATH_MAX];
   zkl_session *s = connect_or_exit(o, o->connect_ms);
-  int rc = queue_list(s, o->list_name, o->no_header);
+  int rc;
+  switch (o->action) {
+  case ACT_LIST:
+    rc = queue_list(s, o->target, o->no_header);
+    break;
+  case ACT_LEADER:
+    rc = queue_leader(s, o->target);
+    break;
+  default:
+    rc = queue_revoke(s, o->target);
+    break;
+  }
   zkl_session_close(s);
+  names_parent(path, sizeof path, o->target);
+  if (rc == ZKL_ENOTHELD) { /* nobody leads, nobody to ask */
+    if (!o->quiet)
+      cli_error(o->action == ACT_LEADER ? "nobody leads %s"
+                                        : "nobody holds %s: nobody to ask",
+                path);
+    return 1;
+  }
   if (rc != ZKL_OK) {
-    names_parent(path, sizeof path, o->list_name);
-    cli_error("cannot list %s: %s", path, zkl_strerror(rc));
+    cli_error("cannot %s %s: %s%s",
+              o->action == ACT_LIST     ? "list"
+              : o->action == ACT_LEADER ? "learn the leader of"
+                                        : "revoke",
+              path, zkl_strerror(rc),
+              rc == ZNOAUTH ? " (the lock's nodes belong to other "
+                              "credentials: see --auth)"
+                            : "");
     return EXIT_ZOOKEEPER;
   }
   return 0;
@@ -47,7 +76,7 @@ int main(int argc, char **argv) {
   open_standard_fds();
   child_note_inherited_fds(); /* before anything else opens one */
   options_parse(argc, argv, &o);
-  rc = o.list_name ? run_list(&o) : run_lock(&o);
+  rc = o.action == ACT_RUN ? run_lock(&o) : run_question(&o);
   free(o.auth);
   return rc;
 }

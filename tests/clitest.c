@@ -121,6 +121,8 @@ static int helper(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  sigaction(SIGUSR1, &sa, NULL); /* what --on-revoke sends, among others */
+  sigaction(SIGUSR2, &sa, NULL);
   if (strcmp(helper_mode, "hold") == 0 && argc > 1)
     code = atoi(argv[1]);
   helper_log("start", 0);
@@ -510,6 +512,43 @@ const char *proc_state(pid_t pid, char *buf, size_t len) {
     snprintf(buf, len, "%c", close_paren[2]);
   fclose(f);
   return buf;
+}
+
+/* "2026-11-23T12:01:07.123+01:00 " at s. */
+static bool verbose_time(const char *s) {
+  static const char shape[] = "dddd-dd-ddTdd:dd:dd.ddd+dd:dd ";
+  size_t i;
+  for (i = 0; shape[i]; i++) {
+    char c = s[i];
+    if (shape[i] == 'd' ? !(c >= '0' && c <= '9')
+        : shape[i] == '+' ? !(c == '+' || c == '-')
+                          : c != shape[i])
+      return false;
+  }
+  return true;
+}
+
+bool expect_verbose(int fd, const char *want, char *msg, size_t len) {
+  int64_t deadline = zkt_now_ms() + T_WAIT;
+  char line[2048];
+  for (;;) {
+    int left = (int)(deadline - zkt_now_ms());
+    const char *m;
+    if (left <= 0 || read_line(fd, line, sizeof line, left) <= 0)
+      return false;
+    if (strncmp(line, "zklock: ", 8) != 0 || line[8] < '0' || line[8] > '9')
+      continue; /* not a -v line */
+    if (!verbose_time(line + 8)) {
+      CU_FAIL("a -v line without a well-formed time");
+      fprintf(stderr, "\nbad -v line: %s\n", line);
+      continue;
+    }
+    m = line + 8 + 30;
+    if (strncmp(m, want, strlen(want)) == 0) {
+      snprintf(msg, len, "%s", m);
+      return true;
+    }
+  }
 }
 
 int read_log(const char *file, log_rec *recs, int max) {

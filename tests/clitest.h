@@ -7,11 +7,11 @@
  * (`test_cli --helper MODE ...`, see HELPER): it reports on descriptor 3 (a
  * pipe to the test) what it saw (its pid, ZKLOCK_* variables, its
  * descriptors, the signals it was started with ignored, the signals it
- * gets) and waits on descriptor 4 (a pipe from the test) for the word to
- * exit. With CLITEST_LOG=FILE in its environment (or in mode "log FILE") it
- * also appends "start|sig N|end PID NS" lines to FILE, NS from
- * CLOCK_MONOTONIC, one clock for every process of the test: the tests
- * order events by these records, never by sleeps.
+ * gets: TERM, INT, HUP, USR1, USR2) and waits on descriptor 4 (a pipe from
+ * the test) for the word to exit. With CLITEST_LOG=FILE in its environment
+ * (or in mode "log FILE") it also appends "start|sig N|end PID NS" lines to
+ * FILE, NS from CLOCK_MONOTONIC, one clock for every process of the test:
+ * the tests order events by these records, never by sleeps.
  *
  * Every wait is bounded and waits on a condition: a line on a pipe, a
  * child watch (zkt_wait_children), a process's exit (a SIGCHLD self-pipe,
@@ -119,6 +119,13 @@ bool wait_pid_exit(pid_watch *w, int timeout_ms);
 void unwatch_pid(pid_watch *w);
 /* "R", "S", "T", "Z": the state of pid in /proc, "" if it is gone. */
 const char *proc_state(pid_t pid, char *buf, size_t len);
+
+/* -v lines: "zklock: 2026-11-23T12:01:07.123+01:00 MESSAGE". Reads
+ * zklock's stderr (fd) line by line until a -v line whose MESSAGE starts
+ * with want, and copies that MESSAGE into msg. Other lines (the waiting
+ * status, errors) are skipped; a -v line whose time is not of that form
+ * fails the test. Returns false when none came within T_WAIT. */
+bool expect_verbose(int fd, const char *want, char *msg, size_t len);
 
 /* One record of a helper's log. */
 typedef struct {

@@ -189,7 +189,7 @@ static int fields(char *line, char **f, int max) {
 }
 
 static const char list_header[] =
-    "POS\tNODE\tTOKEN\tHOST\tPID\tSTARTED\tINFO\tQUEUED";
+    "POS\tNODE\tTOKEN\tHOST\tPID\tSTARTED\tINFO\tQUEUED\tKIND";
 
 /* An ISO 8601 local time with the offset: 2024-05-01T12:01:07+02:00. */
 static bool iso_time(const char *s) {
@@ -198,9 +198,9 @@ static bool iso_time(const char *s) {
 }
 
 /* --list output: the header (unless -H), then up to max lines, each split
- * into fields (8 of them). Returns the number of lines. */
+ * into fields (9 of them). Returns the number of lines. */
 static int list_lines(proc *l, bool header, char *out, size_t len,
-                      char *f[][8], int max) {
+                      char *f[][9], int max) {
   char *line = out, *next;
   int n = 0;
   CU_ASSERT_EQUAL(wait_exit(l, T_WAIT), 0);
@@ -217,7 +217,7 @@ static int list_lines(proc *l, bool header, char *out, size_t len,
     next = line + strcspn(line, "\n");
     if (*next)
       *next++ = '\0';
-    CU_ASSERT_EQUAL(fields(line, f[n], 8), 8);
+    CU_ASSERT_EQUAL(fields(line, f[n], 9), 9);
     n++;
   }
   return n;
@@ -229,7 +229,7 @@ static int list_lines(proc *l, bool header, char *out, size_t len,
  * times. */
 static void test_env_and_list(void) {
   char name[64], line[512], out[2048], env_servers[256], info[PATH_MAX + 64];
-  char node[256], got_name[64], fds[128], *f[2][8];
+  char node[256], got_name[64], fds[128], *f[2][9];
   long long token = 0;
   long pid = 0;
   spawn_opts so;
@@ -263,6 +263,7 @@ static void test_env_and_list(void) {
   CU_ASSERT_STRING_EQUAL(f[0][6], info);
   CU_ASSERT(iso_time(f[0][7])); /* when it queued */
   CU_ASSERT(strcmp(f[0][5], f[0][7]) <= 0);
+  CU_ASSERT_STRING_EQUAL(f[0][8], "lock");
   cleanup(&l);
   go(&p);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
@@ -273,7 +274,7 @@ static void test_env_and_list(void) {
 /* --list shows the holder and the waiters in queue order; -H drops the
  * header. */
 static void test_list_queue(void) {
-  char name[64], parent[128], line[512], out[4096], *f[3][8];
+  char name[64], parent[128], line[512], out[4096], *f[3][9];
   proc a, b, l;
   zkt_name(name, sizeof name, "queue");
   zkt_parent(parent, sizeof parent, name);
@@ -404,9 +405,38 @@ static void test_usage_errors(void) {
        "--auth: expected SCHEME:CREDENTIALS"},
       {{"--auth", "digest:", "x", "--", "true", NULL},
        "--auth: expected SCHEME:CREDENTIALS"},
+      {{"--read", "--write", "x", "--", "true", NULL},
+       "--read and --write cannot be used together"},
+      {{"--limit", "2", "--elect", "me", "x", "--", "true", NULL},
+       "--limit and --elect cannot be used together"},
+      {{"--limit", "0", "x", "--", "true", NULL},
+       "--limit: '0' is not a number of leases"},
+      {{"--limit", "two", "x", "--", "true", NULL}, "--limit: 'two'"},
+      {{"--limit", NULL}, "option --limit needs a value"},
+      {{"--elect", "", "x", "--", "true", NULL}, "--elect: the id is empty"},
+      {{"--elect", "a\033b", "x", "--", "true", NULL},
+       "--elect: the id must be one line without control characters"},
+      {{"--elect", "me", "--info", "i", "x", "--", "true", NULL},
+       "--info cannot be used with --elect"},
+      {{"--on-revoke", "BOGUS", "x", "--", "true", NULL},
+       "--on-revoke: 'BOGUS' is not a signal"},
+      {{"--on-revoke", "0", "x", "--", "true", NULL},
+       "--on-revoke: '0' is not a signal"},
+      {{"--on-revoke", "USR1", "--list", "x", NULL}, "--list takes no"},
+      {{"--leader", "x", "--", "true", NULL},
+       "--leader takes one lock name and no command, but 'true' follows"},
+      {{"--revoke", "x", "--read", NULL}, "--revoke takes no"},
+      {{"--limit", "2", "--revoke", "x", NULL}, "--revoke takes no"},
+      {{"--list", "x", "--leader", "y", NULL},
+       "--list and --leader cannot be used together"},
+      {{"-H", "--leader", "x", NULL}, "-H goes with --list only"},
       /* not errors: what follows '--' is the command's, options included */
       {{"x", "--", "true", "-w", NULL}, NULL},
       {{"-w", "0.5", "-E", "0", "-k", "0", "x", "--", "true", NULL}, NULL},
+      {{"--read", "--on-revoke", "sigusr1", "x", "--", "true", NULL}, NULL},
+      {{"--write", "--on-revoke", "12", "x", "--", "true", NULL}, NULL},
+      {{"--limit", "3", "--on-revoke", "term", "x", "--", "true", NULL}, NULL},
+      {{"--elect", "me", "x", "--", "true", NULL}, NULL},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -439,7 +469,8 @@ static void test_usage_errors(void) {
 }
 
 /* A bad lock name: exit 2 before any connection, and the message says
- * which rule it breaks, with the name escaped as typed. */
+ * which rule it breaks (the library's words: zkl_name_explain()), with the
+ * name escaped as typed. */
 static void test_bad_name(void) {
   static char long_name[ZKL_NAME_MAX + 2];
   static const struct {
@@ -450,20 +481,23 @@ static void test_bad_name(void) {
       {"a/", "it ends with '/'"},
       {"a/../b", "it has a '..' segment"},
       {".", "it has a '.' segment"},
-      {"tab\there", "'tab\\there': it has a control character ('\\t' at "
+      {"tab\there", "'tab\\there': it has a control character (U+0009 at "
                     "byte 3)"},
-      {"red\033[31m", "'red\\x1b[31m': it has a control character ('\\x1b' "
+      {"red\033[31m", "'red\\x1b[31m': it has a control character (U+001B "
                       "at byte 3)"},
-      {"c1\xc2\x9b", "'c1\\u009b': it has a control character"},
+      {"c1\xc2\x9b", "'c1\\u009b': it has a control character (U+009B at "
+                      "byte 2)"},
       {"bad\xff", "'bad\\xff': it is not valid UTF-8 (byte 3 is 0xff)"},
       {"pua\xee\x80\x80", "it has U+E000 at byte 3"},
       {long_name, "it is 256 bytes long, more than 255"},
       {"nest/lock-0000000000",
-       "its segment 'lock-0000000000' would pass for a contender's node (it "
-       "ends in lock- and a sequence number)"},
-      {"a/x__READ__-000000005/b", "it ends in __READ__ and a sequence"},
+       "'nest/lock-0000000000': its segment at byte 5 would pass for a "
+       "contender's node (a recipe's marker and a sequence number)"},
+      {"a/x__READ__-000000005/b", "its segment at byte 2 would pass"},
+      {"a/x-lease-0000000005", "its segment at byte 2 would pass"},
+      {"", "it is empty"},
   };
-  size_t i;
+  size_t i, k;
   memset(long_name, 'x', ZKL_NAME_MAX + 1);
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char err[2048], want[256];
@@ -478,10 +512,17 @@ static void test_bad_name(void) {
     if (!strstr(err, cases[i].says))
       fprintf(stderr, "\nwanted: %s\ngot: %s\n", cases[i].says, err);
     cleanup(&p);
-    spawn(&p, "-s", NOWHERE, "--list", cases[i].name, NULL);
+    for (k = 0; k < 3; k++) {
+      static const char *const question[] = {"--list", "--leader",
+                                             "--revoke"};
+      spawn(&p, "-s", NOWHERE, question[k], cases[i].name, NULL);
+      CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 2);
+      CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+      CU_ASSERT(strstr(err, cases[i].says) != NULL);
+      cleanup(&p);
+    }
+    spawn(&p, "-s", NOWHERE, "--read", cases[i].name, "--", "true", NULL);
     CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 2);
-    CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
-    CU_ASSERT(strstr(err, cases[i].says) != NULL);
     cleanup(&p);
   }
 }
@@ -867,6 +908,19 @@ static void test_auth_acl(void) {
   spawn_with(&b, &so, "-s", zkt_hosts(), "-q", "-n", "--acl", "creator", name,
              "--", "true", NULL);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 1); /* busy, not refused */
+  cleanup(&b);
+
+  /* --revoke writes into the holder's node: only with its credentials */
+  spawn(&b, "-s", zkt_hosts(), "--revoke", name, NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 3);
+  CU_ASSERT(read_all(b.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "zklock: cannot revoke /locks/") == err);
+  CU_ASSERT(strstr(err, "see --auth") != NULL);
+  cleanup(&b);
+  spawn_with(&b, &so, "-s", zkt_hosts(), "--revoke", name, NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  CU_ASSERT(read_all(b.out, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strncmp(err, node, strlen(node)) == 0);
   cleanup(&b);
 
   spawn(&b, "-s", zkt_hosts(), "--auth", "nosuchscheme:x", name, "--", "true",

@@ -1,0 +1,227 @@
+/*
+ * status.c - the waiting status: where zklock stands in the queue, and who
+ * holds the lock.
+ *
+ * The status is refreshed when the queue changes, not on a clock: a child
+ * watch on the lock's queue (set through the session's own handle; for a
+ * semaphore, one on its leases and one on its gate) wakes the main loop,
+ * which lists the contenders again (blocking calls, so never from the
+ * watcher) and sets the watches again. They are set before the acquire
+ * starts; ZooKeeper answers a session's requests in order, so the creation
+ * of our own node fires one.
+ *
+ * The line is shown only while zklock is really held up, by each kind's
+ * rule: a mutex's or a writer's contender behind anyone, a reader behind a
+ * writer, a candidate behind the leader, a semaphore's contender behind
+ * others at the gate or facing every lease taken. A lock that is free is
+ * taken without a word.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static struct {
+  int mode; /* 0 none, 1 one line, 2 in place */
+  bool done;
+  zkl_session *s;
+  zkl_lock *l;
+  const options *o;
+  char path[ZKL_PATH_MAX];            /* /locks/NAME, for the line */
+  char watched[2][ZKL_PATH_MAX + 16]; /* the queues watched */
+  int nwatched;
+  char shown[1280];   /* the line on the terminal now ("" none) */
+  bool plain_escapes; /* TERM=dumb: no "erase line", pad with spaces */
+  char host[256];     /* ours, to find our node at a semaphore's gate */
+} st;
+
+static void watcher(zhandle_t *zh, int type, int state, const char *path,
+                    void *ctx) {
+  (void)zh;
+  (void)state;
+  (void)path;
+  (void)ctx;
+  if (type != ZOO_SESSION_EVENT) /* session events go to every watcher */
+    ev_post_queue_changed();
+}
+
+static void exists_done(int rc, const struct Stat *stat, const void *data) {
+  (void)stat;
+  (void)data;
+  if (rc == ZOK) /* the queue appeared meanwhile: list it */
+    ev_post_queue_changed();
+}
+
+static void children_done(int rc, const struct String_vector *names,
+                          const void *data) {
+  (void)names;
+  /* No queue yet (a fresh name): watch for it to appear. st.watched stays
+   * as it is while the session lives, so the index is good. */
+  if (rc == ZNONODE)
+    zoo_awexists(zkl_session_handle(st.s), st.watched[(intptr_t)data], watcher,
+                 NULL, exists_done, NULL);
+}
+
+void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
+  const char *term = getenv("TERM");
+  st.mode = mode;
+  st.s = s;
+  st.l = l;
+  st.o = o;
+  st.plain_escapes = !term || !*term || strcmp(term, "dumb") == 0;
+  names_parent(st.path, sizeof st.path, o->name);
+  if (o->kind == KIND_SEMAPHORE) {
+    snprintf(st.watched[0], sizeof st.watched[0], "%s/leases", st.path);
+    snprintf(st.watched[1], sizeof st.watched[1], "%s/locks", st.path);
+    st.nwatched = 2;
+  } else {
+    snprintf(st.watched[0], sizeof st.watched[0], "%s", st.path);
+    st.nwatched = 1;
+  }
+  if (gethostname(st.host, sizeof st.host) != 0)
+    st.host[0] = '\0';
+  st.host[sizeof st.host - 1] = '\0';
+}
+
+void status_arm(void) {
+  intptr_t i;
+  if (st.mode == 0 || st.done)
+    return;
+  for (i = 0; i < st.nwatched; i++)
+    zoo_awget_children(zkl_session_handle(st.s), st.watched[i], watcher, NULL,
+                       children_done, (const void *)i);
+}
+
+static void show(const char *line) {
+  char buf[1400];
+  size_t len = strlen(line), old = strlen(st.shown), n, width = 0;
+  struct winsize ws;
+  if (st.mode == 1) {
+    fprintf(stderr, "zklock: %s\n", line);
+    st.done = true; /* one line, and no more watching */
+    return;
+  }
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
+    width = ws.ws_col - 1; /* the last column would wrap on some terminals */
+  if (width && len + 8 > width)
+    len = width > 8 ? width - 8 : 0;
+  if (len == old && strncmp(line, st.shown, len) == 0)
+    return;
+  n = (size_t)snprintf(buf, sizeof buf, "\rzklock: %.*s%s", (int)len, line,
+                       st.plain_escapes ? "" : "\033[K");
+  if (st.plain_escapes)
+    while (old > len && n + 1 < sizeof buf) {
+      buf[n++] = ' ';
+      old--;
+    }
+  buf[n] = '\0';
+  fputs(buf, stderr);
+  snprintf(st.shown, sizeof st.shown, "%.*s", (int)len, line);
+}
+
+static bool is_ours(const queue_entry *e) {
+  return st.host[0] && strcmp(e->p->host, st.host) == 0 &&
+         e->p->pid == (long)getpid();
+}
+
+/* How many are ahead of us, and whether that holds us up; -1: our node
+ * is not in the listing (not made yet, or the listing is older). */
+static int ahead_of_us(const queue_view *v, const char *own, bool *blocked) {
+  int i, leases = 0, gate_first = -1, writers = 0;
+  *blocked = false;
+  if (st.o->kind != KIND_SEMAPHORE) {
+    for (i = 0; i < v->count && v->e[i].queue == v->queues[0]; i++) {
+      if (own && strcmp(v->e[i].p->node, own) == 0) {
+        *blocked = st.o->kind == KIND_READ ? writers > 0 : i > 0;
+        return i;
+      }
+      writers += strcmp(v->e[i].kind, "read") != 0;
+    }
+    return -1;
+  }
+  /* A semaphore: past the gate (our lease node is made: we hold the gate
+   * and count the leases, nobody is ahead) or at the gate, where our node
+   * is found by its owner description, since the library does not say
+   * which gate node is ours. */
+  for (i = 0; i < v->count; i++) {
+    const queue_entry *e = &v->e[i];
+    if (e->queue == v->queues[1]) {
+      if (own && strcmp(e->p->node, own) == 0) {
+        *blocked = leases >= st.o->limit;
+        return 0;
+      }
+      leases++;
+    } else if (e->queue == v->queues[2]) {
+      if (gate_first < 0)
+        gate_first = i;
+      if (is_ours(e)) {
+        *blocked = i > gate_first || leases >= st.o->limit;
+        return i - gate_first;
+      }
+    }
+  }
+  return -1;
+}
+
+void status_refresh(void) {
+  char own[ZKL_PATH_MAX], line[1280], holders[600];
+  const char *what;
+  queue_view v;
+  bool blocked, has_own;
+  int ahead;
+  if (st.mode == 0 || st.done)
+    return;
+  status_arm(); /* first, so that no change after the listing is missed */
+  if (queue_view_get(st.s, st.o->name, st.o->limit, &v) != ZKL_OK)
+    return; /* it is only the status: the next change tries again */
+  /* Only now: the server tells the watch of our node's creation before it
+   * answers the create, but answers the listing after it; so once the
+   * listing is back, the library knows its node if it was created. */
+  has_own = zkl_lock_node_path(st.l, own, sizeof own) == ZKL_OK;
+  ahead = ahead_of_us(&v, has_own ? own : NULL, &blocked);
+  if (ahead >= 0 && blocked &&
+      queue_describe_holders(&v, holders, sizeof holders)) {
+    switch (st.o->kind) {
+    case KIND_READ:
+      what = "waiting to read";
+      break;
+    case KIND_WRITE:
+      what = "waiting to write";
+      break;
+    case KIND_SEMAPHORE:
+      what = "waiting for a lease of";
+      break;
+    case KIND_ELECT:
+      what = "waiting to lead";
+      break;
+    default:
+      what = "waiting for";
+    }
+    snprintf(line, sizeof line, "%s %s: %d ahead, %s by %s", what, st.path,
+             ahead, st.o->kind == KIND_ELECT ? "led" : "held", holders);
+    show(line);
+  }
+  queue_view_free(&v);
+}
+
+void status_clear(void) {
+  size_t old = strlen(st.shown);
+  st.done = true;
+  if (st.mode != 2 || old == 0)
+    return;
+  if (st.plain_escapes) {
+    fputc('\r', stderr);
+    old += sizeof "zklock: " - 1;
+    while (old-- > 0)
+      fputc(' ', stderr);
+    fputc('\r', stderr);
+  } else {
+    fputs("\r\033[K", stderr);
+  }
+  st.shown[0] = '\0';
+}

@@ -1,0 +1,546 @@
+/* test_cli_modes.c - the kinds of lock zklock takes besides the mutex
+ * (--read, --write, --limit, --elect), the questions it answers (--leader,
+ * --list with the kind of each node, --revoke and --on-revoke), and the
+ * events -v prints, run as a program against a real ZooKeeper. Who ran
+ * when is read from the commands' own records (one monotonic clock), never
+ * from sleeps; see clitest.h for how zklock and its command are run. */
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clitest.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* The record `what` ("start", "end") of the helper pid: its time, or -1. */
+static long long at(const log_rec *r, int n, long pid, const char *what) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (r[i].pid == pid && strcmp(r[i].what, what) == 0)
+      return r[i].ns;
+  return -1;
+}
+
+/* The command's start line: its token and node. */
+static bool started(proc *p, long long *token, char *node, size_t len) {
+  char line[1024], fmt[64];
+  if (!command_started(p, line, sizeof line))
+    return false;
+  snprintf(fmt, sizeof fmt, "start %%*d %%lld %%*s %%%zus", len - 1);
+  return sscanf(line, fmt, token, node) == 2;
+}
+
+/* Runs zklock with args to its end: its status, stdout and stderr. */
+static int question(const char *const *args, char *out, size_t outlen,
+                    char *err, size_t errlen) {
+  proc p;
+  int status;
+  spawn_argv(&p, NULL, args);
+  status = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.out, out, outlen, T_WAIT) >= 0);
+  CU_ASSERT(read_all(p.err, err, errlen, T_WAIT) >= 0);
+  cleanup(&p);
+  return status;
+}
+
+/* Splits a --list line on tabs; returns the number of fields. */
+static int fields(char *line, char **f, int max) {
+  int n = 0;
+  char *save = NULL, *tok;
+  for (tok = strtok_r(line, "\t", &save); tok && n < max;
+       tok = strtok_r(NULL, "\t", &save))
+    f[n++] = tok;
+  return n;
+}
+
+/* --list -H NAME: up to max lines of 9 fields. Returns the number. */
+static int list(const char *name, char *out, size_t len, char *f[][9],
+                int max) {
+  char err[1024], *line, *next;
+  int n = 0;
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "-H",
+                                                 "--list", name, NULL},
+                           out, len, err, sizeof err),
+                  0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  for (line = out; *line && n < max; line = next) {
+    next = line + strcspn(line, "\n");
+    if (*next)
+      *next++ = '\0';
+    CU_ASSERT_EQUAL(fields(line, f[n], 9), 9);
+    n++;
+  }
+  return n;
+}
+
+/* "zklock: WHAT /locks/NAME: N ahead, held by HOST:" */
+static bool status_is(const char *line, const char *what, const char *name,
+                      int ahead, const char *verb) {
+  char want[512];
+  snprintf(want, sizeof want, "zklock: %s /locks/%s: %d ahead, %s by ", what,
+           name, ahead, verb);
+  if (strncmp(line, want, strlen(want)) == 0)
+    return true;
+  fprintf(stderr, "\nwanted: %s...\ngot: %s\n", want, line);
+  return false;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* --read commands overlap: both start before either is told to end; a
+ * --write one queued behind them starts only after both ended, and a
+ * --read one queued behind the writer only after it ended. The waiting
+ * lines say what each waits to do, and for whom. */
+static void test_read_write(void) {
+  char name[64], parent[128], log[PATH_MAX], line[1024], node[256];
+  long long token;
+  log_rec r[16];
+  proc r1, r2, w, r3;
+  int n;
+  zkt_name(name, sizeof name, "rw");
+  zkt_parent(parent, sizeof parent, name);
+  log_name(log, sizeof log, name);
+  spawn(&r1, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
+  spawn(&r2, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
+  CU_ASSERT_FATAL(started(&r1, &token, node, sizeof node));
+  CU_ASSERT(strstr(node, "-__READ__") != NULL);
+  CU_ASSERT_FATAL(started(&r2, &token, node, sizeof node));
+  /* both run now: neither has been told to end */
+  spawn(&w, "-s", zkt_hosts(), "--write", name, "--", HELPER("log"), log, NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 3, T_WAIT), 3);
+  CU_ASSERT(read_line(w.err, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT(status_is(line, "waiting to write", name, 2, "held"));
+  CU_ASSERT(strstr(line, " and 1 more") != NULL); /* two readers hold */
+  spawn(&r3, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 4, T_WAIT), 4);
+  CU_ASSERT(read_line(r3.err, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT(status_is(line, "waiting to read", name, 3, "held"));
+  go(&r1);
+  go(&r2);
+  CU_ASSERT_EQUAL(wait_exit(&r1, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&r2, T_WAIT), 0);
+  CU_ASSERT(started(&w, &token, node, sizeof node));
+  CU_ASSERT(strstr(node, "-__WRIT__") != NULL);
+  go(&w);
+  CU_ASSERT_EQUAL(wait_exit(&w, T_WAIT), 0);
+  CU_ASSERT(started(&r3, &token, node, sizeof node));
+  go(&r3);
+  CU_ASSERT_EQUAL(wait_exit(&r3, T_WAIT), 0);
+  n = read_log(log, r, 16);
+  unlink(log);
+  CU_ASSERT_EQUAL(n, 8);
+  /* the readers overlapped; the writer came after both, alone */
+  CU_ASSERT(at(r, n, r1.helper, "start") < at(r, n, r2.helper, "end"));
+  CU_ASSERT(at(r, n, r2.helper, "start") < at(r, n, r1.helper, "end"));
+  CU_ASSERT(at(r, n, w.helper, "start") > at(r, n, r1.helper, "end"));
+  CU_ASSERT(at(r, n, w.helper, "start") > at(r, n, r2.helper, "end"));
+  CU_ASSERT(at(r, n, r3.helper, "start") > at(r, n, w.helper, "end"));
+  CU_ASSERT(at(r, n, r3.helper, "start") > 0);
+  cleanup(&r1);
+  cleanup(&r2);
+  cleanup(&w);
+  cleanup(&r3);
+  assert_no_node(name);
+}
+
+/* --limit 2: two commands run at once, a third waits (at the gate, its
+ * waiting line says all leases are held) and starts only when one of the
+ * two ended; -n on a full semaphore gives up, naming the holders. */
+static void test_limit(void) {
+  char name[64], leases[160], gate[160], log[PATH_MAX], line[1024], node[256],
+      err[1024];
+  long long token;
+  log_rec r[16];
+  proc a, b, c, d;
+  int n;
+  zkt_name(name, sizeof name, "limit");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  log_name(log, sizeof log, name);
+  spawn(&a, "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("log"), log,
+        NULL);
+  spawn(&b, "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("log"), log,
+        NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT(strstr(node, "/leases/") != NULL && strstr(node, "-lease-"));
+  CU_ASSERT_FATAL(started(&b, &token, node, sizeof node));
+  /* full: -n does not wait, and says who holds the leases */
+  spawn(&d, "-s", zkt_hosts(), "-n", "--limit", "2", name, "--", HELPER("log"),
+        log, NULL);
+  CU_ASSERT_EQUAL(wait_exit(&d, T_WAIT), 1);
+  CU_ASSERT(read_all(d.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(line, sizeof line, "zklock: /locks/%s is held by %s:", name,
+           clit_hostname);
+  CU_ASSERT(strncmp(err, line, strlen(line)) == 0);
+  CU_ASSERT(strstr(err, " and 1 more; not waiting\n") != NULL);
+  cleanup(&d);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, T_WAIT), 2);
+  /* the third: it takes the gate, makes its lease node, and waits */
+  spawn(&c, "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("log"), log,
+        NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 3, T_WAIT), 3);
+  CU_ASSERT_EQUAL(zkt_children(gate), 1);
+  CU_ASSERT(read_line(c.err, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT(status_is(line, "waiting for a lease of", name, 0, "held"));
+  CU_ASSERT(strstr(line, " and 1 more") != NULL);
+  go(&a);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  CU_ASSERT(started(&c, &token, node, sizeof node));
+  go(&b);
+  go(&c);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&c, T_WAIT), 0);
+  n = read_log(log, r, 16);
+  unlink(log);
+  CU_ASSERT_EQUAL(n, 6); /* d's command never ran */
+  CU_ASSERT(at(r, n, a.helper, "start") < at(r, n, b.helper, "end"));
+  CU_ASSERT(at(r, n, b.helper, "start") < at(r, n, a.helper, "end"));
+  CU_ASSERT(at(r, n, c.helper, "start") > at(r, n, a.helper, "end"));
+  cleanup(&a);
+  cleanup(&b);
+  cleanup(&c);
+  assert_empty(leases);
+  assert_empty(gate);
+}
+
+/* --elect: the first candidate leads and runs its command; --leader names
+ * it with its token; the second waits, saying who leads, and takes over
+ * when the first exits, with a higher token; --list shows both
+ * candidates with their ids; with nobody standing, --leader exits 1. */
+static void test_elect(void) {
+  char name[64], parent[128], log[PATH_MAX], line[1024], node[256], out[4096],
+      err[1024], want[512], *f[3][9];
+  long long token_a, token_b;
+  log_rec r[8];
+  proc a, b;
+  int n;
+  zkt_name(name, sizeof name, "elect");
+  zkt_parent(parent, sizeof parent, name);
+  log_name(log, sizeof log, name);
+  spawn(&a, "-s", zkt_hosts(), "--elect", "alpha", name, "--", HELPER("log"),
+        log, NULL);
+  CU_ASSERT_FATAL(started(&a, &token_a, node, sizeof node));
+  CU_ASSERT(strstr(node, "-latch-") != NULL);
+  spawn(&b, "-s", zkt_hosts(), "--elect", "beta", name, "--", HELPER("log"),
+        log, NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT(read_line(b.err, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT(status_is(line, "waiting to lead", name, 1, "led"));
+  CU_ASSERT(strstr(line, "led by 'alpha' since ") != NULL);
+
+  CU_ASSERT_EQUAL(
+      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
+               out, sizeof out, err, sizeof err),
+      0);
+  snprintf(want, sizeof want, "alpha\t%lld\n", token_a);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  CU_ASSERT_EQUAL_FATAL(list(name, out, sizeof out, f, 3), 2);
+  CU_ASSERT_STRING_EQUAL(f[0][6], "alpha");
+  CU_ASSERT_STRING_EQUAL(f[0][8], "latch");
+  CU_ASSERT_EQUAL(strtoll(f[0][2], NULL, 10), token_a);
+  CU_ASSERT_STRING_EQUAL(f[1][6], "beta");
+  CU_ASSERT_STRING_EQUAL(f[1][8], "latch");
+
+  go(&a);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  CU_ASSERT(started(&b, &token_b, node, sizeof node));
+  CU_ASSERT(token_b > token_a);
+  CU_ASSERT_EQUAL(
+      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
+               out, sizeof out, err, sizeof err),
+      0);
+  snprintf(want, sizeof want, "beta\t%lld\n", token_b);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  assert_no_node(name);
+  CU_ASSERT_EQUAL(
+      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
+               out, sizeof out, err, sizeof err),
+      1);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  snprintf(want, sizeof want, "zklock: nobody leads /locks/%s\n", name);
+  CU_ASSERT_STRING_EQUAL(err, want);
+
+  n = read_log(log, r, 8);
+  unlink(log);
+  CU_ASSERT_EQUAL(n, 4);
+  CU_ASSERT(at(r, n, b.helper, "start") > at(r, n, a.helper, "end"));
+  cleanup(&a);
+  cleanup(&b);
+}
+
+/* A leader that stops leading (its node deleted) is a lost lock: the
+ * command gets SIGTERM and zklock exits 4. */
+static void test_elect_lost(void) {
+  char name[64], line[512], node[256], err[2048];
+  long long token;
+  proc p;
+  zkt_name(name, sizeof name, "electlost");
+  spawn(&p, "-s", zkt_hosts(), "--elect", "solo", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT(strstr(err, "zklock: lost the lock /locks/") == err);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* --revoke asks the holder: with --on-revoke USR1 its command gets
+ * SIGUSR1; without, zklock only says so and the command gets nothing; with
+ * nobody holding, --revoke exits 1. Every reader holding a read/write lock
+ * is asked, and a semaphore's lease holders too. */
+static void test_revoke(void) {
+  char name[64], line[1024], node[256], node2[256], out[2048], err[1024],
+      want[1024];
+  long long token;
+  proc a, b;
+  const char *const revoke[] = {"-s", zkt_hosts(), "--revoke", name, NULL};
+  zkt_name(name, sizeof name, "revoke");
+
+  spawn(&a, "-s", zkt_hosts(), "--on-revoke", "USR1", name, "--",
+        HELPER("count"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 10");
+  CU_ASSERT(read_line(a.err, line, sizeof line, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: asked to let go of /locks/%s: sending SIGUSR1 to the "
+           "command",
+           name);
+  CU_ASSERT_STRING_EQUAL(line, want);
+  go(&a); /* "count" goes on after signals: it ends when told */
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "end");
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  cleanup(&a);
+
+  /* without --on-revoke: said, not passed on */
+  spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(read_line(a.err, line, sizeof line, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: asked to let go of /locks/%s; the command is not told "
+           "(see --on-revoke)",
+           name);
+  CU_ASSERT_STRING_EQUAL(line, want);
+  go(&a); /* zklock said it before it could have signalled: "end" is next */
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "end");
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  cleanup(&a);
+  assert_no_node(name);
+
+  /* nobody to ask */
+  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  snprintf(want, sizeof want, "zklock: nobody holds /locks/%s: nobody to ask\n",
+           name);
+  CU_ASSERT_STRING_EQUAL(err, want);
+
+  /* two readers hold: both are asked */
+  spawn(&a, "-s", zkt_hosts(), "--read", "--on-revoke", "usr2", name, "--",
+        HELPER("count"), NULL);
+  spawn(&b, "-s", zkt_hosts(), "--read", "--on-revoke", "SIGUSR2", name, "--",
+        HELPER("count"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_FATAL(started(&b, &token, node2, sizeof node2));
+  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(strstr(out, node) != NULL && strstr(out, node2) != NULL);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 12");
+  CU_ASSERT(read_line(b.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 12");
+  go(&a);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  assert_no_node(name);
+
+  /* a semaphore's lease holder, asked by number (1: SIGHUP) */
+  spawn(&a, "-s", zkt_hosts(), "--limit", "3", "--on-revoke", "1", name, "--",
+        HELPER("count"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  CU_ASSERT(strstr(out, "/leases/") != NULL);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 1");
+  go(&a);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  cleanup(&a);
+  snprintf(want, sizeof want, "/locks/%s/leases", name);
+  assert_empty(want);
+  snprintf(want, sizeof want, "/locks/%s/locks", name);
+  assert_empty(want);
+}
+
+/* --list shows every kind, in a last column: readers and a writer of a
+ * read/write lock; a semaphore's lease holders and its queue at the gate. */
+static void test_list_kinds(void) {
+  char name[64], parent[128], leases[160], line[1024], node[256], out[4096],
+      *f[4][9];
+  long long token;
+  proc a, b, c;
+  zkt_name(name, sizeof name, "kinds");
+  zkt_parent(parent, sizeof parent, name);
+  spawn(&a, "-s", zkt_hosts(), "--read", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  spawn(&b, "-s", zkt_hosts(), "-q", "--write", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL_FATAL(list(name, out, sizeof out, f, 4), 2);
+  CU_ASSERT_STRING_EQUAL(f[0][0], "0");
+  CU_ASSERT_STRING_EQUAL(f[0][1], node);
+  CU_ASSERT_STRING_EQUAL(f[0][8], "read");
+  CU_ASSERT_EQUAL(strtol(f[0][4], NULL, 10), (long)a.pid);
+  CU_ASSERT_STRING_EQUAL(f[1][8], "write");
+  CU_ASSERT_EQUAL(strtol(f[1][4], NULL, 10), (long)b.pid);
+  go(&a);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  CU_ASSERT(command_started(&b, line, sizeof line));
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  assert_no_node(name);
+
+  /* a semaphore of 1: the holder's lease, the next one's lease node and
+   * its gate node (it counts at the gate), the third at the gate */
+  zkt_name(name, sizeof name, "kindsem");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  spawn(&a, "-s", zkt_hosts(), "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, T_WAIT), 2);
+  spawn(&c, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
+  snprintf(line, sizeof line, "/locks/%s/locks", name);
+  CU_ASSERT_EQUAL(zkt_wait_children(line, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL_FATAL(list(name, out, sizeof out, f, 4), 4);
+  CU_ASSERT_STRING_EQUAL(f[0][1], node);
+  CU_ASSERT_STRING_EQUAL(f[0][8], "lease");
+  CU_ASSERT_EQUAL(strtol(f[0][4], NULL, 10), (long)a.pid);
+  CU_ASSERT_STRING_EQUAL(f[1][8], "lease");
+  CU_ASSERT_EQUAL(strtol(f[1][4], NULL, 10), (long)b.pid);
+  CU_ASSERT_STRING_EQUAL(f[2][8], "gate");
+  CU_ASSERT_EQUAL(strtol(f[2][4], NULL, 10), (long)b.pid);
+  CU_ASSERT_STRING_EQUAL(f[3][8], "gate");
+  CU_ASSERT_EQUAL(strtol(f[3][4], NULL, 10), (long)c.pid);
+  CU_ASSERT(strstr(f[2][1], "/locks/") != NULL);
+  CU_ASSERT_STRING_EQUAL(f[3][0], "3");
+  go(&a);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  CU_ASSERT(command_started(&b, line, sizeof line));
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  CU_ASSERT(command_started(&c, line, sizeof line));
+  go(&c);
+  CU_ASSERT_EQUAL(wait_exit(&c, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  cleanup(&c);
+  assert_empty(leases);
+  snprintf(line, sizeof line, "/locks/%s/locks", name);
+  assert_empty(line);
+}
+
+/* -v: queued (how many ahead, behind whom: the holder's host and pid and
+ * its node), granted (after how long, the token the command got),
+ * released (after how long); a timed-out wait; a loss and why. Each line
+ * has its time. */
+static void test_verbose_events(void) {
+  char name[64], parent[128], msg[1024], want[1024], line[512], node[256],
+      own[ZKL_PATH_MAX];
+  long long token, got;
+  holder h;
+  proc p;
+  zkt_name(name, sizeof name, "verbose");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(h.l, own, sizeof own), ZKL_OK);
+  spawn(&p, "-s", zkt_hosts(), "-q", "-v", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT(expect_verbose(p.err, "queued for ", msg, sizeof msg));
+  snprintf(want, sizeof want,
+           "queued for /locks/%s: 1 ahead, behind %s:%ld (%s)", name,
+           clit_hostname, (long)getpid(), strrchr(own, '/') + 1);
+  CU_ASSERT_STRING_EQUAL(msg, want);
+  unhold(&h);
+  CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
+  CU_ASSERT(expect_verbose(p.err, "granted ", msg, sizeof msg));
+  snprintf(want, sizeof want, "granted /locks/%s after ", name);
+  CU_ASSERT(strncmp(msg, want, strlen(want)) == 0);
+  CU_ASSERT(strstr(msg, ", token ") != NULL &&
+            sscanf(strstr(msg, ", token ") + 8, "%lld", &got) == 1 &&
+            got == token);
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  CU_ASSERT(expect_verbose(p.err, "released ", msg, sizeof msg));
+  snprintf(want, sizeof want, "released /locks/%s after holding it ", name);
+  CU_ASSERT(strncmp(msg, want, strlen(want)) == 0);
+  cleanup(&p);
+  assert_no_node(name);
+
+  /* timed out */
+  hold(&h, name);
+  spawn(&p, "-s", zkt_hosts(), "-q", "-v", "-w", "0.5", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1);
+  CU_ASSERT(expect_verbose(p.err, "queued for ", msg, sizeof msg));
+  CU_ASSERT(expect_verbose(p.err, "timed out ", msg, sizeof msg));
+  snprintf(want, sizeof want, "timed out waiting for /locks/%s after ", name);
+  CU_ASSERT(strncmp(msg, want, strlen(want)) == 0);
+  cleanup(&p);
+  unhold(&h);
+  assert_no_node(name);
+
+  /* lost, and why */
+  spawn(&p, "-s", zkt_hosts(), "-v", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  CU_ASSERT(expect_verbose(p.err, "lost ", msg, sizeof msg));
+  snprintf(want, sizeof want, "lost /locks/%s after holding it ", name);
+  CU_ASSERT(strncmp(msg, want, strlen(want)) == 0);
+  CU_ASSERT(strstr(msg, ": its node was deleted") != NULL);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+static const zkt_test tests[] = {
+    {"--read commands overlap, --write excludes them", test_read_write},
+    {"--limit 2 admits two commands and not three", test_limit},
+    {"--elect runs the leader's command and hands over; --leader", test_elect},
+    {"--elect: a leader that stops leading exits 4", test_elect_lost},
+    {"--revoke reaches the holders' commands as --on-revoke's signal",
+     test_revoke},
+    {"--list shows the kind of each node", test_list_kinds},
+    {"-v prints the lock's events with their times", test_verbose_events},
+    {NULL, NULL}};
+
+int main(int argc, char **argv) {
+  return clit_main(argc, argv, "cli_modes", tests);
+}
