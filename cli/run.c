@@ -275,12 +275,6 @@ static int on_acquired(run *r, const ev_batch *b) {
     finish(r);
     die_by_signal(r->die_sig);
   }
-  /* A semaphore's try-once skips the gate and counts every lease node,
-   * the one of the contender counting at the gate included: more than the
-   * limit then reads as a disagreement on it (ZKL_ELIMIT), though it only
-   * means that no lease is free, which is what -n reports. */
-  if (rc == ZKL_ELIMIT && r->o->wait_ms == 0)
-    rc = ZKL_EBUSY;
   if (rc == ZKL_EBUSY || rc == ZKL_ETIMEDOUT) {
     char holder[600];
     const char *verb = r->o->kind == KIND_ELECT ? "led" : "held";

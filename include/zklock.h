@@ -606,9 +606,11 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * Contenders that disagree admit up to the largest limit among them; one
  * that finds more leases held by others than its own limit waits on (for
  * fewer), and if that wait times out it fails with ZKL_ELIMIT rather than
- * ZKL_ETIMEDOUT. (A try-once does not queue at the mutex, so it is counted
- * for the moment it passes through: on rare occasions that makes a timeout
- * say ZKL_ELIMIT. A try-once itself cannot tell, and says ZKL_EBUSY.)
+ * ZKL_ETIMEDOUT. (A try-once does not queue at the mutex: it makes its
+ * lease node, counts, and deletes it when busy. A contender that starts
+ * counting in that moment counts it too, and only if its wait times out
+ * before the try-once's node is gone does it say ZKL_ELIMIT. A try-once
+ * itself cannot tell, and says ZKL_EBUSY.)
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,

@@ -244,28 +244,40 @@ int zkl_lock_set_acl(zkl_lock *l, int mode) {
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
-  if (rc == ZKL_OK)
+  if (rc == ZKL_OK) {
     l->acl = mode;
+    if (l->gate) /* a semaphore's gate nodes are the contender's too */
+      l->gate->acl = mode;
+  }
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }
 
 int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
-  char *copy = NULL;
+  char *copy = NULL, *gate_copy = NULL;
   int rc;
   if (!l || zkl__validate_info(info) != ZKL_OK)
     return ZKL_EINVAL;
-  if (info && *info && !(copy = strdup(info)))
+  if (info && *info &&
+      (!(copy = strdup(info)) || (l->gate && !(gate_copy = strdup(info))))) {
+    free(copy);
     return ZKL_ENOMEM;
+  }
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK) {
     free(l->info);
     l->info = copy;
     copy = NULL;
+    if (l->gate) { /* a semaphore's gate nodes describe their owner too */
+      free(l->gate->info);
+      l->gate->info = gate_copy;
+      gate_copy = NULL;
+    }
   }
   pthread_mutex_unlock(&l->s->mu);
   free(copy);
+  free(gate_copy);
   return rc;
 }
 

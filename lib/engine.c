@@ -1046,7 +1046,6 @@ static void enter_releasing_locked(zkl_attempt *att) {
  * that has settled. */
 static void enter_ending_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
-  gate_let_go_locked(att);
   if (!s->dead && !s->closed && !(s->closing && s->owns_handle)) {
     /* (else the session's end takes the node and the watches) */
     if (att->own == OWN_KNOWN)
@@ -1055,6 +1054,10 @@ static void enter_ending_locked(zkl_attempt *att) {
       zkl__cleanup_prefix_locked(s, att->l->queue, att->prefix);
     /* OWN_CREATING: the create's reply deletes what it made */
   }
+  /* The gate goes after our node's delete was sent: the server applies a
+   * session's requests in order, so the next at the gate never counts the
+   * node of a contender that has left. */
+  gate_let_go_locked(att);
   maybe_deliver_locked(att);
 }
 
@@ -1187,9 +1190,10 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     zkl__timer_kick_at_locked(&s->timer, att->deadline_ms);
   }
   /* A try-once does not queue at the gate: it cannot wait there, and a
-   * gate held for a moment by a contender leaving it would make it fail.
-   * The rule alone keeps it safe: whoever is granted counted, after making
-   * its own node, every node made before it. */
+   * gate held for a moment by a contender leaving it would make it fail
+   * (the gate's node is deleted after the lease is granted, and another
+   * session's request can reach the server first). The lease rule keeps
+   * it safe without the gate: see semaphore.c. */
   if (l->gate && !att->try_once)
     GO(att, ZKL_AS_GATING);
   else

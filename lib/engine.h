@@ -74,6 +74,8 @@ extern const zkl_recipe zkl__recipe_mutex; /* lock.c */
  * waits for its immediate predecessor. */
 void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
 extern const zkl_recipe zkl__recipe_latch; /* election.c */
+/* semaphore.c: the lease queue's rule; its arg is the limit, an intptr_t */
+extern const zkl_recipe zkl__recipe_lease;
 
 /* ---------------------------------------------------------------- targets */
 

@@ -4,16 +4,17 @@
  * The layout is Curator's InterProcessSemaphoreV2, so that Curator clients
  * with the same limit share it: under /locks/NAME, a mutex in locks/ (the
  * gate) and lease nodes _c_<uuid>-lease-<seq> in leases/. A contender takes
- * the gate, creates its lease node, and lists leases/ with a child watch: at
- * most N lease nodes, it holds a lease and gives the gate back; more, it
- * waits for the listing to change, still holding the gate. So only the gate's
+ * the gate, creates its lease node, and lists leases/ with a child watch:
+ * fewer than N lease nodes ahead of its own, it holds a lease and gives the
+ * gate back; else it waits for the listing to change, still holding the gate
+ * (Curator counts every lease node: the same while only the gate's holder
+ * makes them; our try-once makes one without the gate). So only the gate's
  * holder watches the leases: waiters queue on the gate, one watch each, and
  * no herd wakes when a lease is returned.
  *
- * At most N leases are held while every contender gives the same N: a lease
- * node is only ever made by the gate's holder after it counted at most N.
- * Nothing stores N (Curator lets each client pass its own). A contender that
- * counts more leases held than its own limit (not counting its own node)
+ * At most N leases are held while every contender gives the same N (the
+ * proof is at lease_decide). Nothing stores N (Curator lets each client pass
+ * its own). A contender that counts more leases ahead than its own limit
  * knows some other contender admits more than it does: it goes on waiting,
  * as Curator's does, but if its wait times out it ends with ZKL_ELIMIT
  * instead of ZKL_ETIMEDOUT.
@@ -32,19 +33,22 @@ static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
 static void lease_decide(const zkl_queue *q, const void *arg,
                          zkl_verdict *out) {
-  int limit = limit_of(arg);
+  int limit = limit_of(arg), ahead = q->own;
   out->node = -1;
   out->grant_on_delete = false;
-  out->kind = q->count <= limit ? ZKL_GRANT : ZKL_WAIT_CHILDREN;
-  /* More leases held by others than our limit: someone admits more than
-   * we do (or, for a moment, a try-once passing through: it makes its node
-   * without the gate, sees too many and deletes it). Not a reason to stop
-   * waiting; but a wait that times out now says so. (A try-once cannot
-   * tell: the gate's holder has a node here while it waits.) */
-  out->code = q->count - 1 > limit ? ZKL_ELIMIT : 0;
+  /* Only the nodes ahead of ours count. Take the lease node held with the
+   * highest sequence: every other held node is ahead of it, so existed when
+   * its owner listed (after making it), and was counted then; fewer than
+   * `limit` were, so at most `limit` are held. A try-once's node, there for
+   * the moment of one listing, is behind the gate's holder and so never
+   * holds it up. */
+  out->kind = ahead < limit ? ZKL_GRANT : ZKL_WAIT_CHILDREN;
+  /* More leases held ahead than our limit: someone admits more than we do.
+   * Not a reason to stop waiting; but a wait that times out now says so. */
+  out->code = ahead > limit ? ZKL_ELIMIT : 0;
 }
 
-static const zkl_recipe lease_recipe = {
+const zkl_recipe zkl__recipe_lease = {
     "lease", "lease-", lease_markers, true, lease_decide, NULL, NULL, NULL,
     NULL};
 
@@ -60,7 +64,7 @@ int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
   if (rc != ZKL_OK)
     return rc;
   snprintf(queue, sizeof queue, "%s/%s/leases", ZKL_ROOT, name);
-  rc = zkl__lock_create(&l, s, name, queue, &lease_recipe,
+  rc = zkl__lock_create(&l, s, name, queue, &zkl__recipe_lease,
                         (const void *)(intptr_t)limit);
   if (rc != ZKL_OK) {
     zkl__lock_destroy(gate);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,141 @@ static void test_quick_succession(void) {
   assert_nothing_left(name);
 }
 
+/* The lease rule counts the lease nodes ahead of the contender's own, not
+ * every node: a node behind it (a try-once passing through without the
+ * gate) neither holds it up nor makes it say ZKL_ELIMIT. */
+static const char *const lease_marker[] = {"lease-", NULL};
+static zkl_verdict lease_verdict(char **names, int n, const char *own,
+                                 int limit) {
+  zkl_queue q;
+  zkl_verdict v;
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "%.*s", (int)(strstr(own, "lease-") - own),
+           own);
+  strcat(prefix, "lease-");
+  CU_ASSERT_EQUAL_FATAL(
+      zkl__queue_build(names, n, lease_marker, own, prefix, &q), ZKL_OK);
+  zkl__recipe_lease.decide(&q, (const void *)(intptr_t)limit, &v);
+  zkl__queue_free(&q);
+  return v;
+}
+
+static void test_lease_rule(void) {
+  char *names[] = {"_c_d-lease-0000000004", "_c_a-lease-0000000001",
+                   "_c_c-lease-0000000003", "_c_b-lease-0000000002"};
+  zkl_verdict v;
+  /* two ahead, one behind, limit 2: waits, and no one admits more */
+  v = lease_verdict(names, 4, "_c_c-lease-0000000003", 2);
+  CU_ASSERT_EQUAL(v.kind, ZKL_WAIT_CHILDREN);
+  CU_ASSERT_EQUAL(v.code, 0);
+  /* one ahead, two behind, limit 2: granted */
+  v = lease_verdict(names, 4, "_c_b-lease-0000000002", 2);
+  CU_ASSERT_EQUAL(v.kind, ZKL_GRANT);
+  /* three ahead, limit 2: someone admits more than we do */
+  v = lease_verdict(names, 4, "_c_d-lease-0000000004", 2);
+  CU_ASSERT_EQUAL(v.kind, ZKL_WAIT_CHILDREN);
+  CU_ASSERT_EQUAL(v.code, ZKL_ELIMIT);
+  /* the lowest always goes */
+  v = lease_verdict(names, 4, "_c_a-lease-0000000001", 1);
+  CU_ASSERT_EQUAL(v.kind, ZKL_GRANT);
+}
+
+/* Try-onces while another contender counts at the gate (the leases all
+ * held): they skip the gate, make their lease node behind the counting
+ * one's, see too many and delete it. The counting contender looks again
+ * when the leases change (at most twice a try: the node made, the node
+ * gone), never counts a try-once's node, and its wait ends as a plain
+ * timeout, not ZKL_ELIMIT. */
+static void test_try_once_beside_counting(void) {
+  char name[64], leases[256];
+  holder h[4];
+  zkt_rec rec;
+  zkl_debug_counts before, after;
+  int i;
+  zkt_name(name, sizeof name, "sem-try");
+  leases_path(leases, sizeof leases, name);
+  zkt_rec_init(&rec);
+  for (i = 0; i < 4; i++)
+    open_one(&h[i], name, 2);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[1].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(h[2].l, 1500, zkt_on_acquired, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 3, ZKT_WAIT), 3);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[2].s, ZKT_WAIT), 0);
+  zkl__debug_counts(h[2].s, &before);
+  for (i = 0; i < 5; i++)
+    CU_ASSERT_EQUAL(zkl_lock_acquire(h[3].l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkt_children(leases), 3);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[3].s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[2].s, ZKT_WAIT), 0);
+  zkl__debug_counts(h[2].s, &after);
+  CU_ASSERT(after.sent[ZKL_RQ_LIST] + after.sent[ZKL_RQ_CHILD_WATCH] -
+                before.sent[ZKL_RQ_LIST] - before.sent[ZKL_RQ_CHILD_WATCH] <=
+            2 * 5);
+  /* the counting contender's wait ends as a plain timeout */
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
+  /* a lease given back: the try-once has it */
+  CU_ASSERT_EQUAL(zkl_lock_release(h[0].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h[3].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[3].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[1].l), ZKL_OK);
+  for (i = 0; i < 4; i++)
+    close_one(&h[i]);
+  assert_nothing_left(name);
+}
+
+/* The gate's nodes carry the contender's ACL and owner description, as its
+ * lease node does. */
+static void test_gate_settings(void) {
+  char name[64], gate[256], path[512], data[512];
+  holder h[2];
+  zkt_rec rec;
+  struct String_vector kids = {0, NULL};
+  struct ACL_vector acl = {0, NULL};
+  struct Stat st;
+  int i, len = sizeof data - 1;
+  zkt_name(name, sizeof name, "sem-settings");
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  zkt_rec_init(&rec);
+  for (i = 0; i < 2; i++) {
+    open_one(&h[i], name, 1);
+    CU_ASSERT_EQUAL(
+        zkl_session_add_auth(h[i].s, "digest", "sem:secret", 10), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_set_acl(h[i].l, ZKL_ACL_CREATOR), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_set_owner_info(h[i].l, "gate-info-42"), ZKL_OK);
+  }
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(h[1].l, -1, zkt_on_acquired, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(gate, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zoo_get_children(zkt_observer(), gate, 0, &kids),
+                        ZOK);
+  CU_ASSERT_EQUAL_FATAL(kids.count, 1);
+  snprintf(path, sizeof path, "%s/%s", gate, kids.data[0]);
+  CU_ASSERT_EQUAL(zoo_get_acl(zkt_observer(), path, &acl, &st), ZOK);
+  /* the creator's credentials may do all; the world only read (acl.c) */
+  CU_ASSERT_EQUAL(acl.count, 2);
+  for (i = 0; i < acl.count; i++) {
+    bool creator = strcmp(acl.data[i].id.scheme, "digest") == 0;
+    CU_ASSERT_EQUAL(acl.data[i].perms, creator ? ZOO_PERM_ALL : ZOO_PERM_READ);
+  }
+  CU_ASSERT_EQUAL(zoo_get(zkt_observer(), path, 0, data, &len, NULL), ZOK);
+  if (len >= 0) {
+    data[len] = '\0';
+    CU_ASSERT_PTR_NOT_NULL(strstr(data, "gate-info-42"));
+  }
+  deallocate_String_vector(&kids);
+  deallocate_ACL_vector(&acl);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[0].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(h[1].l), ZKL_OK);
+  for (i = 0; i < 2; i++)
+    close_one(&h[i]);
+  assert_nothing_left(name);
+}
+
 static void test_bad_input(void) {
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l = NULL;
@@ -333,6 +469,9 @@ int main(void) {
       {"contenders that disagree on N", test_disagreeing_limits},
       {"cancel and free in either phase", test_cancel_and_free},
       {"leases in quick succession", test_quick_succession},
+      {"the lease rule counts the nodes ahead", test_lease_rule},
+      {"a try-once beside a contender counting", test_try_once_beside_counting},
+      {"the gate's ACL and owner", test_gate_settings},
       {"bad input", test_bad_input},
       {NULL, NULL}};
   return zkt_main("semaphore", tests);
