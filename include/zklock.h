@@ -691,7 +691,11 @@ typedef struct zkl_event {
   const char *node;        /* the contender's node (child name), or NULL */
   const char *waiting_for; /* QUEUED: the node waited for, or NULL when
                               waiting for the queue to change (semaphore) */
-  int position;            /* QUEUED: contenders ahead in the queue */
+  int position;            /* QUEUED: contenders ahead in the queue. A
+                              semaphore's contender is queued twice: at
+                              its gate (a node of NAME/locks waited for,
+                              contenders ahead there), then among the
+                              leases (NULL, leases ahead) */
   int64_t wait_ms;         /* GRANTED, TIMED_OUT, CANCELED, FAILED */
   int64_t hold_ms;         /* RELEASED, LOST */
   int64_t token;           /* GRANTED */

@@ -365,15 +365,29 @@ static void maybe_deliver_locked(zkl_attempt *att) {
 
 /* ---------------------------------------------------- what happened */
 
+static void gate_lost_locked(void *ctx, int reason);
+
 /* Tells the session's event hook, if any. A gate (the semaphore's inner
- * mutex, which has a lost hook) is part of its owner: it tells nothing. */
+ * mutex, which has a lost hook) is part of its owner and tells nothing of
+ * its own, but queueing at it is its owner's queueing: that is told as the
+ * owner's QUEUED (the gate node waited for, the contenders ahead at the
+ * gate). */
 static void emit_locked(zkl_attempt *att, int type, int reason,
                         const char *waiting_for, int position) {
   zkl_lock *l = att->l;
   zkl_event ev = {0};
   int64_t now;
-  if (!l->s->event_cb || l->lost_hook_locked)
+  if (!l->s->event_cb)
     return;
+  if (l->lost_hook_locked) {
+    zkl_lock *owner = l->lost_hook_locked == gate_lost_locked
+                          ? (zkl_lock *)l->lost_hook_ctx
+                          : NULL;
+    if (type == ZKL_EVENT_QUEUED && owner && owner->att &&
+        owner->att->state == ZKL_AS_GATING)
+      emit_locked(owner->att, type, reason, waiting_for, position);
+    return;
+  }
   now = zkl__now_ms();
   ev.type = type;
   ev.lock = l;

@@ -145,6 +145,76 @@ static void test_lock_events(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A semaphore's contender is queued at its gate, then among the leases:
+ * both told as its own QUEUED; the gate's own grant and release are not
+ * the user's and are not told. */
+static void test_semaphore_events(void) {
+  char name[64], gate[256], first[256];
+  zkl_session *s = zkt_session(T_SESSION), *other = zkt_session(T_SESSION);
+  zkl_lock *holder, *ahead, *l;
+  zkt_rec r_ahead, r_l;
+  zkl_event e;
+  log_t lg;
+  struct String_vector kids = {0, NULL};
+  log_init(&lg);
+  zkt_rec_init(&r_ahead);
+  zkt_rec_init(&r_l);
+  zkt_name(name, sizeof name, "events-sem");
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&holder, other, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&ahead, other, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l, s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, 0, NULL), ZKL_OK);
+  /* `ahead` takes the gate and waits for the lease; l waits at the gate */
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(ahead, -1, zkt_on_acquired, &r_ahead), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(gate, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zoo_get_children(zkt_observer(), gate, 0, &kids),
+                        ZOK);
+  CU_ASSERT_EQUAL_FATAL(kids.count, 1);
+  snprintf(first, sizeof first, "%s", kids.data[0]);
+  deallocate_String_vector(&kids);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &r_l),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 1, ZKT_WAIT), 1);
+  e = last_of(&lg, ZKL_EVENT_QUEUED);
+  CU_ASSERT_EQUAL(e.position, 1);
+  CU_ASSERT_PTR_EQUAL(e.lock, l);
+  CU_ASSERT_STRING_EQUAL(lg.waiting_for[0], first);
+  CU_ASSERT_STRING_EQUAL(lg.name[0], name);
+  /* the holder leaves: `ahead` holds and lets the gate go; l counts one
+   * lease ahead and waits for the leases to change */
+  CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&r_ahead, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_QUEUED, name), 2);
+  CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_QUEUED).position, 1);
+  CU_ASSERT_STRING_EQUAL(lg.waiting_for[1], "");
+  CU_ASSERT_EQUAL(zkl_lock_release(ahead), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&r_l, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  /* QUEUED (gate), QUEUED (leases), GRANTED, RELEASED: nothing else */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 4, ZKT_WAIT), 4);
+  zkl_lock_free(l);
+  zkl_lock_free(ahead);
+  zkl_lock_free(holder);
+  zkt_assert_quiet(s);
+  zkt_assert_quiet(other);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 4);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_GRANTED, name), 1);
+  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_RELEASED, name), 1);
+  zkl_session_close(s);
+  zkl_session_close(other);
+  {
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/leases", name);
+    zkt_assert_parent_empty(sub);
+    snprintf(sub, sizeof sub, "%s/locks", name);
+    zkt_assert_parent_empty(sub);
+  }
+}
+
 /* The session's states reach the hook too; with no hook, nothing. */
 static void test_session_events(void) {
   char hosts[64];
@@ -178,6 +248,7 @@ static void test_session_events(void) {
 int main(void) {
   static const zkt_test tests[] = {
       {"lock events and stats, once each", test_lock_events},
+      {"a semaphore's contender, queued twice", test_semaphore_events},
       {"session events", test_session_events},
       {NULL, NULL}};
   return zkt_main("events", tests);
