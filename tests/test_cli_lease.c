@@ -204,6 +204,8 @@ static void test_frozen_zklock(void) {
  * never outlives the command), and zklock, resumed in time, exits 0. */
 static void test_watchdog_ends_with_command(void) {
   char name[64], line[512], state[4];
+  int status;
+  int64_t stopped_at, stopped_ms;
   proc p;
   pid_t wd;
   pid_watch wdw, cmdw;
@@ -214,13 +216,24 @@ static void test_watchdog_ends_with_command(void) {
   CU_ASSERT_FATAL(wd > 0);
   watch_pid(&wdw, wd);
   watch_pid(&cmdw, (pid_t)p.helper);
+  stopped_at = zkt_now_ms();
   CU_ASSERT_FATAL(stop_zklock(&p));
   go(&p);
   CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT));
   CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
   CU_ASSERT_STRING_EQUAL(proc_state(p.pid, state, sizeof state), "T");
   CU_ASSERT(kill(p.pid, SIGCONT) == 0);
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  stopped_ms = zkt_now_ms() - stopped_at;
+  status = wait_exit(&p, T_WAIT);
+  CU_ASSERT_EQUAL(status, 0);
+  if (status != 0) { /* what zklock said, for the log */
+    char err[2048] = "";
+    if (p.err >= 0)
+      read_all(p.err, err, sizeof err, 1000); /* terminated even if cut */
+    fprintf(stderr,
+            "\n    zklock, stopped for %lld ms, exited %d, saying:\n%s\n",
+            (long long)stopped_ms, status, err);
+  }
   unwatch_pid(&wdw);
   unwatch_pid(&cmdw);
   cleanup(&p);
