@@ -247,11 +247,11 @@ int child_spawn(child_proc *c, const child_spec *spec, int *err) {
 #endif
     if (s.restore_signals)
       ev_restore_signals_in_child();
+    if (s.in_child) /* before arrange_fds closes zklock's descriptors */
+      s.in_child();
     arrange_fds(&s, errpipe[1], fd_max);
     if (s.envp)
       environ = s.envp;
-    if (s.in_child)
-      s.in_child();
     if (s.path)
       execv(s.path, s.argv);
     else

@@ -265,7 +265,8 @@ typedef struct {
   bool keep_inherited;  /* keep the descriptors zklock was started with;
                            otherwise only 0, 1, 2 and moved_fds */
   int moved_fds[2];     /* put at descriptors 3 and 4 (-1: none) */
-  void (*in_child)(void); /* async-signal-safe, run just before exec */
+  void (*in_child)(void); /* async-signal-safe, run in the child before
+                             its descriptors are arranged */
 } child_spec;
 
 /* Starts spec and waits until its exec succeeded or failed. Returns 0; or
@@ -319,11 +320,10 @@ int64_t lease_proven(void);
  * -1 with errno (a system without it: ENOSYS). */
 int wd_start(const char *lock_path, int grace_ms, bool own_group,
              int64_t deadline_ms);
-/* In the command's process between fork and exec: tells the watchdog
- * whom to watch. Async-signal-safe; nothing without a watchdog. */
+/* In the command's process between fork and exec, before its descriptors
+ * are arranged: tells the watchdog whom to watch, and wakes it.
+ * Async-signal-safe; nothing without a watchdog. */
 void wd_in_child(void);
-/* The command has been started: the watchdog may look at it now. */
-void wd_command_started(void);
 /* Moves the deadline forward (never back). */
 void wd_renew(int64_t deadline_ms);
 /* zklock begins stopping the command itself, SIGKILL due at kill_at_ms.

@@ -251,7 +251,6 @@ static int start_command(run *r) {
     finish(r);
     return rc;
   }
-  wd_command_started();
   r->state = RUNNING;
   if (r->revoke_pending)
     pass_revoke(r);

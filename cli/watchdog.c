@@ -36,8 +36,9 @@
  * init can reap the orphaned command (the one window left: a kill() already
  * inside the kernel at that instant, against a pid that would have to be
  * reused within it). The command writes its own pid into the page between
- * fork and exec, so it is covered from its first instruction as the user's
- * program, even if zklock froze right after the fork.
+ * fork and exec, and wakes the watchdog (which also looks every 10 ms until
+ * it knows the command), so it is covered from its first instruction as the
+ * user's program, even if zklock froze right after the fork.
  *
  * Never outliving the command: it exits on DONE (zklock then kills and
  * reaps it anyway), at the pipe's end of file, and when the command exits
@@ -167,14 +168,15 @@ fail:
 }
 
 void wd_in_child(void) {
-  if (page)
-    atomic_store(&page->command, (int)getpid());
-}
-
-void wd_command_started(void) {
   char b = 0;
-  if (wake_fd >= 0 && write(wake_fd, &b, 1) < 0) {
-    /* full: the watchdog has wake-ups enough to read */
+  if (!page)
+    return;
+  atomic_store(&page->command, (int)getpid());
+  /* The command wakes the watchdog itself: zklock may be stopped from the
+   * moment the command runs, and a watchdog that does not know the command
+   * can neither see it exit nor signal it before its deadline. (A full
+   * pipe means wake-ups enough to read.) */
+  if (write(wake_fd, &b, 1) < 0) {
   }
 }
 
@@ -312,7 +314,7 @@ static int watch(struct wd_page *pg) {
       killed = true;
     }
     if (!killed)
-      timeout = !c.pid && now >= t ? 10 /* its pid is on its way */
+      timeout = !c.pid ? 10 /* its pid is on its way (see wd_in_child) */
                 : t - now > 60000 ? 60000
                                   : (int)(t - now);
     pfd[1].fd = pidfd;
