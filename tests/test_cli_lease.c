@@ -319,14 +319,18 @@ static void test_reconnects_keep_lease(void) {
  * from the server since it queued (-q: no status listings), and the
  * holder's release reaches it through a watch, with no request of its own.
  * zklock then waits for the library's heartbeat to renew the lease before
- * it starts the command (state CONFIRMING of cli/run.c). With a 4 s
- * session the lease is 3.6 s, and less than half of it (2 s) is left from
- * 1.6 s on: the test keeps the lock 2.2 s after the waiter queued, so that
- * at most 1.4 s is left at the grant, and at least 1.4 s of slowness (a
- * loaded machine, valgrind) can pass before the library would find the
- * lease run out and list again itself. That wait is the condition (an old
- * lease), not a synchronisation; it also is a window in which the waiter
- * must say nothing (it must not be granted). */
+ * it starts the command (state CONFIRMING of cli/run.c). With a 10 s
+ * session the lease is 9 s (T less a 1 s margin), and less than half of it
+ * is left once its proof is 4.5 s old: the test keeps the lock 5.6 s after
+ * the waiter said it queued, so that its proof (the answer to its last
+ * request, at most a round trip after that line) is 4.5 s old even if that
+ * round trip took 1.1 s, and 3.4 s of slowness between the release and
+ * the grant (a loaded machine, valgrind) can pass before the library would
+ * find the lease run out and list again itself, which renews it and skips
+ * CONFIRMING. (With a 4 s session that slack was 1.4 s, and valgrind in
+ * CI once used it up.) That wait is the condition (an old lease), not a
+ * synchronisation; it also is a window in which the waiter must say
+ * nothing (it must not be granted). */
 static void test_confirming(void) {
   char name[64], parent[128], line[512], msg[512];
   holder h;
@@ -334,11 +338,11 @@ static void test_confirming(void) {
   zkt_name(name, sizeof name, "confirm");
   zkt_parent(parent, sizeof parent, name);
   hold(&h, name);
-  spawn(&p, "-s", zkt_hosts(), "-t", "4000", "-q", "-v", name, "--",
+  spawn(&p, "-s", zkt_hosts(), "-t", "10000", "-q", "-v", name, "--",
         HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   CU_ASSERT(expect_verbose(p.err, "queued for ", msg, sizeof msg));
-  CU_ASSERT_EQUAL(read_line(p.err, line, sizeof line, 2200), -1);
+  CU_ASSERT_EQUAL(read_line(p.err, line, sizeof line, 5600), -1);
   unhold(&h);
   CU_ASSERT(expect_verbose(p.err, "granted ", msg, sizeof msg));
   CU_ASSERT(expect_verbose(p.err, "less than half the lease is left: "
