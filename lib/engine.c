@@ -217,14 +217,18 @@ static int req_refused_locked(zkl_attempt *att, int rc) {
 
 /* -------------------------------------------------------- the transitions */
 
-/* ZKLOCK_TRACE=1 logs every transition with the line that made it. */
+/* ZKLOCK_TRACE=1 logs every transition with the line that made it. Read
+ * once, by whichever session's thread gets here first: the flag is atomic
+ * (two threads may both read the environment; they store the same). */
 static bool tracing(void) {
   static int on = -1;
-  if (on < 0) {
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
     const char *env = getenv("ZKLOCK_TRACE");
-    on = env && *env && strcmp(env, "0") != 0;
+    v = env && *env && strcmp(env, "0") != 0;
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
   }
-  return on;
+  return v;
 }
 
 static void count_edge(zkl_attempt *att, zkl_att_state to, int line) {
