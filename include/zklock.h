@@ -376,7 +376,9 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * zkl_lock_cancel() was called from another thread; ZKL_EEXPIRED when the
  * session expired; ZKL_ELOST when the contender's node was deleted while it
  * waited (by someone else, or by the server as the session expired: the
- * session's next calls then return ZKL_EEXPIRED); ZKL_ECONNECT (timeout 0);
+ * session's next calls then return ZKL_EEXPIRED), or when it was granted
+ * but lost (its lease ran out) before this call returned; ZKL_ECONNECT
+ * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
  * under way; ZKL_EUPGRADE (a read/write lock's write side while its read
  * side is held or wanted); ZKL_ELIMIT (a semaphore, see there); ZKL_EINVAL;
