@@ -221,8 +221,10 @@ ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
  * timeout (+ 2 s), close returns and the deletions go on in the background
  * for as long as the handle lives: they are made when the handle reconnects
  * in the same session, and are moot once that session ends. The
- * application may close the handle at any time after this call returns
- * (a few hundred bytes of such a session then stay allocated).
+ * application may close the handle at any time after this call returns;
+ * if it does while deletions are still owed, a few hundred bytes of the
+ * session stay allocated (the client drops the library's watch without a
+ * word).
  * zkl_lock objects of the session stay allocated: every call on them that
  * returns a status then returns ZKL_ECLOSED (zkl_lock_token() 0), and each
  * must still be freed with zkl_lock_free(), before or after this call.

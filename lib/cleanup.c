@@ -1,7 +1,6 @@
 /*
  * cleanup.c - what the session owes the server: deletions of nodes nobody
- * wants any more, and removals of watches nobody wants any more, when they
- * could not be done at once (the connection was down, or dropped on the
+ * wants any more, when they could not be done at once (the connection was down, or dropped on the
  * way). Each job is retried after every reconnect until it succeeds or the
  * session ends, since the end of the session takes ephemeral nodes and
  * watches with it (rule 7 of the recipe: clear local state only after
@@ -18,15 +17,10 @@ typedef struct zkl_cleanup {
   zkl_link link; /* in s->cleanups.jobs */
   enum {
     CLEAN_DELETE,        /* delete path */
-    CLEAN_DELETE_PREFIX, /* delete children of path starting with prefix */
-    CLEAN_UNWATCH        /* remove the watch (path, wtype, watcher, ctx) */
+    CLEAN_DELETE_PREFIX  /* delete children of path starting with prefix */
   } kind;
   char *path;
   char prefix[ZKL_PREFIX_MAX];
-  int wtype;
-  watcher_fn watcher;
-  void *ctx;
-  void (*done_locked)(void *ctx, int rc);
   bool inflight;
 } zkl_cleanup;
 
@@ -34,18 +28,8 @@ unsigned zkl__cleanups_count_locked(const zkl_session *s) {
   return zkl__list_length(&s->cleanups.jobs);
 }
 
-/* zoo_aremove_watches() declares its completion as a pointer to a function
- * pointer but stores and calls the pointer's value as the function. */
-static void_completion_t *as_completion_ptr(void_completion_t fn) {
-  void_completion_t *p;
-  memcpy(&p, &fn, sizeof p);
-  return p;
-}
-
-static void job_free_locked(zkl_session *s, zkl_cleanup *job, int rc) {
+static void job_free_locked(zkl_session *s, zkl_cleanup *job) {
   zkl__list_remove(&job->link);
-  if (job->kind == CLEAN_UNWATCH)
-    job->done_locked(job->ctx, rc);
   free(job->path);
   free(job);
   if (zkl__list_empty(&s->cleanups.jobs) && s->cleanups.drained_locked)
@@ -61,10 +45,9 @@ static void job_finish_locked(zkl_session *s, zkl_cleanup *job, int rc) {
       job_run_locked(s, job); /* the client already reconnected */
     return;                   /* else retried on the next reconnect */
   }
-  if (rc != ZOK && rc != ZNONODE && rc != ZNOWATCHER &&
-      !zkl__is_session_over(rc))
+  if (rc != ZOK && rc != ZNONODE && !zkl__is_session_over(rc))
     zkl__log("cleanup of %s failed: %s; giving up", job->path, zerror(rc));
-  job_free_locked(s, job, rc);
+  job_free_locked(s, job);
 }
 
 static void void_done(int rc, const void *data) {
@@ -111,22 +94,13 @@ static void job_run_locked(zkl_session *s, zkl_cleanup *job) {
   case CLEAN_DELETE:
     rc = zoo_adelete(s->zh, job->path, -1, void_done, r);
     break;
-  case CLEAN_DELETE_PREFIX:
-    rc = zoo_aget_children(s->zh, job->path, 0, list_done, r);
-    break;
   default:
-    /* Never local=1 asynchronously: the client then treats data as a
-     * synchronous completion record. */
-    rc = zoo_aremove_watches(s->zh, job->path, job->wtype, job->watcher,
-                             job->ctx, 0, as_completion_ptr(void_done), r);
+    rc = zoo_aget_children(s->zh, job->path, 0, list_done, r);
     break;
   }
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
-    /* Refused at once. ZNOWATCHER: the client no longer holds the watcher
-     * because its event has come in; that event may still wait in the
-     * completion queue and will reach the watcher, which the owner learns
-     * from done(). A lost connection waits for the reconnect. */
+    /* Refused at once. A lost connection waits for the reconnect. */
     if (!zkl__is_connection_loss(rc))
       job_finish_locked(s, job, rc);
     return;
@@ -166,21 +140,6 @@ void zkl__cleanup_prefix_locked(zkl_session *s, const char *parent,
   job_run_locked(s, job);
 }
 
-void zkl__cleanup_unwatch_locked(zkl_session *s, const char *path, int wtype,
-                                 watcher_fn watcher, void *ctx,
-                                 void (*done_locked)(void *ctx, int rc)) {
-  zkl_cleanup *job = job_new_locked(s, CLEAN_UNWATCH, path);
-  if (!job) {
-    done_locked(ctx, s->dead || s->closed ? ZSESSIONEXPIRED : ZKL_ENOMEM);
-    return;
-  }
-  job->wtype = wtype;
-  job->watcher = watcher;
-  job->ctx = ctx;
-  job->done_locked = done_locked;
-  job_run_locked(s, job);
-}
-
 void zkl__cleanups_run_locked(zkl_session *s) {
   zkl_link *n, *next;
   for (n = s->cleanups.jobs.next; n != &s->cleanups.jobs; n = next) {
@@ -198,6 +157,6 @@ void zkl__cleanups_drop_locked(zkl_session *s) {
     zkl_cleanup *job = zkl__container_of(n, zkl_cleanup, link);
     next = n->next;
     if (!job->inflight)
-      job_free_locked(s, job, ZSESSIONEXPIRED);
+      job_free_locked(s, job);
   }
 }

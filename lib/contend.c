@@ -169,9 +169,12 @@ static void closing_locked(void *ctx) {
   tell_observers_locked(ctx, ZKL_EV_CLOSE, 0);
 }
 
-static void closed_locked(void *ctx) {
+static void closed_locked(void *ctx, bool handle_closed) {
   zkl_engine *e = ctx;
-  zkl__watches_forget_all_locked(e->s);
+  if (handle_closed)
+    zkl__watches_forget_all_locked(e->s);
+  else
+    zkl__watches_drop_all_locked(e->s);
 }
 
 /* Fails every acquire whose deadline passed; returns the next deadline. */

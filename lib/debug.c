@@ -8,6 +8,10 @@
 
 #include "internal.h"
 
+unsigned zkl__debug_sessions_alive(void) {
+  return __atomic_load_n(&zkl__sessions_alive, __ATOMIC_RELAXED);
+}
+
 static unsigned calls_queued_locked(const zkl_session *s) {
   const zkl_call *c;
   unsigned n = 0;

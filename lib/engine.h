@@ -142,6 +142,10 @@ const char *zkl__watch_path(const zkl_watch *w);
 /* The client closed the handle and dropped every watch: free the records
  * of session s. */
 void zkl__watches_forget_all_locked(zkl_session *s);
+/* Drops every watch of the session (its handle lives on, the
+ * application's): each leaves the client at once, or when its get returns,
+ * or is freed by the event on its way. */
+void zkl__watches_drop_all_locked(zkl_session *s);
 unsigned zkl__watches_count_locked(const zkl_session *s);
 
 /* -------------------------------------------------------------- attempts */

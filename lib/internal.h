@@ -13,7 +13,7 @@
 /* For tests: what a session still holds. */
 typedef struct zkl_debug_counts {
   unsigned watches;  /* watch records the client may still call */
-  unsigned cleanups; /* background deletes/removals not yet done */
+  unsigned cleanups; /* background deletes not yet done */
   unsigned inflight; /* requests without completion */
   unsigned parked;   /* attempts waiting for a reconnect (SUSPENDED) */
   unsigned calls;    /* user callbacks queued */
@@ -31,6 +31,9 @@ int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms);
 int zkl__debug_wait_suspended(zkl_session *s, unsigned want, int timeout_ms);
 /* Waits until the session is known to be over; returns why (0: timeout). */
 int zkl__debug_wait_dead(zkl_session *s, int timeout_ms);
+
+/* Sessions allocated and not yet freed, in this process. */
+unsigned zkl__debug_sessions_alive(void);
 
 /* Test hook: when set, called with s->mu held on the completion thread just
  * before a waiter sends the watch on the node it waits for, so tests can

@@ -211,6 +211,10 @@ int zkl_session_close(zkl_session *s) {
   zkl__timer_stop(&s->timer);
   pthread_mutex_lock(&s->mu);
   run_leftover_notices_locked(s);
+  /* A watch the client of a wrapped handle still holds is freed only when
+   * it fires, and the application's zookeeper_close() drops it silently. */
+  if (!s->owns_handle && s->hooks)
+    s->hooks->closed_locked(s->hooks_ctx, false);
 
   if (!s->owns_handle && !s->dead && zkl__tap_held_locked(s)) {
     /* Cut off from the server. The handle stays the application's and may
@@ -241,7 +245,7 @@ int zkl_session_close(zkl_session *s) {
 
   pthread_mutex_lock(&s->mu);
   if (s->owns_handle && s->hooks)
-    s->hooks->closed_locked(s->hooks_ctx);
+    s->hooks->closed_locked(s->hooks_ctx, true);
   s->zh = NULL;
   zkl__report_closed_locked(s);
   s->refs--; /* the user's reference */

@@ -20,6 +20,8 @@
  * session's completion thread round. */
 static __thread zkl_session *tls_in_session;
 
+unsigned zkl__sessions_alive;
+
 int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle) {
   zkl_session *s = calloc(1, sizeof *s);
   if (!s)
@@ -39,6 +41,7 @@ int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle) {
   s->calls_tail = &s->calls;
   zkl__cleanups_init(s);
   s->owner_len = zkl__owner_data(s->owner_data, sizeof s->owner_data);
+  __atomic_add_fetch(&zkl__sessions_alive, 1, __ATOMIC_RELAXED);
   *out = s;
   return ZKL_OK;
 }
@@ -49,6 +52,7 @@ void zkl__session_free(zkl_session *s) {
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->mu);
   free(s);
+  __atomic_sub_fetch(&zkl__sessions_alive, 1, __ATOMIC_RELAXED);
 }
 
 /* Unlocks, and frees the session if nothing references it any more. */

@@ -4,7 +4,7 @@
  *
  *   session.c  the session object: references, the mutex, the completion
  *              thread's entry and exit, requests, queued user callbacks
- *   cleanup.c  deletions and watch removals owed to the server, retried
+ *   cleanup.c  deletions owed to the server, retried
  *              after every reconnect until done or moot
  *   lease.c    the lease clock and its heartbeats
  *   timer.c    a thread that calls one tick function by the clock
@@ -51,9 +51,11 @@ typedef struct zkl_session_hooks {
   void (*over_locked)(void *ctx, int why);
   /* zkl_session_close() began (on the closing thread). */
   void (*closing_locked)(void *ctx);
-  /* The client closed the handle and dropped every watch without calling
-   * it (own handles only; on the closing thread). */
-  void (*closed_locked)(void *ctx);
+  /* The session is closed, on the closing thread. handle_closed: the
+   * client closed the handle and dropped every watch without calling it
+   * (own handles). Otherwise the handle is the application's, which may
+   * close it at any time: the watches must leave the client now. */
+  void (*closed_locked)(void *ctx, bool handle_closed);
   /* The clock (timer thread): act on deadlines up to now; returns the next
    * one, or 0 for none. */
   int64_t (*tick_locked)(void *ctx, int64_t now);
@@ -177,6 +179,9 @@ int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle);
 /* Frees a session that never got further than zkl__session_alloc plus a
  * timer that has been stopped. */
 void zkl__session_free(zkl_session *s);
+/* Sessions allocated and not yet freed (atomic; the tests read it: a
+ * session kept alive by a reference nobody will drop leaks no node). */
+extern unsigned zkl__sessions_alive;
 void zkl__session_ref_locked(zkl_session *s);
 void zkl__session_unref_locked(zkl_session *s);
 /* Registers the layer above (once). */
@@ -229,13 +234,6 @@ static inline void zkl__cleanups_init(zkl_session *s) {
 void zkl__cleanup_delete_locked(zkl_session *s, const char *path);
 void zkl__cleanup_prefix_locked(zkl_session *s, const char *parent,
                                 const char *prefix);
-/* Removes a data or child watch (wtype: ZWATCHTYPE_*) the client holds for
- * watcher/ctx; done(ctx, rc) is called once when the removal is over: ZOK
- * (removed), ZNOWATCHER (its event has come in and is on its way), or a
- * code that says the session ended. */
-void zkl__cleanup_unwatch_locked(zkl_session *s, const char *path, int wtype,
-                                 watcher_fn watcher, void *ctx,
-                                 void (*done_locked)(void *ctx, int rc));
 void zkl__cleanups_run_locked(zkl_session *s);  /* after a reconnect */
 void zkl__cleanups_drop_locked(zkl_session *s); /* the session's end */
 unsigned zkl__cleanups_count_locked(const zkl_session *s);

@@ -31,7 +31,6 @@ struct zkl_watch {
   void *owner;
   enum { W_ARMING, W_ARMED, W_GONE } client;
   bool wanted;      /* the owner still wants its events */
-  bool removing;    /* a removal is queued or in flight */
   bool in_callback; /* one of our callbacks is using it: not freed yet */
 };
 
@@ -44,7 +43,7 @@ static zkl_engine *engine_of(zkl_session *s) {
 
 static void maybe_free_locked(zkl_watch *w) {
   zkl_session *s = w->s;
-  if (w->wanted || w->client != W_GONE || w->removing || w->in_callback)
+  if (w->wanted || w->client != W_GONE || w->in_callback)
     return;
   zkl__list_remove(&w->link);
   w->ops->release_locked(w);
@@ -73,7 +72,7 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path,
   zkl__leave(s);
 }
 
-static void start_removal_locked(zkl_watch *w);
+static void remove_locked(zkl_watch *w);
 
 /* After the get that arms it: the client holds it now (ZOK), or not. */
 static void armed_locked(zkl_watch *w, int rc, const char *data, int len,
@@ -84,7 +83,7 @@ static void armed_locked(zkl_watch *w, int rc, const char *data, int len,
    * counted the get as pending. */
   w->ops->armed_locked(w, rc, data, len, stat, children);
   if (!w->wanted && w->client == W_ARMED)
-    start_removal_locked(w); /* dropped while it was being set */
+    remove_locked(w); /* dropped while it was being set */
   w->in_callback = false;
   maybe_free_locked(w);
 }
@@ -163,26 +162,21 @@ zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
   return w;
 }
 
-static void removal_done_locked(void *ctx, int rc) {
-  zkl_watch *w = ctx;
-  w->removing = false;
-  /* ZOK: the client dropped it without calling it. ZNOWATCHER: its event
-   * has come in and will reach the watcher, which frees it. Session over:
-   * the client may still call it with session events, until the handle is
-   * closed (zkl__watches_forget_all_locked). */
-  if (rc == ZOK)
+/* Takes the watch out of the client, locally, with no request. Removing
+ * one watcher by name only asks the server whether it holds such a watch
+ * (CheckWatches) and then drops it from the client: a request bought a
+ * round trip, a wait for the connection when it was down, and, when the
+ * application closed a wrapped handle meanwhile, a request the client
+ * neither answers nor frees. The server's end of the watch fires at the
+ * node's next change (the recipe's nodes all change or go), and the client
+ * drops an event no watcher waits for. */
+static void remove_locked(zkl_watch *w) {
+  int wtype =
+      w->type == ZKL_WATCH_CHILDREN ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA;
+  /* ZNOWATCHER: the client has taken it out to deliver its event, and
+   * watcher() frees it. */
+  if (zoo_remove_watches(w->s->zh, w->path, wtype, watcher, w, 1) == ZOK)
     w->client = W_GONE;
-  maybe_free_locked(w);
-}
-
-static void start_removal_locked(zkl_watch *w) {
-  if (w->removing)
-    return;
-  w->removing = true;
-  zkl__cleanup_unwatch_locked(
-      w->s, w->path,
-      w->type == ZKL_WATCH_CHILDREN ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA,
-      watcher, w, removal_done_locked);
 }
 
 void zkl__watch_drop_locked(zkl_watch *w) {
@@ -190,15 +184,24 @@ void zkl__watch_drop_locked(zkl_watch *w) {
     return;
   w->wanted = false;
   if (w->client == W_ARMED)
-    start_removal_locked(w);
+    remove_locked(w);
   maybe_free_locked(w);
+}
+
+void zkl__watches_drop_all_locked(zkl_session *s) {
+  zkl_engine *e = engine_of(s);
+  zkl_link *n, *next;
+  for (n = e->watches.next; n != &e->watches; n = next) {
+    next = n->next; /* dropping may free this one, never another */
+    zkl__watch_drop_locked(zkl__container_of(n, zkl_watch, link));
+  }
 }
 
 void zkl__watches_forget_all_locked(zkl_session *s) {
   zkl_engine *e = engine_of(s);
   while (!zkl__list_empty(&e->watches)) {
     zkl_watch *w = zkl__container_of(e->watches.next, zkl_watch, link);
-    w->wanted = w->removing = false;
+    w->wanted = false;
     w->client = W_GONE;
     maybe_free_locked(w);
   }

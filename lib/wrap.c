@@ -14,14 +14,13 @@
  * was a session to forward it to.
  *
  * The tap holds a session reference for as long as the client may call it:
- * until the client confirms a removal, delivers an event that ends the
- * watch (expiry, or a change of "/" that is not re-armed), or reports the
- * handle closing.
+ * until the session takes it out of the client (at once, with no request),
+ * or the client delivers an event that ends the watch (expiry, or a change
+ * of "/" that is not re-armed).
  */
 #include "config.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "session.h"
 
@@ -29,7 +28,6 @@ struct zkl_tap {
   zkl_session *s;
   bool registered;      /* the client holds it */
   bool arm_inflight;    /* an exists that sets it has not completed */
-  bool remove_inflight; /* a removal request is out */
   bool unwanted;        /* the session is done with it */
 };
 
@@ -39,7 +37,7 @@ static void tap_remove_locked(zkl_session *s);
 
 static void tap_maybe_free_locked(zkl_tap *tap) {
   zkl_session *s = tap->s;
-  if (tap->registered || tap->arm_inflight || tap->remove_inflight)
+  if (tap->registered || tap->arm_inflight)
     return;
   if (s->tap == tap)
     s->tap = NULL;
@@ -89,46 +87,24 @@ static int tap_arm_locked(zkl_session *s, int kind) {
   return ZOK;
 }
 
-static void tap_removed(int rc, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl_tap *tap = r->owner;
-  zkl__enter_req_locked(r, rc);
-  tap->remove_inflight = false;
-  /* ZOK: the client dropped it. ZCLOSING: the application is closing the
-   * handle, which drops every watch without calling it. A lost connection
-   * is retried at the reconnect, which the tap itself reports. ZNOWATCHER:
-   * its event has come in and is on its way here. */
-  if (rc == ZOK || rc == ZCLOSING)
-    tap->registered = false;
-  tap_maybe_free_locked(tap);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
-}
-
-/* zoo_aremove_watches() declares its completion as a pointer to a function
- * pointer but stores and calls the pointer's value as the function. */
-static void_completion_t *as_completion_ptr(void_completion_t fn) {
-  void_completion_t *p;
-  memcpy(&p, &fn, sizeof p);
-  return p;
-}
-
+/* Takes the tap out of the client, locally: no request goes to the server.
+ * A request could be lost for good: when the application closes its handle,
+ * the client calls the completions it holds with ZCLOSING, and a request
+ * sent from one of them (the last cleanup's delete completing is what
+ * releases the tap) is never answered, never freed, and keeps the session
+ * alive. The server's end of the watch stays until "/" changes or the
+ * session ends; removing one watcher by name only checks for it on the
+ * server (CheckWatches), so a request would not have taken that end away
+ * either, and the client drops events no watcher waits for. */
 static void tap_remove_locked(zkl_session *s) {
   zkl_tap *tap = s->tap;
-  zkl_req *r;
-  if (!tap || !tap->unwanted || !tap->registered || tap->remove_inflight ||
-      !s->connected || s->dead)
+  if (!tap || !tap->unwanted || !tap->registered || s->dead)
     return;
-  if (!(r = zkl__req_new_locked(s, ZKL_RQ_TAP)))
-    return; /* tried again at the next reconnect */
-  r->owner = tap;
-  if (zoo_aremove_watches(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher, tap, 0,
-                          as_completion_ptr(tap_removed), r) != ZOK) {
-    zkl__req_abort_locked(r);
-    return;
-  }
-  tap->remove_inflight = true;
+  /* ZNOWATCHER: the client has taken the watcher out to deliver an event
+   * to it, and tap_watcher() is about to run. */
+  if (zoo_remove_watches(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher, tap, 1) ==
+      ZOK)
+    tap->registered = false;
 }
 
 static void cleanups_drained_locked(zkl_session *s) {
@@ -142,6 +118,7 @@ void zkl__tap_release_locked(zkl_session *s) {
     return;
   s->tap->unwanted = true;
   tap_remove_locked(s);
+  tap_maybe_free_locked(s->tap); /* the caller holds a reference of its own */
 }
 
 static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
@@ -155,8 +132,6 @@ static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
     zkl__on_state_locked(s, zh, state);
     if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
       tap->registered = false; /* the client calls it no more */
-    else if (state == ZOO_CONNECTED_STATE)
-      tap_remove_locked(s); /* a removal the outage held up */
   } else {
     tap->registered = false; /* "/" changed: the watch fired, once */
     if (!tap->unwanted && !s->dead)

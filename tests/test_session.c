@@ -16,6 +16,7 @@
 #include "zktest.h"
 
 #define T_WAIT 15000
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
 
 /* A loopback port nothing listens on: bound, then closed. -1 if none
  * could be had (the test then fails: port 0 would not say "nobody
@@ -329,13 +330,22 @@ static void test_wrap_connecting(void) {
  * same session once the server is back, so the node still stands and must
  * still be deleted (it stayed for good, blocking every other contender).
  * The application forwards nothing here: the session hears the reconnect
- * through a watch of its own. */
-static void test_wrap_close_during_outage(void) {
-  char name[64], path[512], args[1024];
+ * through a watch of its own.
+ *
+ * With through_proxy, the handle connects through tests/faultproxy, which
+ * drops the reply to the deletion the session makes at the reconnect: the
+ * application closes its handle with that deletion still on the wire
+ * (before the client gives up on the silent connection, 2/3 of the 6 s
+ * session timeout later). */
+static void wrap_close_during_outage(bool through_proxy) {
+  char name[64], path[512], args[1024], hosts[64];
   zhandle_t *zh;
   zkl_session *w = NULL;
   zkl_lock *l;
+  proxyctl *px = NULL;
   int64_t session_id;
+  unsigned alive = zkl__debug_sessions_alive();
+  int port;
   zkt_rec outage_lost;
   if (!zkt_zkdir()) {
     printf("(skipped: needs a server of its own to stop) ");
@@ -344,12 +354,18 @@ static void test_wrap_close_during_outage(void) {
   zkt_counter_init(&silent_connected);
   zkt_rec_init(&outage_lost);
   zkt_name(name, sizeof name, "wrap-outage");
-  zh = zookeeper_init2(zkt_hosts(), silent_watcher, 4000, NULL, NULL, 0,
-                       quiet_log);
+  snprintf(hosts, sizeof hosts, "%s", zkt_hosts());
+  if (through_proxy) {
+    CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+    snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  }
+  zh = zookeeper_init2(hosts, silent_watcher, through_proxy ? 6000 : 4000,
+                       NULL, NULL, 0, quiet_log);
   CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&silent_connected, 1, T_WAIT), 1);
   session_id = zoo_client_id(zh)->client_id;
   CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive + 1);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, w, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &outage_lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
@@ -360,14 +376,31 @@ static void test_wrap_close_during_outage(void) {
                   ZKL_LOST_LEASE_EXPIRED); /* told by the lease */
   zkl_lock_free(l);
   zkl_session_close(w); /* gives up waiting: the server is still down */
+  if (px) /* the first request after the reconnect is the deletion */
+    CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 2", NULL, 0, 5000), 0);
   snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
   CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&silent_connected, 2, T_WAIT), 2);
   CU_ASSERT_EQUAL(zoo_client_id(zh)->client_id, session_id); /* same one */
+  if (px)
+    CU_ASSERT_EQUAL(proxyctl_wait_fired(px, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_wait_absent(path, T_WAIT), 0);
   CU_ASSERT_EQUAL(zoo_state(zh), ZOO_CONNECTED_STATE);
+  /* With the proxy, the deletion completes here, ZCLOSING: the session
+   * must let go without another request (one sent now is never answered,
+   * and what waited for it leaked, the session with it). */
   zookeeper_close(zh);
+  CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive);
+  proxyctl_stop(px);
   zkt_assert_parent_empty(name);
+}
+
+static void test_wrap_close_during_outage(void) {
+  wrap_close_during_outage(false);
+}
+
+static void test_wrap_close_handle_during_deletion(void) {
+  wrap_close_during_outage(true);
 }
 
 static void test_wrap_deadlock_guard(void) {
@@ -460,6 +493,8 @@ int main(void) {
       {"blocking call from the application's watcher", test_wrap_deadlock_guard},
       {"wrap a handle still connecting", test_wrap_connecting},
       {"wrapped close during an outage", test_wrap_close_during_outage},
+      {"handle closed under a wrapped session's last deletion",
+       test_wrap_close_handle_during_deletion},
       {"close from a callback", test_close_from_callback},
       {"log handler", test_log_handler},
       {NULL, NULL}};
