@@ -180,6 +180,9 @@ static void test_relist_and_cancel(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(b.l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   wait_children(name, 2);
+  /* b watches a: its node alone does not say its listing has returned
+   * (under ASan in CI it was still LISTING when canceled below) */
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(b.s, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
@@ -486,6 +489,7 @@ static void test_cancel_while_listing(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(b.l, -1, zkt_on_acquired, &rb),
                         ZKL_OK);
   wait_children(name, 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(b.s, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
