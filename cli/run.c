@@ -302,6 +302,12 @@ static int on_acquired(run *r, const ev_batch *b) {
     finish(r);
     return EXIT_ZOOKEEPER;
   }
+  /* Granted, but the lease ran out before the grant was told: the release
+   * then says ZKL_ELOST once (a queue node deleted under a waiter was
+   * never held, and its release says ZKL_ENOTHELD). */
+  if (rc == ZKL_ELOST && zkl_lock_release(r->l) == ZKL_ELOST)
+    return lost_before_start(r, b->lost ? b->lost_reason
+                                        : ZKL_LOST_LEASE_EXPIRED);
   if (rc != ZKL_OK) {
     cli_error("could not acquire %s: %s%s", r->path, zkl_strerror(rc),
               rc == ZNOAUTH ? " (the lock's nodes belong to other "

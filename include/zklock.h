@@ -407,7 +407,10 @@ ZKL_EXTERN int zkl_lock_release(zkl_lock *l);
 /* Called once per async acquire, on the completion thread.
  *   rc     ZKL_OK (token valid), or a failure code as for zkl_lock_acquire(),
  *          ZKL_ECANCELED after zkl_lock_cancel(), ZKL_ECLOSED after
- *          zkl_lock_free() or zkl_session_close().
+ *          zkl_lock_free() or zkl_session_close(). ZKL_ELOST also when the
+ *          lock was granted but lost before this callback ran (it waited
+ *          behind other callbacks while the lease ran out; the lost
+ *          callback, on the timer thread, may come first).
  *   token  the fencing token when rc is ZKL_OK, else 0. */
 typedef void (*zkl_acquire_cb)(zkl_lock *l, int rc, int64_t token, void *arg);
 

@@ -123,11 +123,30 @@ void zkl__each_lock_locked(zkl_engine *e, void (*fn)(zkl_lock *l, void *ctx),
 
 /* --------------------------------------------------------------- notices */
 
+/* A grant waits in the queue of callbacks for the ones before it; the
+ * lease can run out meanwhile, and its lost callback runs on the timer
+ * thread. The caller must not take the lock as held then: it hears
+ * ZKL_ELOST, as a blocking acquire would. */
+static void acquire_run(zkl_notice *n) {
+  zkl_session *s = n->l->s;
+  int rc = n->rc;
+  int64_t token = n->token;
+  if (rc == ZKL_OK) {
+    pthread_mutex_lock(&s->mu);
+    if (n->l->lost && n->l->lost_token == token) {
+      rc = ZKL_ELOST;
+      token = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+  }
+  n->acquire_cb(n->l, rc, token, n->arg);
+}
+
 static void notice_run(zkl_call *c) {
   zkl_notice *n = (zkl_notice *)c;
   switch (n->kind) {
   case N_ACQUIRE:
-    n->acquire_cb(n->l, n->rc, n->token, n->arg);
+    acquire_run(n);
     break;
   case N_RELEASE:
     if (n->release_cb)

@@ -1118,6 +1118,7 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
     }
     if (!l->freed) {
       l->lost = true;
+      l->lost_token = att->czxid;
       zkl__notify_lost_locked(l, att->code, att->direct);
     }
     zkl__log("lock %s lost (%s)", l->name, lost_reason_text(att->code));

@@ -244,6 +244,7 @@ struct zkl_lock {
   int hold_count;
   int64_t token;
   bool lost; /* lost since the last acquire: the next release says so */
+  int64_t lost_token; /* the token of the hold lost last */
   zkl_lock_stats stats;
 };
 

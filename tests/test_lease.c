@@ -334,6 +334,72 @@ static void test_frozen_holder_told(void) {
   zkl_session_close(me);
 }
 
+/* A grant that waits in the queue of callbacks while the lease runs out
+ * (its lost callback runs on the timer thread) reaches its callback as
+ * ZKL_ELOST, not ZKL_OK: the caller must not take the lock as held. Lock
+ * A's acquire callback keeps the completion thread until the test lets it
+ * go; meanwhile a second, reentrant acquire of the held lock B queues its
+ * grant behind it, and the partition lets the lease run out. */
+typedef struct {
+  zkt_counter entered, go;
+  zkt_rec rec;
+} blocker;
+
+static void blocking_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  blocker *b = arg;
+  zkt_counter_add(&b->entered, 1);
+  zkt_counter_wait(&b->go, 1, T_WAIT); /* the test's bound, not a sleep */
+  zkt_on_acquired(l, rc, token, &b->rec);
+}
+
+static void test_queued_grant_after_lease_lost(void) {
+  char name_a[64], name_b[64], hosts[64];
+  proxyctl *px;
+  int port, rc;
+  zkl_session *s;
+  zkl_lock *a, *b;
+  blocker blk;
+  zkt_rec lost_b, again;
+  zkt_counter_init(&blk.entered);
+  zkt_counter_init(&blk.go);
+  zkt_rec_init(&blk.rec);
+  zkt_rec_init(&lost_b);
+  zkt_rec_init(&again);
+  zkt_name(name_a, sizeof name_a, "queued-a");
+  zkt_name(name_b, sizeof name_b, "queued-b");
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  rc = zkl_session_open(&s, hosts, 4000);
+  if (rc != ZKL_OK)
+    proxyctl_stop(px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s, name_a), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s, name_b), ZKL_OK);
+  zkl_lock_on_lost(b, zkt_on_lost, &lost_b);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(b, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(a, T_WAIT, blocking_acquired, &blk), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&blk.entered, 1, T_WAIT), 1);
+  /* The completion thread is in A's callback: B's grant waits behind it. */
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(b, T_WAIT, zkt_on_acquired, &again),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost_b, 1, T_WAIT), ZKL_LOST_LEASE_EXPIRED);
+  CU_ASSERT_EQUAL(zkt_counter_get(&again.calls), 0); /* still queued */
+  zkt_counter_add(&blk.go, 1);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&again, 1, T_WAIT), ZKL_ELOST);
+  CU_ASSERT_EQUAL(again.token, 0);
+  /* A was granted before the partition: its callback said so. */
+  CU_ASSERT_EQUAL(zkt_rec_wait(&blk.rec, 1, T_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  zkl_session_close(s);
+  proxyctl_stop(px);
+  zkt_assert_parent_empty(name_a);
+  zkt_assert_parent_empty(name_b);
+}
+
 static void test_margin_bounds(void) {
   zkl_session *s = zkt_session(2000);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(NULL, 10), ZKL_EINVAL);
@@ -351,6 +417,8 @@ int main(int argc, char **argv) {
       {"lease lost, session survives", test_lease_lost_session_survives},
       {"idle holder keeps its lease", test_idle_holder_keeps_lease},
       {"frozen holder is told on waking", test_frozen_holder_told},
+      {"a grant queued behind a callback while the lease runs out",
+       test_queued_grant_after_lease_lost},
       {"margin bounds", test_margin_bounds},
       {NULL, NULL}};
   self_path = argv[0];
