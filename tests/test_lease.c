@@ -30,6 +30,20 @@ static int cmd(proxyctl *px, const char *c) {
   return proxyctl_cmd(px, c, NULL, 0, 5000);
 }
 
+/* A session of session_ms that talks to ZooKeeper through a new proxy. */
+static zkl_session *proxied_session(proxyctl **px, int session_ms) {
+  char hosts[64];
+  zkl_session *s = NULL;
+  int port, rc;
+  CU_ASSERT_FATAL(proxyctl_start(px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  rc = zkl_session_open(&s, hosts, session_ms);
+  if (rc != ZKL_OK)
+    proxyctl_stop(*px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  return s;
+}
+
 /* Lets time pass as part of a scenario (how long a fault lasts); never used
  * to wait for something to happen. */
 static void fault_lasts(int ms) {
@@ -127,22 +141,15 @@ static void test_notice_before_grant(void) {
  * until the client itself gives the connection up (2/3 of the session
  * timeout), so it reconnects for real. */
 static void test_back_in_time(void) {
-  char name[64], hosts[64], path[512];
+  char name[64], path[512];
   proxyctl *px;
-  int port;
   zkl_session *s;
   zkl_lock *l;
   zkt_rec lost;
   int64_t token = 0;
-  int rc;
   zkt_rec_init(&lost);
   zkt_name(name, sizeof name, "back-in-time");
-  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&s, hosts, 6000);
-  if (rc != ZKL_OK)
-    proxyctl_stop(px);
-  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  s = proxied_session(&px, 6000);
   /* A small margin leaves room between the client's own disconnect (4 s
    * after the last byte) and the lease (6 s after the last answer, less
    * the margin and the heartbeat period). */
@@ -173,22 +180,15 @@ static void test_back_in_time(void) {
  * still lives: the lock was reported lost, so its node must go (else the
  * queue would wait behind a holder that no longer believes it holds). */
 static void test_lease_lost_session_survives(void) {
-  char name[64], hosts[64];
+  char name[64];
   proxyctl *px;
-  int port;
   zkl_session *hs, *ws;
   zkl_lock *holder, *waiter;
   zkt_rec lost, grant;
-  int rc;
   zkt_rec_init(&lost);
   zkt_rec_init(&grant);
   zkt_name(name, sizeof name, "lease-lost-alive");
-  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&hs, hosts, 8000);
-  if (rc != ZKL_OK)
-    proxyctl_stop(px);
-  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  hs = proxied_session(&px, 8000);
   /* A wide margin: the lease ends well before the session does. */
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(hs, 4000), ZKL_OK);
   ws = zkt_session(10000);
@@ -353,9 +353,8 @@ static void blocking_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
 }
 
 static void test_queued_grant_after_lease_lost(void) {
-  char name_a[64], name_b[64], hosts[64];
+  char name_a[64], name_b[64];
   proxyctl *px;
-  int port, rc;
   zkl_session *s;
   zkl_lock *a, *b;
   blocker blk;
@@ -367,12 +366,7 @@ static void test_queued_grant_after_lease_lost(void) {
   zkt_rec_init(&again);
   zkt_name(name_a, sizeof name_a, "queued-a");
   zkt_name(name_b, sizeof name_b, "queued-b");
-  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&s, hosts, 4000);
-  if (rc != ZKL_OK)
-    proxyctl_stop(px);
-  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  s = proxied_session(&px, 4000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s, name_a), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s, name_b), ZKL_OK);
   zkl_lock_on_lost(b, zkt_on_lost, &lost_b);

@@ -382,15 +382,22 @@ static void wrap_close_during_outage(bool through_proxy) {
   CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&silent_connected, 2, T_WAIT), 2);
   CU_ASSERT_EQUAL(zoo_client_id(zh)->client_id, session_id); /* same one */
-  if (px)
+  if (px) {
+    /* Closed at once: the client gives up the silent connection 4 s after
+     * the drop (the observer below may take longer than that to reconnect
+     * to the restarted server: CI saw it). The server has the deletion:
+     * the proxy fires once the request is written to it. */
     CU_ASSERT_EQUAL(proxyctl_wait_fired(px, T_WAIT), 0);
-  CU_ASSERT_EQUAL(zkt_wait_absent(path, T_WAIT), 0);
+  } else {
+    CU_ASSERT_EQUAL(zkt_wait_absent(path, T_WAIT), 0);
+  }
   CU_ASSERT_EQUAL(zoo_state(zh), ZOO_CONNECTED_STATE);
   /* With the proxy, the deletion completes here, ZCLOSING: the session
    * must let go without another request (one sent now is never answered,
    * and what waited for it leaked, the session with it). */
   zookeeper_close(zh);
   CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive);
+  CU_ASSERT_EQUAL(zkt_wait_absent(path, T_WAIT), 0);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
