@@ -1,9 +1,9 @@
 /*
  * cleanup.c - what the session owes the server: deletions of nodes nobody
- * wants any more, when they could not be done at once (the connection was down, or dropped on the
- * way). Each job is retried after every reconnect until it succeeds or the
- * session ends, since the end of the session takes ephemeral nodes and
- * watches with it (rule 7 of the recipe: clear local state only after
+ * wants any more, when they could not be done at once (the connection was
+ * down, or dropped on the way). Each job is retried after every reconnect
+ * until it succeeds or the session ends, since the end of the session takes
+ * ephemeral nodes with it (rule 7 of the recipe: clear local state only after
  * that; CURATOR-678 lost every later acquire by clearing first).
  */
 #include "config.h"

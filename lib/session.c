@@ -90,6 +90,11 @@ bool zkl__is_session_over(int rc) {
          rc == ZAUTHFAILED || rc == ZSESSIONMOVED;
 }
 
+bool zkl__watch_leave_client(zhandle_t *zh, const char *path, int wtype,
+                             watcher_fn watcher, void *ctx) {
+  return zoo_remove_watches(zh, path, wtype, watcher, ctx, 1) == ZOK;
+}
+
 int zkl__session_usable_locked(const zkl_session *s) {
   if (s->closing)
     return ZKL_ECLOSED;

@@ -194,6 +194,19 @@ int zkl__session_usable_locked(const zkl_session *s);
 bool zkl__is_connection_loss(int rc);
 /* True when rc says the session is over. */
 bool zkl__is_session_over(int rc);
+/* Takes a watch (wtype: ZWATCHTYPE_*) out of the client, locally, with no
+ * request. True when it was there; false when the client has already taken
+ * it out to deliver its event, which then reaches the watcher. Why no
+ * request: removing one watcher by name only asks the server whether it
+ * holds such a watch (CheckWatches) and then drops it from the client, so
+ * a request bought a round trip, a wait for the connection when it was
+ * down, and, when the application closed a wrapped handle meanwhile, a
+ * request the client neither answers nor frees (the 3.8 client runs the
+ * completions it fails with ZCLOSING only while its completion thread
+ * lives). The server's end fires at the node's next change or goes with
+ * the session, and the client drops an event no watcher waits for. */
+bool zkl__watch_leave_client(zhandle_t *zh, const char *path, int wtype,
+                             watcher_fn watcher, void *ctx);
 
 /* Allocates a request (counted in sent[kind]); NULL on ENOMEM. */
 zkl_req *zkl__req_new_locked(zkl_session *s, int kind);

@@ -162,20 +162,12 @@ zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
   return w;
 }
 
-/* Takes the watch out of the client, locally, with no request. Removing
- * one watcher by name only asks the server whether it holds such a watch
- * (CheckWatches) and then drops it from the client: a request bought a
- * round trip, a wait for the connection when it was down, and, when the
- * application closed a wrapped handle meanwhile, a request the client
- * neither answers nor frees. The server's end of the watch fires at the
- * node's next change (the recipe's nodes all change or go), and the client
- * drops an event no watcher waits for. */
+/* ZNOWATCHER: the client has taken it out to deliver its event, and
+ * watcher() frees it. */
 static void remove_locked(zkl_watch *w) {
   int wtype =
       w->type == ZKL_WATCH_CHILDREN ? ZWATCHTYPE_CHILD : ZWATCHTYPE_DATA;
-  /* ZNOWATCHER: the client has taken it out to deliver its event, and
-   * watcher() frees it. */
-  if (zoo_remove_watches(w->s->zh, w->path, wtype, watcher, w, 1) == ZOK)
+  if (zkl__watch_leave_client(w->s->zh, w->path, wtype, watcher, w))
     w->client = W_GONE;
 }
 

@@ -87,23 +87,16 @@ static int tap_arm_locked(zkl_session *s, int kind) {
   return ZOK;
 }
 
-/* Takes the tap out of the client, locally: no request goes to the server.
- * A request could be lost for good: when the application closes its handle,
- * the client calls the completions it holds with ZCLOSING, and a request
- * sent from one of them (the last cleanup's delete completing is what
- * releases the tap) is never answered, never freed, and keeps the session
- * alive. The server's end of the watch stays until "/" changes or the
- * session ends; removing one watcher by name only checks for it on the
- * server (CheckWatches), so a request would not have taken that end away
- * either, and the client drops events no watcher waits for. */
+/* Takes the tap out of the client (zkl__watch_leave_client: no request,
+ * which the client could lose for good if the application is closing the
+ * handle: the last cleanup's completion is what releases the tap). */
 static void tap_remove_locked(zkl_session *s) {
   zkl_tap *tap = s->tap;
   if (!tap || !tap->unwanted || !tap->registered || s->dead)
     return;
-  /* ZNOWATCHER: the client has taken the watcher out to deliver an event
-   * to it, and tap_watcher() is about to run. */
-  if (zoo_remove_watches(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher, tap, 1) ==
-      ZOK)
+  /* Not there: the client has taken it out to deliver an event to it, and
+   * tap_watcher() is about to run. */
+  if (zkl__watch_leave_client(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher, tap))
     tap->registered = false;
 }
 
