@@ -53,7 +53,7 @@
  *   zkl_lock_release, zkl_lock_multi, zkl_revoke, zkl_leader_get,
  *   zkl_participants) return ZKL_EDEADLK when called from a callback
  *   instead of hanging. zkl_session_close() called from a callback returns
- *   at once and finishes on a thread of its own.
+ *   at once (ZKL_EBACKGROUND) and finishes on a thread of its own.
  *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
@@ -140,7 +140,9 @@ ZKL_EXTERN const char *zkl_version_string(void);
      "the write side cannot be taken while holding only the read side")       \
   XX(ELIMIT, -1017,                                                           \
      "more leases are held than this semaphore's limit: its contenders "      \
-     "disagree on it")
+     "disagree on it")                                                        \
+  XX(EBACKGROUND, -1018,                                                      \
+     "the session's close was begun and finishes in the background")
 
 enum {
   ZKL_OK = 0,
@@ -235,7 +237,7 @@ ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
  *   ZKL_ECONNECT     the server could not be told (no connection): the
  *                    session, and its nodes, end when the server expires it,
  *                    within its timeout
- *   ZKL_EINPROGRESS  a wrapped session's deletions go on in the background
+ *   ZKL_EBACKGROUND  a wrapped session's deletions go on in the background
  *                    (above), or the call came from a callback: it returned
  *                    at once and a private thread finishes the close
  *   ZKL_EEXPIRED     the session had already expired (nothing was left)
@@ -738,7 +740,10 @@ typedef struct zkl_lock_stats {
 } zkl_lock_stats;
 
 /* Copies l's counters into out: a mutex and a few fields, cheap enough to
- * call every second. Returns ZKL_OK or ZKL_EINVAL. */
+ * call every second. Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched);
+ * ZKL_ECLOSED once zkl_session_close() has begun, as every call on the
+ * session's locks, but out is filled all the same: the counters as the
+ * close left them. */
 ZKL_EXTERN int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out);
 
 /* ------------------------------------------------------------ participants */

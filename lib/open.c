@@ -198,7 +198,7 @@ int zkl_session_close(zkl_session *s) {
     if (pthread_create(&t, &attr, close_thread, s) != 0)
       zkl__log("cannot start a thread to close the session; it leaks");
     pthread_attr_destroy(&attr);
-    return ZKL_EINPROGRESS;
+    return ZKL_EBACKGROUND;
   }
 
   pthread_mutex_lock(&s->mu);
@@ -229,7 +229,7 @@ int zkl_session_close(zkl_session *s) {
     zkl__report_closed_locked(s);
     s->refs--; /* the user's reference; the tap holds another */
     zkl__unlock(s);
-    return ZKL_EINPROGRESS;
+    return ZKL_EBACKGROUND;
   }
   s->closed = true;
   zkl__cleanups_drop_locked(s);
