@@ -109,6 +109,11 @@ ZKL_EXTERN const char *zkl_version_string(void);
 #define ZKL_ID_MAX 1024
 /* The most operations one guarded write may carry. */
 #define ZKL_MULTI_MAX 1024
+/* The session timeouts zkl_session_open() and zkl_session_open2() ask the
+ * server for, in ms: a request below the first is raised to it, one above
+ * the second lowered to it (see zkl_session_open2()). */
+#define ZKL_SESSION_TIMEOUT_MIN 100
+#define ZKL_SESSION_TIMEOUT_MAX 1073741823
 /* Room enough for any full node path this library creates or reports:
  * ZKL_ROOT "/" name "/" "_c_" uuid "-" marker "-" sequence, plus the NUL. */
 #define ZKL_PATH_MAX 512
@@ -168,8 +173,16 @@ ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
  *   out                 receives the session; set only on success.
  *   hosts               connect string, "host:port[,host:port...][/chroot]";
  *                       copied.
- *   session_timeout_ms  the session timeout to request (> 0). The server may
- *                       negotiate it into its [2, 20] tick bounds; see
+ *   session_timeout_ms  the session timeout to request (> 0). Clamped to
+ *                       [ZKL_SESSION_TIMEOUT_MIN, ZKL_SESSION_TIMEOUT_MAX]
+ *                       (100 ms to 2^30 - 1 ms) before it is sent: the
+ *                       ZooKeeper client gives the first connection two
+ *                       thirds of the request to open (1 ms never opens,
+ *                       a few ms only on a fast loopback) and computes
+ *                       twice the request in an int (2^30 and up never
+ *                       opens). The server then negotiates it into its
+ *                       bounds ([2, 20] ticks by default), so a request
+ *                       below its floor gets the floor either way; see
  *                       zkl_session_timeout().
  *   connect_timeout_ms  how long to wait for the first connection (> 0).
  * Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a timeout <= 0 or a connect

@@ -167,6 +167,34 @@ static void test_exit_status(void) {
   assert_no_node(name);
 }
 
+/* -t from 1 up works: what the ZooKeeper client cannot connect with (1,
+ * and 2^30 or more) is clamped by the library, and the server grants its
+ * floor or its ceiling (400 ms and 60 s here), as for any other. */
+static void test_session_timeout_range(void) {
+  static const char *const asked[] = {"1", "2147483647"};
+  static const char *const granted[] = {"(session timeout 400 ms)",
+                                        "(session timeout 60000 ms)"};
+  char name[64], line[256], msg[512];
+  proc p;
+  unsigned i;
+  zkt_name(name, sizeof name, "tclamp");
+  for (i = 0; i < 2; i++) {
+    spawn(&p, "-s", zkt_hosts(), "-t", asked[i], "-v", name, "--",
+          HELPER("hold"), NULL);
+    CU_ASSERT(expect_verbose(p.err, "connected to ", msg, sizeof msg));
+    zkt_check(strstr(msg, granted[i]) != NULL, "-t %s: %s", asked[i], msg);
+    if (command_started(&p, line, sizeof line)) {
+      go(&p);
+      CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+    } else {
+      zkt_check(false, "-t %s: the command did not start (exit %d)",
+                asked[i], wait_exit(&p, T_WAIT));
+    }
+    cleanup(&p);
+  }
+  assert_no_node(name);
+}
+
 /* A command killed by signal N: zklock reports 128+N. */
 static void test_command_signaled(void) {
   char name[64];
@@ -981,6 +1009,8 @@ static const zkt_test tests[] = {
     {"SIGTERM reaches the command and the lock is released",
      test_sigterm_forwarded},
     {"the command's exit status is zklock's", test_exit_status},
+    {"-t from 1 up: the library clamps, the server negotiates",
+     test_session_timeout_range},
     {"a command killed by signal N gives 128+N", test_command_signaled},
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
     {"--list shows holder and waiters in queue order", test_list_queue},

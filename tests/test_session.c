@@ -74,6 +74,28 @@ static void test_negotiated_timeout(void) {
   zkl_session_close(s);
 }
 
+/* Timeouts the ZooKeeper client never connects with (below 2 ms it times
+ * the handshake out at once; from 2^30 up, twice the timeout overflows
+ * its int) are clamped by the library, and the server then negotiates as
+ * for any other: up to its floor, down to its ceiling (60 s here). */
+static void test_timeout_clamped(void) {
+  static const int asked[] = {1, 2, 1073741823, 1073741824, 2147483647};
+  static const int granted[] = {400, 400, 60000, 60000, 60000};
+  unsigned i;
+  for (i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+    zkl_session *s = NULL;
+    int rc = zkl_session_open2(&s, zkt_hosts(), asked[i], 5000);
+    zkt_check(rc == ZKL_OK, "asking for %d ms: %s", asked[i],
+              zkl_strerror(rc));
+    if (rc != ZKL_OK)
+      continue;
+    zkt_check(zkl_session_timeout(s) == granted[i],
+              "asking for %d ms: granted %d, not %d", asked[i],
+              zkl_session_timeout(s), granted[i]);
+    zkl_session_close(s);
+  }
+}
+
 /* The held lock's lost notices and the waiting lock's acquire callback,
  * recorded for the test thread. */
 static zkt_rec lost, acquired;
@@ -523,6 +545,7 @@ int main(void) {
   static const zkt_test tests[] = {
       {"connect errors", test_connect_errors},
       {"negotiated timeout", test_negotiated_timeout},
+      {"timeouts the client cannot use are clamped", test_timeout_clamped},
       {"session expiry (partition, no lease)", test_expiry_partition},
       {"session expiry (partition, lease)", test_expiry_partition_lease},
       {"session expiry (second handle)", test_expiry_second_handle},
