@@ -841,6 +841,58 @@ static void test_connect_failures(void) {
   close(sock);
 }
 
+/* A -w that runs out while zklock is still connecting is a timeout: the -E
+ * status, with a message that says so (and what the servers did), not the
+ * exit 3 of a ZooKeeper that cannot be reached. Servers that all refuse
+ * are still exit 3 (test_connect_failures). */
+static void test_wait_ends_connecting(void) {
+  char name[64], silent[64], want[512], err[2048], line[64];
+  proxyctl *px;
+  int port, st, n;
+  proc p;
+  zkt_name(name, sizeof name, "wconnect");
+  /* a server that takes the connection and says nothing */
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
+  snprintf(silent, sizeof silent, "127.0.0.1:%d", port);
+  spawn(&p, "-s", silent, "-w", "0.5", "-E", "7", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 7);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: gave up waiting for /locks/%s after 0.5 s: the wait ran "
+           "out while connecting to ZooKeeper (%s accepts connections but "
+           "opened no ZooKeeper session)\n",
+           name, silent);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+  /* -q: nothing said, as for any wait that runs out */
+  spawn(&p, "-s", silent, "-q", "-w", "0.5", "-E", "7", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 7);
+  CU_ASSERT_EQUAL(read_all(p.err, err, sizeof err, T_WAIT), 0);
+  cleanup(&p);
+  proxyctl_stop(px);
+  /* A healthy server and a wait too short to connect in (or just long
+   * enough, on a fast day): a timeout or the lock, never exit 3. */
+  spawn(&p, "-s", zkt_hosts(), "-w", "0.001", "-E", "7", name, "--",
+        HELPER("hold"), NULL);
+  n = read_line(p.report, line, sizeof line, T_WAIT);
+  if (n > 0)
+    go(&p);
+  st = wait_exit(&p, T_WAIT);
+  zkt_check(st == (n > 0 ? 0 : 7), "-w 0.001: exit %d, the command %s", st,
+            n > 0 ? "ran" : "did not run");
+  if (st == 7) {
+    CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err, "the wait ran out while connecting to ZooKeeper"));
+  }
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 /* A chroot that does not exist is named, for a lock and for --list; one
  * that exists holds the locks. */
 static void test_chroot(void) {
@@ -1020,6 +1072,8 @@ static const zkt_test tests[] = {
     {"a bad lock name exits 2, naming the rule, escaped", test_bad_name},
     {"exec failure: 127 or 126, lock released", test_exec_failure},
     {"ZooKeeper unreachable exits 3 and says how", test_connect_failures},
+    {"-w running out while connecting is a timeout, not exit 3",
+     test_wait_ends_connecting},
     {"a missing chroot is named; an existing one holds the locks",
      test_chroot},
     {"--auth and --acl creator", test_auth_acl},
