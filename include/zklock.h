@@ -626,13 +626,18 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * leases. An uncontended acquire costs two round trips.
  * Nothing stores the limit: every contender gives its own, as in Curator.
  * Contenders that disagree admit up to the largest limit among them; one
- * that finds more leases held by others than its own limit waits on (for
- * fewer), and if that wait times out it fails with ZKL_ELIMIT rather than
- * ZKL_ETIMEDOUT. (A try-once does not queue at the mutex: it makes its
- * lease node, counts, and deletes it when busy. A contender that starts
- * counting in that moment counts it too, and only if its wait times out
- * before the try-once's node is gone does it say ZKL_ELIMIT. A try-once
- * itself cannot tell, and says ZKL_EBUSY.)
+ * that finds more lease nodes ahead of its own than its limit waits on
+ * (for fewer). If that wait times out while the nodes ahead that came
+ * through the mutex, each a held lease, are more than its limit, it fails
+ * with ZKL_ELIMIT rather than ZKL_ETIMEDOUT: ZKL_ELIMIT is said only when
+ * the disagreement is certain. A try-once does not queue at the mutex: it
+ * makes its lease node, named _c_<uuid>-try-lease-<seq> (a lease node like
+ * any other to Curator, which counts every node of leases/), counts, and
+ * deletes it when busy. Such a node may be a held lease or one on its way
+ * out (a try that found the leases full, or whose connection dropped), so
+ * it keeps a counting contender waiting but never makes it say
+ * ZKL_ELIMIT; an excess seen only through try-onces' nodes ends as
+ * ZKL_ETIMEDOUT. A try-once itself cannot tell, and says ZKL_EBUSY.
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
