@@ -98,6 +98,12 @@ struct zkl_attempt {
   int parent_rounds;
   int parent_rc; /* a parent create refused for a reason of its own */
   int create_rc; /* the create's reply (1: not yet) */
+  /* The kinds check (kinds.h): the places of the other families, listed
+   * once our node exists, before the first verdict. A contender in the
+   * name itself looks only when its listing shows a semaphore's places; a
+   * contender in a semaphore's places always looks at the name itself. */
+  enum { CHECK_NONE, CHECK_WANTED, CHECK_SENT, CHECK_DONE } check;
+  const char *clash; /* the kind of lock found there that refuses us */
   /* LISTING (list_with_watch), WATCHING, WAITING */
   int wait_code; /* the rule's code should the wait time out now */
   zkl_watch *wait;
@@ -175,6 +181,16 @@ static zkl_session *sess(const zkl_attempt *att) { return att->l->s; }
 
 static void own_path(const zkl_attempt *att, char *buf) {
   snprintf(buf, ZKL_PATH_MAX, "%s/%s", att->l->queue, att->node);
+}
+
+static const zkl_node_kind *own_kind(const zkl_attempt *att) {
+  return &zkl__node_kinds[att->l->recipe->node];
+}
+
+/* The nodes of our queue: every family's in our place (kinds.h). */
+static zkl_nodes queue_nodes(const zkl_attempt *att) {
+  zkl_nodes n = {own_kind(att)->place, ZKL_FAMILIES_ALL};
+  return n;
 }
 
 static bool acquiring(zkl_att_state st) {
@@ -460,6 +476,8 @@ static void gate_done_locked(void *ctx, int rc, int64_t token) {
   zkl_target none = {0};
   (void)token;
   if (att->state == ZKL_AS_GATING && att->l->att == att) {
+    if (rc == ZKL_EKIND)
+      att->l->other_kind = gate->other_kind;
     if (rc != ZKL_OK)
       end_locked(att, END_FAIL, rc);
     else
@@ -777,7 +795,7 @@ static void on_recover_get_locked(zkl_attempt *att, const zkl_reply *rp) {
     /* Not ours after all (another session's node, as in CURATOR-498), or
      * gone: start over under a fresh id, leaving it alone. */
     if (rc == ZOK)
-      zkl__make_prefix_with(att->prefix, att->l->recipe->marker);
+      zkl__make_prefix_with(att->prefix, own_kind(att)->marker);
     att->own = OWN_NONE;
     att->with_parents = false;
     GO(att, ZKL_AS_CREATING);
@@ -793,6 +811,7 @@ static void on_recover_get_locked(zkl_attempt *att, const zkl_reply *rp) {
 static void on_recover_listing_locked(zkl_attempt *att, int rc,
                                       const struct String_vector *children) {
   zkl_lock *l = att->l;
+  zkl_nodes nodes = queue_nodes(att);
   const char *best = NULL;
   int32_t best_seq = 0, seq;
   size_t plen = strlen(att->prefix);
@@ -816,7 +835,7 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
   for (i = 0; i < children->count; i++) {
     const char *c = children->data[i];
     if (strncmp(c, att->prefix, plen) != 0 ||
-        !zkl__parse_seq_of(c, l->recipe->markers, &seq))
+        zkl__node_kind_of(c, &nodes, &seq) < 0)
       continue;
     if (!best || zkl__seq_distance(best_seq, seq) < 0) {
       best = c;
@@ -865,10 +884,36 @@ static void on_release_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
   }
 }
 
+/* A listing of another family's place came back (kinds.h). Anything but a
+ * listing leaves the verdict to the queue's listing sent right behind it,
+ * which fails the same way (a lost connection) or finds the place gone
+ * with nothing in it. */
+static void on_kind_check_locked(zkl_attempt *att, const zkl_reply *rp) {
+  const zkl_node_kind *k = own_kind(att);
+  const char *clash;
+  zkl_place place = ZKL_PLACE_NAME;
+  const char *slash = strrchr(rp->path, '/');
+  int p;
+  if (rp->rc != ZOK || att->clash)
+    return;
+  for (p = 0; p < ZKL_PLACE_COUNT; p++)
+    if (zkl__place_dir(p) && k->place == ZKL_PLACE_NAME &&
+        strcmp(slash + 1, zkl__place_dir(p)) == 0)
+      place = (zkl_place)p;
+  clash = zkl__kinds_clash_any(k->family, place, rp->children->data,
+                               rp->children->count);
+  if (clash)
+    att->clash = clash;
+}
+
 static void replied_locked(void *owner, const zkl_reply *rp) {
   zkl_attempt *att = owner;
   att->pending--;
   switch (rp->kind) {
+  case ZKL_RQ_KIND_CHECK:
+    if (rp->round == att->round)
+      on_kind_check_locked(att, rp);
+    break;
   case ZKL_RQ_PARENT:
     on_parent_reply_locked(att, rp);
     break;
@@ -914,11 +959,46 @@ static void delete_own_locked(zkl_attempt *att, int kind) {
   zkl__cleanup_delete_locked(s, path);
 }
 
+/* Sends the kinds check's listings (kinds.h), to be answered before the
+ * queue's listing that follows them: the name itself for a contender in a
+ * semaphore's places; the semaphore's places for a contender in the name
+ * whose listing showed them. */
+static int send_kind_check_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  char path[ZKL_PATH_MAX];
+  int rc = ZKL_OK, p;
+  if (att->check != CHECK_WANTED && att->check != CHECK_SENT)
+    return ZKL_OK;
+  att->check = CHECK_SENT;
+  for (p = 0; p < ZKL_PLACE_COUNT && rc == ZKL_OK; p++) {
+    const char *dir = zkl__place_dir(p);
+    if (own_kind(att)->place == ZKL_PLACE_NAME) {
+      if (!dir)
+        continue;
+      snprintf(path, sizeof path, "%s/%s/%s", ZKL_ROOT, att->l->name, dir);
+    } else {
+      if (dir)
+        continue;
+      snprintf(path, sizeof path, "%s/%s", ZKL_ROOT, att->l->name);
+    }
+    req_begin(att);
+    rc = zkl__io_list_locked(s, ZKL_RQ_KIND_CHECK, path, &io_ops, att,
+                             att->round);
+    if (rc != ZKL_OK)
+      rc = req_refused_locked(att, rc);
+  }
+  return rc;
+}
+
 /* Sends a listing of the queue: a plain one, or one that arms a child
- * watch (held in att->wait) for recipes that may wait for the queue. */
+ * watch (held in att->wait) for recipes that may wait for the queue. The
+ * kinds check, when wanted, goes first. */
 static int send_listing_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
   int rc;
+  if (att->state != ZKL_AS_RECOVERING &&
+      (rc = send_kind_check_locked(att)) != ZKL_OK)
+    return rc;
   req_begin(att);
   if (att->l->recipe->list_with_watch && att->state != ZKL_AS_RECOVERING) {
     att->wait = zkl__watch_arm_locked(s, ZKL_WATCH_CHILDREN,
@@ -926,7 +1006,8 @@ static int send_listing_locked(zkl_attempt *att) {
                                       &wait_watch_ops, att, &rc);
     return att->wait ? ZKL_OK : req_refused_locked(att, rc);
   }
-  rc = zkl__io_list_locked(s, att->l->queue, &io_ops, att, att->round);
+  rc = zkl__io_list_locked(s, ZKL_RQ_LIST, att->l->queue, &io_ops, att,
+                           att->round);
   return rc == ZKL_OK ? rc : req_refused_locked(att, rc);
 }
 
@@ -1135,11 +1216,12 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
 static void evaluate_locked(zkl_attempt *att,
                             const struct String_vector *children) {
   zkl_lock *l = att->l;
+  zkl_nodes nodes = queue_nodes(att);
   zkl_queue q;
   zkl_verdict v = {0};
   int i;
-  if (zkl__queue_build(children->data, children->count, l->recipe->markers,
-                       att->node, att->prefix, &q) != ZKL_OK) {
+  if (zkl__queue_build(children->data, children->count, &nodes, att->node,
+                       att->prefix, &q) != ZKL_OK) {
     end_locked(att, END_FAIL, ZKL_ENOMEM);
     return;
   }
@@ -1151,11 +1233,27 @@ static void evaluate_locked(zkl_attempt *att,
              children->data[q.duplicates[i]]);
     zkl__cleanup_delete_locked(l->s, path);
   }
+  if (att->check == CHECK_SENT && q.own >= 0)
+    att->check = CHECK_DONE; /* its answers came before this one */
   if (q.own < 0) {
     /* Our node is gone (deleted by someone, or the session ended): never
      * win without a node. */
     att->own = OWN_NONE;
     end_locked(att, END_FAIL, ZKL_ELOST);
+  } else if (att->clash ||
+             (own_kind(att)->place == ZKL_PLACE_NAME &&
+              (att->clash = zkl__kinds_clash_first(own_kind(att)->family,
+                                                   &q)) != NULL)) {
+    /* The name is a lock of another family (kinds.h). */
+    zkl__log("lock %s: refused, the name is a %s", l->name, att->clash);
+    l->other_kind = att->clash;
+    end_locked(att, END_FAIL, ZKL_EKIND);
+  } else if (att->check == CHECK_NONE &&
+             zkl__kinds_has_places(children->data, children->count)) {
+    /* A semaphore's places are there: look in them before any verdict
+     * (one more round trip, only on such a name). */
+    att->check = CHECK_WANTED;
+    GO(att, ZKL_AS_LISTING);
   } else {
     l->recipe->decide(&q, l->arg, &v);
     if (v.kind == ZKL_GRANT) {
@@ -1190,15 +1288,20 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   zkl_attempt *att = calloc(1, sizeof *att);
   if (!att)
     return ZKL_ENOMEM;
-  if (zkl__make_prefix_with(att->prefix, l->recipe->marker) != ZKL_OK) {
+  if (zkl__make_prefix_with(att->prefix, zkl__node_kinds[l->recipe->node].marker) !=
+      ZKL_OK) {
     free(att);
     return ZKL_ESYSTEM;
   }
   att->l = l;
+  att->check = zkl__node_kinds[l->recipe->node].place == ZKL_PLACE_NAME
+                   ? CHECK_NONE
+                   : CHECK_WANTED;
   l->refs++;
   att->refs = 1; /* l->att */
   l->att = att;
   l->lost = false;
+  l->other_kind = NULL;
   att->acq = *t;
   t->notice = NULL; /* the attempt's now */
   att->try_once = timeout_ms == 0;

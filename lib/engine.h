@@ -45,10 +45,10 @@ typedef struct zkl_verdict {
 } zkl_verdict;
 
 typedef struct zkl_recipe {
-  const char *name;   /* for logs: "mutex", "read", "write", ... */
-  const char *marker; /* in our node names: "_c_<uuid>-" marker <seq> */
-  const char *const *markers; /* the nodes that count, NULL-terminated;
-                                 zkl_queue_entry.kind indexes it */
+  const char *name; /* for logs: "mutex", "read", "write", ... */
+  int node;         /* the nodes it writes (ZKL_NODE_*, kinds.h): their
+                       marker, place and family. Its queue is every node of
+                       that place, of every family: the rule sees all. */
   bool list_with_watch; /* listings set a child watch: the rule may say
                            ZKL_WAIT_CHILDREN */
   /* The rule. q->own >= 0. arg: the contender's recipe argument. */
@@ -245,6 +245,8 @@ struct zkl_lock {
   int64_t token;
   bool lost; /* lost since the last acquire: the next release says so */
   int64_t lost_token; /* the token of the hold lost last */
+  const char *other_kind; /* the kind of lock that refused the last acquire
+                             with ZKL_EKIND (a static string), or NULL */
   zkl_lock_stats stats;
 };
 

@@ -11,12 +11,8 @@
 
 #include "session.h"
 
-/* Every kind of node the library speaks, and its kind's name. */
-static const char *const markers[] = {"lock-",    "__lock__", "__READ__",
-                                      "__WRIT__", "__rlock__", "lease-",
-                                      "latch-",   NULL};
-static const char *const kinds[] = {"lock",  "lock",  "read", "write",
-                                    "read",  "lease", "latch"};
+/* The nodes of the name itself, of every family (kinds.c). */
+static const zkl_nodes name_nodes = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
 
 typedef struct node_read {
   char *name;
@@ -78,7 +74,7 @@ static void list_done(int rc, const struct String_vector *children,
     char path[ZKL_PATH_MAX];
     int32_t seq;
     zkl_req *get;
-    if (!zkl__parse_seq_of(children->data[i], markers, &seq))
+    if (zkl__node_kind_of(children->data[i], &name_nodes, &seq) < 0)
       continue; /* not a node of a queue */
     node_read *n = &q->nodes[q->count];
     if (!(n->name = strdup(children->data[i]))) {
@@ -122,7 +118,7 @@ static int build_result(query *q, zkl_participant **out, int *count) {
   for (i = 0; i < q->count; i++)
     if (q->nodes[i].present)
       names[present++] = q->nodes[i].name;
-  rc = zkl__queue_build(names, present, markers, NULL, NULL, &order);
+  rc = zkl__queue_build(names, present, &name_nodes, NULL, NULL, &order);
   free(names);
   if (rc != ZKL_OK)
     return rc;
@@ -157,7 +153,7 @@ static int build_result(query *q, zkl_participant **out, int *count) {
     p->started_ms = n->owner.start_ms;
     p->info = strcpy(strings, n->owner.info);
     strings += strlen(strings) + 1;
-    p->kind = kinds[order.entries[i].kind];
+    p->kind = zkl__node_kinds[order.entries[i].kind].word;
   }
   *out = list;
   *count = order.count;

@@ -14,10 +14,8 @@
 
 #define REVOKE_DATA "__REVOKE__"
 
-/* Every node kind the library speaks: the holder of NAME is the first. */
-static const char *const lock_markers[] = {"lock-",    "__lock__", "__READ__",
-                                           "__WRIT__", "__rlock__", "latch-",
-                                           NULL};
+/* The holder of NAME is the first node of the name itself (kinds.c). */
+static const zkl_nodes name_nodes = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
 
 typedef struct ask {
   pthread_cond_t cond;
@@ -51,7 +49,7 @@ static void list_done(int rc, const struct String_vector *children,
   zkl_queue q;
   zkl__enter_req_locked(r, rc);
   if (rc == ZOK) {
-    rc = zkl__queue_build(children->data, children->count, lock_markers, NULL,
+    rc = zkl__queue_build(children->data, children->count, &name_nodes, NULL,
                           NULL, &q);
     if (rc == ZKL_OK) {
       if (q.count > 0)

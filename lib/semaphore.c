@@ -27,8 +27,6 @@
 
 #include "engine.h"
 
-static const char *const lease_markers[] = {"lease-", NULL};
-
 static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
 static void lease_decide(const zkl_queue *q, const void *arg,
@@ -49,8 +47,18 @@ static void lease_decide(const zkl_queue *q, const void *arg,
 }
 
 const zkl_recipe zkl__recipe_lease = {
-    "lease", "lease-", lease_markers, true, lease_decide, NULL, NULL, NULL,
-    NULL};
+    .name = "lease",
+    .node = ZKL_NODE_LEASE,
+    .list_with_watch = true,
+    .decide = lease_decide,
+};
+
+/* The gate: a mutex in locks/, of the semaphore's family. */
+static const zkl_recipe gate_recipe = {
+    .name = "gate",
+    .node = ZKL_NODE_GATE,
+    .decide = zkl__first_goes,
+};
 
 int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
                       int limit) {
@@ -60,7 +68,7 @@ int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
   if (!out || !s || limit <= 0 || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
   snprintf(queue, sizeof queue, "%s/%s/locks", ZKL_ROOT, name);
-  rc = zkl__lock_create(&gate, s, name, queue, &zkl__recipe_mutex, NULL);
+  rc = zkl__lock_create(&gate, s, name, queue, &gate_recipe, NULL);
   if (rc != ZKL_OK)
     return rc;
   snprintf(queue, sizeof queue, "%s/%s/leases", ZKL_ROOT, name);
