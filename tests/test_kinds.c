@@ -63,30 +63,6 @@ static void contender_close(contender *c) {
   zkl_session_close(c->s);
 }
 
-/* Contender nodes left under the name, its gate and its leases (the
- * places themselves are containers the server reaps in its own time). */
-static int nodes_left(const char *name) {
-  static const char *const places[] = {"", "/locks", "/leases"};
-  char path[512];
-  int p, left = 0;
-  for (p = 0; p < 3; p++) {
-    struct String_vector v;
-    int i, rc;
-    snprintf(path, sizeof path, "/locks/%s%s", name, places[p]);
-    rc = zoo_get_children(zkt_observer(), path, 0, &v);
-    if (rc == ZNONODE)
-      continue;
-    CU_ASSERT_EQUAL(rc, ZOK);
-    if (rc != ZOK)
-      return -1;
-    for (i = 0; i < v.count; i++)
-      if (strcmp(v.data[i], "locks") != 0 && strcmp(v.data[i], "leases") != 0)
-        left++;
-    deallocate_String_vector(&v);
-  }
-  return left;
-}
-
 /* What the second gets when the first holds: the outcome table. */
 static int expected(int first, int second) {
   if (family(first) != family(second))
@@ -125,8 +101,7 @@ static void one_pair(int first, int second, int timeout_ms) {
   CU_ASSERT_EQUAL(zkl_lock_release(a.l), ZKL_OK);
   contender_close(&a);
   contender_close(&b);
-  zkt_check(nodes_left(name) == 0, "%s then %s: nodes left behind",
-            kind_names[first], kind_names[second]);
+  zkt_assert_no_contender(name);
 }
 
 /* The 25 ordered pairs, the second trying once (a refusal of another
@@ -187,7 +162,7 @@ static void test_waiters_across_lock_kinds(void) {
     CU_ASSERT_EQUAL(zkl_lock_release(b.l), ZKL_OK);
     contender_close(&a);
     contender_close(&b);
-    CU_ASSERT_EQUAL(nodes_left(name), 0);
+    zkt_assert_no_contender(name);
   }
 }
 
@@ -236,7 +211,7 @@ static void test_arriving_at_once(void) {
         CU_ASSERT_EQUAL(zkl_lock_release(b.l), ZKL_OK);
       contender_close(&a);
       contender_close(&b);
-      CU_ASSERT_EQUAL(nodes_left(name), 0);
+      zkt_assert_no_contender(name);
     }
     (void)granted_one;
   }
@@ -270,7 +245,7 @@ static void test_leftover_semaphore_places(void) {
     CU_ASSERT(t > 0);
     CU_ASSERT_EQUAL(zkl_lock_release(c.l), ZKL_OK);
     contender_close(&c);
-    CU_ASSERT_EQUAL(nodes_left(name), 0);
+    zkt_assert_no_contender(name);
   }
 }
 
