@@ -76,6 +76,10 @@ bool zkl__on_zk_thread(void);
 
 /* ZKL_OK or ZKL_EINVAL: see zkl_lock_new() for the rules. */
 int zkl__validate_name(const char *name);
+/* The same, or a semaphore's place under a valid name ("NAME/leases",
+ * "NAME/locks"): for the calls that read a queue or write a contender's
+ * node without taking part (zkl_participants, zkl_revoke). */
+int zkl__validate_name_or_place(const char *name, zkl_place *place);
 
 /* "_c_<uuid v4>-" then a recipe's marker: the unique prefix of one
  * attempt's node, as Curator's protected mode writes it. */

@@ -12,15 +12,15 @@
  * stays in one file, each function short. contend.c posts what the outside
  * says (zkl__attempt_event_locked); io.c and watch.c carry the requests.
  *
- *   NEW -> [GATING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
+ *   NEW -> [PREPARING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
  *          -> RELEASING -> ENDED, with SUSPENDED (resumed at the reconnect)
  *          and RECOVERING (a lost create) on the side, and ENDING (clean
  *          up, then ENDED) for every acquire that fails.
  *
  * The edges exactly (zkl__edge_allowed, the table below, is the diagram the
  * code checks; a test drives every edge):
- *   NEW        -> GATING | CREATING | SUSPENDED
- *   GATING     -> CREATING | ENDING
+ *   NEW        -> PREPARING | CREATING | SUSPENDED
+ *   PREPARING  -> CREATING | ENDING
  *   CREATING   -> CREATING (the parents were missing) | LISTING (granted,
  *                 but the lease needs an answer first) | WATCHING |
  *                 WAITING | HELD | SUSPENDED | ENDING
@@ -37,8 +37,10 @@
  *   ENDING     -> ENDED (once its requests settled)
  *
  * What each state owns (and leaving it releases):
- *   GATING      the gate's acquire (cancelled, or the gate released, when
- *               the attempt ends)
+ *   PREPARING   what its recipe's prepare hook started (a semaphore's
+ *               gate) until the recipe says it is done; the recipe lets
+ *               go of it (unprepare hook) when the attempt is granted or
+ *               ends
  *   CREATING    the create, the parents' creates, the listing
  *   RECOVERING  the listing, then the getData of the node found
  *   LISTING     the listing (with a child watch for list_with_watch
@@ -135,8 +137,8 @@ static void arm_own_watch_locked(zkl_attempt *att);
 
 #define E(from, to) [ZKL_AS_##from][ZKL_AS_##to] = true
 static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
-    E(NEW, GATING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
-    E(GATING, CREATING),   E(GATING, ENDING),
+    E(NEW, PREPARING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
+    E(PREPARING, CREATING),   E(PREPARING, ENDING),
     E(CREATING, CREATING), E(CREATING, LISTING),    E(CREATING, WATCHING),
     E(CREATING, WAITING),  E(CREATING, HELD),       E(CREATING, SUSPENDED),
     E(CREATING, ENDING),   E(RECOVERING, CREATING), E(RECOVERING, LISTING),
@@ -152,7 +154,7 @@ static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
 #undef E
 
 static const char *const state_names[ZKL_AS_COUNT] = {
-    "NEW",     "GATING",  "CREATING", "RECOVERING", "LISTING", "WATCHING",
+    "NEW",     "PREPARING",  "CREATING", "RECOVERING", "LISTING", "WATCHING",
     "WAITING", "SUSPENDED", "HELD",   "RELEASING",  "ENDING",  "ENDED"};
 
 static unsigned long edge_counts[ZKL_AS_COUNT][ZKL_AS_COUNT];
@@ -194,7 +196,7 @@ static zkl_nodes queue_nodes(const zkl_attempt *att) {
 }
 
 static bool acquiring(zkl_att_state st) {
-  return st >= ZKL_AS_GATING && st <= ZKL_AS_SUSPENDED;
+  return st >= ZKL_AS_PREPARING && st <= ZKL_AS_SUSPENDED;
 }
 
 /* Where the watch on our own node is wanted. */
@@ -278,7 +280,7 @@ static void leave_locked(zkl_attempt *att, zkl_att_state from,
     att->deadline_ms = 0;
 }
 
-static void enter_gating_locked(zkl_attempt *att);
+static void enter_preparing_locked(zkl_attempt *att);
 static void enter_creating_locked(zkl_attempt *att);
 static void enter_listing_locked(zkl_attempt *att);
 static void enter_watching_locked(zkl_attempt *att);
@@ -290,8 +292,8 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from);
 
 static void enter_locked(zkl_attempt *att, zkl_att_state from) {
   switch (att->state) {
-  case ZKL_AS_GATING:
-    enter_gating_locked(att);
+  case ZKL_AS_PREPARING:
+    enter_preparing_locked(att);
     break;
   case ZKL_AS_CREATING:
     enter_creating_locked(att);
@@ -385,13 +387,10 @@ static void maybe_deliver_locked(zkl_attempt *att) {
 
 /* ---------------------------------------------------- what happened */
 
-static void gate_lost_locked(void *ctx, int reason);
-
-/* Tells the session's event hook, if any. A gate (the semaphore's inner
- * mutex, which has a lost hook) is part of its owner and tells nothing of
- * its own, but queueing at it is its owner's queueing: that is told as the
- * owner's QUEUED (the gate node waited for, the contenders ahead at the
- * gate). */
+/* Tells the session's event hook, if any. A part of another contender (a
+ * semaphore's gate) tells nothing of its own, but its queueing while the
+ * whole prepares is the whole's queueing: that is told as the whole's
+ * QUEUED (the part's node waited for, the contenders ahead there). */
 static void emit_locked(zkl_attempt *att, int type, int reason,
                         const char *waiting_for, int position) {
   zkl_lock *l = att->l;
@@ -399,13 +398,11 @@ static void emit_locked(zkl_attempt *att, int type, int reason,
   int64_t now;
   if (!l->s->event_cb)
     return;
-  if (l->lost_hook_locked) {
-    zkl_lock *owner = l->lost_hook_locked == gate_lost_locked
-                          ? (zkl_lock *)l->lost_hook_ctx
-                          : NULL;
-    if (type == ZKL_EVENT_QUEUED && owner && owner->att &&
-        owner->att->state == ZKL_AS_GATING)
-      emit_locked(owner->att, type, reason, waiting_for, position);
+  if (l->whole) {
+    zkl_lock *whole = l->whole;
+    if (type == ZKL_EVENT_QUEUED && whole->att &&
+        whole->att->state == ZKL_AS_PREPARING)
+      emit_locked(whole->att, type, reason, waiting_for, position);
     return;
   }
   now = zkl__now_ms();
@@ -462,92 +459,32 @@ static void record_end_locked(zkl_attempt *att) {
   }
 }
 
-/* ------------------------------------------------------------- the gate */
+/* ----------------------------------------------------------- preparing */
 
-/* The gate is a lock of its own whose attempts come and go: one may still
- * be ending (a release in flight) when the next attempt of its owner needs
- * the gate again. So an attempt in GATING asks for the gate whenever the
- * gate is free: on entering GATING, and when a gate attempt ends. */
-static void gate_ask_locked(zkl_lock *l);
-
-static void gate_done_locked(void *ctx, int rc, int64_t token) {
-  zkl_attempt *att = ctx;
-  zkl_lock *gate = att->l->gate;
-  zkl_target none = {0};
-  (void)token;
-  if (att->state == ZKL_AS_GATING && att->l->att == att) {
-    if (rc == ZKL_EKIND)
-      att->l->other_kind = gate->other_kind;
-    if (rc != ZKL_OK)
-      end_locked(att, END_FAIL, rc);
-    else
-      GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
-  } else if (rc == ZKL_OK && gate->att) {
-    /* granted to an attempt that is over: give it back */
-    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &none);
-  } else {
-    gate_ask_locked(att->l); /* the gate is free for the next one */
-  }
-  attempt_unref_locked(att); /* the hook's */
+static void enter_preparing_locked(zkl_attempt *att) {
+  att->l->recipe->prepare_locked(att);
 }
 
-static void gate_released_locked(void *ctx, int rc, int64_t token) {
-  zkl_lock *l = ctx;
-  (void)rc;
-  (void)token;
-  gate_ask_locked(l);
-  zkl__lock_unref_locked(l); /* the hook's */
+/* Lets go of what the preparation got, when the attempt needs it no more. */
+static void unprepare_locked(zkl_attempt *att) {
+  if (att->l->recipe->unprepare_locked)
+    att->l->recipe->unprepare_locked(att);
 }
 
-static void gate_ask_locked(zkl_lock *l) {
-  zkl_attempt *att = l->att;
-  zkl_target t = {0};
-  int rc;
-  if (!att || att->state != ZKL_AS_GATING || l->gate->att)
-    return; /* not wanted, or not free yet */
-  t.hook_locked = gate_done_locked;
-  t.hook_ctx = att;
-  att->refs++; /* the hook's, until it runs */
-  rc = zkl__attempt_start_locked(l->gate, att->try_once ? 0 : -1, &t);
-  if (rc != ZKL_OK) {
-    attempt_unref_locked(att);
-    end_locked(att, END_FAIL, rc);
-  }
-}
-
-static void enter_gating_locked(zkl_attempt *att) {
-  if (att->try_once && !sess(att)->connected)
-    end_locked(att, END_FAIL, ZKL_ECONNECT);
-  else
-    gate_ask_locked(att->l);
-}
-
-/* Lets go of the gate when the attempt no longer needs it. */
-static void gate_let_go_locked(zkl_attempt *att) {
-  zkl_lock *gate = att->l->gate;
-  zkl_target released = {0};
-  if (!gate || !gate->att)
+void zkl__attempt_prepared_locked(zkl_attempt *att, int rc) {
+  if (att->state != ZKL_AS_PREPARING)
     return;
-  if (gate->att->state == ZKL_AS_HELD) {
-    released.hook_locked = gate_released_locked;
-    released.hook_ctx = att->l;
-    att->l->refs++; /* the hook's */
-    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &released);
-  } else if (acquiring(gate->att->state)) {
-    zkl__attempt_event_locked(gate->att, ZKL_EV_CANCEL, ZKL_ECANCELED, NULL);
-  }
+  if (rc != ZKL_OK)
+    end_locked(att, END_FAIL, rc);
+  else
+    GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
 }
 
-/* The gate was lost while the attempt needed it. */
-static void gate_lost_locked(void *ctx, int reason) {
-  zkl_lock *l = ctx;
-  (void)reason;
-  if (l->att && acquiring(l->att->state) && l->att->state != ZKL_AS_GATING)
-    end_locked(l->att, END_FAIL, ZKL_ELOST);
-}
-
-void zkl__lock_gate_locked(zkl_lock *l, zkl_lock *gate) {
-  zkl__lock_set_gate(l, gate, gate_lost_locked, l);
+zkl_lock *zkl__attempt_lock(const zkl_attempt *att) { return att->l; }
+void zkl__attempt_ref_locked(zkl_attempt *att) { att->refs++; }
+void zkl__attempt_unref_locked(zkl_attempt *att) { attempt_unref_locked(att); }
+bool zkl__attempt_acquiring(const zkl_attempt *att) {
+  return acquiring(att->state);
 }
 
 /* ----------------------------------------------------------- own watch */
@@ -1114,7 +1051,7 @@ static void enter_held_locked(zkl_attempt *att) {
   l->hold_count = 1;
   l->token = att->czxid;
   l->lost = false;
-  gate_let_go_locked(att); /* a lease holder needs its gate no more */
+  unprepare_locked(att); /* a holder needs its preparation no more */
   zkl__notify_locked(l, &att->acq, ZKL_OK, att->czxid);
 }
 
@@ -1153,10 +1090,11 @@ static void enter_ending_locked(zkl_attempt *att) {
       zkl__cleanup_prefix_locked(s, att->l->queue, att->prefix);
     /* OWN_CREATING: the create's reply deletes what it made */
   }
-  /* The gate goes after our node's delete was sent: the server applies a
-   * session's requests in order, so the next at the gate never counts the
-   * node of a contender that has left. */
-  gate_let_go_locked(att);
+  /* What the preparation got goes after our node's delete was sent: the
+   * server applies a session's requests in order, so whoever gets it next
+   * never counts the node of a contender that has left (a semaphore's
+   * next contender at the gate). */
+  unprepare_locked(att);
   maybe_deliver_locked(att);
 }
 
@@ -1311,13 +1249,9 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     att->deadline_ms = att->started_ms + timeout_ms;
     zkl__timer_kick_at_locked(&s->timer, att->deadline_ms);
   }
-  /* A try-once does not queue at the gate: it cannot wait there, and a
-   * gate held for a moment by a contender leaving it would make it fail
-   * (the gate's node is deleted after the lease is granted, and another
-   * session's request can reach the server first). The lease rule keeps
-   * it safe without the gate: see semaphore.c. */
-  if (l->gate && !att->try_once)
-    GO(att, ZKL_AS_GATING);
+  /* A try-once does not prepare: preparing may wait (see zkl_recipe). */
+  if (l->recipe->prepare_locked && !att->try_once)
+    GO(att, ZKL_AS_PREPARING);
   else
     GO(att, s->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);
   return ZKL_OK;

@@ -11,9 +11,6 @@
 
 #include "session.h"
 
-/* The nodes of the name itself, of every family (kinds.c). */
-static const zkl_nodes name_nodes = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
-
 typedef struct node_read {
   char *name;
   bool present; /* getData answered */
@@ -25,6 +22,7 @@ typedef struct query {
   zkl_session *s;
   pthread_cond_t cond;
   const char *parent;
+  zkl_nodes which; /* the node kinds of its place (kinds.c) */
   int pending; /* requests out */
   int rc;      /* the first failure */
   node_read *nodes;
@@ -74,7 +72,7 @@ static void list_done(int rc, const struct String_vector *children,
     char path[ZKL_PATH_MAX];
     int32_t seq;
     zkl_req *get;
-    if (zkl__node_kind_of(children->data[i], &name_nodes, &seq) < 0)
+    if (zkl__node_kind_of(children->data[i], &q->which, &seq) < 0)
       continue; /* not a node of a queue */
     node_read *n = &q->nodes[q->count];
     if (!(n->name = strdup(children->data[i]))) {
@@ -118,7 +116,7 @@ static int build_result(query *q, zkl_participant **out, int *count) {
   for (i = 0; i < q->count; i++)
     if (q->nodes[i].present)
       names[present++] = q->nodes[i].name;
-  rc = zkl__queue_build(names, present, &name_nodes, NULL, NULL, &order);
+  rc = zkl__queue_build(names, present, &q->which, NULL, NULL, &order);
   free(names);
   if (rc != ZKL_OK)
     return rc;
@@ -167,7 +165,9 @@ int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
   query q;
   zkl_req *r;
   int rc, i;
-  if (!s || !out || !count || zkl__validate_name(name) != ZKL_OK)
+  zkl_place place;
+  if (!s || !out || !count ||
+      zkl__validate_name_or_place(name, &place) != ZKL_OK)
     return ZKL_EINVAL;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
@@ -175,6 +175,8 @@ int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
   memset(&q, 0, sizeof q);
   q.s = s;
   q.parent = parent;
+  q.which.place = place;
+  q.which.families = ZKL_FAMILIES_ALL;
   if (pthread_cond_init(&q.cond, NULL) != 0)
     return ZKL_ESYSTEM;
   pthread_mutex_lock(&s->mu);
