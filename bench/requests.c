@@ -28,16 +28,30 @@
 #include "internal.h"
 
 static const char *const kind_names[ZKL_RQ_KINDS] = {
-    "parent create", "create",     "list children", "getData pred",
-    "getData own",   "recover get", "delete (abandoned)", "delete (release)",
-    "remove watch",  "cleanup",    "carrier exists", "probe",
-    "heartbeat exists", "participants query"};
+    [ZKL_RQ_PARENT] = "parent create",
+    [ZKL_RQ_CREATE] = "create",
+    [ZKL_RQ_LIST] = "list children",
+    [ZKL_RQ_PRED_GET] = "getData pred",
+    [ZKL_RQ_OWN_GET] = "getData own",
+    [ZKL_RQ_RECOVER_GET] = "recover get",
+    [ZKL_RQ_DELETE] = "delete (abandoned)",
+    [ZKL_RQ_RELEASE] = "delete (release)",
+    [ZKL_RQ_CHILD_WATCH] = "list + child watch",
+    [ZKL_RQ_CLEANUP] = "cleanup",
+    [ZKL_RQ_CARRIER] = "carrier exists",
+    [ZKL_RQ_PROBE] = "probe",
+    [ZKL_RQ_HEARTBEAT] = "heartbeat exists",
+    [ZKL_RQ_QUERY] = "participants query",
+    [ZKL_RQ_TAP] = "wrapped tap",
+    [ZKL_RQ_MULTI] = "multi",
+    [ZKL_RQ_KIND_CHECK] = "kinds check list",
+};
 
 static const char *hosts;
 static unsigned run_id;
 
 typedef struct tally {
-  unsigned long sent[16];
+  unsigned long sent[ZKL_RQ_KINDS];
   unsigned long cycles;
 } tally;
 

@@ -51,6 +51,7 @@
 #define EXIT_USAGE 2
 #define EXIT_ZOOKEEPER 3
 #define EXIT_LOST 4
+#define EXIT_KIND 5 /* the name is a lock of another kind (ZKL_EKIND) */
 #define EXIT_CANNOT_RUN 126
 #define EXIT_NOT_FOUND 127
 

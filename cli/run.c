@@ -265,6 +265,34 @@ static bool lease_fresh(const run *r) {
   return d != 0 && d - r->granted_ms >= lease_timeout() / 2;
 }
 
+/* The acquire was refused: the name is a lock of another family. */
+static void refused_for_kind(const run *r) {
+  static const char *const ours[] = {
+      [KIND_MUTEX] = "mutex",         [KIND_READ] = "read lock",
+      [KIND_WRITE] = "write lock",    [KIND_SEMAPHORE] = "semaphore",
+      [KIND_ELECT] = "election"};
+  static const struct {
+    const char *kind, *how;
+  } flags[] = {{"mutex", "zklock without a kind option"},
+               {"read lock", "--read"},
+               {"write lock", "--write"},
+               {"semaphore", "--limit"},
+               {"election", "--elect"}};
+  const char *other = zkl_lock_other_kind(r->l), *how = NULL;
+  size_t i;
+  if (r->o->quiet)
+    return;
+  for (i = 0; other && i < sizeof flags / sizeof flags[0]; i++)
+    if (strcmp(flags[i].kind, other) == 0)
+      how = flags[i].how;
+  if (other && how)
+    cli_error("could not acquire %s: it is the name of a %s (%s), which a "
+              "%s cannot share",
+              r->path, other, how, ours[r->o->kind]);
+  else
+    cli_error("could not acquire %s: %s", r->path, zkl_strerror(ZKL_EKIND));
+}
+
 /* WAITING: the acquire completed. Returns -1 to go on, else an exit code. */
 static int on_acquired(run *r, const ev_batch *b) {
   int rc = b->acquire_rc;
@@ -296,6 +324,11 @@ static int on_acquired(run *r, const ev_batch *b) {
               r->path);
     finish(r);
     return EXIT_ZOOKEEPER;
+  }
+  if (rc == ZKL_EKIND) {
+    refused_for_kind(r);
+    finish(r);
+    return EXIT_KIND;
   }
   if (rc == ZKL_ELIMIT) {
     cli_error("could not acquire %s: %s (--limit %d here)", r->path,

@@ -146,7 +146,9 @@ ZKL_EXTERN const char *zkl_version_string(void);
   XX(ELIMIT, -1017,                                                           \
      "more leases are held than this semaphore's limit: its contenders "      \
      "disagree on it")                                                        \
-  XX(EBACKGROUND, -1018,                                                      \
+  XX(EKIND, -1018,                                                            \
+     "the name is held or awaited by a lock of another kind")                 \
+  XX(EBACKGROUND, -1019,                                                      \
      "the session's close was begun and finishes in the background")
 
 enum {
@@ -342,6 +344,31 @@ ZKL_EXTERN void zkl_set_log_handler(zkl_log_fn fn, void *arg);
 
 typedef struct zkl_lock zkl_lock;
 
+/* One name, one lock. Whatever kinds of lock meet on a name, the outcome is
+ * one of these:
+ *   - a mutex, a read/write lock's write side: exclude each other and every
+ *     reader (a mutex is a write lock that nobody reads);
+ *   - read sides: share with each other, wait for every mutex and writer
+ *     ahead of them;
+ *   - an election, a semaphore: share a name with nothing else. An acquire
+ *     on a name that a lock of another of these three families (mutex and
+ *     read/write; election; semaphore) holds or waits for fails with
+ *     ZKL_EKIND, its node deleted, and zkl_lock_other_kind() names the kind
+ *     found. Two families arriving at once on a free name: in one queue
+ *     (mutex or read/write against an election) the one whose node came
+ *     first goes on and the other is refused; against a semaphore, whose
+ *     nodes live in NAME/locks and NAME/leases, both may be refused, never
+ *     both granted.
+ * The check costs nothing on a name of one family, except for a semaphore
+ * (one more listing, of NAME itself, sent with its first create) and for a
+ * mutex, read/write lock or election on a name whose listing shows a
+ * semaphore's places (one more round trip, to look in them).
+ * Peers do not check kinds: Curator's mutex, read/write lock and leader
+ * latch, and kazoo's locks, each see only their own nodes (and kazoo's
+ * Lock and WriteLock each other's). Our contenders see theirs as above, so
+ * ours never hold beside a peer they exclude; a peer of another family on
+ * one of our names may. */
+
 /* Creates a contender for the lock NAME of session s. Nothing is sent to
  * ZooKeeper until the first acquire.
  *   name  one or more '/'-separated segments, 1..255 bytes in all; no
@@ -354,8 +381,10 @@ typedef struct zkl_lock zkl_lock;
  *         __lock__, __rlock__, __READ__, __WRIT__, lease-, latch-) and a
  *         sequence suffix as ZooKeeper writes it (ten digits, or a minus
  *         sign and nine or ten): under the parent of the lock that the
- *         segments before it name, it would pass for a contender. Copied.
- *         Its lock nodes live under /locks/NAME.
+ *         segments before it name, it would pass for a contender; no
+ *         "locks" or "leases" segment after the first: under the lock the
+ *         segments before it name, that is a semaphore's gate or leases.
+ *         Copied. Its lock nodes live under /locks/NAME.
  * Returns ZKL_OK; ZKL_EINVAL for a NULL argument or a bad name (nothing is
  * sent); ZKL_ECLOSED or ZKL_EEXPIRED when the session is closed or expired;
  * ZKL_ENOMEM. */
@@ -483,6 +512,11 @@ ZKL_EXTERN void zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg);
  * zkl_session_set_lease_margin(): a process frozen past its lease reads
  * "not held" on waking, even before its timer thread has run). */
 ZKL_EXTERN int64_t zkl_lock_token(const zkl_lock *l);
+
+/* The kind of lock that refused the last acquire of l with ZKL_EKIND:
+ * "mutex", "read lock", "write lock", "election" or "semaphore"; NULL when
+ * the last acquire was not refused so. Static: never free it. */
+ZKL_EXTERN const char *zkl_lock_other_kind(const zkl_lock *l);
 
 /* The lock's name as given to zkl_lock_new(). Borrowed: valid until
  * zkl_lock_free(). */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "zklock.h"
+#include "kinds.h"
 
 /* ------------------------------------------------------------ small lists */
 
@@ -75,6 +76,10 @@ bool zkl__on_zk_thread(void);
 
 /* ZKL_OK or ZKL_EINVAL: see zkl_lock_new() for the rules. */
 int zkl__validate_name(const char *name);
+/* The same, or a semaphore's place under a valid name ("NAME/leases",
+ * "NAME/locks"): for the calls that read a queue or write a contender's
+ * node without taking part (zkl_participants, zkl_revoke). */
+int zkl__validate_name_or_place(const char *name, zkl_place *place);
 
 /* "_c_<uuid v4>-" then a recipe's marker: the unique prefix of one
  * attempt's node, as Curator's protected mode writes it. */
@@ -97,13 +102,9 @@ int zkl__make_prefix(char *buf);
  * writes it. A lock name segment that does is refused. */
 int zkl__is_sequence_node(const char *name, size_t n);
 
-/* Parses the sequence number of a node name: the suffix after the last
- * occurrence of one of markers (NULL-terminated), exactly as the server
- * writes it. Returns 1 + the index of the marker that matched and sets
- * *seq, or 0 when the name is not a node of those markers. */
-int zkl__parse_seq_of(const char *child, const char *const *markers,
-                      int32_t *seq);
-/* The same with zkl__mutex_markers. */
+/* The sequence number of a node of the name's own queue (any node kind of
+ * kinds.c in that place), exactly as the server writes it: 1 and *seq, or
+ * 0 when the name is not such a node. */
 int zkl__parse_seq(const char *child, int32_t *seq);
 
 /* Serial-number arithmetic (RFC 1982): to - from, taken modulo 2^32; < 0
@@ -113,7 +114,7 @@ static inline int32_t zkl__seq_distance(int32_t from, int32_t to) {
   return (int32_t)((uint32_t)to - (uint32_t)from);
 }
 
-/* A listing of one parent, as a queue: the nodes of a recipe's markers in
+/* A listing of one parent, as a queue: the nodes of the kinds asked for in
  * order, first holder first. Order is by sequence number in serial-number
  * arithmetic relative to the contender's own number (or the first node's
  * when there is none), so it stays right across the signed 32-bit wrap of
@@ -121,7 +122,7 @@ static inline int32_t zkl__seq_distance(int32_t from, int32_t to) {
 typedef struct zkl_queue_entry {
   const char *name; /* borrowed from the listing */
   int32_t seq;
-  int kind; /* index of its marker in the markers given */
+  int kind; /* its node kind: an index in zkl__node_kinds */
 } zkl_queue_entry;
 
 typedef struct zkl_queue {
@@ -135,13 +136,9 @@ typedef struct zkl_queue {
 /* Builds q from names[0..count). own (may be NULL) is the contender's node,
  * prefix (may be NULL) its unique prefix. ZKL_OK or ZKL_ENOMEM; free with
  * zkl__queue_free(). */
-int zkl__queue_build(char *const *names, int count, const char *const *markers,
+int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
                      const char *own, const char *prefix, zkl_queue *q);
 void zkl__queue_free(zkl_queue *q);
-
-/* The mutex's markers: "lock-" (Curator's and ours) and "__lock__"
- * (kazoo's). NULL-terminated. */
-extern const char *const zkl__mutex_markers[];
 
 /* --------------------------------------------------- owner descriptions */
 

@@ -13,7 +13,7 @@
 #include "engine.h"
 
 static bool acquiring(zkl_att_state st) {
-  return st >= ZKL_AS_GATING && st <= ZKL_AS_SUSPENDED;
+  return st >= ZKL_AS_PREPARING && st <= ZKL_AS_SUSPENDED;
 }
 
 /* ---------------------------------------------------------- the entries */
@@ -86,8 +86,8 @@ void zkl__lock_free_locked(zkl_lock *l) {
     if (l->att)
       zkl__attempt_event_locked(l->att, ZKL_EV_RELEASE, 0, &none);
   }
-  if (l->gate)
-    zkl__lock_free_locked(l->gate); /* its attempts end too */
+  if (l->part)
+    zkl__lock_free_locked(l->part); /* its attempts end too */
   zkl__lock_unref_locked(l);
 }
 
@@ -240,8 +240,4 @@ void zkl__lock_destroy(zkl_lock *l) {
   zkl__unlock(s);
 }
 
-void zkl__lock_gate(zkl_lock *l, zkl_lock *gate) {
-  pthread_mutex_lock(&l->s->mu);
-  zkl__lock_gate_locked(l, gate);
-  pthread_mutex_unlock(&l->s->mu);
-}
+

@@ -80,13 +80,13 @@ void zkl__lock_set_free_arg(zkl_lock *l, void (*free_arg)(void *arg)) {
 
 bool zkl__lock_owned(const zkl_lock *l) { return l->owned; }
 
-void zkl__lock_set_gate(zkl_lock *l, zkl_lock *gate,
-                        void (*lost_hook_locked)(void *ctx, int reason),
-                        void *ctx) {
-  l->gate = gate;
-  gate->refs++; /* l's, until l is freed */
-  gate->lost_hook_locked = lost_hook_locked;
-  gate->lost_hook_ctx = ctx;
+void zkl__lock_add_part(zkl_lock *whole, zkl_lock *part) {
+  pthread_mutex_lock(&whole->s->mu);
+  part->owned = true;
+  part->whole = whole; /* borrowed: whole outlives its part's use of it */
+  whole->part = part;
+  part->refs++; /* whole's, until whole is freed */
+  pthread_mutex_unlock(&whole->s->mu);
 }
 
 zkl_session *zkl__lock_session(const zkl_lock *l) { return l->s; }
@@ -100,8 +100,8 @@ void zkl__lock_unref_locked(zkl_lock *l) {
   zkl__list_remove(&l->link);
   if (l->free_arg)
     l->free_arg((void *)l->arg);
-  if (l->gate)
-    zkl__lock_unref_locked(l->gate);
+  if (l->part)
+    zkl__lock_unref_locked(l->part);
   free(l->name);
   free(l->queue);
   free(l->info);
@@ -221,8 +221,9 @@ void zkl__notify_locked(zkl_lock *l, zkl_target *t, int rc, int64_t token) {
 
 void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct) {
   zkl_notice *n;
-  if (l->lost_hook_locked) {
-    l->lost_hook_locked(l->lost_hook_ctx, reason);
+  if (l->whole) { /* a part's loss is its whole's recipe's business */
+    if (l->whole->recipe->part_lost_locked)
+      l->whole->recipe->part_lost_locked(l->whole, reason);
     return;
   }
   if (!l->lost_cb)
@@ -265,20 +266,20 @@ int zkl_lock_set_acl(zkl_lock *l, int mode) {
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK) {
     l->acl = mode;
-    if (l->gate) /* a semaphore's gate nodes are the contender's too */
-      l->gate->acl = mode;
+    if (l->part) /* a part's nodes are the contender's too */
+      l->part->acl = mode;
   }
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }
 
 int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
-  char *copy = NULL, *gate_copy = NULL;
+  char *copy = NULL, *part_copy = NULL;
   int rc;
   if (!l || zkl__validate_info(info) != ZKL_OK)
     return ZKL_EINVAL;
   if (info && *info &&
-      (!(copy = strdup(info)) || (l->gate && !(gate_copy = strdup(info))))) {
+      (!(copy = strdup(info)) || (l->part && !(part_copy = strdup(info))))) {
     free(copy);
     return ZKL_ENOMEM;
   }
@@ -288,15 +289,15 @@ int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
     free(l->info);
     l->info = copy;
     copy = NULL;
-    if (l->gate) { /* a semaphore's gate nodes describe their owner too */
-      free(l->gate->info);
-      l->gate->info = gate_copy;
-      gate_copy = NULL;
+    if (l->part) { /* a part's nodes describe their owner too */
+      free(l->part->info);
+      l->part->info = part_copy;
+      part_copy = NULL;
     }
   }
   pthread_mutex_unlock(&l->s->mu);
   free(copy);
-  free(gate_copy);
+  free(part_copy);
   return rc;
 }
 

@@ -19,8 +19,6 @@
 
 #include "engine.h"
 
-static const char *const latch_markers[] = {"latch-", NULL};
-
 /* The node's data is the candidate's id, as LeaderLatch writes it. */
 static int latch_data(const void *arg, char *buf, size_t len) {
   size_t n = strlen(arg);
@@ -31,8 +29,11 @@ static int latch_data(const void *arg, char *buf, size_t len) {
 }
 
 const zkl_recipe zkl__recipe_latch = {
-    "latch", "latch-", latch_markers, false, zkl__first_goes,
-    NULL,    latch_data, NULL,        NULL};
+    .name = "latch",
+    .node = ZKL_NODE_LATCH,
+    .decide = zkl__first_goes,
+    .node_data = latch_data,
+};
 
 int zkl_election_new(zkl_lock **out, zkl_session *s, const char *name,
                      const char *id) {

@@ -12,15 +12,15 @@
  * stays in one file, each function short. contend.c posts what the outside
  * says (zkl__attempt_event_locked); io.c and watch.c carry the requests.
  *
- *   NEW -> [GATING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
+ *   NEW -> [PREPARING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
  *          -> RELEASING -> ENDED, with SUSPENDED (resumed at the reconnect)
  *          and RECOVERING (a lost create) on the side, and ENDING (clean
  *          up, then ENDED) for every acquire that fails.
  *
  * The edges exactly (zkl__edge_allowed, the table below, is the diagram the
  * code checks; a test drives every edge):
- *   NEW        -> GATING | CREATING | SUSPENDED
- *   GATING     -> CREATING | ENDING
+ *   NEW        -> PREPARING | CREATING | SUSPENDED
+ *   PREPARING  -> CREATING | ENDING
  *   CREATING   -> CREATING (the parents were missing) | LISTING (granted,
  *                 but the lease needs an answer first) | WATCHING |
  *                 WAITING | HELD | SUSPENDED | ENDING
@@ -37,8 +37,10 @@
  *   ENDING     -> ENDED (once its requests settled)
  *
  * What each state owns (and leaving it releases):
- *   GATING      the gate's acquire (cancelled, or the gate released, when
- *               the attempt ends)
+ *   PREPARING   what its recipe's prepare hook started (a semaphore's
+ *               gate) until the recipe says it is done; the recipe lets
+ *               go of it (unprepare hook) when the attempt is granted or
+ *               ends
  *   CREATING    the create, the parents' creates, the listing
  *   RECOVERING  the listing, then the getData of the node found
  *   LISTING     the listing (with a child watch for list_with_watch
@@ -98,6 +100,12 @@ struct zkl_attempt {
   int parent_rounds;
   int parent_rc; /* a parent create refused for a reason of its own */
   int create_rc; /* the create's reply (1: not yet) */
+  /* The kinds check (kinds.h): the places of the other families, listed
+   * once our node exists, before the first verdict. A contender in the
+   * name itself looks only when its listing shows a semaphore's places; a
+   * contender in a semaphore's places always looks at the name itself. */
+  enum { CHECK_NONE, CHECK_WANTED, CHECK_SENT, CHECK_DONE } check;
+  const char *clash; /* the kind of lock found there that refuses us */
   /* LISTING (list_with_watch), WATCHING, WAITING */
   int wait_code; /* the rule's code should the wait time out now */
   zkl_watch *wait;
@@ -129,8 +137,8 @@ static void arm_own_watch_locked(zkl_attempt *att);
 
 #define E(from, to) [ZKL_AS_##from][ZKL_AS_##to] = true
 static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
-    E(NEW, GATING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
-    E(GATING, CREATING),   E(GATING, ENDING),
+    E(NEW, PREPARING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
+    E(PREPARING, CREATING),   E(PREPARING, ENDING),
     E(CREATING, CREATING), E(CREATING, LISTING),    E(CREATING, WATCHING),
     E(CREATING, WAITING),  E(CREATING, HELD),       E(CREATING, SUSPENDED),
     E(CREATING, ENDING),   E(RECOVERING, CREATING), E(RECOVERING, LISTING),
@@ -146,7 +154,7 @@ static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
 #undef E
 
 static const char *const state_names[ZKL_AS_COUNT] = {
-    "NEW",     "GATING",  "CREATING", "RECOVERING", "LISTING", "WATCHING",
+    "NEW",     "PREPARING",  "CREATING", "RECOVERING", "LISTING", "WATCHING",
     "WAITING", "SUSPENDED", "HELD",   "RELEASING",  "ENDING",  "ENDED"};
 
 static unsigned long edge_counts[ZKL_AS_COUNT][ZKL_AS_COUNT];
@@ -177,8 +185,18 @@ static void own_path(const zkl_attempt *att, char *buf) {
   snprintf(buf, ZKL_PATH_MAX, "%s/%s", att->l->queue, att->node);
 }
 
+static const zkl_node_kind *own_kind(const zkl_attempt *att) {
+  return &zkl__node_kinds[att->l->recipe->node];
+}
+
+/* The nodes of our queue: every family's in our place (kinds.h). */
+static zkl_nodes queue_nodes(const zkl_attempt *att) {
+  zkl_nodes n = {own_kind(att)->place, ZKL_FAMILIES_ALL};
+  return n;
+}
+
 static bool acquiring(zkl_att_state st) {
-  return st >= ZKL_AS_GATING && st <= ZKL_AS_SUSPENDED;
+  return st >= ZKL_AS_PREPARING && st <= ZKL_AS_SUSPENDED;
 }
 
 /* Where the watch on our own node is wanted. */
@@ -208,13 +226,15 @@ static void req_begin(zkl_attempt *att) {
   att->pending++;
 }
 
-/* A fresh unique prefix for the attempt's node. A try-once that skips
- * the gate says so in it (ZKL_UNGATED_TAG). */
+/* A fresh unique prefix for the attempt's node. A try-once skips its
+ * recipe's preparation (a semaphore's gate), and says so in it
+ * (ZKL_UNGATED_TAG). */
 static int make_prefix(zkl_attempt *att) {
-  const zkl_lock *l = att->l;
   char marker[ZKL_PREFIX_MAX];
   snprintf(marker, sizeof marker, "%s%s",
-           l->gate && att->try_once ? ZKL_UNGATED_TAG : "", l->recipe->marker);
+           att->l->recipe->prepare_locked && att->try_once ? ZKL_UNGATED_TAG
+                                                          : "",
+           own_kind(att)->marker);
   return zkl__make_prefix_with(att->prefix, marker);
 }
 
@@ -272,7 +292,7 @@ static void leave_locked(zkl_attempt *att, zkl_att_state from,
     att->deadline_ms = 0;
 }
 
-static void enter_gating_locked(zkl_attempt *att);
+static void enter_preparing_locked(zkl_attempt *att);
 static void enter_creating_locked(zkl_attempt *att);
 static void enter_listing_locked(zkl_attempt *att);
 static void enter_watching_locked(zkl_attempt *att);
@@ -284,8 +304,8 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from);
 
 static void enter_locked(zkl_attempt *att, zkl_att_state from) {
   switch (att->state) {
-  case ZKL_AS_GATING:
-    enter_gating_locked(att);
+  case ZKL_AS_PREPARING:
+    enter_preparing_locked(att);
     break;
   case ZKL_AS_CREATING:
     enter_creating_locked(att);
@@ -379,13 +399,10 @@ static void maybe_deliver_locked(zkl_attempt *att) {
 
 /* ---------------------------------------------------- what happened */
 
-static void gate_lost_locked(void *ctx, int reason);
-
-/* Tells the session's event hook, if any. A gate (the semaphore's inner
- * mutex, which has a lost hook) is part of its owner and tells nothing of
- * its own, but queueing at it is its owner's queueing: that is told as the
- * owner's QUEUED (the gate node waited for, the contenders ahead at the
- * gate). */
+/* Tells the session's event hook, if any. A part of another contender (a
+ * semaphore's gate) tells nothing of its own, but its queueing while the
+ * whole prepares is the whole's queueing: that is told as the whole's
+ * QUEUED (the part's node waited for, the contenders ahead there). */
 static void emit_locked(zkl_attempt *att, int type, int reason,
                         const char *waiting_for, int position) {
   zkl_lock *l = att->l;
@@ -393,13 +410,11 @@ static void emit_locked(zkl_attempt *att, int type, int reason,
   int64_t now;
   if (!l->s->event_cb)
     return;
-  if (l->lost_hook_locked) {
-    zkl_lock *owner = l->lost_hook_locked == gate_lost_locked
-                          ? (zkl_lock *)l->lost_hook_ctx
-                          : NULL;
-    if (type == ZKL_EVENT_QUEUED && owner && owner->att &&
-        owner->att->state == ZKL_AS_GATING)
-      emit_locked(owner->att, type, reason, waiting_for, position);
+  if (l->whole) {
+    zkl_lock *whole = l->whole;
+    if (type == ZKL_EVENT_QUEUED && whole->att &&
+        whole->att->state == ZKL_AS_PREPARING)
+      emit_locked(whole->att, type, reason, waiting_for, position);
     return;
   }
   now = zkl__now_ms();
@@ -456,90 +471,32 @@ static void record_end_locked(zkl_attempt *att) {
   }
 }
 
-/* ------------------------------------------------------------- the gate */
+/* ----------------------------------------------------------- preparing */
 
-/* The gate is a lock of its own whose attempts come and go: one may still
- * be ending (a release in flight) when the next attempt of its owner needs
- * the gate again. So an attempt in GATING asks for the gate whenever the
- * gate is free: on entering GATING, and when a gate attempt ends. */
-static void gate_ask_locked(zkl_lock *l);
-
-static void gate_done_locked(void *ctx, int rc, int64_t token) {
-  zkl_attempt *att = ctx;
-  zkl_lock *gate = att->l->gate;
-  zkl_target none = {0};
-  (void)token;
-  if (att->state == ZKL_AS_GATING && att->l->att == att) {
-    if (rc != ZKL_OK)
-      end_locked(att, END_FAIL, rc);
-    else
-      GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
-  } else if (rc == ZKL_OK && gate->att) {
-    /* granted to an attempt that is over: give it back */
-    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &none);
-  } else {
-    gate_ask_locked(att->l); /* the gate is free for the next one */
-  }
-  attempt_unref_locked(att); /* the hook's */
+static void enter_preparing_locked(zkl_attempt *att) {
+  att->l->recipe->prepare_locked(att);
 }
 
-static void gate_released_locked(void *ctx, int rc, int64_t token) {
-  zkl_lock *l = ctx;
-  (void)rc;
-  (void)token;
-  gate_ask_locked(l);
-  zkl__lock_unref_locked(l); /* the hook's */
+/* Lets go of what the preparation got, when the attempt needs it no more. */
+static void unprepare_locked(zkl_attempt *att) {
+  if (att->l->recipe->unprepare_locked)
+    att->l->recipe->unprepare_locked(att);
 }
 
-static void gate_ask_locked(zkl_lock *l) {
-  zkl_attempt *att = l->att;
-  zkl_target t = {0};
-  int rc;
-  if (!att || att->state != ZKL_AS_GATING || l->gate->att)
-    return; /* not wanted, or not free yet */
-  t.hook_locked = gate_done_locked;
-  t.hook_ctx = att;
-  att->refs++; /* the hook's, until it runs */
-  rc = zkl__attempt_start_locked(l->gate, att->try_once ? 0 : -1, &t);
-  if (rc != ZKL_OK) {
-    attempt_unref_locked(att);
-    end_locked(att, END_FAIL, rc);
-  }
-}
-
-static void enter_gating_locked(zkl_attempt *att) {
-  if (att->try_once && !sess(att)->connected)
-    end_locked(att, END_FAIL, ZKL_ECONNECT);
-  else
-    gate_ask_locked(att->l);
-}
-
-/* Lets go of the gate when the attempt no longer needs it. */
-static void gate_let_go_locked(zkl_attempt *att) {
-  zkl_lock *gate = att->l->gate;
-  zkl_target released = {0};
-  if (!gate || !gate->att)
+void zkl__attempt_prepared_locked(zkl_attempt *att, int rc) {
+  if (att->state != ZKL_AS_PREPARING)
     return;
-  if (gate->att->state == ZKL_AS_HELD) {
-    released.hook_locked = gate_released_locked;
-    released.hook_ctx = att->l;
-    att->l->refs++; /* the hook's */
-    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &released);
-  } else if (acquiring(gate->att->state)) {
-    zkl__attempt_event_locked(gate->att, ZKL_EV_CANCEL, ZKL_ECANCELED, NULL);
-  }
+  if (rc != ZKL_OK)
+    end_locked(att, END_FAIL, rc);
+  else
+    GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
 }
 
-/* The gate was lost while the attempt needed it. */
-static void gate_lost_locked(void *ctx, int reason) {
-  zkl_lock *l = ctx;
-  (void)reason;
-  if (l->att && acquiring(l->att->state) && l->att->state != ZKL_AS_GATING)
-    end_locked(l->att, END_FAIL, ZKL_ELOST);
-}
-
-void zkl__lock_gate_locked(zkl_lock *l, zkl_lock *gate) {
-  zkl__lock_set_gate(l, gate, gate_lost_locked, l);
+zkl_lock *zkl__attempt_lock(const zkl_attempt *att) { return att->l; }
+void zkl__attempt_ref_locked(zkl_attempt *att) { att->refs++; }
+void zkl__attempt_unref_locked(zkl_attempt *att) { attempt_unref_locked(att); }
+bool zkl__attempt_acquiring(const zkl_attempt *att) {
+  return acquiring(att->state);
 }
 
 /* ----------------------------------------------------------- own watch */
@@ -803,6 +760,7 @@ static void on_recover_get_locked(zkl_attempt *att, const zkl_reply *rp) {
 static void on_recover_listing_locked(zkl_attempt *att, int rc,
                                       const struct String_vector *children) {
   zkl_lock *l = att->l;
+  zkl_nodes nodes = queue_nodes(att);
   const char *best = NULL;
   int32_t best_seq = 0, seq;
   size_t plen = strlen(att->prefix);
@@ -826,7 +784,7 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
   for (i = 0; i < children->count; i++) {
     const char *c = children->data[i];
     if (strncmp(c, att->prefix, plen) != 0 ||
-        !zkl__parse_seq_of(c, l->recipe->markers, &seq))
+        zkl__node_kind_of(c, &nodes, &seq) < 0)
       continue;
     if (!best || zkl__seq_distance(best_seq, seq) < 0) {
       best = c;
@@ -875,10 +833,36 @@ static void on_release_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
   }
 }
 
+/* A listing of another family's place came back (kinds.h). Anything but a
+ * listing leaves the verdict to the queue's listing sent right behind it,
+ * which fails the same way (a lost connection) or finds the place gone
+ * with nothing in it. */
+static void on_kind_check_locked(zkl_attempt *att, const zkl_reply *rp) {
+  const zkl_node_kind *k = own_kind(att);
+  const char *clash;
+  zkl_place place = ZKL_PLACE_NAME;
+  const char *slash = strrchr(rp->path, '/');
+  int p;
+  if (rp->rc != ZOK || att->clash)
+    return;
+  for (p = 0; p < ZKL_PLACE_COUNT; p++)
+    if (zkl__place_dir(p) && k->place == ZKL_PLACE_NAME &&
+        strcmp(slash + 1, zkl__place_dir(p)) == 0)
+      place = (zkl_place)p;
+  clash = zkl__kinds_clash_any(k->family, place, rp->children->data,
+                               rp->children->count);
+  if (clash)
+    att->clash = clash;
+}
+
 static void replied_locked(void *owner, const zkl_reply *rp) {
   zkl_attempt *att = owner;
   att->pending--;
   switch (rp->kind) {
+  case ZKL_RQ_KIND_CHECK:
+    if (rp->round == att->round)
+      on_kind_check_locked(att, rp);
+    break;
   case ZKL_RQ_PARENT:
     on_parent_reply_locked(att, rp);
     break;
@@ -924,11 +908,46 @@ static void delete_own_locked(zkl_attempt *att, int kind) {
   zkl__cleanup_delete_locked(s, path);
 }
 
+/* Sends the kinds check's listings (kinds.h), to be answered before the
+ * queue's listing that follows them: the name itself for a contender in a
+ * semaphore's places; the semaphore's places for a contender in the name
+ * whose listing showed them. */
+static int send_kind_check_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  char path[ZKL_PATH_MAX];
+  int rc = ZKL_OK, p;
+  if (att->check != CHECK_WANTED && att->check != CHECK_SENT)
+    return ZKL_OK;
+  att->check = CHECK_SENT;
+  for (p = 0; p < ZKL_PLACE_COUNT && rc == ZKL_OK; p++) {
+    const char *dir = zkl__place_dir(p);
+    if (own_kind(att)->place == ZKL_PLACE_NAME) {
+      if (!dir)
+        continue;
+      snprintf(path, sizeof path, "%s/%s/%s", ZKL_ROOT, att->l->name, dir);
+    } else {
+      if (dir)
+        continue;
+      snprintf(path, sizeof path, "%s/%s", ZKL_ROOT, att->l->name);
+    }
+    req_begin(att);
+    rc = zkl__io_list_locked(s, ZKL_RQ_KIND_CHECK, path, &io_ops, att,
+                             att->round);
+    if (rc != ZKL_OK)
+      rc = req_refused_locked(att, rc);
+  }
+  return rc;
+}
+
 /* Sends a listing of the queue: a plain one, or one that arms a child
- * watch (held in att->wait) for recipes that may wait for the queue. */
+ * watch (held in att->wait) for recipes that may wait for the queue. The
+ * kinds check, when wanted, goes first. */
 static int send_listing_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
   int rc;
+  if (att->state != ZKL_AS_RECOVERING &&
+      (rc = send_kind_check_locked(att)) != ZKL_OK)
+    return rc;
   req_begin(att);
   if (att->l->recipe->list_with_watch && att->state != ZKL_AS_RECOVERING) {
     att->wait = zkl__watch_arm_locked(s, ZKL_WATCH_CHILDREN,
@@ -936,7 +955,8 @@ static int send_listing_locked(zkl_attempt *att) {
                                       &wait_watch_ops, att, &rc);
     return att->wait ? ZKL_OK : req_refused_locked(att, rc);
   }
-  rc = zkl__io_list_locked(s, att->l->queue, &io_ops, att, att->round);
+  rc = zkl__io_list_locked(s, ZKL_RQ_LIST, att->l->queue, &io_ops, att,
+                           att->round);
   return rc == ZKL_OK ? rc : req_refused_locked(att, rc);
 }
 
@@ -1043,7 +1063,7 @@ static void enter_held_locked(zkl_attempt *att) {
   l->hold_count = 1;
   l->token = att->czxid;
   l->lost = false;
-  gate_let_go_locked(att); /* a lease holder needs its gate no more */
+  unprepare_locked(att); /* a holder needs its preparation no more */
   zkl__notify_locked(l, &att->acq, ZKL_OK, att->czxid);
 }
 
@@ -1082,10 +1102,11 @@ static void enter_ending_locked(zkl_attempt *att) {
       zkl__cleanup_prefix_locked(s, att->l->queue, att->prefix);
     /* OWN_CREATING: the create's reply deletes what it made */
   }
-  /* The gate goes after our node's delete was sent: the server applies a
-   * session's requests in order, so the next at the gate never counts the
-   * node of a contender that has left. */
-  gate_let_go_locked(att);
+  /* What the preparation got goes after our node's delete was sent: the
+   * server applies a session's requests in order, so whoever gets it next
+   * never counts the node of a contender that has left (a semaphore's
+   * next contender at the gate). */
+  unprepare_locked(att);
   maybe_deliver_locked(att);
 }
 
@@ -1145,11 +1166,12 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
 static void evaluate_locked(zkl_attempt *att,
                             const struct String_vector *children) {
   zkl_lock *l = att->l;
+  zkl_nodes nodes = queue_nodes(att);
   zkl_queue q;
   zkl_verdict v = {0};
   int i;
-  if (zkl__queue_build(children->data, children->count, l->recipe->markers,
-                       att->node, att->prefix, &q) != ZKL_OK) {
+  if (zkl__queue_build(children->data, children->count, &nodes, att->node,
+                       att->prefix, &q) != ZKL_OK) {
     end_locked(att, END_FAIL, ZKL_ENOMEM);
     return;
   }
@@ -1161,11 +1183,27 @@ static void evaluate_locked(zkl_attempt *att,
              children->data[q.duplicates[i]]);
     zkl__cleanup_delete_locked(l->s, path);
   }
+  if (att->check == CHECK_SENT && q.own >= 0)
+    att->check = CHECK_DONE; /* its answers came before this one */
   if (q.own < 0) {
     /* Our node is gone (deleted by someone, or the session ended): never
      * win without a node. */
     att->own = OWN_NONE;
     end_locked(att, END_FAIL, ZKL_ELOST);
+  } else if (att->clash ||
+             (own_kind(att)->place == ZKL_PLACE_NAME &&
+              (att->clash = zkl__kinds_clash_first(own_kind(att)->family,
+                                                   &q)) != NULL)) {
+    /* The name is a lock of another family (kinds.h). */
+    zkl__log("lock %s: refused, the name is a %s", l->name, att->clash);
+    l->other_kind = att->clash;
+    end_locked(att, END_FAIL, ZKL_EKIND);
+  } else if (att->check == CHECK_NONE &&
+             zkl__kinds_has_places(children->data, children->count)) {
+    /* A semaphore's places are there: look in them before any verdict
+     * (one more round trip, only on such a name). */
+    att->check = CHECK_WANTED;
+    GO(att, ZKL_AS_LISTING);
   } else {
     l->recipe->decide(&q, l->arg, &v);
     if (v.kind == ZKL_GRANT) {
@@ -1206,10 +1244,14 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     free(att);
     return ZKL_ESYSTEM;
   }
+  att->check = zkl__node_kinds[l->recipe->node].place == ZKL_PLACE_NAME
+                   ? CHECK_NONE
+                   : CHECK_WANTED;
   l->refs++;
   att->refs = 1; /* l->att */
   l->att = att;
   l->lost = false;
+  l->other_kind = NULL;
   att->acq = *t;
   t->notice = NULL; /* the attempt's now */
   att->started_ms = zkl__now_ms();
@@ -1218,13 +1260,9 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     att->deadline_ms = att->started_ms + timeout_ms;
     zkl__timer_kick_at_locked(&s->timer, att->deadline_ms);
   }
-  /* A try-once does not queue at the gate: it cannot wait there, and a
-   * gate held for a moment by a contender leaving it would make it fail
-   * (the gate's node is deleted after the lease is granted, and another
-   * session's request can reach the server first). The lease rule keeps
-   * it safe without the gate: see semaphore.c. */
-  if (l->gate && !att->try_once)
-    GO(att, ZKL_AS_GATING);
+  /* A try-once does not prepare: preparing may wait (see zkl_recipe). */
+  if (l->recipe->prepare_locked && !att->try_once)
+    GO(att, ZKL_AS_PREPARING);
   else
     GO(att, s->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);
   return ZKL_OK;

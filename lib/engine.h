@@ -23,6 +23,8 @@
 
 #include "session.h"
 
+typedef struct zkl_attempt zkl_attempt; /* one acquisition: engine.c */
+
 /* ---------------------------------------------------------------- recipes */
 
 /* What a recipe's rule answers, given the queue and the contender's place
@@ -45,10 +47,10 @@ typedef struct zkl_verdict {
 } zkl_verdict;
 
 typedef struct zkl_recipe {
-  const char *name;   /* for logs: "mutex", "read", "write", ... */
-  const char *marker; /* in our node names: "_c_<uuid>-" marker <seq> */
-  const char *const *markers; /* the nodes that count, NULL-terminated;
-                                 zkl_queue_entry.kind indexes it */
+  const char *name; /* for logs: "mutex", "read", "write", ... */
+  int node;         /* the nodes it writes (ZKL_NODE_*, kinds.h): their
+                       marker, place and family. Its queue is every node of
+                       that place, of every family: the rule sees all. */
   bool list_with_watch; /* listings set a child watch: the rule may say
                            ZKL_WAIT_CHILDREN */
   /* The rule. q->own >= 0. arg: the contender's recipe argument. */
@@ -66,6 +68,17 @@ typedef struct zkl_recipe {
                                  const char *path);
   /* An attempt of l ended (after a hold, or without one). NULL: nothing. */
   void (*ended_locked)(const void *arg, const zkl_lock *l);
+  /* What an attempt must get before it makes its node (NULL: nothing), as
+   * a semaphore's contender takes its gate. Called on entering PREPARING;
+   * the recipe tells the end with zkl__attempt_prepared_locked(). A
+   * try-once does not prepare: preparing may wait, a try-once never does
+   * (a recipe that cannot do without refuses it in admit_locked). */
+  void (*prepare_locked)(zkl_attempt *att);
+  /* The attempt needs what prepare got no more: granted, or ending (its
+   * node's delete already sent). NULL: nothing. */
+  void (*unprepare_locked)(zkl_attempt *att);
+  /* The hold of l's part (see zkl_lock.part) was lost. NULL: nothing. */
+  void (*part_lost_locked)(zkl_lock *l, int reason);
 } zkl_recipe;
 
 extern const zkl_recipe zkl__recipe_mutex; /* lock.c */
@@ -150,12 +163,10 @@ unsigned zkl__watches_count_locked(const zkl_session *s);
 
 /* -------------------------------------------------------------- attempts */
 
-typedef struct zkl_attempt zkl_attempt;
-
 /* The states of an attempt: see the diagram at the top of engine.c. */
 typedef enum zkl_att_state {
   ZKL_AS_NEW,        /* just made: nothing sent */
-  ZKL_AS_GATING,     /* waiting for its gate (the semaphore's mutex) */
+  ZKL_AS_PREPARING,  /* its recipe's preparation (a semaphore's gate) */
   ZKL_AS_CREATING,   /* create (+ parents) and listing in flight */
   ZKL_AS_RECOVERING, /* a create's outcome is unknown: finding our node */
   ZKL_AS_LISTING,    /* our node known; a listing in flight */
@@ -196,6 +207,15 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t);
 void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
                                void *arg);
 zkl_att_state zkl__attempt_state(const zkl_attempt *att);
+/* For recipes that prepare (zkl_recipe.prepare_locked): the attempt's
+ * contender; a reference kept across a callback; whether it is still
+ * acquiring; and the end of its preparation (ZKL_OK: it makes its node
+ * now; else it fails with that code). */
+zkl_lock *zkl__attempt_lock(const zkl_attempt *att);
+void zkl__attempt_ref_locked(zkl_attempt *att);
+void zkl__attempt_unref_locked(zkl_attempt *att);
+bool zkl__attempt_acquiring(const zkl_attempt *att);
+void zkl__attempt_prepared_locked(zkl_attempt *att, int rc);
 /* Its node's child name, when known. */
 const char *zkl__attempt_node(const zkl_attempt *att);
 
@@ -225,12 +245,15 @@ struct zkl_lock {
   char *queue; /* the queue's parent path */
   const zkl_recipe *recipe;
   const void *arg;
-  zkl_lock *gate; /* semaphore: the inner mutex, or NULL */
+  /* A contender that this one's recipe drives (a semaphore's gate): it
+   * takes this one's ACL and owner description, its queueing while this
+   * one prepares is told as this one's, its loss goes to this one's
+   * recipe (part_lost_locked) instead of a callback, and it is freed with
+   * this one. */
+  zkl_lock *part;
+  zkl_lock *whole; /* the contender this one is the part of, or NULL */
   zkl_lost_cb lost_cb;
   void *lost_arg;
-  /* a gate's owner hears the gate's loss here instead */
-  void (*lost_hook_locked)(void *ctx, int reason);
-  void *lost_hook_ctx;
   char *info; /* zkl_lock_set_owner_info() */
   int acl;    /* ZKL_ACL_* of the nodes it creates */
   bool owned; /* a part of something else (a read/write lock's side, a
@@ -245,6 +268,8 @@ struct zkl_lock {
   int64_t token;
   bool lost; /* lost since the last acquire: the next release says so */
   int64_t lost_token; /* the token of the hold lost last */
+  const char *other_kind; /* the kind of lock that refused the last acquire
+                             with ZKL_EKIND (a static string), or NULL */
   zkl_lock_stats stats;
 };
 
@@ -257,9 +282,9 @@ bool zkl__lock_owned(const zkl_lock *l);
 /* Queues the revoke callback of l, if any. */
 void zkl__notify_revoke_locked(zkl_lock *l);
 void zkl__lock_set_revoke_locked(zkl_lock *l, zkl_revoke_cb cb, void *arg);
-void zkl__lock_set_gate(zkl_lock *l, zkl_lock *gate,
-                        void (*lost_hook_locked)(void *ctx, int reason),
-                        void *ctx);
+/* Makes part a part of whole (see zkl_lock.part): whole holds a
+ * reference to it, and part is owned (zkl__lock_own). */
+void zkl__lock_add_part(zkl_lock *whole, zkl_lock *part);
 void zkl__lock_ref_locked(zkl_lock *l);
 void zkl__lock_unref_locked(zkl_lock *l);
 /* Visits every lock of the engine; fn may end its attempt or drop its
@@ -283,12 +308,6 @@ int zkl__lock_new(zkl_lock **out, zkl_session *s, const char *name,
 int zkl__lock_create(zkl_lock **out, zkl_session *s, const char *name,
                      const char *queue, const zkl_recipe *r, const void *arg);
 void zkl__lock_destroy(zkl_lock *l);
-/* zkl__lock_gate_locked, taking the lock. */
-void zkl__lock_gate(zkl_lock *l, zkl_lock *gate);
-/* Makes l wait for gate (held by l from then on) before each attempt
- * creates its node: the semaphore's inner mutex. A loss of the gate while
- * l's attempt needs it fails that attempt with ZKL_ELOST. */
-void zkl__lock_gate_locked(zkl_lock *l, zkl_lock *gate);
 /* Ends what l is doing (a pending acquire completes with ZKL_ECLOSED, a
  * hold is released) and drops the user's reference. */
 void zkl__lock_free_locked(zkl_lock *l);

@@ -116,9 +116,9 @@ int zkl__io_create_locked(zkl_session *s, int kind, const char *path,
                                      string_done, r));
 }
 
-int zkl__io_list_locked(zkl_session *s, const char *path,
+int zkl__io_list_locked(zkl_session *s, int kind, const char *path,
                         const zkl_io_ops *ops, void *owner, unsigned round) {
-  zkl_req *r = new_req_locked(s, ZKL_RQ_LIST, path, ops, owner, round);
+  zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);
   if (!r)
     return ZKL_ENOMEM;
   return sent_locked(r, zoo_aget_children(s->zh, path, 0, strings_done, r));

@@ -29,8 +29,8 @@ int zkl__io_create_locked(zkl_session *s, int kind, const char *path,
                           const char *data, int len,
                           const struct ACL_vector *acl, int mode,
                           const zkl_io_ops *ops, void *owner, unsigned round);
-/* zoo_aget_children, no watch. */
-int zkl__io_list_locked(zkl_session *s, const char *path,
+/* zoo_aget_children, no watch; kind ZKL_RQ_LIST or ZKL_RQ_KIND_CHECK. */
+int zkl__io_list_locked(zkl_session *s, int kind, const char *path,
                         const zkl_io_ops *ops, void *owner, unsigned round);
 /* zoo_aget, no watch. */
 int zkl__io_get_locked(zkl_session *s, int kind, const char *path,

@@ -24,7 +24,9 @@
 #include "engine.h"
 #include "io.h"
 
-static const char *const latch_markers[] = {"latch-", NULL};
+/* A leader is the first candidate of the election's queue. */
+static const zkl_nodes candidates = {ZKL_PLACE_NAME,
+                                     1u << ZKL_FAMILY_ELECTION};
 
 struct zkl_leader_watch {
   zkl_observer obs;
@@ -170,7 +172,7 @@ static void armed_locked(zkl_watch *w, int rc, const char *data, int len,
     } else if (rc == ZNONODE || (list == NULL && stat != NULL)) {
       list_locked(lw); /* the parent vanished, or appeared */
     } else if (list &&
-               zkl__queue_build(list->data, list->count, latch_markers, NULL,
+               zkl__queue_build(list->data, list->count, &candidates, NULL,
                                 NULL, &q) == ZKL_OK) {
       if (q.count > 0)
         list_locked(lw);
@@ -222,7 +224,7 @@ static void listed_locked(void *owner, const zkl_reply *rp) {
       lw->state = LW_JOINING;
       arm_locked(lw, ZKL_WATCH_EXISTS, lw->queue);
     } else if (zkl__queue_build(rp->children->data, rp->children->count,
-                                latch_markers, NULL, NULL, &q) != ZKL_OK) {
+                                &candidates, NULL, NULL, &q) != ZKL_OK) {
       finish_locked(lw, ZKL_ENOMEM);
     } else {
       if (q.count == 0) {
@@ -248,7 +250,7 @@ static void list_locked(zkl_leader_watch *lw) {
   lw->round++;
   drop_watch_locked(lw);
   lw->refs++; /* the request's */
-  rc = zkl__io_list_locked(lw->s, lw->queue, &io_ops, lw, lw->round);
+  rc = zkl__io_list_locked(lw->s, ZKL_RQ_LIST, lw->queue, &io_ops, lw, lw->round);
   if (rc != ZKL_OK) {
     lw->refs--;
     finish_locked(lw, rc);
@@ -331,7 +333,7 @@ static void ask_replied_locked(void *owner, const zkl_reply *rp) {
   a->rc = rp->rc;
   if (rp->kind == ZKL_RQ_LIST && rp->rc == ZOK) {
     a->rc = zkl__queue_build(rp->children->data, rp->children->count,
-                             latch_markers, NULL, NULL, &q);
+                             &candidates, NULL, NULL, &q);
     if (a->rc == ZKL_OK) {
       if (q.count > 0)
         snprintf(a->first, sizeof a->first, "%s/%s", rp->path,
@@ -362,7 +364,7 @@ static int ask_locked(zkl_session *s, leader_ask *a, bool list,
                       const char *path) {
   int rc;
   a->done = false;
-  rc = list ? zkl__io_list_locked(s, path, &ask_ops, a, 0)
+  rc = list ? zkl__io_list_locked(s, ZKL_RQ_LIST, path, &ask_ops, a, 0)
             : zkl__io_get_locked(s, ZKL_RQ_QUERY, path, &ask_ops, a, 0);
   if (rc != ZKL_OK)
     return rc;

@@ -30,8 +30,10 @@ void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out) {
 }
 
 const zkl_recipe zkl__recipe_mutex = {
-    "mutex", "lock-", zkl__mutex_markers, false, zkl__first_goes,
-    NULL,    NULL,    NULL,               NULL};
+    .name = "mutex",
+    .node = ZKL_NODE_MUTEX,
+    .decide = zkl__first_goes,
+};
 
 int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {
   char queue[ZKL_PATH_MAX];
@@ -108,6 +110,18 @@ int64_t zkl_lock_token(const zkl_lock *l) {
   t = zkl__lock_token_locked((zkl_lock *)l);
   pthread_mutex_unlock(&s->mu);
   return t;
+}
+
+const char *zkl_lock_other_kind(const zkl_lock *l) {
+  zkl_session *s;
+  const char *kind;
+  if (!l)
+    return NULL;
+  s = zkl__lock_session(l);
+  pthread_mutex_lock(&s->mu);
+  kind = l->other_kind;
+  pthread_mutex_unlock(&s->mu);
+  return kind;
 }
 
 int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len) {

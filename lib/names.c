@@ -91,6 +91,21 @@ static int check_name(const char *name, char *why, size_t len) {
         REFUSE("its segment at byte %zu would pass for a contender's node "
                "(a recipe's marker and a sequence number)",
                seg_start);
+      /* Under the lock named by the segments before it, this segment is
+       * a semaphore's place (kinds.c): a lock there would be its gate, or
+       * a node its leases count. */
+      if (seg_start > 0) {
+        int place;
+        for (place = 0; place < ZKL_PLACE_COUNT; place++) {
+          const char *dir = zkl__place_dir((zkl_place)place);
+          if (dir && strlen(dir) == seg &&
+              memcmp(name + seg_start, dir, seg) == 0)
+            REFUSE("its segment '%s' at byte %zu is a semaphore's %s under "
+                   "the lock before it",
+                   dir, seg_start,
+                   place == ZKL_PLACE_GATE ? "gate" : "leases");
+        }
+      }
       seg_start = i + 1;
       continue;
     }
@@ -112,6 +127,28 @@ static int check_name(const char *name, char *why, size_t len) {
 }
 
 int zkl__validate_name(const char *name) { return check_name(name, NULL, 0); }
+
+int zkl__validate_name_or_place(const char *name, zkl_place *place) {
+  char base[ZKL_NAME_MAX + 1];
+  const char *slash;
+  int p;
+  *place = ZKL_PLACE_NAME;
+  if (check_name(name, NULL, 0) == ZKL_OK)
+    return ZKL_OK;
+  if (!name || !(slash = strrchr(name, '/')) ||
+      (size_t)(slash - name) >= sizeof base)
+    return ZKL_EINVAL;
+  for (p = 0; p < ZKL_PLACE_COUNT; p++) {
+    const char *dir = zkl__place_dir((zkl_place)p);
+    if (dir && strcmp(slash + 1, dir) == 0) {
+      memcpy(base, name, (size_t)(slash - name));
+      base[slash - name] = '\0';
+      *place = (zkl_place)p;
+      return check_name(base, NULL, 0);
+    }
+  }
+  return ZKL_EINVAL;
+}
 
 int zkl_name_explain(const char *name, char *why, size_t len) {
   int rc;
@@ -152,84 +189,11 @@ int zkl__make_prefix_with(char *buf, const char *marker) {
   return ZKL_OK;
 }
 
+
 int zkl__make_prefix(char *buf) {
   char tmp[ZKL_PREFIX_MAX];
-  int rc = zkl__make_prefix_with(tmp, "lock-");
+  int rc = zkl__make_prefix_with(tmp, zkl__node_kinds[0].marker);
   if (rc == ZKL_OK)
     memcpy(buf, tmp, ZKL_PREFIX_LEN + 1);
   return rc;
-}
-
-static const char *last_occurrence(const char *s, const char *needle) {
-  const char *found = NULL, *p = s;
-  while ((p = strstr(p, needle)) != NULL) {
-    found = p;
-    p++;
-  }
-  return found;
-}
-
-/* The sequence suffix exactly as the server writes it, Java's "%010d" of a
- * signed 32-bit counter: ten digits, or after the wrap a minus sign and nine
- * or ten digits ("-000000005", "-2147483648"). Anything else (fewer digits,
- * more, a plus sign, trailing bytes) is not a sequence node: a container
- * named "lock-0" under a lock's parent must not pass for a contender. */
-static int parse_suffix(const char *s, size_t n, int32_t *out) {
-  int64_t v = 0;
-  size_t i;
-  bool neg = n > 0 && s[0] == '-';
-  if (!(n == 10 || (neg && n == 11)))
-    return 0;
-  for (i = neg ? 1 : 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return 0;
-    v = v * 10 + (s[i] - '0');
-  }
-  if (neg)
-    v = -v;
-  if (v < INT32_MIN || v > INT32_MAX)
-    return 0;
-  *out = (int32_t)v;
-  return 1;
-}
-
-/* Every marker a node name of a recipe that libzklock speaks or recognises
- * ends in, before its sequence suffix: Curator's (lock-, __READ__,
- * __WRIT__, lease-, latch-), kazoo's (__lock__, __rlock__). */
-static const char *const all_markers[] = {"lock-",    "__lock__", "__rlock__",
-                                          "__READ__", "__WRIT__", "lease-",
-                                          "latch-"};
-
-int zkl__is_sequence_node(const char *name, size_t n) {
-  size_t m, tail;
-  int32_t seq;
-  for (m = 0; m < sizeof all_markers / sizeof all_markers[0]; m++) {
-    size_t mlen = strlen(all_markers[m]);
-    for (tail = 10; tail <= 11; tail++)
-      if (n >= mlen + tail &&
-          memcmp(name + n - tail - mlen, all_markers[m], mlen) == 0 &&
-          parse_suffix(name + n - tail, tail, &seq))
-        return 1;
-  }
-  return 0;
-}
-
-const char *const zkl__mutex_markers[] = {"lock-", "__lock__", NULL};
-
-int zkl__parse_seq_of(const char *child, const char *const *markers,
-                      int32_t *seq) {
-  int i;
-  for (i = 0; markers[i]; i++) {
-    const char *m = last_occurrence(child, markers[i]);
-    if (m) {
-      const char *suffix = m + strlen(markers[i]);
-      if (parse_suffix(suffix, strlen(suffix), seq))
-        return i + 1;
-    }
-  }
-  return 0;
-}
-
-int zkl__parse_seq(const char *child, int32_t *seq) {
-  return zkl__parse_seq_of(child, zkl__mutex_markers, seq) != 0;
 }

@@ -11,13 +11,6 @@
 
 #include "session.h"
 
-/* Every kind of node the library speaks, and its kind's name. */
-static const char *const markers[] = {"lock-",    "__lock__", "__READ__",
-                                      "__WRIT__", "__rlock__", "lease-",
-                                      "latch-",   NULL};
-static const char *const kinds[] = {"lock",  "lock",  "read", "write",
-                                    "read",  "lease", "latch"};
-
 typedef struct node_read {
   char *name;
   bool present; /* getData answered */
@@ -29,6 +22,7 @@ typedef struct query {
   zkl_session *s;
   pthread_cond_t cond;
   const char *parent;
+  zkl_nodes which; /* the node kinds of its place (kinds.c) */
   int pending; /* requests out */
   int rc;      /* the first failure */
   node_read *nodes;
@@ -78,7 +72,7 @@ static void list_done(int rc, const struct String_vector *children,
     char path[ZKL_PATH_MAX];
     int32_t seq;
     zkl_req *get;
-    if (!zkl__parse_seq_of(children->data[i], markers, &seq))
+    if (zkl__node_kind_of(children->data[i], &q->which, &seq) < 0)
       continue; /* not a node of a queue */
     node_read *n = &q->nodes[q->count];
     if (!(n->name = strdup(children->data[i]))) {
@@ -122,7 +116,7 @@ static int build_result(query *q, zkl_participant **out, int *count) {
   for (i = 0; i < q->count; i++)
     if (q->nodes[i].present)
       names[present++] = q->nodes[i].name;
-  rc = zkl__queue_build(names, present, markers, NULL, NULL, &order);
+  rc = zkl__queue_build(names, present, &q->which, NULL, NULL, &order);
   free(names);
   if (rc != ZKL_OK)
     return rc;
@@ -157,7 +151,7 @@ static int build_result(query *q, zkl_participant **out, int *count) {
     p->started_ms = n->owner.start_ms;
     p->info = strcpy(strings, n->owner.info);
     strings += strlen(strings) + 1;
-    p->kind = kinds[order.entries[i].kind];
+    p->kind = zkl__node_kinds[order.entries[i].kind].word;
   }
   *out = list;
   *count = order.count;
@@ -171,7 +165,9 @@ int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
   query q;
   zkl_req *r;
   int rc, i;
-  if (!s || !out || !count || zkl__validate_name(name) != ZKL_OK)
+  zkl_place place;
+  if (!s || !out || !count ||
+      zkl__validate_name_or_place(name, &place) != ZKL_OK)
     return ZKL_EINVAL;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
@@ -179,6 +175,8 @@ int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
   memset(&q, 0, sizeof q);
   q.s = s;
   q.parent = parent;
+  q.which.place = place;
+  q.which.families = ZKL_FAMILIES_ALL;
   if (pthread_cond_init(&q.cond, NULL) != 0)
     return ZKL_ESYSTEM;
   pthread_mutex_lock(&s->mu);

@@ -1,5 +1,5 @@
 /* queue.c - a listing of one parent as a queue: the nodes of a recipe's
- * markers in order, first holder first, and where a contender stands in it.
+ * node kinds in order, first holder first, and where a contender stands in it.
  * Pure logic; unit-tested on its own and fuzzed. */
 #include "config.h"
 
@@ -20,7 +20,7 @@ static int cmp_sortable(const void *a, const void *b) {
   return strcmp(x->e.name, y->e.name);
 }
 
-int zkl__queue_build(char *const *names, int count, const char *const *markers,
+int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
                      const char *own, const char *prefix, zkl_queue *q) {
   sortable *tmp;
   size_t plen = prefix ? strlen(prefix) : 0;
@@ -29,7 +29,7 @@ int zkl__queue_build(char *const *names, int count, const char *const *markers,
   int i, kept = 0, kind;
   memset(q, 0, sizeof *q);
   q->own = -1;
-  if (own && zkl__parse_seq_of(own, markers, &seq)) {
+  if (own && zkl__node_kind_of(own, which, &seq) >= 0) {
     ref = seq; /* order relative to our own number: right across the wrap */
     have_ref = true;
   }
@@ -51,7 +51,7 @@ int zkl__queue_build(char *const *names, int count, const char *const *markers,
       q->duplicates[q->n_duplicates++] = i;
       continue;
     }
-    if (!(kind = zkl__parse_seq_of(name, markers, &seq)))
+    if ((kind = zkl__node_kind_of(name, which, &seq)) < 0)
       continue; /* not a node of this queue */
     if (!have_ref) {
       ref = seq; /* any member works as the origin inside a 2^31 window */
@@ -59,7 +59,7 @@ int zkl__queue_build(char *const *names, int count, const char *const *markers,
     }
     tmp[kept].e.name = name;
     tmp[kept].e.seq = seq;
-    tmp[kept].e.kind = kind - 1;
+    tmp[kept].e.kind = kind;
     tmp[kept].rel = zkl__seq_distance(ref, seq);
     kept++;
   }

@@ -14,16 +14,12 @@
 
 #define REVOKE_DATA "__REVOKE__"
 
-/* Every node kind the library speaks: the holder of NAME is the first. */
-static const char *const lock_markers[] = {"lock-",    "__lock__", "__READ__",
-                                           "__WRIT__", "__rlock__", "latch-",
-                                           NULL};
-
 typedef struct ask {
   pthread_cond_t cond;
   int pending;
   int rc;
   char node[ZKL_PATH_MAX / 2]; /* the listing's first node, if asked */
+  zkl_nodes nodes;             /* the node kinds of its place (kinds.c) */
 } ask;
 
 static void ask_done_locked(zkl_session *s, ask *a, int rc) {
@@ -51,7 +47,7 @@ static void list_done(int rc, const struct String_vector *children,
   zkl_queue q;
   zkl__enter_req_locked(r, rc);
   if (rc == ZOK) {
-    rc = zkl__queue_build(children->data, children->count, lock_markers, NULL,
+    rc = zkl__queue_build(children->data, children->count, &a->nodes, NULL,
                           NULL, &q);
     if (rc == ZKL_OK) {
       if (q.count > 0)
@@ -92,13 +88,16 @@ int zkl_revoke(zkl_session *s, const char *name, const char *node) {
   char parent[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1], path[ZKL_PATH_MAX];
   ask a;
   int rc;
-  if (!s || zkl__validate_name(name) != ZKL_OK ||
+  zkl_place place;
+  if (!s || zkl__validate_name_or_place(name, &place) != ZKL_OK ||
       (node && (!*node || strchr(node, '/') ||
                 strlen(node) >= ZKL_PATH_MAX / 2)))
     return ZKL_EINVAL;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
   memset(&a, 0, sizeof a);
+  a.nodes.place = place;
+  a.nodes.families = ZKL_FAMILIES_ALL;
   if (pthread_cond_init(&a.cond, NULL) != 0)
     return ZKL_ESYSTEM;
   snprintf(parent, sizeof parent, "%s/%s", ZKL_ROOT, name);

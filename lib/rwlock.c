@@ -4,7 +4,9 @@
  * The layout is Curator's InterProcessReadWriteLock: under /locks/NAME,
  * readers write _c_<uuid>-__READ__<seq> and writers _c_<uuid>-__WRIT__<seq>,
  * and one sequence (the parent's) orders both kinds. kazoo's ReadLock and
- * WriteLock nodes (__rlock__, __lock__) count as readers and writers too.
+ * WriteLock nodes (__rlock__, __lock__) count as readers and writers too,
+ * and so do mutex nodes (lock-): a mutex is a writer that nobody reads, so
+ * a mutex and a writer on one name exclude each other (kinds.h).
  *
  *   reader  granted when no writer is ahead of it; otherwise it watches the
  *           nearest writer ahead (readers queued behind one writer are all
@@ -39,11 +41,12 @@ struct zkl_rwlock {
   char *anchor; /* a downgrade's write node, kept while the read side holds */
 };
 
-/* kind % 2: 0 read, 1 write */
-static const char *const rw_markers[] = {"__READ__", "__WRIT__", "__rlock__",
-                                         "__lock__", NULL};
-
-static bool is_writer(const zkl_queue_entry *e) { return e->kind % 2 == 1; }
+/* Every node that is no reader excludes readers: writers, mutexes (a
+ * mutex is a writer nobody reads), and a node of another family that is
+ * on its way out (kinds.h). */
+static bool is_writer(const zkl_queue_entry *e) {
+  return !zkl__node_kinds[e->kind].reader;
+}
 
 static void read_decide(const zkl_queue *q, const void *arg,
                         zkl_verdict *out) {
@@ -102,12 +105,18 @@ static void side_freed(void *arg) {
 }
 
 static const zkl_recipe read_recipe = {
-    "read", "__READ__", rw_markers, false, read_decide, NULL, NULL, NULL,
-    read_ended_locked};
+    .name = "read",
+    .node = ZKL_NODE_READ,
+    .decide = read_decide,
+    .ended_locked = read_ended_locked,
+};
 static const zkl_recipe write_recipe = {
-    "write",         "__WRIT__",         rw_markers, false,
-    zkl__first_goes, write_admit_locked, NULL,       write_keep_locked,
-    NULL};
+    .name = "write",
+    .node = ZKL_NODE_WRITE,
+    .decide = zkl__first_goes,
+    .admit_locked = write_admit_locked,
+    .keep_on_release_locked = write_keep_locked,
+};
 
 int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s, const char *name) {
   char queue[ZKL_PATH_MAX];

@@ -1,5 +1,5 @@
 /*
- * semaphore.c - a semaphore of N leases: the engine with a gate.
+ * semaphore.c - a semaphore of N leases: a lease queue behind a gate.
  *
  * The layout is Curator's InterProcessSemaphoreV2, so that Curator clients
  * with the same limit share it: under /locks/NAME, a mutex in locks/ (the
@@ -29,8 +29,6 @@
 #include <string.h>
 
 #include "engine.h"
-
-static const char *const lease_markers[] = {"lease-", NULL};
 
 static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
@@ -65,9 +63,110 @@ static void lease_decide(const zkl_queue *q, const void *arg,
   out->code = gated > limit ? ZKL_ELIMIT : 0;
 }
 
+/* ---------------------------------------------------------------- the gate
+ *
+ * The gate is the semaphore contender's part (zkl_lock.part): a contender of
+ * its own in locks/, whose attempts come and go. One may still be ending (a
+ * release in flight) when the contender's next attempt needs the gate
+ * again, so an attempt that prepares asks for the gate whenever the gate is
+ * free: when it starts preparing, and when a gate attempt ends. */
+
+static void gate_ask_locked(zkl_lock *l);
+
+static void gate_done_locked(void *ctx, int rc, int64_t token) {
+  zkl_attempt *att = ctx;
+  zkl_lock *l = zkl__attempt_lock(att), *gate = l->part;
+  zkl_target none = {0};
+  (void)token;
+  if (zkl__attempt_state(att) == ZKL_AS_PREPARING && l->att == att) {
+    if (rc == ZKL_EKIND)
+      l->other_kind = gate->other_kind;
+    zkl__attempt_prepared_locked(att, rc);
+  } else if (rc == ZKL_OK && gate->att) {
+    /* granted to an attempt that is over: give it back */
+    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &none);
+  } else {
+    gate_ask_locked(l); /* the gate is free for the next one */
+  }
+  zkl__attempt_unref_locked(att); /* the hook's */
+}
+
+static void gate_released_locked(void *ctx, int rc, int64_t token) {
+  zkl_lock *l = ctx;
+  (void)rc;
+  (void)token;
+  gate_ask_locked(l);
+  zkl__lock_unref_locked(l); /* the hook's */
+}
+
+static void gate_ask_locked(zkl_lock *l) {
+  zkl_attempt *att = l->att;
+  zkl_target t = {0};
+  int rc;
+  if (!att || zkl__attempt_state(att) != ZKL_AS_PREPARING || l->part->att)
+    return; /* not wanted, or not free yet */
+  t.hook_locked = gate_done_locked;
+  t.hook_ctx = att;
+  zkl__attempt_ref_locked(att); /* the hook's, until it runs */
+  rc = zkl__attempt_start_locked(l->part, -1, &t);
+  if (rc != ZKL_OK) {
+    zkl__attempt_unref_locked(att);
+    zkl__attempt_prepared_locked(att, rc);
+  }
+}
+
+static void gate_take_locked(zkl_attempt *att) {
+  gate_ask_locked(zkl__attempt_lock(att));
+}
+
+/* Lets go of the gate: the attempt holds a lease, or has ended. */
+static void gate_let_go_locked(zkl_attempt *att) {
+  zkl_lock *l = zkl__attempt_lock(att), *gate = l->part;
+  zkl_target released = {0};
+  if (!gate->att)
+    return;
+  if (zkl__attempt_state(gate->att) == ZKL_AS_HELD) {
+    released.hook_locked = gate_released_locked;
+    released.hook_ctx = l;
+    zkl__lock_ref_locked(l); /* the hook's */
+    zkl__attempt_event_locked(gate->att, ZKL_EV_RELEASE, 0, &released);
+  } else if (zkl__attempt_acquiring(gate->att)) {
+    zkl__attempt_event_locked(gate->att, ZKL_EV_CANCEL, ZKL_ECANCELED, NULL);
+  }
+}
+
+/* The gate was lost while the attempt needed it (past the gate, still
+ * waiting for a lease): that attempt fails. */
+static void gate_lost_locked(zkl_lock *l, int reason) {
+  (void)reason;
+  if (l->att && zkl__attempt_acquiring(l->att) &&
+      zkl__attempt_state(l->att) != ZKL_AS_PREPARING)
+    zkl__attempt_event_locked(l->att, ZKL_EV_CANCEL, ZKL_ELOST, NULL);
+}
+
+/* ------------------------------------------------------------- the recipes */
+
 const zkl_recipe zkl__recipe_lease = {
-    "lease", "lease-", lease_markers, true, lease_decide, NULL, NULL, NULL,
-    NULL};
+    .name = "lease",
+    .node = ZKL_NODE_LEASE,
+    .list_with_watch = true,
+    .decide = lease_decide,
+    /* A try-once skips the gate (see zkl_recipe.prepare_locked): it
+     * cannot wait there, and a gate held for a moment by a contender
+     * leaving it would make it fail (the gate's node is deleted after the
+     * lease is granted, and another session's request can reach the
+     * server first). The lease rule keeps it safe without the gate. */
+    .prepare_locked = gate_take_locked,
+    .unprepare_locked = gate_let_go_locked,
+    .part_lost_locked = gate_lost_locked,
+};
+
+/* The gate: a mutex in locks/, of the semaphore's family. */
+static const zkl_recipe gate_recipe = {
+    .name = "gate",
+    .node = ZKL_NODE_GATE,
+    .decide = zkl__first_goes,
+};
 
 int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
                       int limit) {
@@ -77,7 +176,7 @@ int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
   if (!out || !s || limit <= 0 || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
   snprintf(queue, sizeof queue, "%s/%s/locks", ZKL_ROOT, name);
-  rc = zkl__lock_create(&gate, s, name, queue, &zkl__recipe_mutex, NULL);
+  rc = zkl__lock_create(&gate, s, name, queue, &gate_recipe, NULL);
   if (rc != ZKL_OK)
     return rc;
   snprintf(queue, sizeof queue, "%s/%s/leases", ZKL_ROOT, name);
@@ -87,8 +186,7 @@ int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
     zkl__lock_destroy(gate);
     return rc;
   }
-  zkl__lock_own(gate, NULL); /* not the user's: freed with l */
-  zkl__lock_gate(l, gate);
+  zkl__lock_add_part(l, gate); /* not the user's: freed with l */
   *out = l;
   return ZKL_OK;
 }

@@ -6,8 +6,9 @@
  *             HOLD_MS [MODE]
  *
  * MODE is "mutex" (the default), "rw" (a read/write lock: each acquire
- * takes the read side or the write side) or "sem:N" (a semaphore of N
- * leases). It loops: acquire (blocking, bounded by ACQ_TIMEOUT_MS), run a
+ * takes the read side or the write side; one write in two is a plain mutex
+ * on the same name instead, which must exclude readers and writers alike:
+ * one name, one lock) or "sem:N" (a semaphore of N leases). It loops: acquire (blocking, bounded by ACQ_TIMEOUT_MS), run a
  * short critical section on the shared RESOURCE, release. When its session
  * is lost (ZKL_ELOST or ZKL_EEXPIRED from acquire) it opens a new one and
  * goes on.
@@ -136,6 +137,7 @@ static pthread_cond_t cur_cond = PTHREAD_COND_INITIALIZER;
 static zkl_session *cur_session;
 static zkl_lock *cur_lock;     /* mutex or semaphore */
 static zkl_rwlock *cur_rw;     /* rw */
+static zkl_lock *cur_mutex;    /* rw: a mutex on the same name, a writer */
 static zkl_lock *acquiring;
 
 static void sleep_us(long us) {
@@ -220,36 +222,47 @@ static void *signal_thread(void *arg) {
 
 static void close_session(void) {
   zkl_session *s;
-  zkl_lock *l;
+  zkl_lock *l, *m;
   zkl_rwlock *rw;
   pthread_mutex_lock(&cur_mu);
   s = cur_session;
   l = cur_lock;
   rw = cur_rw;
+  m = cur_mutex;
   cur_session = NULL;
   cur_lock = NULL;
   cur_rw = NULL;
+  cur_mutex = NULL;
   acquiring = NULL;
   pthread_mutex_unlock(&cur_mu);
   zkl_lock_free(l);
+  zkl_lock_free(m);
   zkl_rwlock_free(rw);
   zkl_session_close(s);
 }
 
-static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw) {
+static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
+                     zkl_lock **m) {
   char info[32];
   int rc, i;
   *l = NULL;
   *rw = NULL;
+  *m = NULL;
   snprintf(info, sizeof info, "slot=%d", slot);
   if (mode == FR_RW) {
     rc = zkl_rwlock_new(rw, s, lock_name);
+    if (rc == ZKL_OK && (rc = zkl_lock_new(m, s, lock_name)) != ZKL_OK) {
+      zkl_rwlock_free(*rw);
+      *rw = NULL;
+    }
     if (rc != ZKL_OK)
       return rc;
-    for (i = 0; i < 2; i++) {
-      zkl_lock *side = i ? zkl_rwlock_write(*rw) : zkl_rwlock_read(*rw);
+    for (i = 0; i < 3; i++) {
+      zkl_lock *side = i == 2   ? *m
+                       : i == 1 ? zkl_rwlock_write(*rw)
+                                : zkl_rwlock_read(*rw);
       zkl_lock_set_owner_info(side, info);
-      zkl_lock_on_lost(side, on_lost, (void *)(intptr_t)i);
+      zkl_lock_on_lost(side, on_lost, (void *)(intptr_t)(i ? 1 : 0));
     }
     return ZKL_OK;
   }
@@ -267,7 +280,7 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw) {
 static int open_session(void) {
   for (;;) {
     zkl_session *s = NULL;
-    zkl_lock *l;
+    zkl_lock *l, *m;
     zkl_rwlock *rw;
     int rc;
     if (atomic_load(&stop_flag))
@@ -277,7 +290,7 @@ static int open_session(void) {
       logf_("SOPENFAIL %d", rc);
       continue; /* the open itself waited up to session_ms */
     }
-    rc = new_locks(s, &l, &rw);
+    rc = new_locks(s, &l, &rw, &m);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
       zkl_session_close(s);
@@ -292,6 +305,7 @@ static int open_session(void) {
     cur_session = s;
     cur_lock = l;
     cur_rw = rw;
+    cur_mutex = m;
     pthread_mutex_unlock(&cur_mu);
     return 0;
   }
@@ -536,11 +550,13 @@ static bool downgrade(zkl_rwlock *rw, long long wtoken) {
 static bool one_turn(void) {
   int64_t token = 0;
   int rc, side = SIDE_ANY, idx = 0;
-  zkl_lock *l;
+  zkl_lock *l, *m;
   zkl_rwlock *rw;
+  bool as_mutex = false;
   pthread_mutex_lock(&cur_mu);
   l = cur_lock;
   rw = cur_rw;
+  m = cur_mutex;
   pthread_mutex_unlock(&cur_mu);
   if (mode == FR_RW) {
     int want = atomic_load(&armed_flag) ? atomic_load(&armed_side) : SIDE_ANY;
@@ -548,7 +564,8 @@ static bool one_turn(void) {
            : rand() % 10 < 7 ? SIDE_READ
                              : SIDE_WRITE;
     idx = side == SIDE_WRITE;
-    l = idx ? zkl_rwlock_write(rw) : zkl_rwlock_read(rw);
+    as_mutex = idx && rand() % 2 == 0;
+    l = as_mutex ? m : idx ? zkl_rwlock_write(rw) : zkl_rwlock_read(rw);
     logf_("ACQ %c", side == SIDE_READ ? 'r' : 'w');
   } else {
     logf_("ACQ");
@@ -563,7 +580,8 @@ static bool one_turn(void) {
     logf_("START %lld %c", (long long)token, side == SIDE_READ ? 'r' : 'w');
     if (side == SIDE_READ) {
       read_section((long long)token, true);
-    } else if (write_section((long long)token, true) && rand() % 4 == 0 &&
+    } else if (write_section((long long)token, true) && !as_mutex &&
+               rand() % 4 == 0 &&
                !atomic_load(&quiesce_flag) && !atomic_load(&stop_flag)) {
       return downgrade(rw, (long long)token);
     }

@@ -122,6 +122,10 @@ int fuzz_reference_valid(const char *name, size_t n) {
       return 0;
     if (ref_node_like(s + start, i - start))
       return 0;
+    /* a semaphore's gate or leases under the lock before it */
+    if (start > 0 && ((i - start == 5 && memcmp(s + start, "locks", 5) == 0) ||
+                      (i - start == 6 && memcmp(s + start, "leases", 6) == 0)))
+      return 0;
     start = i + 1;
   }
   /* characters */
@@ -137,19 +141,27 @@ int fuzz_reference_valid(const char *name, size_t n) {
 
 /* -------------------------------------------------------------- target */
 
-/* The markers of every recipe, so that all of the queue code is fuzzed. */
-static const char *const every_marker[] = {"lock-",    "__lock__", "__READ__",
-                                           "__WRIT__", "__rlock__", "lease-",
-                                           "latch-",   NULL};
+/* Every node kind of every place, so that all of the queue code is
+ * fuzzed. */
+static int node_kind_anywhere(const char *name, int32_t *seq) {
+  int place;
+  for (place = 0; place < ZKL_PLACE_COUNT; place++) {
+    zkl_nodes nodes = {(zkl_place)place, ZKL_FAMILIES_ALL};
+    int k = zkl__node_kind_of(name, &nodes, seq);
+    if (k >= 0)
+      return k;
+  }
+  return -1;
+}
 
 static void check_order(char **names, int count) {
   int i, j;
   zkl_queue q;
+  zkl_nodes nodes = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
   for (i = 0; i < count; i++) {
     int32_t seq;
-    int is_node = zkl__parse_seq_of(names[i], every_marker, &seq) != 0;
-    if (zkl__queue_build(names, count, every_marker, names[i], NULL, &q) !=
-        ZKL_OK)
+    int is_node = zkl__node_kind_of(names[i], &nodes, &seq) >= 0;
+    if (zkl__queue_build(names, count, &nodes, names[i], NULL, &q) != ZKL_OK)
       return;
     /* a node is in its own queue, exactly once; anything else is not */
     if (is_node != (q.own >= 0))
@@ -160,8 +172,8 @@ static void check_order(char **names, int count) {
       abort();
     /* entries hold only nodes, each with the kind of its marker */
     for (j = 0; j < q.count; j++)
-      if (zkl__parse_seq_of(q.entries[j].name, every_marker, &seq) !=
-              q.entries[j].kind + 1 ||
+      if (zkl__node_kind_of(q.entries[j].name, &nodes, &seq) !=
+              q.entries[j].kind ||
           seq != q.entries[j].seq)
         abort();
     /* ordered around the contender's own number (serial arithmetic): no
@@ -211,8 +223,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
   {
     int32_t seq;
     int i;
-    for (i = 0; i < count; i++)
+    for (i = 0; i < count; i++) {
       zkl__parse_seq(names[i], &seq);
+      node_kind_anywhere(names[i], &seq);
+    }
   }
   free(name);
   return 0;

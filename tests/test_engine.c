@@ -263,8 +263,8 @@ static void test_gate_and_queue(void) {
     CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[i], s[i], name, 1), ZKL_OK);
   }
   CU_ASSERT_EQUAL(zkl_lock_acquire(l[0], ZKT_WAIT, NULL), ZKL_OK);
-  TAKEN(NEW, GATING);
-  TAKEN(GATING, CREATING);
+  TAKEN(NEW, PREPARING);
+  TAKEN(PREPARING, CREATING);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l[1], -1, zkt_on_acquired, &r1),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s[1], ZKT_WAIT), 0);
@@ -274,7 +274,7 @@ static void test_gate_and_queue(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s[2], ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l[2]), ZKL_OK); /* at the gate */
   CU_ASSERT_EQUAL(zkt_rec_wait(&r2, 1, ZKT_WAIT), ZKL_ECANCELED);
-  TAKEN(GATING, ENDING);
+  TAKEN(PREPARING, ENDING);
   /* the lease queue changes (a try-once comes and goes): l1 looks again
    * and waits again */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l[2], 0, NULL), ZKL_EBUSY);

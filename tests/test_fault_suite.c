@@ -10,7 +10,9 @@
  *   rw     a read/write lock: readers (7 acquires in 10) check that the
  *          counter does not change while they are in, writers do the
  *          fenced read-modify-write (and one in four downgrades); the
- *          resource refuses what the header's token rule lets it refuse
+ *          resource refuses what the header's token rule lets it refuse.
+ *          One writer in two is a plain mutex on the same name (one name,
+ *          one lock: a mutex is a writer), so kinds mix in this queue
  *   sem    a semaphore of SEM_LIMIT (2) leases: holders register in the
  *          resource, which counts them
  * and every fault below hits one contender of each kind at once (a leader
@@ -462,13 +464,15 @@ static int holds_now(const group_t *g, long pid, char side) {
     return -1;
   if (g->kind == FR_MUTEX)
     return n > 0 && q[0].pid == pid;
+  /* a mutex node ('l') in this queue is a writer */
   for (i = 0; i < n; i++) {
-    if (q[i].pid != pid || q[i].kind != side)
+    char kind = q[i].kind == 'l' ? 'w' : q[i].kind;
+    if (q[i].pid != pid || kind != side)
       continue;
     if (side == 'w')
       return i == 0;
     for (j = 0; j < i; j++)
-      if (q[j].kind == 'w')
+      if (q[j].kind != 'r')
         return 0;
     return 1;
   }

@@ -99,8 +99,8 @@ static void test_parse_seq(void) {
 static zkl_queue queue_of(char **names, int n, const char *own,
                           const char *prefix) {
   zkl_queue q;
-  CU_ASSERT_EQUAL_FATAL(zkl__queue_build(names, n, zkl__mutex_markers, own,
-                                         prefix, &q),
+  zkl_nodes nodes = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
+  CU_ASSERT_EQUAL_FATAL(zkl__queue_build(names, n, &nodes, own, prefix, &q),
                         ZKL_OK);
   return q;
 }

@@ -325,7 +325,7 @@ static void test_quick_succession(void) {
 /* The lease rule counts the lease nodes ahead of the contender's own, not
  * every node: a node behind it (a try-once passing through without the
  * gate) neither holds it up nor makes it say ZKL_ELIMIT. */
-static const char *const lease_marker[] = {"lease-", NULL};
+static const zkl_nodes lease_nodes = {ZKL_PLACE_LEASES, ZKL_FAMILIES_ALL};
 static zkl_verdict lease_verdict(char **names, int n, const char *own,
                                  int limit) {
   zkl_queue q;
@@ -335,7 +335,7 @@ static zkl_verdict lease_verdict(char **names, int n, const char *own,
            own);
   strcat(prefix, "lease-");
   CU_ASSERT_EQUAL_FATAL(
-      zkl__queue_build(names, n, lease_marker, own, prefix, &q), ZKL_OK);
+      zkl__queue_build(names, n, &lease_nodes, own, prefix, &q), ZKL_OK);
   zkl__recipe_lease.decide(&q, (const void *)(intptr_t)limit, &v);
   zkl__queue_free(&q);
   return v;

@@ -366,6 +366,51 @@ void zkt_assert_parent_empty_at(const char *name, const char *file,
                  rc == ZNONODE ? 0 : n);
 }
 
+/* Contender nodes under the name and a semaphore's places there (the
+ * places themselves are containers the server reaps in its own time), with
+ * a watch on each; -1 after an error of the observer (*rc says which). */
+static int contender_nodes(const char *name, int *rc) {
+  static const char *const places[] = {"", "/locks", "/leases"};
+  char path[600];
+  int p, i, left = 0;
+  for (p = 0; p < 3; p++) {
+    struct String_vector sv = {0};
+    snprintf(path, sizeof path, "/locks/%s%s", name, places[p]);
+    *rc = zoo_wget_children(zkt_observer(), path, obs_watcher, NULL, &sv);
+    if (*rc == ZNONODE)
+      continue;
+    if (*rc != ZOK)
+      return -1;
+    for (i = 0; i < sv.count; i++)
+      if (p > 0 || (strcmp(sv.data[i], "locks") != 0 &&
+                    strcmp(sv.data[i], "leases") != 0))
+        left++;
+    deallocate_String_vector(&sv);
+  }
+  *rc = ZOK;
+  return left;
+}
+
+void zkt_assert_no_contender_at(const char *name, const char *file,
+                                int line) {
+  int64_t deadline = zkt_now_ms() + ZKT_WAIT;
+  int rc, n;
+  for (;;) {
+    unsigned seen = obs_seen();
+    n = contender_nodes(name, &rc);
+    if (n == 0 || (rc != ZOK && !obs_transient(rc)) ||
+        zkt_now_ms() >= deadline)
+      break;
+    obs_wait_event(seen, deadline);
+  }
+  if (rc != ZOK)
+    zkt_check_at(false, file, line, "the observer could not list %s: %s",
+                 name, zerror(rc));
+  else
+    zkt_check_at(n == 0, file, line, "%s has %d contender nodes left", name,
+                 n);
+}
+
 void zkt_assert_quiet_at(zkl_session *s, const char *file, int line) {
   zkl_debug_counts c;
   int rc = zkl__debug_wait_quiet(s, ZKT_WAIT);

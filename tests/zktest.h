@@ -66,6 +66,13 @@ int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
 #define zkt_assert_parent_empty(name) \
   zkt_assert_parent_empty_at((name), __FILE__, __LINE__)
 void zkt_assert_parent_empty_at(const char *name, const char *file, int line);
+/* The same for every kind of lock: no contender node is left under the
+ * name, nor in a semaphore's places there (NAME/locks, NAME/leases), which
+ * may stay as empty containers until the server reaps them. */
+#define zkt_assert_no_contender(name) \
+  zkt_assert_no_contender_at((name), __FILE__, __LINE__)
+void zkt_assert_no_contender_at(const char *name, const char *file,
+                                int line);
 /* Asserts that s holds nothing any more (no watch record, cleanup, request,
  * suspended attempt or queued callback) within ZKT_WAIT ms, and says what
  * it still holds when it does. */

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kinds.c - the registry of lock kinds: every node kind under /locks/NAME,
+ * where it lives, its family, and who refuses whom. Pure logic; unit-tested
+ * on its own and fuzzed. See kinds.h. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* Markers are matched at their last occurrence, in this order. A marker
+ * that ends another one would be ambiguous; none does. */
+const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT] = {
+    [ZKL_NODE_MUTEX] = {.marker = "lock-",
+                        .place = ZKL_PLACE_NAME,
+                        .family = ZKL_FAMILY_LOCK,
+                        .kind = "mutex",
+                        .word = "lock"},
+    [ZKL_NODE_KAZOO_LOCK] = {.marker = "__lock__",
+                             .place = ZKL_PLACE_NAME,
+                             .family = ZKL_FAMILY_LOCK,
+                             .kind = "mutex",
+                             .word = "lock"},
+    [ZKL_NODE_WRITE] = {.marker = "__WRIT__",
+                        .place = ZKL_PLACE_NAME,
+                        .family = ZKL_FAMILY_LOCK,
+                        .kind = "write lock",
+                        .word = "write"},
+    [ZKL_NODE_READ] = {.marker = "__READ__",
+                       .place = ZKL_PLACE_NAME,
+                       .family = ZKL_FAMILY_LOCK,
+                       .reader = true,
+                       .kind = "read lock",
+                       .word = "read"},
+    [ZKL_NODE_KAZOO_READ] = {.marker = "__rlock__",
+                             .place = ZKL_PLACE_NAME,
+                             .family = ZKL_FAMILY_LOCK,
+                             .reader = true,
+                             .kind = "read lock",
+                             .word = "read"},
+    [ZKL_NODE_LATCH] = {.marker = "latch-",
+                        .place = ZKL_PLACE_NAME,
+                        .family = ZKL_FAMILY_ELECTION,
+                        .kind = "election",
+                        .word = "latch"},
+    [ZKL_NODE_GATE] = {.marker = "lock-",
+                       .place = ZKL_PLACE_GATE,
+                       .family = ZKL_FAMILY_SEMAPHORE,
+                       .kind = "semaphore",
+                       .word = "gate"},
+    [ZKL_NODE_LEASE] = {.marker = "lease-",
+                        .place = ZKL_PLACE_LEASES,
+                        .family = ZKL_FAMILY_SEMAPHORE,
+                        .kind = "semaphore",
+                        .word = "lease"},
+};
+const int zkl__node_kind_count = ZKL_NODE_COUNT;
+
+static const char *const place_dirs[ZKL_PLACE_COUNT] = {
+    [ZKL_PLACE_NAME] = NULL,
+    [ZKL_PLACE_GATE] = "locks",
+    [ZKL_PLACE_LEASES] = "leases",
+};
+
+const char *zkl__place_dir(zkl_place place) { return place_dirs[place]; }
+
+/* The sequence suffix exactly as the server writes it, Java's "%010d" of a
+ * signed 32-bit counter: ten digits, or after the wrap a minus sign and nine
+ * or ten digits ("-000000005", "-2147483648"). Anything else (fewer digits,
+ * more, a plus sign, trailing bytes) is not a sequence node: a container
+ * named "lock-0" under a lock's parent must not pass for a contender. */
+static int parse_suffix(const char *s, size_t n, int32_t *out) {
+  int64_t v = 0;
+  size_t i;
+  bool neg = n > 0 && s[0] == '-';
+  if (!(n == 10 || (neg && n == 11)))
+    return 0;
+  for (i = neg ? 1 : 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return 0;
+    v = v * 10 + (s[i] - '0');
+  }
+  if (neg)
+    v = -v;
+  if (v < INT32_MIN || v > INT32_MAX)
+    return 0;
+  *out = (int32_t)v;
+  return 1;
+}
+
+/* 1 when name[0..n) ends in marker and a sequence suffix. */
+static int ends_with_node(const char *name, size_t n, const char *marker,
+                          int32_t *seq) {
+  size_t mlen = strlen(marker), tail;
+  for (tail = 10; tail <= 11; tail++)
+    if (n >= mlen + tail &&
+        memcmp(name + n - tail - mlen, marker, mlen) == 0 &&
+        parse_suffix(name + n - tail, tail, seq))
+      return 1;
+  return 0;
+}
+
+static bool wanted(const zkl_node_kind *k, const zkl_nodes *which) {
+  return k->place == which->place && (which->families & (1u << k->family));
+}
+
+int zkl__node_kind_of(const char *child, const zkl_nodes *which,
+                      int32_t *seq) {
+  size_t n = strlen(child);
+  int i;
+  for (i = 0; i < zkl__node_kind_count; i++)
+    if (wanted(&zkl__node_kinds[i], which) &&
+        ends_with_node(child, n, zkl__node_kinds[i].marker, seq))
+      return i;
+  return -1;
+}
+
+int zkl__is_sequence_node(const char *name, size_t n) {
+  int32_t seq;
+  int i;
+  for (i = 0; i < zkl__node_kind_count; i++)
+    if (ends_with_node(name, n, zkl__node_kinds[i].marker, &seq))
+      return 1;
+  return 0;
+}
+
+int zkl__parse_seq(const char *child, int32_t *seq) {
+  zkl_nodes name = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
+  return zkl__node_kind_of(child, &name, seq) >= 0;
+}
+
+const char *zkl__kinds_clash_first(zkl_family family, const zkl_queue *q) {
+  const zkl_node_kind *first;
+  if (q->count == 0)
+    return NULL;
+  first = &zkl__node_kinds[q->entries[0].kind];
+  return first->family == family ? NULL : first->kind;
+}
+
+const char *zkl__kinds_clash_any(zkl_family family, zkl_place place,
+                                 char *const *children, int count) {
+  zkl_nodes there = {place, ZKL_FAMILIES_ALL & ~(1u << family)};
+  int32_t seq;
+  int i, k;
+  for (i = 0; i < count; i++)
+    if ((k = zkl__node_kind_of(children[i], &there, &seq)) >= 0)
+      return zkl__node_kinds[k].kind;
+  return NULL;
+}
+
+bool zkl__kinds_has_places(char *const *children, int count) {
+  int i, p;
+  for (i = 0; i < count; i++)
+    for (p = 0; p < ZKL_PLACE_COUNT; p++)
+      if (place_dirs[p] && strcmp(children[i], place_dirs[p]) == 0)
+        return true;
+  return false;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kinds.h - the registry of lock kinds (kinds.c): what every node under
+ * /locks/NAME is, and which kinds may share a name.
+ *
+ * A lock name is one lock, whatever kinds meet on it. Every node a
+ * contender of any kind writes (ours, Curator's, kazoo's) is listed once
+ * here, with where it lives, which family it belongs to and whether it is
+ * a reader. Everything that reads a queue (the engine, revocation,
+ * zkl_participants(), who-leads, the command's views) asks this table and
+ * writes no marker of its own.
+ *
+ * The families, and what happens when they meet on one name:
+ *   lock      the mutex and both sides of a read/write lock: one queue of
+ *             the name's children. A mutex node is a writer that nobody
+ *             reads: it excludes writers and readers, and readers wait for
+ *             it (kazoo's Lock and WriteLock write the same nodes, so this
+ *             is kazoo's rule too).
+ *   election  candidates under the name's children.
+ *   semaphore a gate (NAME/locks) and leases (NAME/leases).
+ * Two families never share a name: the contender that comes second is
+ * refused with ZKL_EKIND, checked in the listings its acquire makes (see
+ * zkl__kinds_clash below for the rule and its races).
+ */
+#ifndef ZKL_KINDS_H
+#define ZKL_KINDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Where under /locks/NAME a node lives. */
+typedef enum zkl_place {
+  ZKL_PLACE_NAME,   /* /locks/NAME itself */
+  ZKL_PLACE_GATE,   /* /locks/NAME/locks, a semaphore's gate */
+  ZKL_PLACE_LEASES, /* /locks/NAME/leases, a semaphore's leases */
+  ZKL_PLACE_COUNT
+} zkl_place;
+
+typedef enum zkl_family {
+  ZKL_FAMILY_LOCK,
+  ZKL_FAMILY_ELECTION,
+  ZKL_FAMILY_SEMAPHORE
+} zkl_family;
+
+/* One kind of node: a marker before the sequence suffix, in one place. */
+typedef struct zkl_node_kind {
+  const char *marker;
+  zkl_place place;
+  zkl_family family;
+  bool reader;      /* shares the lock with other readers */
+  const char *kind; /* the kind of lock it belongs to, for messages:
+                       "mutex", "read lock", "election", ... */
+  const char *word; /* the word `zklock --list` prints for it */
+} zkl_node_kind;
+
+/* The node kinds, indexes in zkl__node_kinds. */
+enum {
+  ZKL_NODE_MUTEX,      /* _c_<uuid>-lock-: ours and Curator's mutex */
+  ZKL_NODE_KAZOO_LOCK, /* <uuid>__lock__: kazoo's Lock and WriteLock */
+  ZKL_NODE_WRITE,      /* _c_<uuid>-__WRIT__: ours and Curator's */
+  ZKL_NODE_READ,       /* _c_<uuid>-__READ__: ours and Curator's */
+  ZKL_NODE_KAZOO_READ, /* <uuid>__rlock__: kazoo's ReadLock */
+  ZKL_NODE_LATCH,      /* _c_<uuid>-latch-: ours and Curator's LeaderLatch */
+  ZKL_NODE_GATE,       /* locks/_c_<uuid>-lock-: a semaphore's gate */
+  ZKL_NODE_LEASE,      /* leases/_c_<uuid>-lease-: a semaphore's lease */
+  ZKL_NODE_COUNT
+};
+extern const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT];
+extern const int zkl__node_kind_count;
+
+/* The child names of /locks/NAME that are a place of their own. */
+const char *zkl__place_dir(zkl_place place); /* NULL, "locks", "leases" */
+
+/* Which node kinds a queue takes: those of one place, of the families in
+ * a mask (ZKL_FAMILIES_ALL, or 1u << family). */
+#define ZKL_FAMILIES_ALL 0x7u
+typedef struct zkl_nodes {
+  zkl_place place;
+  unsigned families;
+} zkl_nodes;
+
+/* The node kind of child among which (its index in zkl__node_kinds) and
+ * its sequence number, or -1 when child is no node of those. */
+int zkl__node_kind_of(const char *child, const zkl_nodes *which,
+                      int32_t *seq);
+
+struct zkl_queue;
+
+/* Who refuses whom (ZKL_EKIND). Each answers the kind of lock that keeps a
+ * contender of family out of the name, or NULL when nothing does.
+ *
+ * In the queue of the name itself (the lock and election families): the
+ * first node decides, when it is of another family. The first is whoever
+ * came first: the one that came later yields, and contenders of the
+ * first's family wait behind a later one as behind any predecessor (it is
+ * about to go).
+ *
+ * Across places (a semaphore's look at the name itself, the look of a
+ * contender of the name at a semaphore's places when its listing shows
+ * them): any node of another family there.
+ *
+ * Why two contenders of different families never both hold: each makes its
+ * node, then lists the places of the other. ZooKeeper applies writes one
+ * after the other and answers a session's read after that session's own
+ * writes, so whichever node was written second, its owner's listing shows
+ * the other's, whichever server answers. In one queue both see the same
+ * first node; across places both may see the other and both be refused
+ * (neither holds). */
+const char *zkl__kinds_clash_first(zkl_family family,
+                                   const struct zkl_queue *q);
+const char *zkl__kinds_clash_any(zkl_family family, zkl_place place,
+                                 char *const *children, int count);
+/* Whether a listing of the name itself shows a place of its own (a
+ * semaphore's locks/ or leases/), which a contender there must look in. */
+bool zkl__kinds_has_places(char *const *children, int count);
+
+#endif /* ZKL_KINDS_H */
