@@ -1,7 +1,7 @@
 /*
  * zklock-bench - how fast libzklock's mutex is, against the floor of what
  * the raw ZooKeeper C client can do on the same server and against peer
- * libraries (issue 8). See usage() and README.md, "How fast".
+ * libraries. See usage() and README.md, "How fast".
  *
  * The driver builds a plan (groups of contestants, the targets), then for
  * every round runs every contestant of every group once, in the group's

@@ -189,7 +189,7 @@ void report_table(const plan *p, FILE *out) {
   }
   if (p->ntargets == 0)
     return;
-  fprintf(out, "\nTargets (issue 8), median ratio over the rounds "
+  fprintf(out, "\nTargets, median ratio over the rounds "
                "[min-max]:\n");
   for (t = 0; t < p->ntargets; t++) {
     const target *tg = &p->targets[t];

@@ -3,8 +3,8 @@
  * wants any more, when they could not be done at once (the connection was
  * down, or dropped on the way). Each job is retried after every reconnect
  * until it succeeds or the session ends, since the end of the session takes
- * ephemeral nodes with it (rule 7 of the recipe: clear local state only after
- * that; CURATOR-678 lost every later acquire by clearing first).
+ * ephemeral nodes with it (rule 7 of docs/recipe.md: clear local state only
+ * after that; CURATOR-678 lost every later acquire by clearing first).
  */
 #include "config.h"
 
@@ -16,8 +16,8 @@
 typedef struct zkl_cleanup {
   zkl_link link; /* in s->cleanups.jobs */
   enum {
-    CLEAN_DELETE,        /* delete path */
-    CLEAN_DELETE_PREFIX  /* delete children of path starting with prefix */
+    CLEAN_DELETE,       /* delete path */
+    CLEAN_DELETE_PREFIX /* delete children of path starting with prefix */
   } kind;
   char *path;
   char prefix[ZKL_PREFIX_MAX];
@@ -108,8 +108,7 @@ static void job_run_locked(zkl_session *s, zkl_cleanup *job) {
   job->inflight = true;
 }
 
-static zkl_cleanup *job_new_locked(zkl_session *s, int kind,
-                                   const char *path) {
+static zkl_cleanup *job_new_locked(zkl_session *s, int kind, const char *path) {
   zkl_cleanup *job;
   if (s->dead || s->closed)
     return NULL; /* the session's end removes its ephemeral nodes */

@@ -31,7 +31,7 @@ static int latch_data(const void *arg, char *buf, size_t len) {
 const zkl_recipe zkl__recipe_latch = {
     .name = "latch",
     .node = ZKL_NODE_LATCH,
-    .decide = zkl__first_goes,
+    .decide_locked = zkl__first_goes,
     .node_data = latch_data,
 };
 
@@ -45,7 +45,7 @@ int zkl_election_new(zkl_lock **out, zkl_session *s, const char *name,
   if (!(copy = strdup(id)))
     return ZKL_ENOMEM;
   snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
-  rc = zkl__lock_create(out, s, name, queue, &zkl__recipe_latch, copy);
+  rc = zkl__contender_new(out, s, name, queue, &zkl__recipe_latch, copy);
   if (rc != ZKL_OK) {
     free(copy);
     return rc;

@@ -9,7 +9,7 @@
  * new one (enter_locked: one case per state). end_locked() ends an attempt,
  * whatever the reason. States send requests and arm watches; their replies
  * and events make the next transition: that is one cycle by nature, so it
- * stays in one file, each function short. contend.c posts what the outside
+ * stays in one file, each function short. entries.c posts what the outside
  * says (zkl__attempt_event_locked); io.c and watch.c carry the requests.
  *
  *   NEW -> [PREPARING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
@@ -1205,7 +1205,7 @@ static void evaluate_locked(zkl_attempt *att,
     att->check = CHECK_WANTED;
     GO(att, ZKL_AS_LISTING);
   } else {
-    l->recipe->decide(&q, l->arg, &v);
+    l->recipe->decide_locked(&q, l->arg, &v);
     if (v.kind == ZKL_GRANT) {
       grant_locked(att);
     } else if (att->try_once) {

@@ -1,22 +1,30 @@
 /*
  * engine.h - the queue engine: contenders (zkl_lock), their attempts, and
- * the recipes that decide who goes first.
+ * the recipe plug that decides who goes first.
  *
- *   recipes.c  the recipes: markers, node data, the admission rule
- *   watch.c    watch records: what the client may still call
- *   io.c       the engine's requests and their completions
- *   contender.c the zkl_lock object, its settings, its notices
- *   engine.c   the attempt state machine
- *   contend.c  the entries (acquire, release, cancel, free) and the
- *              session's hooks, which post events to the machine
- *   lock.c     the public zkl_lock_* functions and the mutex recipe
- *   blocking.c the blocking face
+ *   kinds.c       the registry: every node kind, its place and family, who
+ *                 refuses whom (kinds.h)
+ *   watch.c       watch records: what the client may still call
+ *   io.c          the engine's requests and their completions
+ *   lock_object.c the zkl_lock object: references, settings, parts, and
+ *                 how results reach the user (waiters, callbacks, hooks)
+ *   engine.c      the attempt state machine; it names no recipe
+ *   entries.c     the entry points (acquire, release, cancel, free) and
+ *                 the session's hooks, which post events to the machine
+ *   lock.c        the public zkl_lock_* functions every kind shares
+ *   blocking.c    the blocking face
+ * and one file per recipe, each a zkl_recipe descriptor and its public
+ * constructor: mutex.c, rwlock.c (two recipes, read and write),
+ * semaphore.c (a lease queue and its gate, a part driven through the
+ * prepare hooks), election.c.
  *
  * Every recipe is a queue of ephemeral sequential nodes under one parent
- * with its own rule for "may I go now, and if not, whom do I watch": a
- * zkl_recipe. The engine does the rest, the same for all of them: create,
- * list, watch, recover a lost create, time out, cancel, release, lose,
- * clean up.
+ * with its own rule for "may I go now, and if not, whom do I watch". The
+ * engine does the rest, the same for all of them: create, list, check the
+ * name's kinds, watch, recover a lost create, time out, cancel, release,
+ * lose, clean up. A new recipe is a file with a descriptor (designated
+ * initialisers; every hook it does not need left out) and, for a new kind
+ * of node, one entry in kinds.c.
  */
 #ifndef ZKL_ENGINE_H
 #define ZKL_ENGINE_H
@@ -54,7 +62,7 @@ typedef struct zkl_recipe {
   bool list_with_watch; /* listings set a child watch: the rule may say
                            ZKL_WAIT_CHILDREN */
   /* The rule. q->own >= 0. arg: the contender's recipe argument. */
-  void (*decide)(const zkl_queue *q, const void *arg, zkl_verdict *out);
+  void (*decide_locked)(const zkl_queue *q, const void *arg, zkl_verdict *out);
   /* May this contender start an acquire now? ZKL_OK or a code (the write
    * side of a read/write lock refuses while its read side is held).
    * NULL: always. Runs with s->mu held. */
@@ -81,8 +89,8 @@ typedef struct zkl_recipe {
   void (*part_lost_locked)(zkl_lock *l, int reason);
 } zkl_recipe;
 
-extern const zkl_recipe zkl__recipe_mutex; /* lock.c */
-/* lock.c: the mutex's rule, shared by the recipes that queue the same way
+extern const zkl_recipe zkl__recipe_mutex; /* mutex.c */
+/* mutex.c: the mutex's rule, shared by the recipes that queue the same way
  * (elections, a read/write lock's writers): the first goes, every other
  * waits for its immediate predecessor. */
 void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
@@ -115,9 +123,9 @@ typedef struct zkl_target {
 /* The engine's part of a session (the session's hooks context). */
 typedef struct zkl_engine {
   zkl_session *s;
-  zkl_link locks;     /* contender.c: every zkl_lock of the session */
+  zkl_link locks;     /* lock_object.c: every zkl_lock of the session */
   zkl_link watches;   /* watch.c: every watch record the client may call */
-  zkl_link observers; /* contend.c: every zkl_observer */
+  zkl_link observers; /* entries.c: every zkl_observer */
 } zkl_engine;
 
 /* --------------------------------------------------------------- watches */
@@ -180,7 +188,7 @@ typedef enum zkl_att_state {
   ZKL_AS_COUNT
 } zkl_att_state;
 
-/* What the outside tells an attempt (contend.c posts them; the machine
+/* What the outside tells an attempt (entries.c posts them; the machine
  * decides what each means in the attempt's state). */
 typedef enum zkl_att_event {
   ZKL_EV_CANCEL,     /* end a pending acquire with code */
@@ -236,7 +244,7 @@ typedef struct zkl_notice zkl_notice;
 /* One contender for one queue: what the user holds as a zkl_lock. Its
  * parts are written by the file named beside them. */
 struct zkl_lock {
-  /* contender.c: the object */
+  /* lock_object.c: the object */
   zkl_session *s; /* reference */
   zkl_link link;  /* in the engine's locks */
   unsigned refs;  /* user + attempts + queued notices */
@@ -273,7 +281,7 @@ struct zkl_lock {
   zkl_lock_stats stats;
 };
 
-/* contender.c */
+/* lock_object.c */
 /* Marks l as a part of something else, which frees it (zkl_lock_free
  * refuses it); free_arg (may be NULL) frees its recipe argument. */
 void zkl__lock_own(zkl_lock *l, void (*free_arg)(void *arg));
@@ -297,20 +305,24 @@ void zkl__notify_locked(zkl_lock *l, zkl_target *t, int rc, int64_t token);
 /* Queues (or, with direct, appends to *direct) the lost callback of l. */
 void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct);
 
-/* Creates a contender for the queue at path `queue` (a full path under
- * ZKL_ROOT) with recipe r; name is the lock name users see. arg is passed to
- * the recipe (borrowed: it must outlive the contender). The session's
- * engine must be attached (zkl__engine_of_locked). */
-int zkl__lock_new(zkl_lock **out, zkl_session *s, const char *name,
-                  const char *queue, const zkl_recipe *r, const void *arg);
-/* contend.c: makes a contender (attaching the engine to the session) and
- * frees one (zkl_lock_free without its checks). */
-int zkl__lock_create(zkl_lock **out, zkl_session *s, const char *name,
-                     const char *queue, const zkl_recipe *r, const void *arg);
-void zkl__lock_destroy(zkl_lock *l);
+/* The object alone: a contender for the queue at path `queue` (a full
+ * path under ZKL_ROOT) with recipe r; name is the lock name users see. arg
+ * is passed to the recipe (borrowed: it must outlive the contender). The
+ * session's engine must be attached (zkl__engine_of_locked). Recipes call
+ * zkl__contender_new() instead. */
+int zkl__lock_object_new(zkl_lock **out, zkl_session *s, const char *name,
+                         const char *queue, const zkl_recipe *r,
+                         const void *arg);
+/* entries.c: what recipes call to make a contender (attaching the engine
+ * to the session first) and to free one (zkl_lock_free without its
+ * checks; zkl__contender_free_locked with the session's mutex taken). */
+int zkl__contender_new(zkl_lock **out, zkl_session *s, const char *name,
+                       const char *queue, const zkl_recipe *r,
+                       const void *arg);
+void zkl__contender_free(zkl_lock *l);
 /* Ends what l is doing (a pending acquire completes with ZKL_ECLOSED, a
  * hold is released) and drops the user's reference. */
-void zkl__lock_free_locked(zkl_lock *l);
+void zkl__contender_free_locked(zkl_lock *l);
 
 /* The shared entry points of the blocking and async faces; s->mu held.
  * The target's notice, if any, is the attempt's from then on (t->notice is

@@ -94,8 +94,7 @@ static int ends_with_node(const char *name, size_t n, const char *marker,
                           int32_t *seq) {
   size_t mlen = strlen(marker), tail;
   for (tail = 10; tail <= 11; tail++)
-    if (n >= mlen + tail &&
-        memcmp(name + n - tail - mlen, marker, mlen) == 0 &&
+    if (n >= mlen + tail && memcmp(name + n - tail - mlen, marker, mlen) == 0 &&
         parse_suffix(name + n - tail, tail, seq))
       return 1;
   return 0;
@@ -105,8 +104,7 @@ static bool wanted(const zkl_node_kind *k, const zkl_nodes *which) {
   return k->place == which->place && (which->families & (1u << k->family));
 }
 
-int zkl__node_kind_of(const char *child, const zkl_nodes *which,
-                      int32_t *seq) {
+int zkl__node_kind_of(const char *child, const zkl_nodes *which, int32_t *seq) {
   size_t n = strlen(child);
   int i;
   for (i = 0; i < zkl__node_kind_count; i++)

@@ -81,8 +81,7 @@ typedef struct zkl_nodes {
 
 /* The node kind of child among which (its index in zkl__node_kinds) and
  * its sequence number, or -1 when child is no node of those. */
-int zkl__node_kind_of(const char *child, const zkl_nodes *which,
-                      int32_t *seq);
+int zkl__node_kind_of(const char *child, const zkl_nodes *which, int32_t *seq);
 
 struct zkl_queue;
 

@@ -1,14 +1,8 @@
 /*
- * lock.c - the public face of the mutex, and the functions every kind of
- * zkl_lock shares: creating a mutex contender, freeing, the async acquire
- * and release, cancel, the token and the node path. (The blocking acquire
- * and release are in blocking.c, the settings in contender.c.)
- *
- * The mutex is the engine's first recipe: Curator's InterProcessMutex
- * layout, _c_<uuid>-lock-<seq>, ordered with kazoo's __lock__ nodes by
- * sequence number; the lowest node holds; every other contender waits for
- * its immediate predecessor, and is granted at once when that predecessor
- * was the lowest (no node can appear before ours while ours exists).
+ * lock.c - the public zkl_lock_* functions every kind of contender shares:
+ * freeing, the async acquire and release, cancel, the token, the kind that
+ * refused it and the node path. (The blocking acquire and release are in
+ * blocking.c, the settings in lock_object.c, each recipe in its own file.)
  */
 #include "config.h"
 
@@ -17,31 +11,6 @@
 #include <string.h>
 
 #include "engine.h"
-
-/* The first goes; everyone else waits for its immediate predecessor, and
- * is granted when that one goes if it was the first (no node can come
- * before ours while ours exists). Also the rule of elections and of a
- * read/write lock's writers. */
-void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out) {
-  (void)arg;
-  out->kind = q->own == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
-  out->node = q->own - 1;
-  out->grant_on_delete = q->own == 1;
-}
-
-const zkl_recipe zkl__recipe_mutex = {
-    .name = "mutex",
-    .node = ZKL_NODE_MUTEX,
-    .decide = zkl__first_goes,
-};
-
-int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {
-  char queue[ZKL_PATH_MAX];
-  if (!out || !s || zkl__validate_name(name) != ZKL_OK)
-    return ZKL_EINVAL;
-  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
-  return zkl__lock_create(out, s, name, queue, &zkl__recipe_mutex, NULL);
-}
 
 void zkl_lock_free(zkl_lock *l) {
   if (!l)
@@ -52,7 +21,7 @@ void zkl_lock_free(zkl_lock *l) {
              zkl_lock_name(l));
     return;
   }
-  zkl__lock_destroy(l);
+  zkl__contender_free(l);
 }
 
 int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms, zkl_acquire_cb cb,

@@ -48,7 +48,7 @@ static bool is_writer(const zkl_queue_entry *e) {
   return !zkl__node_kinds[e->kind].reader;
 }
 
-static void read_decide(const zkl_queue *q, const void *arg,
+static void read_decide_locked(const zkl_queue *q, const void *arg,
                         zkl_verdict *out) {
   const zkl_rwlock *rw = arg;
   int i, writers = 0, nearest = -1;
@@ -107,13 +107,13 @@ static void side_freed(void *arg) {
 static const zkl_recipe read_recipe = {
     .name = "read",
     .node = ZKL_NODE_READ,
-    .decide = read_decide,
+    .decide_locked = read_decide_locked,
     .ended_locked = read_ended_locked,
 };
 static const zkl_recipe write_recipe = {
     .name = "write",
     .node = ZKL_NODE_WRITE,
-    .decide = zkl__first_goes,
+    .decide_locked = zkl__first_goes,
     .admit_locked = write_admit_locked,
     .keep_on_release_locked = write_keep_locked,
 };
@@ -127,11 +127,11 @@ int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s, const char *name) {
   if (!(rw = calloc(1, sizeof *rw)))
     return ZKL_ENOMEM;
   snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
-  rc = zkl__lock_create(&rw->read, s, name, queue, &read_recipe, rw);
+  rc = zkl__contender_new(&rw->read, s, name, queue, &read_recipe, rw);
   if (rc == ZKL_OK) {
-    rc = zkl__lock_create(&rw->write, s, name, queue, &write_recipe, rw);
+    rc = zkl__contender_new(&rw->write, s, name, queue, &write_recipe, rw);
     if (rc != ZKL_OK)
-      zkl__lock_destroy(rw->read);
+      zkl__contender_free(rw->read);
   }
   if (rc != ZKL_OK) {
     free(rw);
@@ -152,6 +152,6 @@ void zkl_rwlock_free(zkl_rwlock *rw) {
     return;
   /* Either side's last reference may free rw: read both first. */
   zkl_lock *read = rw->read, *write = rw->write;
-  zkl__lock_destroy(read);
-  zkl__lock_destroy(write);
+  zkl__contender_free(read);
+  zkl__contender_free(write);
 }

@@ -150,7 +150,7 @@ const zkl_recipe zkl__recipe_lease = {
     .name = "lease",
     .node = ZKL_NODE_LEASE,
     .list_with_watch = true,
-    .decide = lease_decide,
+    .decide_locked = lease_decide,
     /* A try-once skips the gate (see zkl_recipe.prepare_locked): it
      * cannot wait there, and a gate held for a moment by a contender
      * leaving it would make it fail (the gate's node is deleted after the
@@ -165,7 +165,7 @@ const zkl_recipe zkl__recipe_lease = {
 static const zkl_recipe gate_recipe = {
     .name = "gate",
     .node = ZKL_NODE_GATE,
-    .decide = zkl__first_goes,
+    .decide_locked = zkl__first_goes,
 };
 
 int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
@@ -176,14 +176,14 @@ int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
   if (!out || !s || limit <= 0 || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
   snprintf(queue, sizeof queue, "%s/%s/locks", ZKL_ROOT, name);
-  rc = zkl__lock_create(&gate, s, name, queue, &gate_recipe, NULL);
+  rc = zkl__contender_new(&gate, s, name, queue, &gate_recipe, NULL);
   if (rc != ZKL_OK)
     return rc;
   snprintf(queue, sizeof queue, "%s/%s/leases", ZKL_ROOT, name);
-  rc = zkl__lock_create(&l, s, name, queue, &zkl__recipe_lease,
+  rc = zkl__contender_new(&l, s, name, queue, &zkl__recipe_lease,
                         (const void *)(intptr_t)limit);
   if (rc != ZKL_OK) {
-    zkl__lock_destroy(gate);
+    zkl__contender_free(gate);
     return rc;
   }
   zkl__lock_add_part(l, gate); /* not the user's: freed with l */

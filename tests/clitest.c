@@ -408,16 +408,6 @@ void assert_no_node(const char *name) {
   assert_empty(parent);
 }
 
-void hold(holder *h, const char *name) {
-  h->s = zkt_session(10000);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, T_WAIT, NULL), ZKL_OK);
-}
-
-void unhold(holder *h) {
-  zkl_lock_free(h->l);
-  zkl_session_close(h->s);
-}
 
 void expect_status(char *out, size_t len, const char *name, int ahead,
                    long pid) {

@@ -90,13 +90,6 @@ void cleanup(proc *p);
 void assert_empty(const char *path);
 void assert_no_node(const char *name);
 
-/* A lock held by the test itself, through the library. */
-typedef struct {
-  zkl_session *s;
-  zkl_lock *l;
-} holder;
-void hold(holder *h, const char *name);
-void unhold(holder *h);
 
 /* "zklock: waiting for /locks/NAME: N ahead, held by HOST:PID since " */
 void expect_status(char *out, size_t len, const char *name, int ahead,

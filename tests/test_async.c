@@ -83,34 +83,17 @@ static void test_reentrant_async(void) {
   zkt_assert_parent_empty(name);
 }
 
-/* A holder on its own session, for the waiter tests. */
-typedef struct {
-  zkl_session *s;
-  zkl_lock *l;
-} holder;
-
-static void hold(holder *h, const char *name) {
-  h->s = zkt_session(T_SESSION);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, -1, NULL), ZKL_OK);
-}
-
-static void unhold(holder *h) {
-  CU_ASSERT_EQUAL(zkl_lock_release(h->l), ZKL_OK);
-  zkl_lock_free(h->l);
-  zkl_session_close(h->s);
-}
 
 static void test_timeout_once(void) {
   char name[64], parent[512];
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l;
-  holder h;
+  zkt_holder h;
   zkt_rec a;
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "async-timeout");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 200, zkt_on_acquired, &a),
                         ZKL_OK);
@@ -120,7 +103,7 @@ static void test_timeout_once(void) {
   /* its node was gone before the callback ran */
   CU_ASSERT_EQUAL(zkt_children(parent), 1);
   zkt_assert_quiet(s);
-  unhold(&h);
+  zkt_unhold(&h);
   zkl_lock_free(l);
   zkl_session_close(s);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
@@ -131,19 +114,19 @@ static void test_try_once_busy(void) {
   char name[64], parent[512];
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l;
-  holder h;
+  zkt_holder h;
   zkt_rec a;
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "async-try");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, 0, zkt_on_acquired, &a),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_EBUSY);
   CU_ASSERT_EQUAL(zkt_children(parent), 1);
-  unhold(&h);
+  zkt_unhold(&h);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
   zkl_session_close(s);
@@ -155,12 +138,12 @@ static void test_cancel_once(void) {
   char name[64], parent[512];
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l;
-  holder h;
+  zkt_holder h;
   zkt_rec a;
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "async-cancel");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
@@ -173,7 +156,7 @@ static void test_cancel_once(void) {
   CU_ASSERT_EQUAL(zkt_children(parent), 1);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_EIDLE);
   zkt_assert_quiet(s);
-  unhold(&h);
+  zkt_unhold(&h);
   zkl_lock_free(l);
   zkl_session_close(s);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
@@ -232,7 +215,7 @@ static void test_cancel_event_queued(void) {
   char name[64], name2[64], parent[512];
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l, *busy;
-  holder h;
+  zkt_holder h;
   zkt_rec a, b;
   gate g;
   struct Stat st;
@@ -243,7 +226,7 @@ static void test_cancel_event_queued(void) {
   zkt_name(name, sizeof name, "async-cancel-queued");
   zkt_name(name2, sizeof name2, "async-cancel-gate");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
@@ -309,12 +292,12 @@ static void test_free_pending(void) {
   char name[64], parent[512];
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l;
-  holder h;
+  zkt_holder h;
   zkt_rec a;
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "async-free");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
@@ -324,7 +307,7 @@ static void test_free_pending(void) {
   CU_ASSERT_EQUAL(a.rc, ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
   zkt_assert_quiet(s);
-  unhold(&h);
+  zkt_unhold(&h);
   zkl_session_close(s);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   zkt_assert_parent_empty(name);
@@ -348,11 +331,11 @@ static void test_close_pending(void) {
   char name[64];
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l, *held;
-  holder h;
+  zkt_holder h;
   zkt_rec a;
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "async-close");
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&held, s, "async-close-held"), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
@@ -369,7 +352,7 @@ static void test_close_pending(void) {
   CU_ASSERT_EQUAL(zkl_lock_release_async(held, NULL, NULL), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(zkl_lock_token(held), 0);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1); /* refused: no callback */
-  /* every call, as the header says (issue 7: these said EIDLE, ENOTHELD
+  /* every call, as the header says (these once said EIDLE, ENOTHELD
    * and OK) */
   {
     char path[ZKL_PATH_MAX];
@@ -380,7 +363,7 @@ static void test_close_pending(void) {
   }
   zkl_lock_free(l);
   zkl_lock_free(held);
-  unhold(&h);
+  zkt_unhold(&h);
   zkt_assert_parent_empty(name);
   zkt_assert_parent_empty("async-close-held");
 }

@@ -68,11 +68,11 @@ static void test_serial(void) {
 /* -n on a held lock: the -E code at once, the command never runs. */
 static void test_nonblock_held(void) {
   char name[64], err[1024], line[256], want[512];
-  holder h;
+  zkt_holder h;
   proc p;
   int64_t took;
   zkt_name(name, sizeof name, "nonblock");
-  hold(&h, name);
+  zkt_hold(&h, name);
   spawn(&p, "-s", zkt_hosts(), "-n", "-E", "42", name, "--", HELPER("hold"),
         NULL);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 42);
@@ -86,7 +86,7 @@ static void test_nonblock_held(void) {
   CU_ASSERT(strncmp(err, want, strlen(want)) == 0);
   CU_ASSERT(strstr(err, "; not waiting\n") != NULL);
   cleanup(&p);
-  unhold(&h);
+  zkt_unhold(&h);
   assert_no_node(name);
 }
 
@@ -94,11 +94,11 @@ static void test_nonblock_held(void) {
  * (1 by default); on a pipe, one status line says where it stood. */
 static void test_wait_timeout(void) {
   char name[64], err[2048], want[512];
-  holder h;
+  zkt_holder h;
   proc p;
   int64_t took;
   zkt_name(name, sizeof name, "wait");
-  hold(&h, name);
+  zkt_hold(&h, name);
   spawn(&p, "-s", zkt_hosts(), "-w", "1", name, "--", HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1);
   took = zkt_now_ms() - p.started_ms;
@@ -115,18 +115,18 @@ static void test_wait_timeout(void) {
            name, clit_hostname, (long)getpid());
   CU_ASSERT(strstr(err, want) != NULL);
   cleanup(&p);
-  unhold(&h);
+  zkt_unhold(&h);
   assert_no_node(name);
 }
 
 /* -w takes fractions; -q: not a word on stderr. */
 static void test_quiet_fraction(void) {
   char name[64], err[1024];
-  holder h;
+  zkt_holder h;
   proc p;
   int64_t took;
   zkt_name(name, sizeof name, "quiet");
-  hold(&h, name);
+  zkt_hold(&h, name);
   spawn(&p, "-s", zkt_hosts(), "-q", "-w", "0.3", name, "--", HELPER("hold"),
         NULL);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1);
@@ -134,7 +134,7 @@ static void test_quiet_fraction(void) {
   CU_ASSERT(took >= 300 && took < 2500);
   CU_ASSERT_EQUAL(read_all(p.err, err, sizeof err, T_WAIT), 0);
   cleanup(&p);
-  unhold(&h);
+  zkt_unhold(&h);
   assert_no_node(name);
 }
 
@@ -334,15 +334,15 @@ static void test_list_queue(void) {
  * 0 (never used, and used). */
 static void test_list_unheld(void) {
   char name[64], out[256], want[128];
-  holder h;
+  zkt_holder h;
   proc l;
   int round;
   zkt_name(name, sizeof name, "unheld");
   snprintf(want, sizeof want, "%s\n", list_header);
   for (round = 0; round < 2; round++) {
     if (round == 1) { /* now the parent exists, empty */
-      hold(&h, name);
-      unhold(&h);
+      zkt_hold(&h, name);
+      zkt_unhold(&h);
       assert_no_node(name);
     }
     spawn(&l, "-s", zkt_hosts(), "--list", name, NULL);
@@ -582,11 +582,11 @@ static void test_exec_failure(void) {
 static void test_signal_while_waiting(void) {
   static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
   char name[64], parent[128], line[512], want[512];
-  holder h;
+  zkt_holder h;
   size_t i;
   zkt_name(name, sizeof name, "cancel");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   expect_status(want, sizeof want, name, 1, (long)getpid());
   for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
     proc p;
@@ -601,7 +601,7 @@ static void test_signal_while_waiting(void) {
     CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
     cleanup(&p);
   }
-  unhold(&h);
+  zkt_unhold(&h);
   assert_no_node(name);
 }
 
@@ -651,7 +651,7 @@ static void ignore_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
 static void test_tty_status(void) {
   char name[64], parent[128], want[512], seen[8192] = "", line[512];
   size_t used = 0;
-  holder h;
+  zkt_holder h;
   zkl_lock *w;
   spawn_opts so;
   proc p;
@@ -663,7 +663,7 @@ static void test_tty_status(void) {
     fprintf(stderr, "no pty here: test_tty_status skipped\n");
     return;
   }
-  hold(&h, name);
+  zkt_hold(&h, name);
   /* a waiter ahead of zklock, in the test */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, h.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire_async(w, -1, ignore_acquired, NULL), ZKL_OK);
@@ -692,7 +692,7 @@ static void test_tty_status(void) {
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
   cleanup(&p);
   close(master);
-  unhold(&h);
+  zkt_unhold(&h);
   assert_no_node(name);
 }
 
@@ -1023,13 +1023,13 @@ static void test_auth_acl(void) {
 static void test_sigint_ignored(void) {
   char name[64], line[512], want[512];
   spawn_opts so;
-  holder h;
+  zkt_holder h;
   proc p;
   zkt_name(name, sizeof name, "sigint");
   memset(&so, 0, sizeof so);
   so.tty = -1;
   so.ignore_int = true;
-  hold(&h, name);
+  zkt_hold(&h, name);
   spawn_with(&p, &so, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
   expect_status(want, sizeof want, name, 1, (long)getpid());
   CU_ASSERT(read_line(p.err, line, sizeof line, T_WAIT) > 0); /* waiting */
@@ -1039,7 +1039,7 @@ static void test_sigint_ignored(void) {
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 128 + SIGTERM); /* not SIGINT's */
   CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
   cleanup(&p);
-  unhold(&h);
+  zkt_unhold(&h);
   assert_no_node(name);
 
   spawn_with(&p, &so, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);

@@ -425,17 +425,17 @@ static void test_reconnects_keep_lease(void) {
  * nothing (it must not be granted). */
 static void test_confirming(void) {
   char name[64], parent[128], line[512], msg[512];
-  holder h;
+  zkt_holder h;
   proc p;
   zkt_name(name, sizeof name, "confirm");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   spawn(&p, "-s", zkt_hosts(), "-t", "10000", "-q", "-v", name, "--",
         HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   CU_ASSERT(expect_verbose(p.err, "queued for ", msg, sizeof msg));
   CU_ASSERT_EQUAL(read_line(p.err, line, sizeof line, 5600), -1);
-  unhold(&h);
+  zkt_unhold(&h);
   CU_ASSERT(expect_verbose(p.err, "granted ", msg, sizeof msg));
   CU_ASSERT(expect_verbose(p.err, "less than half the lease is left: "
                                   "confirming the session first",

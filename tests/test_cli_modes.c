@@ -474,11 +474,11 @@ static void test_verbose_events(void) {
   char name[64], parent[128], msg[1024], want[1024], line[512], node[256],
       own[ZKL_PATH_MAX];
   long long token, got;
-  holder h;
+  zkt_holder h;
   proc p;
   zkt_name(name, sizeof name, "verbose");
   zkt_parent(parent, sizeof parent, name);
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(h.l, own, sizeof own), ZKL_OK);
   spawn(&p, "-s", zkt_hosts(), "-q", "-v", name, "--", HELPER("hold"), NULL);
   CU_ASSERT(expect_verbose(p.err, "queued for ", msg, sizeof msg));
@@ -486,7 +486,7 @@ static void test_verbose_events(void) {
            "queued for /locks/%s: 1 ahead, behind %s:%ld (%s)", name,
            clit_hostname, (long)getpid(), strrchr(own, '/') + 1);
   CU_ASSERT_STRING_EQUAL(msg, want);
-  unhold(&h);
+  zkt_unhold(&h);
   CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
   CU_ASSERT(expect_verbose(p.err, "granted ", msg, sizeof msg));
   snprintf(want, sizeof want, "granted /locks/%s after ", name);
@@ -503,7 +503,7 @@ static void test_verbose_events(void) {
   assert_no_node(name);
 
   /* timed out */
-  hold(&h, name);
+  zkt_hold(&h, name);
   spawn(&p, "-s", zkt_hosts(), "-q", "-v", "-w", "0.5", name, "--",
         HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1);
@@ -512,7 +512,7 @@ static void test_verbose_events(void) {
   snprintf(want, sizeof want, "timed out waiting for /locks/%s after ", name);
   CU_ASSERT(strncmp(msg, want, strlen(want)) == 0);
   cleanup(&p);
-  unhold(&h);
+  zkt_unhold(&h);
   assert_no_node(name);
 
   /* lost, and why */

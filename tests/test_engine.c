@@ -60,26 +60,8 @@ static void wait_taken_at(int from, int to, const char *file, int line) {
   taken_at(from, to, file, line);
 }
 
-typedef struct {
-  proxyctl *px;
-  zkl_session *s;
-} proxied;
 
-static void proxied_open(proxied *p, int session_ms) {
-  char hosts[64];
-  int port;
-  CU_ASSERT_FATAL(proxyctl_start(&p->px, PROXY, zkt_hosts(), &port) == 0);
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&p->s, hosts, session_ms), ZKL_OK);
-}
-
-static void proxied_close(proxied *p) {
-  zkt_assert_quiet(p->s);
-  zkl_session_close(p->s);
-  proxyctl_stop(p->px);
-}
-
-static int cmd(proxied *p, const char *c) {
+static int cmd(zkt_proxied *p, const char *c) {
   char answer[256];
   int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
   if (rc != 0)
@@ -87,25 +69,6 @@ static int cmd(proxied *p, const char *c) {
   return rc;
 }
 
-/* A holder on a direct session of its own. */
-typedef struct {
-  zkl_session *s;
-  zkl_lock *l;
-} holder;
-
-static void hold(holder *h, const char *name) {
-  h->s = zkt_session(10000);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, ZKT_WAIT, NULL), ZKL_OK);
-}
-
-static void unhold(holder *h) {
-  if (zkl_lock_token(h->l))
-    CU_ASSERT_EQUAL(zkl_lock_release(h->l), ZKL_OK);
-  zkl_lock_free(h->l);
-  zkt_assert_quiet(h->s);
-  zkl_session_close(h->s);
-}
 
 static void wait_children(const char *name, int n) {
   char parent[512];
@@ -125,7 +88,7 @@ static void test_plain_paths(void) {
   char name[64], path[512];
   zkl_session *s = zkt_session(10000);
   zkl_lock *l;
-  holder h;
+  zkt_holder h;
   zkt_rec rec;
   snapshot();
   zkt_name(name, sizeof name, "edges-plain");
@@ -138,7 +101,7 @@ static void test_plain_paths(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   TAKEN(HELD, RELEASING);
   TAKEN(RELEASING, ENDED);
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
   TAKEN(CREATING, ENDING);
   TAKEN(ENDING, ENDED);
@@ -147,7 +110,7 @@ static void test_plain_paths(void) {
   wait_children(name, 2);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
   TAKEN(CREATING, WATCHING);
-  unhold(&h);
+  zkt_unhold(&h);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   TAKEN(WATCHING, HELD);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
@@ -168,13 +131,13 @@ static void test_plain_paths(void) {
 static void test_relist_and_cancel(void) {
   char name[64];
   zkl_session *s = zkt_session(10000);
-  holder a, b;
+  zkt_holder a, b;
   zkl_lock *l;
   zkt_rec rec;
   snapshot();
   zkt_name(name, sizeof name, "edges-relist");
   zkt_rec_init(&rec);
-  hold(&a, name);
+  zkt_hold(&a, name);
   b.s = zkt_session(10000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b.l, b.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(b.l, -1, zkt_on_acquired, &rec),
@@ -208,7 +171,7 @@ static void test_relist_and_cancel(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(b.s, ZKT_WAIT), 0);
   /* ...so when l's predecessor (a, the lowest) goes, l holds at once, and
    * when l gives up, b lists: it is first now */
-  unhold(&a);
+  zkt_unhold(&a);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 3, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 4, ZKT_WAIT), ZKL_OK);
@@ -303,13 +266,13 @@ static void test_gate_and_queue(void) {
  * while suspended. */
 static void test_suspended_start(void) {
   char name[64];
-  proxied p;
+  zkt_proxied p;
   zkl_lock *l;
   zkt_rec rec;
   snapshot();
   zkt_name(name, sizeof name, "edges-offline");
   zkt_rec_init(&rec);
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
   CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
@@ -327,7 +290,8 @@ static void test_suspended_start(void) {
   TAKEN(SUSPENDED, CREATING);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  proxied_close(&p);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -335,13 +299,13 @@ static void test_suspended_start(void) {
  * listing lost once too; and a create that never reached the server. */
 static void test_recovery(void) {
   char name[64];
-  proxied p;
+  zkt_proxied p;
   zkl_lock *l;
   zkt_rec rec;
   snapshot();
   zkt_name(name, sizeof name, "edges-recover");
   zkt_rec_init(&rec);
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
@@ -390,7 +354,8 @@ static void test_recovery(void) {
   CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, ZKT_WAIT), 0);
   zkl_lock_free(l);
-  proxied_close(&p);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -401,7 +366,7 @@ static void test_recovery(void) {
  * is lost (the client gives the connection up after 2/3 of the session
  * timeout); it says so. It records; the test thread asserts, and does not
  * touch the proxy meanwhile (proxyctl is not thread-safe). */
-static proxied *hooked;
+static zkt_proxied *hooked;
 static char hooked_pred[512]; /* only the watch on this node */
 static zkt_counter hook_ran;
 static int hook_rc;
@@ -415,16 +380,16 @@ static void reset_before_watch(const char *pred) {
 
 static void test_waiter_replies_lost(void) {
   char name[64];
-  proxied p;
-  holder a, b;
+  zkt_proxied p;
+  zkt_holder a, b;
   zkl_lock *l;
   zkt_rec rec, rb;
   snapshot();
   zkt_name(name, sizeof name, "edges-waiter");
   zkt_rec_init(&rec);
   zkt_rec_init(&rb);
-  proxied_open(&p, 5000);
-  hold(&a, name);
+  zkt_proxied_open(&p, 5000);
+  zkt_hold(&a, name);
   b.s = zkt_session(10000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b.l, b.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(b.l, -1, zkt_on_acquired, &rb),
@@ -459,14 +424,15 @@ static void test_waiter_replies_lost(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(p.s, ZKT_WAIT), 0);
   TAKEN(LISTING, SUSPENDED);
   /* l now watches a, the lowest: a's release grants it */
-  unhold(&a);
+  zkt_unhold(&a);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkl_lock_free(b.l);
   zkt_assert_quiet(b.s);
   zkl_session_close(b.s);
-  proxied_close(&p);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -474,16 +440,16 @@ static void test_waiter_replies_lost(void) {
  * the lowest, gave up) and the listing's reply is swallowed. */
 static void test_cancel_while_listing(void) {
   char name[64];
-  proxied p;
-  holder a, b;
+  zkt_proxied p;
+  zkt_holder a, b;
   zkl_lock *l;
   zkt_rec rec, rb;
   snapshot();
   zkt_name(name, sizeof name, "edges-listing");
   zkt_rec_init(&rec);
   zkt_rec_init(&rb);
-  proxied_open(&p, 6000);
-  hold(&a, name);
+  zkt_proxied_open(&p, 6000);
+  zkt_hold(&a, name);
   b.s = zkt_session(10000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b.l, b.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(b.l, -1, zkt_on_acquired, &rb),
@@ -508,8 +474,9 @@ static void test_cancel_while_listing(void) {
   zkl_lock_free(b.l);
   zkt_assert_quiet(b.s);
   zkl_session_close(b.s);
-  unhold(&a);
-  proxied_close(&p);
+  zkt_unhold(&a);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 

@@ -1,7 +1,8 @@
 /* test_faults.c - the lock when the connection misbehaves, through
  * tests/faultproxy: lost create replies are recovered without a second node
- * (rule 2), deletes that fail on a lost connection are retried after the
- * reconnect (rule 6), and a short disconnect keeps held locks and waits. */
+ * (rule 6 of docs/recipe.md), deletes that fail on a lost connection are
+ * retried after the reconnect (rule 7), and a short disconnect keeps held
+ * locks and waits. */
 #include "config.h"
 
 #include <stdio.h>
@@ -17,28 +18,8 @@
 #define OP_CREATE2 15 /* what the lock's zoo_acreate2 sends */
 #define OP_DELETE 2
 
-typedef struct {
-  proxyctl *px;
-  zkl_session *s;
-} proxied;
 
-static void proxied_open(proxied *p, int session_ms) {
-  char hosts[64];
-  int port, rc;
-  CU_ASSERT_FATAL(proxyctl_start(&p->px, PROXY, zkt_hosts(), &port) == 0);
-  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&p->s, hosts, session_ms);
-  if (rc != ZKL_OK)
-    proxyctl_stop(p->px);
-  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
-}
-
-static void proxied_close(proxied *p) {
-  zkl_session_close(p->s);
-  proxyctl_stop(p->px);
-}
-
-static int cmd(proxied *p, const char *c) {
+static int cmd(zkt_proxied *p, const char *c) {
   char answer[256];
   int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
   if (rc != 0)
@@ -60,12 +41,12 @@ static int children_of_at(const char *name, const char *file, int line) {
  * the reconnect and adopts it: no second create, one node. */
 static void test_create_reply_lost(void) {
   char name[64], path[512];
-  proxied p;
+  zkt_proxied p;
   zkl_lock *l;
   zkl_debug_counts c0, c;
   int64_t token = 0;
   struct Stat st;
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   zkt_name(name, sizeof name, "lost-create");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   /* first use creates the parents; then lose the reply of the next create */
@@ -85,52 +66,31 @@ static void test_create_reply_lost(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(p.s);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
-/* A holder on its own direct session. */
-typedef struct {
-  zkl_session *s;
-  zkl_lock *l;
-  int64_t token;
-} holder;
-
-static void hold(holder *h, const char *name) {
-  h->s = zkt_session(10000);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, -1, &h->token), ZKL_OK);
-}
-
-/* Every caller's holder still holds: its session is direct, and no fault
- * touches it. (The release was asserted only while the token said held,
- * so a holder that had lost its lock went unnoticed.) */
-static void unhold(holder *h) {
-  CU_ASSERT_EQUAL(zkl_lock_release(h->l), ZKL_OK);
-  zkl_lock_free(h->l);
-  zkl_session_close(h->s);
-}
 
 /* The same while another session holds the lock: the recovered waiter
  * queues behind it and gets the lock when it is released. */
 static void test_create_reply_lost_waiting(void) {
   char name[64];
-  proxied p;
-  holder h;
+  zkt_proxied p;
+  zkt_holder h;
   zkl_lock *l;
   zkl_debug_counts c;
   zkt_rec a;
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "lost-create-wait");
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 0);
-  unhold(&h);
+  zkt_unhold(&h);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_OK);
   CU_ASSERT(a.token > h.token);
@@ -141,7 +101,7 @@ static void test_create_reply_lost_waiting(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(p.s);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -150,11 +110,11 @@ static void test_create_reply_lost_waiting(void) {
  * same session, and the lock adopts the node it made. */
 static void test_create_reply_timed_out(void) {
   char name[64];
-  proxied p;
+  zkt_proxied p;
   zkl_lock *l;
   zkl_debug_counts c;
   zkt_rec a;
-  proxied_open(&p, 6000);
+  zkt_proxied_open(&p, 6000);
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "lost-create-timeout");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
@@ -175,7 +135,7 @@ static void test_create_reply_timed_out(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(p.s);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -184,14 +144,14 @@ static void test_create_reply_timed_out(void) {
  * session reconnects, and is deleted then. */
 static void test_cancel_delete_lost(void) {
   char name[64];
-  proxied p;
-  holder h;
+  zkt_proxied p;
+  zkt_holder h;
   zkl_lock *l;
   zkt_rec a;
-  proxied_open(&p, 6000); /* noticed after 4 s; 2 s left to heal */
+  zkt_proxied_open(&p, 6000); /* noticed after 4 s; 2 s left to heal */
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "cancel-lost");
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
@@ -212,9 +172,9 @@ static void test_cancel_delete_lost(void) {
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
   }
   zkt_assert_quiet(p.s);
-  unhold(&h);
+  zkt_unhold(&h);
   zkl_lock_free(l);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -222,14 +182,14 @@ static void test_cancel_delete_lost(void) {
  * cancel completes at once and the delete waits for the reconnect. */
 static void test_cancel_while_disconnected(void) {
   char name[64];
-  proxied p;
-  holder h;
+  zkt_proxied p;
+  zkt_holder h;
   zkl_lock *l;
   zkt_rec a;
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "cancel-offline");
-  hold(&h, name);
+  zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
@@ -252,9 +212,9 @@ static void test_cancel_while_disconnected(void) {
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
   }
   zkt_assert_quiet(p.s);
-  unhold(&h);
+  zkt_unhold(&h);
   zkl_lock_free(l);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -264,14 +224,14 @@ static void test_cancel_while_disconnected(void) {
  * lock and the session leaked; found by a stress run under ASan.) */
 static void test_own_watch_lost_then_expired(void) {
   char name[64];
-  proxied p;
-  holder h;
+  zkt_proxied p;
+  zkt_holder h;
   zkl_lock *l;
   zkt_rec a;
-  proxied_open(&p, 4000);
+  zkt_proxied_open(&p, 4000);
   zkt_rec_init(&a);
   zkt_name(name, sizeof name, "own-watch-expired");
-  hold(&h, name); /* the parents exist: the first getData is the own watch */
+  zkt_hold(&h, name); /* the parents exist: the first getData is the own watch */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 4"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
@@ -288,8 +248,8 @@ static void test_own_watch_lost_then_expired(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_dead(p.s, T_WAIT), ZKL_EEXPIRED);
   zkt_assert_quiet(p.s); /* nothing parked, nothing pending */
   zkl_lock_free(l);
-  proxied_close(&p);
-  unhold(&h);
+  zkt_proxied_close(&p);
+  zkt_unhold(&h);
   zkt_assert_parent_empty(name);
 }
 
@@ -297,9 +257,9 @@ static void test_own_watch_lost_then_expired(void) {
  * reconnect. */
 static void test_release_while_disconnected(void) {
   char name[64];
-  proxied p;
+  zkt_proxied p;
   zkl_lock *l;
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   zkt_name(name, sizeof name, "release-offline");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
@@ -313,7 +273,7 @@ static void test_release_while_disconnected(void) {
   zkt_assert_parent_empty(name);
   zkt_assert_quiet(p.s);
   zkl_lock_free(l);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
 }
 
 /* Starts a try-once acquire and returns its status, from the call or from
@@ -334,10 +294,10 @@ static int try_once(zkl_lock *l) {
  * reconnect, as long as the outage lasted), and sends nothing. */
 static void test_try_once_disconnected(void) {
   char name[64];
-  proxied p;
+  zkt_proxied p;
   zkl_lock *l;
   zkl_debug_counts c0, c;
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   zkt_name(name, sizeof name, "try-offline");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
@@ -356,7 +316,7 @@ static void test_try_once_disconnected(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(p.s);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
 }
 
@@ -367,9 +327,9 @@ static void test_try_once_disconnected(void) {
  * session reconnects. */
 static void test_try_once_swallowed(void) {
   char name[64];
-  proxied p;
+  zkt_proxied p;
   zkl_lock *l;
-  proxied_open(&p, 6000);
+  zkt_proxied_open(&p, 6000);
   zkt_name(name, sizeof name, "try-swallowed");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   /* first use makes the parents, so the swallowed create is a real one */
@@ -383,7 +343,7 @@ static void test_try_once_swallowed(void) {
   zkt_assert_parent_empty(name);
   zkl_lock_free(l);
   zkt_assert_quiet(p.s);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
 }
 
 /* A disconnect the session survives: the holder still holds, nothing is
@@ -391,12 +351,12 @@ static void test_try_once_swallowed(void) {
  * predecessor's deletion during the outage reaches it afterwards. */
 static void test_short_disconnect(void) {
   char name[64], wname[64];
-  proxied p;
-  holder h;
+  zkt_proxied p;
+  zkt_holder h;
   zkl_lock *l, *w;
   int64_t token = 0;
   zkt_rec a, lost;
-  proxied_open(&p, 5000);
+  zkt_proxied_open(&p, 5000);
   zkt_rec_init(&a);
   zkt_rec_init(&lost);
   zkt_name(name, sizeof name, "survive-held");
@@ -404,7 +364,7 @@ static void test_short_disconnect(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
-  hold(&h, wname);
+  zkt_hold(&h, wname);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, p.s, wname), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired, &a),
                         ZKL_OK);
@@ -416,7 +376,7 @@ static void test_short_disconnect(void) {
   CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
   CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
-  unhold(&h); /* the predecessor goes while the waiter is cut off */
+  zkt_unhold(&h); /* the predecessor goes while the waiter is cut off */
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 0);
   CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, T_WAIT), 0);
@@ -431,7 +391,7 @@ static void test_short_disconnect(void) {
   zkl_lock_free(l);
   zkl_lock_free(w);
   zkt_assert_quiet(p.s);
-  proxied_close(&p);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
   zkt_assert_parent_empty(wname);
 }

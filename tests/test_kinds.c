@@ -82,9 +82,8 @@ static void one_pair(int first, int second, int timeout_ms) {
   contender_open(&b, second, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a.l, 5000, &ta), ZKL_OK);
   rc = zkl_lock_acquire(b.l, want == ZKL_EBUSY ? 0 : timeout_ms, &tb);
-  zkt_check(rc == want, "%s holds, %s tries: %s (want %s)",
-            kind_names[first], kind_names[second], zkl_strerror(rc),
-            zkl_strerror(want));
+  zkt_check(rc == want, "%s holds, %s tries: %s (want %s)", kind_names[first],
+            kind_names[second], zkl_strerror(rc), zkl_strerror(want));
   if (want == ZKL_EKIND) {
     const char *k = zkl_lock_other_kind(b.l);
     zkt_check(k && strcmp(k, other_kind[first]) == 0,
@@ -116,9 +115,8 @@ static void test_pairs_try_once(void) {
 /* A refusal does not wait: a contender of another family is refused at
  * once even with a long timeout, and its node is gone. */
 static void test_refused_without_waiting(void) {
-  static const int pairs[][2] = {{MUTEX, ELECT}, {ELECT, WRITE},
-                                 {READ, SEM},    {SEM, READ},
-                                 {SEM, ELECT},   {ELECT, SEM}};
+  static const int pairs[][2] = {{MUTEX, ELECT}, {ELECT, WRITE}, {READ, SEM},
+                                 {SEM, READ},    {SEM, ELECT},   {ELECT, SEM}};
   size_t i;
   for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
     int64_t t0 = zkt_now_ms();
@@ -131,9 +129,8 @@ static void test_refused_without_waiting(void) {
 /* A waiter of the lock family is granted when a holder of another kind of
  * that family leaves, and not before. */
 static void test_waiters_across_lock_kinds(void) {
-  static const int pairs[][2] = {{MUTEX, WRITE}, {WRITE, MUTEX},
-                                 {MUTEX, READ},  {READ, MUTEX},
-                                 {WRITE, READ},  {READ, WRITE}};
+  static const int pairs[][2] = {{MUTEX, WRITE}, {WRITE, MUTEX}, {MUTEX, READ},
+                                 {READ, MUTEX},  {WRITE, READ},  {READ, WRITE}};
   size_t i;
   for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
     char name[64];
@@ -169,9 +166,8 @@ static void test_waiters_across_lock_kinds(void) {
 /* Two families arriving at once on a free name, many times: never both
  * granted; in one queue exactly one is. */
 static void test_arriving_at_once(void) {
-  static const int pairs[][2] = {{MUTEX, ELECT}, {READ, ELECT},
-                                 {WRITE, SEM},   {SEM, ELECT},
-                                 {MUTEX, SEM}};
+  static const int pairs[][2] = {
+      {MUTEX, ELECT}, {READ, ELECT}, {WRITE, SEM}, {SEM, ELECT}, {MUTEX, SEM}};
   size_t i;
   int round;
   for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
@@ -292,8 +288,7 @@ int main(void) {
       {"two families arriving at once", test_arriving_at_once},
       {"a semaphore's leftover places", test_leftover_semaphore_places},
       {"no check on a name of one family", test_no_check_on_plain_names},
-      {"a semaphore's places are no names",
-       test_semaphore_places_are_no_names},
+      {"a semaphore's places are no names", test_semaphore_places_are_no_names},
       {NULL, NULL}};
   return zkt_main("kinds", tests);
 }

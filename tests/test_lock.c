@@ -1,6 +1,6 @@
 /* test_lock.c - the exclusive lock against a real ZooKeeper: acquire and
  * release, tokens, reentrancy, exclusion, timeouts, cancel, bad input, the
- * recipe's corner cases (rules 2-6 of the core issue) and round trips. */
+ * recipe's corner cases (rules 2-6 of docs/recipe.md) and round trips. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -837,7 +837,8 @@ int main(void) {
       {"creator-only ACL", test_acl_creator},
       {"request counts", test_request_counts},
       {NULL, NULL}};
-  /* Reap empty containers quickly so rule 5 is tested for real. */
+  /* Reap empty containers quickly, so that rule 1 of docs/recipe.md
+   * (parents reaped between attempts) is tested for real. */
   zkt_server_java_opts("-Dznode.container.checkIntervalMs=500");
   return zkt_main("lock", tests);
 }

@@ -36,7 +36,7 @@ static void test_invalid_names(void) {
       "\xf0\x9f\x98\x80",                       /* beyond the BMP */
       "\xff",
       /* a segment that would pass for a contender's node under the parent
-       * of the lock the segments before it name (issue 7, bug 4) */
+       * of the lock the segments before it name */
       "lock-0000000001", "nest/lock-0000000000", "a/_c_x-lock--000000005",
       "a/b/c__lock__2147483647", "a/x__rlock__0000000003",
       "a/x__READ__0000000009", "a/x__WRIT__0000000009", "a/lease-0000000002/b",
@@ -87,7 +87,7 @@ static void test_parse_seq(void) {
   CU_ASSERT(!zkl__parse_seq("_c_x-lock-00000000001", &v)); /* 11 digits */
   CU_ASSERT(!zkl__parse_seq("_c_x-lock--", &v));
   /* Only the server's exact form: ten characters, or eleven with a minus
-   * (issue 7, bug 4: a container "lock-0" passed for a contender). */
+   * (a container "lock-0" once passed for a contender). */
   CU_ASSERT(!zkl__parse_seq("lock-0", &v));
   CU_ASSERT(!zkl__parse_seq("_c_x-lock-12", &v));
   CU_ASSERT(!zkl__parse_seq("_c_x-lock-+000000012", &v));
@@ -108,7 +108,7 @@ static zkl_queue queue_of(char **names, int n, const char *own,
 /* The name of the entry the mutex rule waits for, or NULL on a grant. */
 static const char *mutex_waits_for(const zkl_queue *q) {
   zkl_verdict v;
-  zkl__recipe_mutex.decide(q, NULL, &v);
+  zkl__recipe_mutex.decide_locked(q, NULL, &v);
   if (v.kind == ZKL_GRANT)
     return NULL;
   CU_ASSERT_EQUAL(v.kind, ZKL_WAIT_NODE);

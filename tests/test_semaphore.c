@@ -336,7 +336,7 @@ static zkl_verdict lease_verdict(char **names, int n, const char *own,
   strcat(prefix, "lease-");
   CU_ASSERT_EQUAL_FATAL(
       zkl__queue_build(names, n, &lease_nodes, own, prefix, &q), ZKL_OK);
-  zkl__recipe_lease.decide(&q, (const void *)(intptr_t)limit, &v);
+  zkl__recipe_lease.decide_locked(&q, (const void *)(intptr_t)limit, &v);
   zkl__queue_free(&q);
   return v;
 }

@@ -1,4 +1,4 @@
-/* test_session.c - sessions: connect errors, expiry (rule 7), wrapping an
+/* test_session.c - sessions: connect errors, expiry (rule 8 of docs/recipe.md), wrapping an
  * application's handle, closing from a callback, the negotiated timeout and
  * the log hook. */
 #include "config.h"

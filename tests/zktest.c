@@ -656,3 +656,39 @@ int zkt_main(const char *suite_name, const zkt_test *tests) {
   CU_cleanup_registry();
   return failed ? 1 : 0;
 }
+
+/* ---------------------------------------------- holders, proxied sessions */
+
+void zkt_hold(zkt_holder *h, const char *name) {
+  h->s = zkt_session(10000);
+  h->token = 0;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h->l, h->s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, ZKT_WAIT, &h->token), ZKL_OK);
+}
+
+void zkt_unhold(zkt_holder *h) {
+  /* ENOTHELD: the test released it itself; a hold that was lost says
+   * ZKL_ELOST here, and fails the test */
+  int rc = zkl_lock_release(h->l);
+  CU_ASSERT(rc == ZKL_OK || rc == ZKL_ENOTHELD);
+  zkl_lock_free(h->l);
+  zkt_assert_quiet(h->s);
+  zkl_session_close(h->s);
+}
+
+void zkt_proxied_open(zkt_proxied *p, int session_ms) {
+  char hosts[64];
+  int port, rc;
+  CU_ASSERT_FATAL(proxyctl_start(&p->px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
+                                 zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  rc = zkl_session_open(&p->s, hosts, session_ms);
+  if (rc != ZKL_OK)
+    proxyctl_stop(p->px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+}
+
+void zkt_proxied_close(zkt_proxied *p) {
+  zkl_session_close(p->s);
+  proxyctl_stop(p->px);
+}

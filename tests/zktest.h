@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <zookeeper/zookeeper.h>
 
+#include "proxyctl.h"
 #include "zklock.h"
 
 /* Connect string of the test server, started on first use. Aborts the
@@ -102,6 +103,29 @@ zkl_session *zkt_session(int timeout_ms);
  * server in whatever order the server sends: possibly the deletion of its
  * nodes first. Returns 0 when the session is gone. */
 int zkt_expire(zkl_session *s);
+
+/* A lock held by the test on a direct session of its own (10 s): acquired
+ * within ZKT_WAIT (or the test fails), its token kept. zkt_unhold()
+ * asserts that the holder did not lose its lock (the release succeeds, or
+ * finds it already released by the test), that the session is quiet, and
+ * closes it. */
+typedef struct zkt_holder {
+  zkl_session *s;
+  zkl_lock *l;
+  int64_t token;
+} zkt_holder;
+void zkt_hold(zkt_holder *h, const char *name);
+void zkt_unhold(zkt_holder *h);
+
+/* A session through a tests/faultproxy of its own, which a test steers
+ * (proxyctl.h): zkt_proxied_open() fails the test when either cannot be
+ * had; zkt_proxied_close() closes the session, then stops the proxy. */
+typedef struct zkt_proxied {
+  proxyctl *px;
+  zkl_session *s;
+} zkt_proxied;
+void zkt_proxied_open(zkt_proxied *p, int session_ms);
+void zkt_proxied_close(zkt_proxied *p);
 
 /* A counter with a condition variable, for callbacks to signal progress. */
 typedef struct {

@@ -1,5 +1,5 @@
 /*
- * multi.c - guarded writes: the caller's operations as one zoo_multi with a
+ * guarded.c - guarded writes: the caller's operations as one zoo_multi with a
  * check on the holder's own node in front, so that the whole transaction
  * commits only while that node exists, which, for a node that was granted
  * the lock, means while the lock is held. ZooKeeper does the fencing: a

@@ -1,5 +1,5 @@
 /*
- * contend.c - what a contender does, seen from outside the state machine:
+ * entries.c - what a contender does, seen from outside the state machine:
  * the shared entry points of the blocking and async faces (acquire,
  * release, cancel, free), and what the session tells the engine (its hooks:
  * reconnects, expiry, close, the clock, the lease). Both only ask the
@@ -78,7 +78,7 @@ int zkl__cancel_locked(zkl_lock *l) {
   return ZKL_OK;
 }
 
-void zkl__lock_free_locked(zkl_lock *l) {
+void zkl__contender_free_locked(zkl_lock *l) {
   zkl_target none = {0};
   l->freed = true;
   if (l->att && !l->s->closed) {
@@ -87,7 +87,7 @@ void zkl__lock_free_locked(zkl_lock *l) {
       zkl__attempt_event_locked(l->att, ZKL_EV_RELEASE, 0, &none);
   }
   if (l->part)
-    zkl__lock_free_locked(l->part); /* its attempts end too */
+    zkl__contender_free_locked(l->part); /* its attempts end too */
   zkl__lock_unref_locked(l);
 }
 
@@ -191,7 +191,7 @@ static void lease_lost_locked(void *ctx, zkl_call **direct) {
 static void engine_free_locked(void *ctx) { free(ctx); }
 
 static const zkl_session_hooks hooks = {
-    connected_locked, over_locked,       closing_locked,   closed_locked,
+    connected_locked, over_locked,       closing_locked,    closed_locked,
     tick_locked,      lease_lost_locked, engine_free_locked};
 
 zkl_engine *zkl__engine_of_locked(zkl_session *s) {
@@ -223,21 +223,20 @@ unsigned zkl__engine_suspended_locked(const zkl_session *s) {
 
 /* ------------------------------------------------- contenders, made here */
 
-int zkl__lock_create(zkl_lock **out, zkl_session *s, const char *name,
-                     const char *queue, const zkl_recipe *r,
-                     const void *arg) {
+int zkl__contender_new(zkl_lock **out, zkl_session *s, const char *name,
+                       const char *queue, const zkl_recipe *r,
+                       const void *arg) {
   bool attached;
   pthread_mutex_lock(&s->mu);
   attached = zkl__engine_of_locked(s) != NULL;
   pthread_mutex_unlock(&s->mu);
-  return attached ? zkl__lock_new(out, s, name, queue, r, arg) : ZKL_ENOMEM;
+  return attached ? zkl__lock_object_new(out, s, name, queue, r, arg)
+                  : ZKL_ENOMEM;
 }
 
-void zkl__lock_destroy(zkl_lock *l) {
+void zkl__contender_free(zkl_lock *l) {
   zkl_session *s = l->s;
   pthread_mutex_lock(&s->mu);
-  zkl__lock_free_locked(l);
+  zkl__contender_free_locked(l);
   zkl__unlock(s);
 }
-
-

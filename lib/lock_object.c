@@ -1,5 +1,5 @@
 /*
- * contender.c - the zkl_lock object: its life (references), its settings,
+ * lock_object.c - the zkl_lock object: its life (references), its settings,
  * and how its results reach the user: blocking waiters, callbacks queued
  * for the completion thread, and the engine's own hooks.
  *
@@ -31,7 +31,7 @@ struct zkl_notice {
 
 /* ------------------------------------------------------------ the object */
 
-int zkl__lock_new(zkl_lock **out, zkl_session *s, const char *name,
+int zkl__lock_object_new(zkl_lock **out, zkl_session *s, const char *name,
                   const char *queue, const zkl_recipe *r, const void *arg) {
   zkl_engine *e;
   zkl_lock *l = calloc(1, sizeof *l);

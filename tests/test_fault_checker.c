@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_fault_checker.c - the fault suite's checker (tests/fault_check.c) on
+ * planted logs, with no server: it must count each kind of violation the
+ * suite looks for (overlaps, refused resources, token order, lost updates,
+ * changed reads, stale grants, late accepts, unannounced losses, late
+ * leases, over-counted leases) and count nothing in a clean history. The
+ * fault suite (tests/test_fault_suite.c) is only as good as its checker.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault_check.h"
+#include "zktest.h"
+
+/* ------------------------------------------- the checker, on planted logs */
+
+/* Runs the checker on planted files (name, text, ..., NULL) in a scratch
+ * run directory (session 1000 ms: stuck above 13 s); per_lock may be NULL. */
+static fc_result plant(fc_result *per_lock, const char *const *files) {
+  char dir[] = "/tmp/zkl-check-XXXXXX", cmd[128], path[700];
+  fc_result r;
+  FILE *devnull = fopen("/dev/null", "w"), *f;
+  int i;
+  CU_ASSERT_FATAL(mkdtemp(dir) != NULL && devnull != NULL);
+  for (i = 0; files[i]; i += 2) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    f = fopen(path, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(files[i + 1], f);
+    fclose(f);
+  }
+  CU_ASSERT_EQUAL(fc_check(dir, 1000, &r, per_lock,
+                           getenv("ZKL_CHECK_VERBOSE") ? stdout : devnull),
+                  0);
+  fclose(devnull);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CU_ASSERT_EQUAL(system(cmd), 0);
+  return r;
+}
+
+/* Two or three mutex contenders' planted logs. */
+static fc_result planted3(const char *faults, const char *c1, const char *c2,
+                          const char *c3, const char *history) {
+  const char *files[] = {"faults.log", faults,    "c1-1.log", c1,
+                         "c2-1.log",   c2,        "history",  history,
+                         c3 ? "c3-1.log" : NULL,  c3,         NULL};
+  return plant(NULL, files);
+}
+
+static fc_result planted(const char *faults, const char *c1, const char *c2,
+                         const char *history) {
+  return planted3(faults, c1, c2, NULL, history);
+}
+
+/* Three contenders of another kind: their logs and its history. */
+static fc_result planted_kind(const char *history_name, const char *faults,
+                              const char *c1, const char *c2, const char *c3,
+                              const char *history) {
+  const char *files[] = {"faults.log", faults,  "c1-1.log",   c1,
+                         "c2-1.log",   c2,      "c3-1.log",   c3,
+                         history_name, history, NULL};
+  return plant(NULL, files);
+}
+
+#define SPAWNS "1 SPAWN 1 1 101\n2 SPAWN 2 1 102\n"
+
+/* The checker is what makes the suite fail: it must see each kind of
+ * violation, and must not see one in a clean history with a pause. */
+static void test_checker(void) {
+  fc_result r;
+  /* clean: handoff 1 -> 2, then 1 paused in its section, refused, told */
+  r = planted(SPAWNS "5000 PAUSE 1 101 30 2000 4000 40\n",
+              "10 ACQ\n100 START 10\n150 ACCEPT 10 0 1\n200 END 10\n"
+              "210 REL 0\n220 ACQ\n1000 START 30\n4001 LOST 3 30\n"
+              "4002 REJECT 30 40\n4003 END 30\n4004 REL -1006\n",
+              "20 ACQ\n300 START 20\n350 ACCEPT 20 1 2\n400 END 20\n"
+              "410 REL 0\n420 ACQ\n3000 START 40\n3100 ACCEPT 40 2 3\n"
+              "3200 END 40\n3300 REL 0\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 350\n40 2 3 2 102 3100\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.stuck, 0);
+  CU_ASSERT_EQUAL(r.handoffs, 3);
+  CU_ASSERT_EQUAL(r.pauses_proven, 1);
+  /* overlap: 2 starts before 1 ends, nobody paused or told */
+  r = planted(SPAWNS, "100 START 10\n150 ACCEPT 10 0 1\n200 END 10\n210 REL 0\n",
+              "190 START 20\n195 ACCEPT 20 1 2\n300 END 20\n310 REL 0\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 195\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.violations, 1);
+  /* ...but not when 1 had been told LOST before 2 began */
+  r = planted(SPAWNS,
+              "100 START 10\n150 LOST 3 10\n160 REJECT 10 20\n200 END 10\n"
+              "210 REL -1006\n",
+              "190 START 20\n195 ACCEPT 20 0 1\n300 END 20\n310 REL 0\n",
+              "20 0 1 2 102 195\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  /* ...while two others overlapping after that notice still count */
+  r = planted3(SPAWNS "3 SPAWN 3 1 103\n",
+               "100 START 10\n150 LOST 3 10\n900 REJECT 10 30\n1000 END 10\n",
+               "200 START 20\n210 ACCEPT 20 0 1\n300 END 20\n310 REL 0\n",
+               "250 START 30\n260 ACCEPT 30 1 2\n350 END 30\n360 REL 0\n",
+               "20 0 1 2 102 210\n30 1 2 3 103 260\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  /* lost update and token order in the history */
+  r = planted(SPAWNS, "100 START 10\n150 ACCEPT 10 0 1\n200 END 10\n",
+              "300 START 9\n350 ACCEPT 9 0 1\n400 END 9\n",
+              "10 0 1 1 101 150\n9 0 1 2 102 350\n");
+  CU_ASSERT_EQUAL(r.lost_updates, 1);
+  CU_ASSERT_EQUAL(r.token_order, 1);
+  /* stale grant: refused, not paused, never told */
+  r = planted(SPAWNS, "100 START 10\n150 ACCEPT 10 0 1\n200 END 10\n",
+              "300 START 9\n350 REJECT 9 10\n400 END 9\n",
+              "10 0 1 1 101 150\n");
+  CU_ASSERT_EQUAL(r.stale_grants, 1);
+  /* paused holder accepted after a newer token, and never told */
+  r = planted(SPAWNS "5000 PAUSE 1 101 10 2000 4000 20\n",
+              "100 START 10\n4001 ACCEPT 10 1 2\n4002 END 10\n",
+              "3000 START 20\n3100 ACCEPT 20 0 1\n3200 END 20\n",
+              "20 0 1 2 102 3100\n10 1 2 1 101 4001\n");
+  CU_ASSERT_EQUAL(r.late_accepts, 1);
+  CU_ASSERT_EQUAL(r.unannounced, 1);
+  CU_ASSERT_EQUAL(r.token_order, 1);
+  /* cut off: told only after the other was granted */
+  r = planted(SPAWNS "9000 PARTITION 1 101 10 1000 8000 0 5000\n",
+              "100 START 10\n5000 LOST 3 10\n6000 REJECT 10 20\n6001 END 10\n",
+              "4000 START 20\n4100 ACCEPT 20 0 1\n4200 END 20\n4300 REL 0\n",
+              "20 0 1 2 102 4100\n");
+  CU_ASSERT_EQUAL(r.lease_late, 1);
+  /* stuck: 2 waits 20 s while the lock is free */
+  r = planted(SPAWNS, "100 START 10\n150 ACCEPT 10 0 1\n200 END 10\n210 REL 0\n",
+              "150 ACQ\n20000300 START 20\n20000350 ACCEPT 20 1 2\n"
+              "20000400 END 20\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 20000350\n");
+  CU_ASSERT_EQUAL(r.stuck, 1);
+  CU_ASSERT_EQUAL(r.violations, 0);
+  /* ...but a wait behind a holder is no stuck wait */
+  r = planted(SPAWNS, "100 START 10\n150 ACCEPT 10 0 1\n20000000 END 10\n"
+              "20000010 REL 0\n",
+              "150 ACQ\n20000300 START 20\n20000350 ACCEPT 20 1 2\n"
+              "20000400 END 20\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 20000350\n");
+  CU_ASSERT_EQUAL(r.stuck, 1); /* 1 was silent inside its section */
+  CU_ASSERT(r.longest_free_wait_us < 1000);
+}
+
+#define SPAWNS_RW "1 SPAWN 1 1 101 rw\n2 SPAWN 2 1 102 rw\n3 SPAWN 3 1 103 rw\n"
+
+/* The read/write lock: readers only with readers, writers alone; what the
+ * resource fences, it fences. */
+static void test_checker_rw(void) {
+  fc_result r;
+  /* clean: a writer, then two readers side by side */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "10 ACQ w\n100 START 10 w\n150 ACCEPT 10 0 1\n200 END 10\n"
+                   "210 REL 0 10\n",
+                   "220 ACQ r\n300 START 20 r\n400 ACCEPT 20 1 1\n"
+                   "410 END 20\n420 REL 0 20\n",
+                   "230 ACQ r\n320 START 30 r\n390 ACCEPT 30 1 1\n"
+                   "395 END 30\n398 REL 0 30\n",
+                   "W+ 10 0 1 101 110\nW 10 0 1 1 101 150\n"
+                   "R+ 20 1 2 102 305\nR+ 30 1 3 103 325\n"
+                   "R- 30 1 1 1 3 103 390\nR- 20 1 1 1 2 102 400\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.stuck, 0);
+  CU_ASSERT_EQUAL(r.handoffs, 3);
+  CU_ASSERT_EQUAL(r.writes, 1);
+  CU_ASSERT_EQUAL(r.reads, 2);
+  CU_ASSERT_EQUAL(r.readers_together, 1);
+  CU_ASSERT_EQUAL(r.max_readers, 2);
+  /* a reader beside a writer: by the clocks, in the resource's order, and
+   * in what the reader saw */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n300 ACCEPT 10 0 1\n310 END 10\n"
+                   "320 REL 0 10\n",
+                   "200 START 20 r\n400 ACCEPT 20 0 1\n410 END 20\n"
+                   "420 REL 0 20\n",
+                   "",
+                   "W+ 10 0 1 101 110\nR+ 20 0 2 102 210\n"
+                   "W 10 0 1 1 101 300\nR- 20 0 1 1 2 102 400\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.read_changed, 1);
+  CU_ASSERT_EQUAL(r.violations, 3);
+  /* a writer entering while a reader is in (its write lands after) */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 r\n400 ACCEPT 10 0 0\n410 END 10\n"
+                   "420 REL 0 10\n",
+                   "200 START 20 w\n450 ACCEPT 20 0 1\n460 END 20\n"
+                   "470 REL 0 20\n",
+                   "",
+                   "R+ 10 0 1 101 110\nW+ 20 0 2 102 210\n"
+                   "R- 10 0 0 1 1 101 400\nW 20 0 1 2 102 450\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.read_changed, 0);
+  /* two writers: a lost update, out-of-order tokens */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n300 ACCEPT 10 0 1\n310 END 10\n",
+                   "200 START 9 w\n400 ACCEPT 9 0 1\n410 END 9\n", "",
+                   "W+ 10 0 1 101 110\nW+ 9 0 2 102 210\n"
+                   "W 10 0 1 1 101 300\nW 9 0 1 2 102 400\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.lost_updates, 1);
+  CU_ASSERT_EQUAL(r.token_order, 1);
+  /* a reader the fence refused, neither paused nor told: a stale grant */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n150 ACCEPT 10 0 1\n200 END 10\n"
+                   "210 REL 0 10\n",
+                   "300 START 5 r\n310 REJECT 5 10\n320 END 5\n330 REL 0 5\n",
+                   "", "W+ 10 0 1 101 110\nW 10 0 1 1 101 150\n");
+  CU_ASSERT_EQUAL(r.stale_grants, 1);
+  CU_ASSERT_EQUAL(r.violations, 1);
+  /* a paused reader: told, its late read refused, the writer after it
+   * excused from meeting it */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "5000 PAUSE 1 101 10 2000 4000 40 reader\n",
+                   "100 START 10 r\n4001 LOST 3 10\n4002 REJECT 10 40\n"
+                   "4003 END 10\n4004 REL -1006 10\n",
+                   "3000 START 40 w\n3100 ACCEPT 40 0 1\n3200 END 40\n"
+                   "3300 REL 0 40\n",
+                   "",
+                   "R+ 10 0 1 101 110\nW+ 40 0 2 102 3010\n"
+                   "W 40 0 1 2 102 3100\nR- 10 0 1 0 1 101 4002\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.pauses_proven, 1);
+  CU_ASSERT_EQUAL(r.on_readers[FC_PAUSE_HOLDER], 1);
+  /* a reader cut off, told after a writer was granted: late */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "9000 PARTITION 1 101 10 1000 8000 0 5000\n",
+                   "100 START 10 r\n5000 LOST 3 10\n6000 REJECT 10 20\n"
+                   "6001 END 10\n",
+                   "4000 START 20 w\n4100 ACCEPT 20 0 1\n4200 END 20\n"
+                   "4300 REL 0 20\n",
+                   "",
+                   "R+ 10 0 1 101 110\nW+ 20 0 2 102 4010\n"
+                   "W 20 0 1 2 102 4100\nR- 10 0 1 0 1 101 6000\n");
+  CU_ASSERT_EQUAL(r.lease_late, 1);
+  /* ...but another reader granted meanwhile is no harm */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "9000 PARTITION 1 101 10 1000 8000 0 5000\n",
+                   "100 START 10 r\n5000 LOST 3 10\n6000 ACCEPT 10 0 0\n"
+                   "6001 END 10\n",
+                   "4000 START 20 r\n4100 ACCEPT 20 0 0\n4200 END 20\n"
+                   "4300 REL 0 20\n",
+                   "",
+                   "R+ 10 0 1 101 110\nR+ 20 0 2 102 4010\n"
+                   "R- 20 0 0 1 2 102 4100\nR- 10 0 0 1 1 101 6000\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.partitions_told, 1);
+  /* a downgrade: its read side begins inside its own write section */
+  r = planted_kind("rw-history", SPAWNS_RW,
+                   "100 START 10 w\n150 ACCEPT 10 0 1\n160 ACQ r\n"
+                   "170 START 12 r\n180 END 10\n190 REL 0 10\n"
+                   "250 ACCEPT 12 1 1\n260 END 12\n270 REL 0 12\n",
+                   "300 START 20 w\n350 ACCEPT 20 1 2\n360 END 20\n"
+                   "370 REL 0 20\n",
+                   "",
+                   "W+ 10 0 1 101 110\nW 10 0 1 1 101 150\n"
+                   "R+ 12 1 1 101 200\nR- 12 1 1 1 1 101 250\n"
+                   "W+ 20 1 2 102 310\nW 20 1 2 2 102 350\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.downgrades, 1);
+}
+
+#define SPAWNS_SEM                                                          \
+  "1 SPAWN 1 1 101 sem:2\n2 SPAWN 2 1 102 sem:2\n3 SPAWN 3 1 103 sem:2\n"
+
+/* The semaphore: at most N, and N reached. */
+static void test_checker_sem(void) {
+  fc_result r;
+  /* clean: two at once, then a third after the first left */
+  r = planted_kind("sem-history", SPAWNS_SEM,
+                   "100 START 10\n110 ACCEPT 10 1 2\n300 END 10\n310 REL 0\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n400 END 20\n410 REL 0\n",
+                   "350 START 30\n360 ACCEPT 30 2 2\n500 END 30\n510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\nS- 10 1 1 101 305\n"
+                   "S+ 30 2 3 103 360\nS- 20 1 2 102 405\n"
+                   "S- 30 0 3 103 505\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.handoffs, 3);
+  CU_ASSERT_EQUAL(r.at_limit, 2);
+  CU_ASSERT_EQUAL(r.max_held, 2);
+  /* N + 1 holders */
+  r = planted_kind("sem-history", SPAWNS_SEM,
+                   "100 START 10\n110 ACCEPT 10 1 2\n300 END 10\n310 REL 0\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n400 END 20\n410 REL 0\n",
+                   "250 START 30\n260 ACCEPT 30 3 2\n500 END 30\n510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\nS+ 30 3 3 103 260\n"
+                   "S- 10 2 1 101 305\nS- 20 1 2 102 405\n"
+                   "S- 30 0 3 103 505\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.violations, 2);
+  /* a killed holder's registration is void once the resource dropped it */
+  r = planted_kind("sem-history", SPAWNS_SEM "400 KILL-HOLDER 1 101 10 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n2000 END 20\n2010 REL 0\n",
+                   "1000 START 30\n1010 ACCEPT 30 2 2\n1500 END 30\n"
+                   "1510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\nX 1 101 400\n"
+                   "S+ 30 2 3 103 1010\nS- 30 1 3 103 1505\n"
+                   "S- 20 0 2 102 2005\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.kills_aimed, 1);
+  /* ...and is not, had it not */
+  r = planted_kind("sem-history", SPAWNS_SEM "400 KILL-HOLDER 1 101 10 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n2000 END 20\n2010 REL 0\n",
+                   "1000 START 30\n1010 ACCEPT 30 2 2\n1500 END 30\n"
+                   "1510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 2 3 103 1010\nS- 30 1 3 103 1505\n"
+                   "S- 20 0 2 102 2005\n");
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  /* a paused holder: told, its lease taken meanwhile */
+  r = planted_kind("sem-history", SPAWNS_SEM "5000 PAUSE 1 101 10 2000 4000 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n"
+                   "4001 LOST 3 10\n4003 END 10\n4004 REL -1006\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n4500 END 20\n4510 REL 0\n",
+                   "3000 START 30\n3010 ACCEPT 30 3 2\n3200 END 30\n"
+                   "3210 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 3 3 103 3010\nS- 30 2 3 103 3205\n"
+                   "S- 10 1 1 101 4002\nS- 20 0 2 102 4505\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.pauses_proven, 1);
+  /* ...never told */
+  r = planted_kind("sem-history", SPAWNS_SEM "5000 PAUSE 1 101 10 2000 4000 1\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n120 ARMED 10\n"
+                   "4003 END 10\n4004 REL 0\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n4500 END 20\n4510 REL 0\n",
+                   "3000 START 30\n3010 ACCEPT 30 3 2\n3200 END 30\n"
+                   "3210 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 3 3 103 3010\nS- 30 2 3 103 3205\n"
+                   "S- 10 1 1 101 4002\nS- 20 0 2 102 4505\n");
+  CU_ASSERT_EQUAL(r.unannounced, 1);
+  CU_ASSERT_EQUAL(r.pauses_proven, 0);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"the checker sees planted violations", test_checker},
+      {"the checker sees planted read/write lock violations",
+       test_checker_rw},
+      {"the checker sees planted semaphore violations", test_checker_sem},
+      {NULL, NULL}};
+  return zkt_main("fault checker", tests);
+}
