@@ -336,6 +336,12 @@ bool wd_take_over(int64_t kill_at_ms, int64_t *their_kill_at_ms);
 bool wd_fired(int64_t *kill_at_ms);
 /* Reaps the watchdog if it has exited: its pid then, else 0. */
 pid_t wd_reap_if_exited(int *status);
+/* After the watchdog died (reaped) while command (unreaped) runs: starts
+ * another on the same shared page, which goes on from where the dead one
+ * was (deadline, or SIGKILL time). Returns 0, or -1 with errno (EAGAIN:
+ * the previous replacement died within 2 s; ENOSYS: no watchdog on
+ * this system). */
+int wd_replace(pid_t command);
 /* The command has exited (not yet reaped): ends the watchdog and reaps it,
  * so that nothing signals the command's pid once it is reaped. Returns
  * whether the watchdog had fired. Idempotent. */

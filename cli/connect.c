@@ -5,6 +5,10 @@
  * opened no session, nobody answered, the chroot does not exist, the
  * credentials were refused (exit 3).
  *
+ * A -w shorter than the connect timeout bounds the connect too: when it
+ * runs out first, that is a wait that ran out (the -E status), unless every
+ * server refused or none resolved.
+ *
  * The ZooKeeper client does not tell a refused connection from a silent
  * one, so after a failed connect zklock asks each host itself with a short
  * TCP connect of its own. A refusal costs the server nothing; a server that
@@ -260,6 +264,19 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
   case ZKL_ECONNECT:
     probe(hl, true, hv);
     describe(hl, hv, why, sizeof why);
+    /* run_lock() passes the -w time when it is the shorter bound: then the
+     * wait ran out, and only a ZooKeeper that nobody serves is a failure. */
+    if (o->action == ACT_RUN && o->wait_ms > 0 && total_ms == o->wait_ms &&
+        !nobody_there(hl, hv)) {
+      if (!o->quiet) {
+        char path[ZKL_PATH_MAX];
+        names_parent(path, sizeof path, o->name);
+        cli_error("gave up waiting for %s after %s s: the wait ran out while "
+                  "connecting to ZooKeeper (%s)",
+                  path, o->wait_arg, why);
+      }
+      exit(o->conflict_code);
+    }
     cli_error("no ZooKeeper session within %s: %s", cli_duration(total_ms),
               why);
     exit(EXIT_ZOOKEEPER);

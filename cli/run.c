@@ -23,6 +23,7 @@
  *   WAITING --granted, fresh proof--------------------------> RUNNING
  *   WAITING --granted, old proof--> CONFIRMING --proof back--> RUNNING
  *   RUNNING --lost notice, lease deadline, watchdog fired--> LOST
+ *   RUNNING --watchdog died and cannot be replaced---------> LOST
  *   any state --acquire failed, signal, command exited--> exit status
  *
  * Every exit path frees the lock and closes the session (finish()); once
@@ -416,6 +417,41 @@ static int on_child_exit(run *r) {
   return exit_code_of(status);
 }
 
+/* RUNNING or LOST: the watchdog died (killed, most likely) while the
+ * command runs. Without one, nothing stops the command should zklock be
+ * stopped past its lease: another takes its place, or, if none can, the
+ * command is stopped as on a loss. */
+static void watchdog_died(run *r, pid_t gone, int status) {
+  char how[32];
+  int64_t theirs;
+  int err;
+  snprintf(how, sizeof how, "%s %d", WIFSIGNALED(status) ? "signal" : "status",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  if (wd_replace(r->child.pid) == 0) {
+    cli_error("the watchdog (pid %ld) died (%s); another took its place "
+              "(pid %ld)",
+              (long)gone, how, (long)wd_pid());
+    return;
+  }
+  err = errno;
+  if (r->state == LOST) {
+    cli_error("the watchdog (pid %ld) died (%s) and cannot be replaced (%s); "
+              "the command is being stopped already",
+              (long)gone, how, err == EAGAIN ? "it keeps dying" : strerror(err));
+    return;
+  }
+  cli_error("the watchdog (pid %ld) died (%s) and cannot be replaced (%s): "
+            "nothing would stop the command should zklock be stopped; "
+            "stopping the command",
+            (long)gone, how, err == EAGAIN ? "it keeps dying" : strerror(err));
+  r->kill_at_ms = cli_now_ms() + r->o->grace_ms;
+  if (wd_take_over(r->kill_at_ms, &theirs))
+    child_terminate(&r->child);
+  else
+    r->kill_at_ms = theirs; /* it fired before it died */
+  r->state = LOST;
+}
+
 /* RUNNING or LOST: one wake-up. Returns -1 to go on, else an exit code. */
 static int on_running(run *r, const ev_batch *b) {
   int64_t now = cli_now_ms(), theirs, deadline = lease_deadline();
@@ -441,10 +477,7 @@ static int on_running(run *r, const ev_batch *b) {
       child_signal(&r->child, b->signals[i]);
     }
   if ((gone = wd_reap_if_exited(&status)) != 0 && !child_exited(&r->child))
-    cli_error("the watchdog (pid %ld) died (%s %d): should zklock be "
-              "stopped now, nothing stops the command",
-              (long)gone, WIFSIGNALED(status) ? "signal" : "status",
-              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    watchdog_died(r, gone, status);
   if (child_exited(&r->child))
     return on_child_exit(r);
   if (r->state == LOST && !r->killed && now >= r->kill_at_ms) {

@@ -48,6 +48,13 @@
  * heartbeat every T/6, zklock passes its deadline on every T/12 (see
  * lease.c, run.c), and at the lease deadline stops the command itself, m/2
  * before the watchdog's deadline.
+ *
+ * Never missing for long: a watchdog that dies while the command runs
+ * (SIGKILL from someone) is replaced by another on the same page
+ * (wd_replace), which takes the deadline, or the SIGKILL time, where the
+ * dead one left them; zklock hears of the death at once (SIGCHLD). One that
+ * dies within WD_MIN_LIFE_MS of being a replacement is not replaced again:
+ * zklock stops the command instead (run.c).
  */
 #include "config.h"
 
@@ -81,6 +88,7 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "int atomics are not lock-free");
 
 #define WD_MAGIC 0x7a6b7764u /* "zkwd" */
 #define WD_VERSION 1
+#define WD_MIN_LIFE_MS 2000 /* a replacement that dies sooner: give up */
 
 struct wd_page {
   unsigned magic, version;
@@ -95,25 +103,63 @@ struct wd_page {
 /* ----------------------------------------------------------- zklock's end */
 
 static struct wd_page *page;
+static int page_fd = -1; /* kept for a replacement */
 static child_proc wd;
 static int wake_fd = -1;
+static int64_t started_ms; /* of the watchdog now running */
+static int replacements;
 
 pid_t wd_pid(void) { return wd.pid; }
+
+#if defined(__linux__) && defined(MFD_CLOEXEC)
+/* Starts a watchdog process on the page, with a wake-up pipe of its own.
+ * Returns 0, or -1 with *err. */
+static int spawn_watchdog(int *err) {
+  static char arg0[] = "zklock-watchdog", arg1[] = WATCHDOG_ARG;
+  char *argv[] = {arg0, arg1, NULL};
+  child_spec spec;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    *err = errno;
+    return -1;
+  }
+  memset(&spec, 0, sizeof spec);
+  spec.path = "/proc/self/exe";
+  spec.argv = argv;
+  /* Its own process group: a stop or a Ctrl-C meant for zklock's group
+   * (kill -STOP -PGID, the terminal) does not reach it. */
+  spec.own_group = true;
+  spec.pdeathsig = SIGKILL;
+  spec.moved_fds[0] = page_fd;
+  spec.moved_fds[1] = p[0];
+  if (fcntl(p[1], F_SETFL, O_NONBLOCK) != 0 ||
+      child_spawn(&wd, &spec, err) != 0) {
+    if (wd.pid)
+      child_reap(&wd);
+    wd.pid = 0;
+    close(p[0]);
+    close(p[1]);
+    return -1;
+  }
+  close(p[0]);
+  if (wake_fd >= 0)
+    close(wake_fd);
+  wake_fd = p[1];
+  started_ms = cli_now_ms();
+  return 0;
+}
+#endif
 
 int wd_start(const char *lock_path, int grace_ms, bool own_group,
              int64_t deadline_ms) {
 #if defined(__linux__) && defined(MFD_CLOEXEC)
-  static char arg0[] = "zklock-watchdog", arg1[] = WATCHDOG_ARG;
-  char *argv[] = {arg0, arg1, NULL};
-  child_spec spec;
-  int fd, p[2] = {-1, -1}, err = 0;
+  int fd, err = 0;
   fd = memfd_create("zklock-watchdog", MFD_CLOEXEC);
   if (fd < 0)
     return -1;
   if (ftruncate(fd, sizeof *page) != 0 ||
       (page = mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                   0)) == MAP_FAILED ||
-      pipe2(p, O_CLOEXEC) != 0 || fcntl(p[1], F_SETFL, O_NONBLOCK) != 0) {
+                   0)) == MAP_FAILED) {
     err = errno;
     goto fail;
   }
@@ -125,25 +171,10 @@ int wd_start(const char *lock_path, int grace_ms, bool own_group,
   snprintf(page->path, sizeof page->path, "%s", lock_path);
   atomic_store(&page->word, WORD(deadline_ms, WD_ARMED));
   atomic_store(&page->command, 0);
-
-  memset(&spec, 0, sizeof spec);
-  spec.path = "/proc/self/exe";
-  spec.argv = argv;
-  /* Its own process group: a stop or a Ctrl-C meant for zklock's group
-   * (kill -STOP -PGID, the terminal) does not reach it. */
-  spec.own_group = true;
-  spec.pdeathsig = SIGKILL;
-  spec.moved_fds[0] = fd;
-  spec.moved_fds[1] = p[0];
-  if (child_spawn(&wd, &spec, &err) != 0) {
-    if (wd.pid)
-      child_reap(&wd);
-    wd.pid = 0;
+  page_fd = fd;
+  replacements = 0;
+  if (spawn_watchdog(&err) != 0)
     goto fail;
-  }
-  close(fd);
-  close(p[0]);
-  wake_fd = p[1];
   cli_verbose_msg("watchdog started (pid %ld)", (long)wd.pid);
   return 0;
 fail:
@@ -151,10 +182,7 @@ fail:
     munmap(page, sizeof *page);
   page = NULL;
   close(fd);
-  if (p[0] >= 0) {
-    close(p[0]);
-    close(p[1]);
-  }
+  page_fd = -1;
   errno = err;
   return -1;
 #else
@@ -162,6 +190,33 @@ fail:
   (void)grace_ms;
   (void)own_group;
   (void)deadline_ms;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+int wd_replace(pid_t command) {
+#if defined(__linux__) && defined(MFD_CLOEXEC)
+  int expected = 0, err = 0;
+  if (!page || wd.pid) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (replacements > 0 && cli_now_ms() - started_ms < WD_MIN_LIFE_MS) {
+    errno = EAGAIN; /* it keeps dying: another would too */
+    return -1;
+  }
+  /* The dead one may have died before the command told it its pid. zklock
+   * has not reaped the command: the pid is still the command's. */
+  atomic_compare_exchange_strong(&page->command, &expected, (int)command);
+  if (spawn_watchdog(&err) != 0) {
+    errno = err;
+    return -1;
+  }
+  replacements++;
+  return 0;
+#else
+  (void)command;
   errno = ENOSYS;
   return -1;
 #endif
@@ -241,6 +296,8 @@ bool wd_stop(void) {
   }
   close(wake_fd);
   wake_fd = -1;
+  close(page_fd);
+  page_fd = -1;
   munmap(page, sizeof *page);
   page = NULL;
   return fired;

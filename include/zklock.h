@@ -53,7 +53,7 @@
  *   zkl_lock_release, zkl_lock_multi, zkl_revoke, zkl_leader_get,
  *   zkl_participants) return ZKL_EDEADLK when called from a callback
  *   instead of hanging. zkl_session_close() called from a callback returns
- *   at once and finishes on a thread of its own.
+ *   at once (ZKL_EBACKGROUND) and finishes on a thread of its own.
  *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
@@ -109,6 +109,11 @@ ZKL_EXTERN const char *zkl_version_string(void);
 #define ZKL_ID_MAX 1024
 /* The most operations one guarded write may carry. */
 #define ZKL_MULTI_MAX 1024
+/* The session timeouts zkl_session_open() and zkl_session_open2() ask the
+ * server for, in ms: a request below the first is raised to it, one above
+ * the second lowered to it (see zkl_session_open2()). */
+#define ZKL_SESSION_TIMEOUT_MIN 100
+#define ZKL_SESSION_TIMEOUT_MAX 1073741823
 /* Room enough for any full node path this library creates or reports:
  * ZKL_ROOT "/" name "/" "_c_" uuid "-" marker "-" sequence, plus the NUL. */
 #define ZKL_PATH_MAX 512
@@ -142,7 +147,9 @@ ZKL_EXTERN const char *zkl_version_string(void);
      "more leases are held than this semaphore's limit: its contenders "      \
      "disagree on it")                                                        \
   XX(EKIND, -1018,                                                            \
-     "the name is held or awaited by a lock of another kind")
+     "the name is held or awaited by a lock of another kind")                 \
+  XX(EBACKGROUND, -1019,                                                      \
+     "the session's close was begun and finishes in the background")
 
 enum {
   ZKL_OK = 0,
@@ -168,8 +175,16 @@ ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
  *   out                 receives the session; set only on success.
  *   hosts               connect string, "host:port[,host:port...][/chroot]";
  *                       copied.
- *   session_timeout_ms  the session timeout to request (> 0). The server may
- *                       negotiate it into its [2, 20] tick bounds; see
+ *   session_timeout_ms  the session timeout to request (> 0). Clamped to
+ *                       [ZKL_SESSION_TIMEOUT_MIN, ZKL_SESSION_TIMEOUT_MAX]
+ *                       (100 ms to 2^30 - 1 ms) before it is sent: the
+ *                       ZooKeeper client gives the first connection two
+ *                       thirds of the request to open (1 ms never opens,
+ *                       a few ms only on a fast loopback) and computes
+ *                       twice the request in an int (2^30 and up never
+ *                       opens). The server then negotiates it into its
+ *                       bounds ([2, 20] ticks by default), so a request
+ *                       below its floor gets the floor either way; see
  *                       zkl_session_timeout().
  *   connect_timeout_ms  how long to wait for the first connection (> 0).
  * Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a timeout <= 0 or a connect
@@ -237,7 +252,7 @@ ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
  *   ZKL_ECONNECT     the server could not be told (no connection): the
  *                    session, and its nodes, end when the server expires it,
  *                    within its timeout
- *   ZKL_EINPROGRESS  a wrapped session's deletions go on in the background
+ *   ZKL_EBACKGROUND  a wrapped session's deletions go on in the background
  *                    (above), or the call came from a callback: it returned
  *                    at once and a private thread finishes the close
  *   ZKL_EEXPIRED     the session had already expired (nothing was left)
@@ -645,13 +660,18 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * leases. An uncontended acquire costs two round trips.
  * Nothing stores the limit: every contender gives its own, as in Curator.
  * Contenders that disagree admit up to the largest limit among them; one
- * that finds more leases held by others than its own limit waits on (for
- * fewer), and if that wait times out it fails with ZKL_ELIMIT rather than
- * ZKL_ETIMEDOUT. (A try-once does not queue at the mutex: it makes its
- * lease node, counts, and deletes it when busy. A contender that starts
- * counting in that moment counts it too, and only if its wait times out
- * before the try-once's node is gone does it say ZKL_ELIMIT. A try-once
- * itself cannot tell, and says ZKL_EBUSY.)
+ * that finds more lease nodes ahead of its own than its limit waits on
+ * (for fewer). If that wait times out while the nodes ahead that came
+ * through the mutex, each a held lease, are more than its limit, it fails
+ * with ZKL_ELIMIT rather than ZKL_ETIMEDOUT: ZKL_ELIMIT is said only when
+ * the disagreement is certain. A try-once does not queue at the mutex: it
+ * makes its lease node, named _c_<uuid>-try-lease-<seq> (a lease node like
+ * any other to Curator, which counts every node of leases/), counts, and
+ * deletes it when busy. Such a node may be a held lease or one on its way
+ * out (a try that found the leases full, or whose connection dropped), so
+ * it keeps a counting contender waiting but never makes it say
+ * ZKL_ELIMIT; an excess seen only through try-onces' nodes ends as
+ * ZKL_ETIMEDOUT. A try-once itself cannot tell, and says ZKL_EBUSY.
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
@@ -772,7 +792,10 @@ typedef struct zkl_lock_stats {
 } zkl_lock_stats;
 
 /* Copies l's counters into out: a mutex and a few fields, cheap enough to
- * call every second. Returns ZKL_OK or ZKL_EINVAL. */
+ * call every second. Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched);
+ * ZKL_ECLOSED once zkl_session_close() has begun, as every call on the
+ * session's locks, but out is filled all the same: the counters as the
+ * close left them. */
 ZKL_EXTERN int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out);
 
 /* ------------------------------------------------------------ participants */

@@ -88,6 +88,11 @@ int zkl__validate_name_or_place(const char *name, zkl_place *place);
 /* Writes the prefix with marker into buf (ZKL_PREFIX_MAX bytes). ZKL_OK or
  * ZKL_ESYSTEM (no random bytes). */
 int zkl__make_prefix_with(char *buf, const char *marker);
+/* A try-once that skips its queue's gate (a semaphore's) writes this
+ * before the marker: "_c_<uuid>-try-lease-<seq>", so that a contender
+ * counting the queue can tell a node that may only be passing through from
+ * one whose owner came through the gate. Still a node of the marker. */
+#define ZKL_UNGATED_TAG "try-"
 /* The mutex's prefix, "_c_<uuid>-lock-" (ZKL_PREFIX_LEN bytes + NUL). */
 #define ZKL_PREFIX_LEN 45
 int zkl__make_prefix(char *buf);

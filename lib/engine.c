@@ -226,6 +226,18 @@ static void req_begin(zkl_attempt *att) {
   att->pending++;
 }
 
+/* A fresh unique prefix for the attempt's node. A try-once skips its
+ * recipe's preparation (a semaphore's gate), and says so in it
+ * (ZKL_UNGATED_TAG). */
+static int make_prefix(zkl_attempt *att) {
+  char marker[ZKL_PREFIX_MAX];
+  snprintf(marker, sizeof marker, "%s%s",
+           att->l->recipe->prepare_locked && att->try_once ? ZKL_UNGATED_TAG
+                                                          : "",
+           own_kind(att)->marker);
+  return zkl__make_prefix_with(att->prefix, marker);
+}
+
 /* Undoes req_begin for a request the client refused; returns rc. */
 static int req_refused_locked(zkl_attempt *att, int rc) {
   att->pending--;
@@ -732,7 +744,7 @@ static void on_recover_get_locked(zkl_attempt *att, const zkl_reply *rp) {
     /* Not ours after all (another session's node, as in CURATOR-498), or
      * gone: start over under a fresh id, leaving it alone. */
     if (rc == ZOK)
-      zkl__make_prefix_with(att->prefix, own_kind(att)->marker);
+      make_prefix(att);
     att->own = OWN_NONE;
     att->with_parents = false;
     GO(att, ZKL_AS_CREATING);
@@ -1226,12 +1238,12 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   zkl_attempt *att = calloc(1, sizeof *att);
   if (!att)
     return ZKL_ENOMEM;
-  if (zkl__make_prefix_with(att->prefix, zkl__node_kinds[l->recipe->node].marker) !=
-      ZKL_OK) {
+  att->l = l;
+  att->try_once = timeout_ms == 0;
+  if (make_prefix(att) != ZKL_OK) {
     free(att);
     return ZKL_ESYSTEM;
   }
-  att->l = l;
   att->check = zkl__node_kinds[l->recipe->node].place == ZKL_PLACE_NAME
                    ? CHECK_NONE
                    : CHECK_WANTED;
@@ -1242,7 +1254,6 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   l->other_kind = NULL;
   att->acq = *t;
   t->notice = NULL; /* the attempt's now */
-  att->try_once = timeout_ms == 0;
   att->started_ms = zkl__now_ms();
   l->stats.acquires++;
   if (timeout_ms > 0) {

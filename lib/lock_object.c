@@ -322,10 +322,13 @@ void zkl__notify_revoke_locked(zkl_lock *l) {
 }
 
 int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out) {
+  int rc;
   if (!l || !out)
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
   *out = l->stats;
+  /* Copied all the same: the counters as the close left them. */
+  rc = l->s->closing ? ZKL_ECLOSED : ZKL_OK;
   pthread_mutex_unlock(&l->s->mu);
-  return ZKL_OK;
+  return rc;
 }

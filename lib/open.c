@@ -38,6 +38,19 @@ int zkl_session_open2(zkl_session **out, const char *hosts,
     return ZKL_EINVAL;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
+  /* The client times the first connection out at 2/3 of the request, and
+   * computes twice it in an int: outside these bounds it never connects.
+   * The server negotiates the timeout anyway (up to its floor of two
+   * ticks, down to its ceiling), so the floor changes nothing there. */
+  if (session_timeout_ms < ZKL_SESSION_TIMEOUT_MIN ||
+      session_timeout_ms > ZKL_SESSION_TIMEOUT_MAX) {
+    int asked = session_timeout_ms;
+    session_timeout_ms = asked < ZKL_SESSION_TIMEOUT_MIN
+                             ? ZKL_SESSION_TIMEOUT_MIN
+                             : ZKL_SESSION_TIMEOUT_MAX;
+    zkl__log("session timeout %d ms asked for: %d ms requested instead", asked,
+             session_timeout_ms);
+  }
   rc = zkl__session_alloc(&s, session_timeout_ms, true);
   if (rc != ZKL_OK)
     return rc;
@@ -198,7 +211,7 @@ int zkl_session_close(zkl_session *s) {
     if (pthread_create(&t, &attr, close_thread, s) != 0)
       zkl__log("cannot start a thread to close the session; it leaks");
     pthread_attr_destroy(&attr);
-    return ZKL_EINPROGRESS;
+    return ZKL_EBACKGROUND;
   }
 
   pthread_mutex_lock(&s->mu);
@@ -229,7 +242,7 @@ int zkl_session_close(zkl_session *s) {
     zkl__report_closed_locked(s);
     s->refs--; /* the user's reference; the tap holds another */
     zkl__unlock(s);
-    return ZKL_EINPROGRESS;
+    return ZKL_EBACKGROUND;
   }
   s->closed = true;
   zkl__cleanups_drop_locked(s);

@@ -15,23 +15,31 @@
  * At most N leases are held while every contender gives the same N (the
  * proof is at lease_decide). Nothing stores N (Curator lets each client pass
  * its own). A contender that counts more leases ahead than its own limit
- * knows some other contender admits more than it does: it goes on waiting,
- * as Curator's does, but if its wait times out it ends with ZKL_ELIMIT
- * instead of ZKL_ETIMEDOUT.
+ * waits on, as Curator's does. If the nodes ahead that came through the
+ * gate alone are more than its limit, it knows some other contender admits
+ * more than it does, and if its wait times out it ends with ZKL_ELIMIT
+ * instead of ZKL_ETIMEDOUT. A try-once's node (named _c_<uuid>-try-lease-,
+ * see ZKL_UNGATED_TAG) proves nothing: it may be held, or about to go.
  */
 #include "config.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine.h"
 
 static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
+/* A try-once's node, made without the gate. */
+static bool ungated(const char *node) {
+  return strstr(node, "-" ZKL_UNGATED_TAG "lease-") != NULL;
+}
+
 static void lease_decide(const zkl_queue *q, const void *arg,
                          zkl_verdict *out) {
-  int limit = limit_of(arg), ahead = q->own;
+  int limit = limit_of(arg), ahead = q->own, gated = 0, i;
   out->node = -1;
   out->grant_on_delete = false;
   /* Only the nodes ahead of ours count. Take the lease node held with the
@@ -41,9 +49,18 @@ static void lease_decide(const zkl_queue *q, const void *arg,
    * the moment of one listing, is behind the gate's holder and so never
    * holds it up. */
   out->kind = ahead < limit ? ZKL_GRANT : ZKL_WAIT_CHILDREN;
-  /* More leases held ahead than our limit: someone admits more than we do.
-   * Not a reason to stop waiting; but a wait that times out now says so. */
-  out->code = ahead > limit ? ZKL_ELIMIT : 0;
+  /* A node ahead whose owner came through the gate is a held lease: the
+   * gate is ours now, and its owners let it go only once granted, or after
+   * deleting their node (ENDING sends that delete first; a session applies
+   * its requests in order). A try-once's node ahead may be held too, or
+   * be on its way out (its try found the leases full; or its connection
+   * dropped, and it goes at the reconnect): it keeps us waiting, but
+   * proves nothing. More held leases than our limit: someone admits more
+   * than we do. Not a reason to stop waiting; but a wait that times out
+   * now says so. */
+  for (i = 0; i < ahead; i++)
+    gated += !ungated(q->entries[i].name);
+  out->code = gated > limit ? ZKL_ELIMIT : 0;
 }
 
 /* ---------------------------------------------------------------- the gate

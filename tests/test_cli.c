@@ -167,6 +167,34 @@ static void test_exit_status(void) {
   assert_no_node(name);
 }
 
+/* -t from 1 up works: what the ZooKeeper client cannot connect with (1,
+ * and 2^30 or more) is clamped by the library, and the server grants its
+ * floor or its ceiling (400 ms and 60 s here), as for any other. */
+static void test_session_timeout_range(void) {
+  static const char *const asked[] = {"1", "2147483647"};
+  static const char *const granted[] = {"(session timeout 400 ms)",
+                                        "(session timeout 60000 ms)"};
+  char name[64], line[256], msg[512];
+  proc p;
+  unsigned i;
+  zkt_name(name, sizeof name, "tclamp");
+  for (i = 0; i < 2; i++) {
+    spawn(&p, "-s", zkt_hosts(), "-t", asked[i], "-v", name, "--",
+          HELPER("hold"), NULL);
+    CU_ASSERT(expect_verbose(p.err, "connected to ", msg, sizeof msg));
+    zkt_check(strstr(msg, granted[i]) != NULL, "-t %s: %s", asked[i], msg);
+    if (command_started(&p, line, sizeof line)) {
+      go(&p);
+      CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+    } else {
+      zkt_check(false, "-t %s: the command did not start (exit %d)",
+                asked[i], wait_exit(&p, T_WAIT));
+    }
+    cleanup(&p);
+  }
+  assert_no_node(name);
+}
+
 /* A command killed by signal N: zklock reports 128+N. */
 static void test_command_signaled(void) {
   char name[64];
@@ -813,6 +841,58 @@ static void test_connect_failures(void) {
   close(sock);
 }
 
+/* A -w that runs out while zklock is still connecting is a timeout: the -E
+ * status, with a message that says so (and what the servers did), not the
+ * exit 3 of a ZooKeeper that cannot be reached. Servers that all refuse
+ * are still exit 3 (test_connect_failures). */
+static void test_wait_ends_connecting(void) {
+  char name[64], silent[64], want[512], err[2048], line[64];
+  proxyctl *px;
+  int port, st, n;
+  proc p;
+  zkt_name(name, sizeof name, "wconnect");
+  /* a server that takes the connection and says nothing */
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop", NULL, 0, 5000), 0);
+  snprintf(silent, sizeof silent, "127.0.0.1:%d", port);
+  spawn(&p, "-s", silent, "-w", "0.5", "-E", "7", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 7);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: gave up waiting for /locks/%s after 0.5 s: the wait ran "
+           "out while connecting to ZooKeeper (%s accepts connections but "
+           "opened no ZooKeeper session)\n",
+           name, silent);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+  /* -q: nothing said, as for any wait that runs out */
+  spawn(&p, "-s", silent, "-q", "-w", "0.5", "-E", "7", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 7);
+  CU_ASSERT_EQUAL(read_all(p.err, err, sizeof err, T_WAIT), 0);
+  cleanup(&p);
+  proxyctl_stop(px);
+  /* A healthy server and a wait too short to connect in (or just long
+   * enough, on a fast day): a timeout or the lock, never exit 3. */
+  spawn(&p, "-s", zkt_hosts(), "-w", "0.001", "-E", "7", name, "--",
+        HELPER("hold"), NULL);
+  n = read_line(p.report, line, sizeof line, T_WAIT);
+  if (n > 0)
+    go(&p);
+  st = wait_exit(&p, T_WAIT);
+  zkt_check(st == (n > 0 ? 0 : 7), "-w 0.001: exit %d, the command %s", st,
+            n > 0 ? "ran" : "did not run");
+  if (st == 7) {
+    CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err, "the wait ran out while connecting to ZooKeeper"));
+  }
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 /* A chroot that does not exist is named, for a lock and for --list; one
  * that exists holds the locks. */
 static void test_chroot(void) {
@@ -981,6 +1061,8 @@ static const zkt_test tests[] = {
     {"SIGTERM reaches the command and the lock is released",
      test_sigterm_forwarded},
     {"the command's exit status is zklock's", test_exit_status},
+    {"-t from 1 up: the library clamps, the server negotiates",
+     test_session_timeout_range},
     {"a command killed by signal N gives 128+N", test_command_signaled},
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
     {"--list shows holder and waiters in queue order", test_list_queue},
@@ -990,6 +1072,8 @@ static const zkt_test tests[] = {
     {"a bad lock name exits 2, naming the rule, escaped", test_bad_name},
     {"exec failure: 127 or 126, lock released", test_exec_failure},
     {"ZooKeeper unreachable exits 3 and says how", test_connect_failures},
+    {"-w running out while connecting is a timeout, not exit 3",
+     test_wait_ends_connecting},
     {"a missing chroot is named; an existing one holds the locks",
      test_chroot},
     {"--auth and --acl creator", test_auth_acl},

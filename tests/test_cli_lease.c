@@ -264,6 +264,98 @@ static void test_watchdog_dies_with_zklock(void) {
   assert_no_node(name);
 }
 
+/* The watchdog killed (SIGKILL) while the command runs: zklock starts
+ * another in its place at once and says so, and that one stops the command
+ * when zklock is then stopped past its lease, as the first would have. */
+static void test_watchdog_replaced(void) {
+  char name[64], line[512], err[4096], want[256], state[4];
+  proc p;
+  pid_t wd, wd2 = 0;
+  long said = 0;
+  pid_watch wdw, cmdw;
+  zkt_name(name, sizeof name, "wdkilled");
+  spawn(&p, "-s", zkt_hosts(), "-t", "2000", "-k", "0.5", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  wd = find_watchdog(&p);
+  CU_ASSERT(wd > 0);
+  if (wd > 0) {
+    watch_pid(&wdw, wd);
+    CU_ASSERT(kill(wd, SIGKILL) == 0);
+    CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
+    unwatch_pid(&wdw);
+    CU_ASSERT(read_line(p.err, line, sizeof line, T_WAIT) > 0);
+    snprintf(want, sizeof want,
+             "zklock: the watchdog (pid %ld) died (signal 9); another took "
+             "its place (pid %%ld)",
+             (long)wd);
+    CU_ASSERT_EQUAL(sscanf(line, want, &said), 1);
+    wd2 = find_watchdog(&p);
+    zkt_check(wd2 > 0 && wd2 != wd && said == (long)wd2,
+              "zklock said \"%s\"; its watchdog now: pid %ld", line,
+              (long)wd2);
+  }
+  if (wd > 0) {
+    watch_pid(&cmdw, (pid_t)p.helper);
+    CU_ASSERT_FATAL(stop_zklock(&p));
+    /* the new watchdog stops the command while zklock is stopped */
+    CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+    CU_ASSERT_STRING_EQUAL(line, "sig 15");
+    CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT));
+    CU_ASSERT_STRING_EQUAL(proc_state(p.pid, state, sizeof state), "T");
+    unwatch_pid(&cmdw);
+    CU_ASSERT(kill(p.pid, SIGCONT) == 0);
+    CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+    CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+    snprintf(want, sizeof want,
+             "zklock: watchdog: lost the lock /locks/%s: the lease ran out "
+             "with no renewal from zklock (pid %ld)",
+             name, (long)p.pid);
+    CU_ASSERT(strstr(err, want) == err);
+  }
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* A replacement watchdog that dies at once is not replaced again (it
+ * would die too): zklock stops the command, as on a loss, and exits 4. */
+static void test_watchdog_keeps_dying(void) {
+  char name[64], line[512], want[512];
+  proc p;
+  pid_t wd, wd2 = 0;
+  pid_watch wdw;
+  zkt_name(name, sizeof name, "wddying");
+  spawn(&p, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  wd = find_watchdog(&p);
+  CU_ASSERT(wd > 0);
+  if (wd > 0) {
+    watch_pid(&wdw, wd);
+    CU_ASSERT(kill(wd, SIGKILL) == 0);
+    CU_ASSERT(wait_pid_exit(&wdw, T_WAIT));
+    unwatch_pid(&wdw);
+    CU_ASSERT(read_line(p.err, line, sizeof line, T_WAIT) > 0);
+    wd2 = find_watchdog(&p);
+    CU_ASSERT(wd2 > 0 && wd2 != wd);
+  }
+  if (wd2 > 0 && wd2 != wd) {
+    /* at once: well within the 2 s a replacement must live */
+    CU_ASSERT(kill(wd2, SIGKILL) == 0);
+    CU_ASSERT(read_line(p.err, line, sizeof line, T_WAIT) > 0);
+    snprintf(want, sizeof want,
+             "zklock: the watchdog (pid %ld) died (signal 9) and cannot be "
+             "replaced (it keeps dying): nothing would stop the command "
+             "should zklock be stopped; stopping the command",
+             (long)wd2);
+    CU_ASSERT_STRING_EQUAL(line, want);
+    CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+    CU_ASSERT_STRING_EQUAL(line, "sig 15");
+    CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  }
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 /* A healthy zklock renews the lease: the watchdog stays quiet through
  * several session timeouts. The bounded read below is an observation
  * window (nothing must arrive in it), not a synchronisation: with -t 1000
@@ -392,6 +484,10 @@ static const zkt_test tests[] = {
     {"the watchdog ends with the command, even with zklock stopped",
      test_watchdog_ends_with_command},
     {"the watchdog dies with zklock", test_watchdog_dies_with_zklock},
+    {"a killed watchdog is replaced, and the new one stops the command",
+     test_watchdog_replaced},
+    {"a watchdog that keeps dying: the command is stopped, exit 4",
+     test_watchdog_keeps_dying},
     {"the watchdog stays quiet while zklock is healthy",
      test_watchdog_quiet_when_healthy},
     {"connections reset under a live session: the lease goes on",

@@ -12,9 +12,11 @@
 #include <time.h>
 
 #include "internal.h"
+#include "proxyctl.h"
 #include "zktest.h"
 
 #define T_SESSION 10000
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
 
 typedef struct {
   zkl_session *s;
@@ -227,7 +229,10 @@ static void test_at_most_n(void) {
 }
 
 /* Contenders that disagree on N: one that finds more leases held than its
- * own limit waits on, and says so when its wait ends. */
+ * own limit waits on, and says so when its wait ends, if the leases held
+ * through the gate show it. A try-once's lease (taken without the gate)
+ * cannot be told from a try-once passing through: an excess that only
+ * such a lease makes ends as a plain timeout. */
 static void test_disagreeing_limits(void) {
   char name[64];
   holder big[2], small;
@@ -235,11 +240,15 @@ static void test_disagreeing_limits(void) {
   zkt_name(name, sizeof name, "sem-disagree");
   for (i = 0; i < 2; i++) {
     open_one(&big[i], name, 3);
-    CU_ASSERT_EQUAL(zkl_lock_acquire(big[i].l, 0, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(big[i].l, ZKT_WAIT, NULL), ZKL_OK);
   }
   open_one(&small, name, 1);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ELIMIT);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
+  /* big[1] again, as a try-once: the excess is no longer certain */
+  CU_ASSERT_EQUAL(zkl_lock_release(big[1].l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(big[1].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ETIMEDOUT);
   CU_ASSERT_EQUAL(zkl_lock_release(big[0].l), ZKL_OK);
   /* one held, limit 1: an honest wait now, then a lease */
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
@@ -335,7 +344,22 @@ static zkl_verdict lease_verdict(char **names, int n, const char *own,
 static void test_lease_rule(void) {
   char *names[] = {"_c_d-lease-0000000004", "_c_a-lease-0000000001",
                    "_c_c-lease-0000000003", "_c_b-lease-0000000002"};
+  /* b a try-once's node (made without the gate) */
+  char *with_try[] = {"_c_d-lease-0000000004", "_c_a-lease-0000000001",
+                      "_c_c-lease-0000000003", "_c_b-try-lease-0000000002"};
   zkl_verdict v;
+  /* three ahead, one a try-once's, limit 2: it waits (the try-once's node
+   * may be a held lease), but only two surely are: no ZKL_ELIMIT */
+  v = lease_verdict(with_try, 4, "_c_d-lease-0000000004", 2);
+  CU_ASSERT_EQUAL(v.kind, ZKL_WAIT_CHILDREN);
+  CU_ASSERT_EQUAL(v.code, 0);
+  /* ... limit 1: two that came through the gate are more than 1 */
+  v = lease_verdict(with_try, 4, "_c_d-lease-0000000004", 1);
+  CU_ASSERT_EQUAL(v.kind, ZKL_WAIT_CHILDREN);
+  CU_ASSERT_EQUAL(v.code, ZKL_ELIMIT);
+  /* a try-once's own node counts what is ahead of it like any other */
+  v = lease_verdict(with_try, 4, "_c_b-try-lease-0000000002", 2);
+  CU_ASSERT_EQUAL(v.kind, ZKL_GRANT);
   /* two ahead, one behind, limit 2: waits, and no one admits more */
   v = lease_verdict(names, 4, "_c_c-lease-0000000003", 2);
   CU_ASSERT_EQUAL(v.kind, ZKL_WAIT_CHILDREN);
@@ -395,6 +419,66 @@ static void test_try_once_beside_counting(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(h[1].l), ZKL_OK);
   for (i = 0; i < 4; i++)
     close_one(&h[i]);
+  assert_nothing_left(name);
+}
+
+/* A try-once's lease node that stays for longer than the try: its
+ * connection is cut right after its create reached the server, so the
+ * node stands until that session reconnects. A contender that counts the
+ * leases meanwhile (limit 1: one held, and the try-once's node, both ahead
+ * of its own) cannot know the try-once's node is not a held lease: it
+ * waits, and when its time runs out it says ZKL_ETIMEDOUT, not ZKL_ELIMIT,
+ * since nothing shows that the contenders disagree (the try-once's node
+ * says what it is in its name; Curator still counts it, as every node of
+ * leases/). Then the try-once fails with ZKL_ECONNECT, and its node goes
+ * at the reconnect. */
+static void test_try_once_node_stays(void) {
+  char name[64], leases[256], hosts[64], path[512];
+  holder h, w, t;
+  proxyctl *px;
+  zkt_rec rec;
+  int port;
+  struct String_vector kids = {0, NULL};
+  int i, tried = 0;
+  zkt_name(name, sizeof name, "sem-stays");
+  leases_path(leases, sizeof leases, name);
+  zkt_rec_init(&rec);
+  open_one(&h, name, 1);
+  open_one(&w, name, 1);
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&t.s, hosts, T_SESSION), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&t.l, t.s, name, 1), ZKL_OK);
+  /* h comes through the gate (a try-once would not) */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h.l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_PTR_NULL(strstr(path, "-try-lease-"));
+  /* 15: create2, the try-once's first request; its answer is lost */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 15", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(t.l, 0, zkt_on_acquired, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(px, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
+  /* the try-once's node says what it is; it still ends in lease-<seq> */
+  CU_ASSERT_EQUAL(zoo_get_children(zkt_observer(), leases, 0, &kids), ZOK);
+  for (i = 0; i < kids.count; i++) {
+    CU_ASSERT_PTR_NOT_NULL(strstr(kids.data[i], "-lease-"));
+    tried += strstr(kids.data[i], "-try-lease-") != NULL;
+  }
+  deallocate_String_vector(&kids);
+  CU_ASSERT_EQUAL(tried, 1);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(w.l, 500, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(zkt_children(leases), 2); /* it stood all along */
+  /* healed: the pair that lost the answer is reset, the try-once fails,
+   * and its node goes when its session reconnects */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "pass", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  close_one(&h);
+  close_one(&w);
+  close_one(&t);
+  proxyctl_stop(px);
   assert_nothing_left(name);
 }
 
@@ -471,6 +555,8 @@ int main(void) {
       {"leases in quick succession", test_quick_succession},
       {"the lease rule counts the nodes ahead", test_lease_rule},
       {"a try-once beside a contender counting", test_try_once_beside_counting},
+      {"a try-once's node that stays is no disagreement",
+       test_try_once_node_stays},
       {"the gate's ACL and owner", test_gate_settings},
       {"bad input", test_bad_input},
       {NULL, NULL}};

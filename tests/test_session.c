@@ -74,6 +74,28 @@ static void test_negotiated_timeout(void) {
   zkl_session_close(s);
 }
 
+/* Timeouts the ZooKeeper client never connects with (below 2 ms it times
+ * the handshake out at once; from 2^30 up, twice the timeout overflows
+ * its int) are clamped by the library, and the server then negotiates as
+ * for any other: up to its floor, down to its ceiling (60 s here). */
+static void test_timeout_clamped(void) {
+  static const int asked[] = {1, 2, 1073741823, 1073741824, 2147483647};
+  static const int granted[] = {400, 400, 60000, 60000, 60000};
+  unsigned i;
+  for (i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+    zkl_session *s = NULL;
+    int rc = zkl_session_open2(&s, zkt_hosts(), asked[i], 5000);
+    zkt_check(rc == ZKL_OK, "asking for %d ms: %s", asked[i],
+              zkl_strerror(rc));
+    if (rc != ZKL_OK)
+      continue;
+    zkt_check(zkl_session_timeout(s) == granted[i],
+              "asking for %d ms: granted %d, not %d", asked[i],
+              zkl_session_timeout(s), granted[i]);
+    zkl_session_close(s);
+  }
+}
+
 /* The held lock's lost notices and the waiting lock's acquire callback,
  * recorded for the test thread. */
 static zkt_rec lost, acquired;
@@ -375,7 +397,9 @@ static void wrap_close_during_outage(bool through_proxy) {
   CU_ASSERT_EQUAL(zkt_rec_wait(&outage_lost, 1, T_WAIT),
                   ZKL_LOST_LEASE_EXPIRED); /* told by the lease */
   zkl_lock_free(l);
-  zkl_session_close(w); /* gives up waiting: the server is still down */
+  /* gives up waiting (the server is still down): the deletions go on in
+   * the background, and the close says so */
+  CU_ASSERT_EQUAL(zkl_session_close(w), ZKL_EBACKGROUND);
   if (px) /* the first request after the reconnect is the deletion */
     CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 2", NULL, 0, 5000), 0);
   snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
@@ -441,13 +465,14 @@ static void test_wrap_deadlock_guard(void) {
  * returns at once and finishes on a private thread. */
 typedef struct {
   zkl_session *s;
-  zkt_rec rec; /* the acquire's status, counted once the close returned */
+  int close_rc; /* what the close in the callback said */
+  zkt_rec rec;  /* the acquire's status, counted once the close returned */
 } closer;
 
 static void close_from_callback(zkl_lock *l, int rc, int64_t token,
                                 void *arg) {
   closer *c = arg;
-  zkl_session_close(c->s);
+  c->close_rc = zkl_session_close(c->s);
   zkt_on_acquired(l, rc, token, &c->rec);
 }
 
@@ -465,10 +490,37 @@ static void test_close_from_callback(void) {
   CU_ASSERT_EQUAL(zkt_counter_wait(&c.rec.calls, 1, T_WAIT), 1);
   /* it held the lock when it closed (else "its node goes" is moot) */
   CU_ASSERT_EQUAL(c.rec.rc, ZKL_OK);
+  /* The close says it goes on in the background, in words of its own
+   * (not those of an acquire in progress). */
+  CU_ASSERT_EQUAL(c.close_rc, ZKL_EBACKGROUND);
+  CU_ASSERT_PTR_NOT_NULL(strstr(zkl_strerror(c.close_rc), "background"));
   /* The held lock's node goes with the closed session. */
   zkt_assert_parent_empty(name);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
   zkl_lock_free(l);
+}
+
+/* Once the session is closed, every call on its locks that returns a
+ * status says ZKL_ECLOSED: zkl_lock_get_stats() too, which still copies
+ * the counters as they stood. */
+static void test_stats_after_close(void) {
+  char name[64];
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l;
+  zkl_lock_stats st;
+  zkt_name(name, sizeof name, "stats-closed");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.grants, 1);
+  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  memset(&st, 0, sizeof st);
+  CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(st.grants, 1);
+  CU_ASSERT_EQUAL(st.releases, 1); /* the close released it */
+  CU_ASSERT_EQUAL(zkl_lock_get_stats(l, NULL), ZKL_EINVAL);
+  zkl_lock_free(l);
+  zkt_assert_parent_empty(name);
 }
 
 static zkt_counter log_lines;
@@ -493,6 +545,7 @@ int main(void) {
   static const zkt_test tests[] = {
       {"connect errors", test_connect_errors},
       {"negotiated timeout", test_negotiated_timeout},
+      {"timeouts the client cannot use are clamped", test_timeout_clamped},
       {"session expiry (partition, no lease)", test_expiry_partition},
       {"session expiry (partition, lease)", test_expiry_partition_lease},
       {"session expiry (second handle)", test_expiry_second_handle},
@@ -503,6 +556,7 @@ int main(void) {
       {"handle closed under a wrapped session's last deletion",
        test_wrap_close_handle_during_deletion},
       {"close from a callback", test_close_from_callback},
+      {"stats after close", test_stats_after_close},
       {"log handler", test_log_handler},
       {NULL, NULL}};
   return zkt_main("session", tests);
