@@ -34,7 +34,12 @@ static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
 /* A try-once's node, made without the gate. */
 static bool ungated(const char *node) {
-  return strstr(node, "-" ZKL_UNGATED_TAG "lease-") != NULL;
+  const char *tag = strstr(node, "-" ZKL_UNGATED_TAG), *marker;
+  if (!tag)
+    return false;
+  marker = zkl__node_kinds[ZKL_NODE_LEASE].marker;
+  return strncmp(tag + 1 + strlen(ZKL_UNGATED_TAG), marker,
+                 strlen(marker)) == 0;
 }
 
 static void lease_decide(const zkl_queue *q, const void *arg,
