@@ -50,35 +50,25 @@ static void job_finish_locked(zkl_session *s, zkl_cleanup *job, int rc) {
   job_free_locked(s, job);
 }
 
-static void void_done(int rc, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
-  job_finish_locked(s, r->owner, rc);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+static void deleted_locked(zkl_req *r, const zkl_answer *a) {
+  job_finish_locked(r->s, r->owner, a->rc);
 }
 
-static void list_done(int rc, const struct String_vector *children,
-                      const void *data) {
-  zkl_req *r = (zkl_req *)data;
+static void listed_locked(zkl_req *r, const zkl_answer *a) {
   zkl_session *s = r->s;
   zkl_cleanup *job = r->owner;
   int i;
-  zkl__enter_req_locked(r, rc);
-  if (rc == ZOK) {
+  if (a->rc == ZOK) {
     char path[ZKL_PATH_MAX];
     size_t plen = strlen(job->prefix);
-    for (i = 0; i < children->count; i++) {
-      if (strncmp(children->data[i], job->prefix, plen) != 0)
+    for (i = 0; i < a->children->count; i++) {
+      if (strncmp(a->children->data[i], job->prefix, plen) != 0)
         continue;
-      snprintf(path, sizeof path, "%s/%s", job->path, children->data[i]);
+      snprintf(path, sizeof path, "%s/%s", job->path, a->children->data[i]);
       zkl__cleanup_delete_locked(s, path);
     }
   }
-  job_finish_locked(s, job, rc);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+  job_finish_locked(s, job, a->rc);
 }
 
 static void job_run_locked(zkl_session *s, zkl_cleanup *job) {
@@ -92,10 +82,12 @@ static void job_run_locked(zkl_session *s, zkl_cleanup *job) {
   r->owner = job;
   switch (job->kind) {
   case CLEAN_DELETE:
-    rc = zoo_adelete(s->zh, job->path, -1, void_done, r);
+    r->answered_locked = deleted_locked;
+    rc = zoo_adelete(s->zh, job->path, -1, zkl__on_void, r);
     break;
   default:
-    rc = zoo_aget_children(s->zh, job->path, 0, list_done, r);
+    r->answered_locked = listed_locked;
+    rc = zoo_aget_children(s->zh, job->path, 0, zkl__on_strings, r);
     break;
   }
   if (rc != ZOK) {

@@ -63,13 +63,11 @@ static int status_of(int rc, const zoo_op_result_t *results) {
   return rc;
 }
 
-static void multi_done(int rc, const void *data) {
-  zkl_req *r = (zkl_req *)data;
+static void multi_done_locked(zkl_req *r, const zkl_answer *a) {
   zkl_session *s = r->s;
   multi *m = r->owner;
   int i;
-  zkl__enter_req_locked(r, rc);
-  m->rc = status_of(rc, m->results);
+  m->rc = status_of(a->rc, m->results);
   for (i = 0; i < m->count; i++)
     m->out[i] = m->results[i + 1];
   if (m->waiter) {
@@ -88,8 +86,6 @@ static void multi_done(int rc, const void *data) {
       multi_free_locked(m);
     }
   }
-  zkl__req_done_locked(r);
-  zkl__leave(s);
 }
 
 /* Checks and sends; on ZKL_OK the completion owns m. */
@@ -109,7 +105,8 @@ static int send_locked(multi *m) {
   if (!(r = zkl__req_new_locked(s, ZKL_RQ_MULTI)))
     return ZKL_ENOMEM;
   r->owner = m;
-  rc = zoo_amulti(s->zh, m->count + 1, m->ops, m->results, multi_done, r);
+  r->answered_locked = multi_done_locked;
+  rc = zoo_amulti(s->zh, m->count + 1, m->ops, m->results, zkl__on_void, r);
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
     return rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;

@@ -11,65 +11,18 @@
 
 #include "io.h"
 
-static void reply_locked(zkl_req *r, zkl_reply *rp) {
+static void answered_locked(zkl_req *r, const zkl_answer *a) {
   const zkl_io_ops *ops = r->item;
-  rp->kind = r->kind;
-  rp->round = r->round;
-  rp->path = r->path;
-  ops->replied_locked(r->owner, rp);
-}
-
-static void string_done(int rc, const char *value, const struct Stat *stat,
-                        const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
   zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
-  rp.rc = rc;
-  rp.value = value;
-  rp.stat = stat;
-  reply_locked(r, &rp);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
-}
-
-static void strings_done(int rc, const struct String_vector *children,
-                         const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
-  rp.rc = rc;
-  rp.children = children;
-  reply_locked(r, &rp);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
-}
-
-static void data_done(int rc, const char *value, int len,
-                      const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
-  rp.rc = rc;
-  rp.value = value;
-  rp.len = len;
-  rp.stat = stat;
-  reply_locked(r, &rp);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
-}
-
-static void void_done(int rc, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
-  rp.rc = rc;
-  reply_locked(r, &rp);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+  rp.kind = r->kind;
+  rp.round = r->round;
+  rp.path = r->path;
+  rp.rc = a->rc;
+  rp.value = a->value;
+  rp.len = a->len;
+  rp.stat = a->stat;
+  rp.children = a->children;
+  ops->replied_locked(r->owner, &rp);
 }
 
 /* A refusal of the client, at the call: our codes. */
@@ -91,6 +44,7 @@ static zkl_req *new_req_locked(zkl_session *s, int kind, const char *path,
     zkl__req_abort_locked(r);
     return NULL;
   }
+  r->answered_locked = answered_locked;
   r->item = (void *)ops;
   r->owner = owner;
   r->round = round;
@@ -113,7 +67,7 @@ int zkl__io_create_locked(zkl_session *s, int kind, const char *path,
   if (!r)
     return ZKL_ENOMEM;
   return sent_locked(r, zoo_acreate2(s->zh, path, data, len, acl, mode,
-                                     string_done, r));
+                                     zkl__on_string, r));
 }
 
 int zkl__io_list_locked(zkl_session *s, int kind, const char *path,
@@ -121,7 +75,7 @@ int zkl__io_list_locked(zkl_session *s, int kind, const char *path,
   zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);
   if (!r)
     return ZKL_ENOMEM;
-  return sent_locked(r, zoo_aget_children(s->zh, path, 0, strings_done, r));
+  return sent_locked(r, zoo_aget_children(s->zh, path, 0, zkl__on_strings, r));
 }
 
 int zkl__io_get_locked(zkl_session *s, int kind, const char *path,
@@ -129,7 +83,7 @@ int zkl__io_get_locked(zkl_session *s, int kind, const char *path,
   zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);
   if (!r)
     return ZKL_ENOMEM;
-  return sent_locked(r, zoo_aget(s->zh, path, 0, data_done, r));
+  return sent_locked(r, zoo_aget(s->zh, path, 0, zkl__on_data, r));
 }
 
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
@@ -137,5 +91,5 @@ int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
   zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);
   if (!r)
     return ZKL_ENOMEM;
-  return sent_locked(r, zoo_adelete(s->zh, path, -1, void_done, r));
+  return sent_locked(r, zoo_adelete(s->zh, path, -1, zkl__on_void, r));
 }

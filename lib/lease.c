@@ -57,22 +57,20 @@ void zkl__lease_hold_locked(zkl_session *s, int delta) {
     s->lease.held--;
 }
 
-static void heartbeat_done(int rc, const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
+/* The answer has renewed the lease already (the frame moves its clock). */
+static void heartbeat_done_locked(zkl_req *r, const zkl_answer *a) {
   zkl_session *s = r->s;
-  (void)stat;
-  zkl__enter_req_locked(r, rc); /* an answer renews the lease */
+  (void)a;
   s->lease.heartbeat_inflight = false;
-  zkl__req_done_locked(r);
   zkl__timer_kick_locked(&s->timer);
-  zkl__leave(s);
 }
 
 static void send_heartbeat_locked(zkl_session *s) {
   zkl_req *r = zkl__req_new_locked(s, ZKL_RQ_HEARTBEAT);
   if (!r)
     return; /* tried again at the next tick */
-  if (zoo_aexists(s->zh, "/", 0, heartbeat_done, r) != ZOK) {
+  r->answered_locked = heartbeat_done_locked;
+  if (zoo_aexists(s->zh, "/", 0, zkl__on_stat, r) != ZOK) {
     zkl__req_abort_locked(r);
     return;
   }

@@ -203,14 +203,10 @@ void zkl__leave(zkl_session *s) {
   unlock_maybe_free(s);
 }
 
-static void carrier_done(int rc, const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  (void)stat;
-  zkl__enter_req_locked(r, rc);
-  s->carrier_inflight = false;
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+/* Its completion's frame runs the queued callbacks: that is all it is for. */
+static void carrier_done_locked(zkl_req *r, const zkl_answer *a) {
+  (void)a;
+  r->s->carrier_inflight = false;
 }
 
 /* A cheap read whose only purpose is that its completion runs on the
@@ -224,7 +220,8 @@ static void ensure_carrier_locked(zkl_session *s) {
   r = zkl__req_new_locked(s, ZKL_RQ_CARRIER);
   if (!r)
     return; /* retried by the next queued call or completion */
-  if (zoo_aexists(s->zh, "/", 0, carrier_done, r) != ZOK) {
+  r->answered_locked = carrier_done_locked;
+  if (zoo_aexists(s->zh, "/", 0, zkl__on_stat, r) != ZOK) {
     /* A dead handle: the session-over event, or close, runs the queue. */
     zkl__req_abort_locked(r);
     return;

@@ -89,19 +89,49 @@ enum {
   ZKL_RQ_KINDS
 };
 
+/* The client's answer to a request, whatever the call's shape: only the
+ * fields of that shape are set. Borrowed for the handler's run. */
+typedef struct zkl_answer {
+  int rc;
+  const char *value; /* create: the path made; get: the data */
+  int len;           /* get: the data's length */
+  const struct Stat *stat;              /* create2, get, exists */
+  const struct String_vector *children; /* get_children */
+} zkl_answer;
+
+typedef struct zkl_req zkl_req;
+/* What a request's sender does with the answer: runs inside the frame
+ * every completion shares (requests.c): the session's mutex held, the
+ * thread marked as the completion thread, the lease's clock moved by a
+ * server's answer; after it the request is freed and queued user
+ * callbacks run with the mutex dropped. */
+typedef void (*zkl_answered_fn)(zkl_req *r, const zkl_answer *a);
+
 /* A request in flight. Holds a session reference; freed by its completion
  * (zkl__req_done_locked). The sender's fields are the sender's to use. */
-typedef struct zkl_req {
+struct zkl_req {
   zkl_session *s;
   int kind;
   int64_t sent_ms; /* when it was queued: the server heard it later */
+  zkl_answered_fn answered_locked; /* set by the sender */
   /* the sender's */
   void *owner;
   void *item;
   unsigned round;
   int index;
   char *path; /* freed with the request */
-} zkl_req;
+};
+
+/* The completions to hand the client, one per shape of its calls: each
+ * runs r->answered_locked in the frame above. data is the zkl_req. */
+void zkl__on_string(int rc, const char *value, const struct Stat *stat,
+                    const void *data);
+void zkl__on_strings(int rc, const struct String_vector *children,
+                     const void *data);
+void zkl__on_data(int rc, const char *value, int len, const struct Stat *stat,
+                  const void *data);
+void zkl__on_stat(int rc, const struct Stat *stat, const void *data);
+void zkl__on_void(int rc, const void *data);
 
 typedef struct zkl_cleanups {
   zkl_link jobs;
@@ -209,7 +239,9 @@ bool zkl__is_session_over(int rc);
 bool zkl__watch_leave_client(zhandle_t *zh, const char *path, int wtype,
                              watcher_fn watcher, void *ctx);
 
-/* Allocates a request (counted in sent[kind]); NULL on ENOMEM. */
+/* Allocates a request (counted in sent[kind]); NULL on ENOMEM. Its
+ * sender sets answered_locked and hands the client a zkl__on_* completion
+ * with the request as its data. */
 zkl_req *zkl__req_new_locked(zkl_session *s, int kind);
 /* Undoes zkl__req_new_locked when the client refused to send it. */
 void zkl__req_abort_locked(zkl_req *r);

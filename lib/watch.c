@@ -88,35 +88,18 @@ static void armed_locked(zkl_watch *w, int rc, const char *data, int len,
   maybe_free_locked(w);
 }
 
-static void data_armed(int rc, const char *value, int len,
-                       const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
-  armed_locked(r->owner, rc, value, len, stat, NULL);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+static void data_armed_locked(zkl_req *r, const zkl_answer *a) {
+  armed_locked(r->owner, a->rc, a->value, a->len, a->stat, NULL);
 }
 
-static void exists_armed(int rc, const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
+static void exists_armed_locked(zkl_req *r, const zkl_answer *a) {
   /* exists sets its watch on a missing node too: that is what it is for */
-  armed_locked(r->owner, rc == ZNONODE ? ZOK : rc, NULL, 0,
-               rc == ZOK ? stat : NULL, NULL);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+  armed_locked(r->owner, a->rc == ZNONODE ? ZOK : a->rc, NULL, 0,
+               a->rc == ZOK ? a->stat : NULL, NULL);
 }
 
-static void children_armed(int rc, const struct String_vector *children,
-                           const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
-  armed_locked(r->owner, rc, NULL, 0, NULL, children);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+static void children_armed_locked(zkl_req *r, const zkl_answer *a) {
+  armed_locked(r->owner, a->rc, NULL, 0, NULL, a->children);
 }
 
 zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
@@ -136,13 +119,16 @@ zkl_watch *zkl__watch_arm_locked(zkl_session *s, int type, int rq,
   r->owner = w;
   switch (type) {
   case ZKL_WATCH_DATA:
-    *rc = zoo_awget(s->zh, path, watcher, w, data_armed, r);
+    r->answered_locked = data_armed_locked;
+    *rc = zoo_awget(s->zh, path, watcher, w, zkl__on_data, r);
     break;
   case ZKL_WATCH_CHILDREN:
-    *rc = zoo_awget_children(s->zh, path, watcher, w, children_armed, r);
+    r->answered_locked = children_armed_locked;
+    *rc = zoo_awget_children(s->zh, path, watcher, w, zkl__on_strings, r);
     break;
   default:
-    *rc = zoo_awexists(s->zh, path, watcher, w, exists_armed, r);
+    r->answered_locked = exists_armed_locked;
+    *rc = zoo_awexists(s->zh, path, watcher, w, zkl__on_stat, r);
     break;
   }
   if (*rc != ZOK) {

@@ -47,12 +47,10 @@ static void tap_maybe_free_locked(zkl_tap *tap) {
 
 bool zkl__tap_held_locked(const zkl_session *s) { return s->tap != NULL; }
 
-static void tap_armed(int rc, const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
+static void tap_armed_locked(zkl_req *r, const zkl_answer *a) {
   zkl_session *s = r->s;
   zkl_tap *tap = r->owner;
-  (void)stat;
-  zkl__enter_req_locked(r, rc);
+  int rc = a->rc;
   tap->arm_inflight = false;
   if (rc == ZOK)
     tap->registered = true;
@@ -66,8 +64,6 @@ static void tap_armed(int rc, const struct Stat *stat, const void *data) {
   if (tap->registered && tap->unwanted)
     tap_remove_locked(s); /* wrap gave up meanwhile */
   tap_maybe_free_locked(tap);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
 }
 
 /* Sends the exists that sets the watch; kind says whether it is the wrap's
@@ -78,7 +74,8 @@ static int tap_arm_locked(zkl_session *s, int kind) {
   if (!r)
     return ZKL_ENOMEM;
   r->owner = s->tap;
-  rc = zoo_awexists(s->zh, "/", tap_watcher, s->tap, tap_armed, r);
+  r->answered_locked = tap_armed_locked;
+  rc = zoo_awexists(s->zh, "/", tap_watcher, s->tap, zkl__on_stat, r);
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
     return rc;
