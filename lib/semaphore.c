@@ -46,11 +46,19 @@ static void lease_decide(const zkl_queue *q, const void *arg,
   out->code = ahead > limit ? ZKL_ELIMIT : 0;
 }
 
+/* The limit, beside the owner description: whoever lists the leases can
+ * then tell which of them hold (kinds.c). Curator ignores lease data. */
+static int lease_owner_line(const void *arg, char *buf, size_t len) {
+  int n = snprintf(buf, len, "limit=%d\n", limit_of(arg));
+  return n < 0 || (size_t)n >= len ? 0 : n;
+}
+
 const zkl_recipe zkl__recipe_lease = {
     .name = "lease",
     .node = ZKL_NODE_LEASE,
     .list_with_watch = true,
     .decide = lease_decide,
+    .owner_line = lease_owner_line,
 };
 
 /* The gate: a mutex in locks/, of the semaphore's family. */
