@@ -1,7 +1,8 @@
 /*
  * io.c - the engine's requests: creates, listings, reads and deletes of
- * queue nodes. Each is sent for an owner (an attempt, opaque here) and a
- * round, and its completion hands one zkl_reply to the owner's handler.
+ * queue nodes, and the revoke marker's write (ask.c). Each is sent for an
+ * owner (an attempt, a question: opaque here) and a round, and its
+ * completion hands one zkl_reply to the owner's handler.
  * Nothing here decides anything: that is the state machine's job.
  */
 #include "config.h"
@@ -55,6 +56,18 @@ static void data_done(int rc, const char *value, int len,
   rp.rc = rc;
   rp.value = value;
   rp.len = len;
+  rp.stat = stat;
+  reply_locked(r, &rp);
+  zkl__req_done_locked(r);
+  zkl__leave(s);
+}
+
+static void stat_done(int rc, const struct Stat *stat, const void *data) {
+  zkl_req *r = (zkl_req *)data;
+  zkl_session *s = r->s;
+  zkl_reply rp = {0};
+  zkl__enter_req_locked(r, rc);
+  rp.rc = rc;
   rp.stat = stat;
   reply_locked(r, &rp);
   zkl__req_done_locked(r);
@@ -130,6 +143,15 @@ int zkl__io_get_locked(zkl_session *s, int kind, const char *path,
   if (!r)
     return ZKL_ENOMEM;
   return sent_locked(r, zoo_aget(s->zh, path, 0, data_done, r));
+}
+
+int zkl__io_set_locked(zkl_session *s, int kind, const char *path,
+                       const char *data, int len, const zkl_io_ops *ops,
+                       void *owner, unsigned round) {
+  zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);
+  if (!r)
+    return ZKL_ENOMEM;
+  return sent_locked(r, zoo_aset(s->zh, path, data, len, -1, stat_done, r));
 }
 
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
