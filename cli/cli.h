@@ -380,31 +380,25 @@ char *queue_owner_info(char *const argv[]);
 
 /* One contender, as --list shows it. */
 typedef struct {
-  const zkl_participant *p;
-  const char *kind; /* "lock", "read", "write", "lease", "latch", and
-                       "gate" for a semaphore's queue at its gate */
-  const char *queue; /* the lock name of its queue: NAME, NAME/leases or
-                        NAME/locks */
-  bool holds;        /* it holds the lock, as far as the listing tells */
-  char *id;          /* a candidate's id (latch), else NULL */
+  const zkl_participant *p; /* its kind ("lock", "read", "write", "latch",
+                               "lease", "gate") and whether it holds, as
+                               the library tells them */
+  char *id; /* a candidate's id (latch), else NULL */
 } queue_entry;
 
-/* Every contender of NAME: its own queue, then a semaphore's leases
- * (NAME/leases) and its queue at the gate (NAME/locks). */
+/* Every contender of NAME, as zkl_participants() lists them: its own
+ * queue, then a semaphore's leases and its queue at the gate. */
 typedef struct {
   queue_entry *e;
   int count;
-  int holders;
-  zkl_participant *lists[3];
-  char queues[3][ZKL_NAME_MAX + 8];
+  int holders; /* entries that hold */
+  zkl_participant *list;
 } queue_view;
 
-/* Lists them (two round trips per queue, one more per candidate of an
- * election). limit: a semaphore's limit when known (the first `limit`
- * leases hold), 0: every lease node counts as held. Returns a ZKL_ code;
- * on success free the view with queue_view_free(). */
-int queue_view_get(zkl_session *s, const char *name, int limit,
-                   queue_view *v);
+/* Lists them (zkl_participants(): two round trips; one more per candidate
+ * of an election). Returns a ZKL_ code; on success free the view with
+ * queue_view_free(). */
+int queue_view_get(zkl_session *s, const char *name, queue_view *v);
 void queue_view_free(queue_view *v);
 /* Who holds it, for messages: "db1:4242 since 12:01:07", "'web1' since
  * 12:01:07" (a candidate), "an unknown owner since ...", with " and N more"
@@ -414,14 +408,13 @@ bool queue_describe_holders(const queue_view *v, char *buf, size_t len);
  * with_since adds " since 12:01:07". */
 void queue_describe(const queue_entry *e, bool with_since, char *buf,
                     size_t len);
-/* The owner of the node `child` of NAME's own queue, as queue_describe()
- * says it; false when it cannot be learned (or the session is not
+/* The owner of the node `child` of NAME (in its own queue, or a
+ * semaphore's lease or gate node), as queue_describe() says it; false when it cannot be learned (or the session is not
  * connected: then it does not wait). */
 bool queue_describe_node(zkl_session *s, const char *name, const char *child,
                          char *buf, size_t len);
 /* Who holds name now, as queue_describe_holders() says it (one listing). */
-bool queue_holder(zkl_session *s, const char *name, int limit, char *buf,
-                  size_t len);
+bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len);
 
 /* --list: prints the contenders of name on stdout, one line each, after
  * a header line unless no_header. Returns a ZKL_ code. */

@@ -3,12 +3,11 @@
  * kind of lock: --list, --leader, --revoke, and who holds it (the waiting
  * line, the holder named when zklock gives up).
  *
- * One listing covers a mutex, a read/write lock (readers and writers in one
- * queue) and an election (its candidates). A semaphore keeps its leases in
- * NAME/leases and its queue at the gate in NAME/locks, two more queues that
- * are listed when they exist. Who holds, as far as a listing tells: the
- * first of a queue; the readers before the first writer; a semaphore's
- * first N leases (every lease node when N is not known).
+ * One call lists them all, through the library's registry of lock kinds:
+ * the name's own queue (a mutex, a read/write lock's readers and writers,
+ * an election's candidates), then a semaphore's leases and its queue at
+ * the gate. Who holds is the library's word (zkl_participant.holds): no
+ * rule of a kind is written here.
  *
  * A candidate's node holds its id, not an owner description, and
  * zkl_participants() does not return node data: the ids are read with the
@@ -80,51 +79,28 @@ void queue_view_free(queue_view *v) {
   for (i = 0; i < v->count; i++)
     free(v->e[i].id);
   free(v->e);
-  for (i = 0; i < 3; i++)
-    if (v->lists[i])
-      zkl_participants_free(v->lists[i]);
+  if (v->list)
+    zkl_participants_free(v->list);
   memset(v, 0, sizeof *v);
 }
 
-int queue_view_get(zkl_session *s, const char *name, int limit, queue_view *v) {
-  static const char *const suffix[3] = {"", "/leases", "/locks"};
-  int counts[3] = {0, 0, 0}, i, j, rc, n = 0;
+int queue_view_get(zkl_session *s, const char *name, queue_view *v) {
+  int i, rc;
   memset(v, 0, sizeof *v);
-  for (i = 0; i < 3; i++) {
-    snprintf(v->queues[i], sizeof v->queues[i], "%s%s", name, suffix[i]);
-    /* A semaphore's queues of a name this long cannot be named to the
-     * library (ZKL_NAME_MAX): not listed. */
-    if (strlen(v->queues[i]) > ZKL_NAME_MAX)
-      continue;
-    rc = zkl_participants(s, v->queues[i], &v->lists[i], &counts[i]);
-    if (rc != ZKL_OK) {
-      queue_view_free(v);
-      return rc;
-    }
-    n += counts[i];
-  }
-  v->e = calloc((size_t)(n ? n : 1), sizeof *v->e);
+  rc = zkl_participants(s, name, &v->list, &v->count);
+  if (rc != ZKL_OK)
+    return rc;
+  v->e = calloc((size_t)(v->count ? v->count : 1), sizeof *v->e);
   if (!v->e) {
     queue_view_free(v);
     return ZKL_ENOMEM;
   }
-  for (i = 0; i < 3; i++) {
-    bool reading = false; /* the queue so far: readers only */
-    for (j = 0; j < counts[i]; j++) {
-      queue_entry *e = &v->e[v->count++];
-      e->p = &v->lists[i][j];
-      e->queue = v->queues[i];
-      e->kind = i == 2 ? "gate" : e->p->kind;
-      if (i == 0) {
-        e->holds = j == 0 || (reading && strcmp(e->kind, "read") == 0);
-        reading = e->holds && strcmp(e->kind, "read") == 0;
-      } else if (i == 1) {
-        e->holds = limit <= 0 || j < limit;
-      }
-      if (strcmp(e->kind, "latch") == 0)
-        e->id = read_id(s, e->p->node);
-      v->holders += e->holds;
-    }
+  for (i = 0; i < v->count; i++) {
+    queue_entry *e = &v->e[i];
+    e->p = &v->list[i];
+    if (strcmp(e->p->kind, "latch") == 0)
+      e->id = read_id(s, e->p->node);
+    v->holders += e->p->holds;
   }
   return ZKL_OK;
 }
@@ -149,7 +125,7 @@ void queue_describe(const queue_entry *e, bool with_since, char *buf,
 bool queue_describe_holders(const queue_view *v, char *buf, size_t len) {
   int i;
   size_t n;
-  for (i = 0; i < v->count && !v->e[i].holds; i++)
+  for (i = 0; i < v->count && !v->e[i].p->holds; i++)
     ;
   if (i == v->count)
     return false;
@@ -160,11 +136,10 @@ bool queue_describe_holders(const queue_view *v, char *buf, size_t len) {
   return true;
 }
 
-bool queue_holder(zkl_session *s, const char *name, int limit, char *buf,
-                  size_t len) {
+bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len) {
   queue_view v;
   bool found;
-  if (queue_view_get(s, name, limit, &v) != ZKL_OK)
+  if (queue_view_get(s, name, &v) != ZKL_OK)
     return false;
   found = queue_describe_holders(&v, buf, len);
   queue_view_free(&v);
@@ -187,8 +162,7 @@ bool queue_describe_node(zkl_session *s, const char *name, const char *child,
       queue_entry e;
       memset(&e, 0, sizeof e);
       e.p = &list[i];
-      e.kind = list[i].kind;
-      if (strcmp(e.kind, "latch") == 0)
+      if (strcmp(e.p->kind, "latch") == 0)
         e.id = read_id(s, list[i].node);
       queue_describe(&e, false, buf, len);
       free(e.id);
@@ -204,7 +178,7 @@ bool queue_describe_node(zkl_session *s, const char *name, const char *child,
 int queue_list(zkl_session *s, const char *name, bool no_header) {
   queue_view v;
   int i, rc;
-  rc = queue_view_get(s, name, 0, &v);
+  rc = queue_view_get(s, name, &v);
   if (rc != ZKL_OK)
     return rc;
   if (!no_header)
@@ -225,7 +199,7 @@ int queue_list(zkl_session *s, const char *name, bool no_header) {
     cli_iso_time(queued, sizeof queued, p->queued_ms, false);
     printf("%d\t%s\t%" PRId64 "\t%s\t%s\t%s\t%s\t%s\t%s\n", i, p->node,
            p->token, host[0] ? host : "-", pid, started, info[0] ? info : "-",
-           queued, v.e[i].kind);
+           queued, p->kind);
   }
   queue_view_free(&v);
   return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
@@ -245,14 +219,15 @@ int queue_leader(zkl_session *s, const char *name) {
 int queue_revoke(zkl_session *s, const char *name) {
   queue_view v;
   int i, rc, asked = 0;
-  rc = queue_view_get(s, name, 0, &v);
+  rc = queue_view_get(s, name, &v);
   if (rc != ZKL_OK)
     return rc;
+  /* Each holder by its node, so that exactly those asked are printed. */
   for (i = 0; i < v.count && rc == ZKL_OK; i++) {
     const char *child = strrchr(v.e[i].p->node, '/');
-    if (!v.e[i].holds || !child)
+    if (!v.e[i].p->holds || !child)
       continue;
-    rc = zkl_revoke(s, v.e[i].queue, child + 1);
+    rc = zkl_revoke(s, name, child + 1);
     if (rc == ZKL_OK) {
       printf("%s\n", v.e[i].p->node);
       asked++;

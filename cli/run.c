@@ -307,7 +307,7 @@ static int on_acquired(run *r, const ev_batch *b) {
     char holder[600];
     const char *verb = r->o->kind == KIND_ELECT ? "led" : "held";
     if (!r->o->quiet) {
-      if (!queue_holder(r->s, r->o->name, r->o->limit, holder, sizeof holder))
+      if (!queue_holder(r->s, r->o->name, holder, sizeof holder))
         snprintf(holder, sizeof holder, "another owner");
       if (r->o->wait_arg)
         cli_error("gave up waiting for %s after %s s (%s by %s)", r->path,

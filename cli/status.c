@@ -10,11 +10,12 @@
  * starts; ZooKeeper answers a session's requests in order, so the creation
  * of our own node fires one.
  *
- * The line is shown only while zklock is really held up, by each kind's
- * rule: a mutex's or a writer's contender behind anyone, a reader behind a
- * writer, a candidate behind the leader, a semaphore's contender behind
- * others at the gate or facing every lease taken. A lock that is free is
- * taken without a word.
+ * The line is shown only while zklock is really held up: its node does not
+ * hold, by the library's word (zkl_participant.holds: a mutex's or a
+ * writer's contender behind anyone, a reader behind a writer, a candidate
+ * behind the leader, a lease node behind as many as its limit), or it
+ * queues behind others at a semaphore's gate. A lock that is free is taken
+ * without a word.
  */
 #include "config.h"
 
@@ -129,43 +130,35 @@ static bool is_ours(const queue_entry *e) {
          e->p->pid == (long)getpid();
 }
 
+/* Where a contender queues: 0 the name's own queue, 1 a semaphore's
+ * leases, 2 its gate. */
+static int place_of(const queue_entry *e) {
+  if (strcmp(e->p->kind, "lease") == 0)
+    return 1;
+  return strcmp(e->p->kind, "gate") == 0 ? 2 : 0;
+}
+
 /* How many are ahead of us, and whether that holds us up; -1: our node
- * is not in the listing (not made yet, or the listing is older). */
+ * is not in the listing (not made yet, or the listing is older). Ahead:
+ * the nodes before ours in the queue ours is in (the name's own, or a
+ * semaphore's gate, or past the gate its leases), as the library's queued
+ * event counts them (zklock(1)). Held up: our node does not hold, by the
+ * library's word; at the gate, where nobody holds, someone is ahead. A
+ * semaphore's gate node is found by its owner description, since the
+ * library does not say which gate node is ours. */
 static int ahead_of_us(const queue_view *v, const char *own, bool *blocked) {
-  int i, leases = 0, gate_first = -1, writers = 0;
+  int i, mine = -1, ahead = 0;
   *blocked = false;
-  if (st.o->kind != KIND_SEMAPHORE) {
-    for (i = 0; i < v->count && v->e[i].queue == v->queues[0]; i++) {
-      if (own && strcmp(v->e[i].p->node, own) == 0) {
-        *blocked = st.o->kind == KIND_READ ? writers > 0 : i > 0;
-        return i;
-      }
-      writers += strcmp(v->e[i].kind, "read") != 0;
-    }
+  for (i = 0; i < v->count && mine < 0; i++)
+    if (own ? strcmp(v->e[i].p->node, own) == 0
+            : place_of(&v->e[i]) == 2 && is_ours(&v->e[i]))
+      mine = i;
+  if (mine < 0)
     return -1;
-  }
-  /* A semaphore: past the gate (our lease node is made: we hold the gate
-   * and count the leases, nobody is ahead) or at the gate, where our node
-   * is found by its owner description, since the library does not say
-   * which gate node is ours. */
-  for (i = 0; i < v->count; i++) {
-    const queue_entry *e = &v->e[i];
-    if (e->queue == v->queues[1]) {
-      if (own && strcmp(e->p->node, own) == 0) {
-        *blocked = leases >= st.o->limit;
-        return 0;
-      }
-      leases++;
-    } else if (e->queue == v->queues[2]) {
-      if (gate_first < 0)
-        gate_first = i;
-      if (is_ours(e)) {
-        *blocked = i > gate_first || leases >= st.o->limit;
-        return i - gate_first;
-      }
-    }
-  }
-  return -1;
+  for (i = 0; i < mine; i++)
+    ahead += place_of(&v->e[i]) == place_of(&v->e[mine]);
+  *blocked = place_of(&v->e[mine]) == 2 ? ahead > 0 : !v->e[mine].p->holds;
+  return ahead;
 }
 
 void status_refresh(void) {
@@ -177,7 +170,7 @@ void status_refresh(void) {
   if (st.mode == 0 || st.done)
     return;
   status_arm(); /* first, so that no change after the listing is missed */
-  if (queue_view_get(st.s, st.o->name, st.o->limit, &v) != ZKL_OK)
+  if (queue_view_get(st.s, st.o->name, &v) != ZKL_OK)
     return; /* it is only the status: the next change tries again */
   /* Only now: the server tells the watch of our node's creation before it
    * answers the create, but answers the listing after it; so once the

@@ -70,6 +70,7 @@
 #ifndef ZKLOCK_H
 #define ZKLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <zookeeper/zookeeper.h>
@@ -564,16 +565,23 @@ typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
  * own node anyway: no extra watch or request. */
 ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
 
-/* Asks the holder of lock NAME to let go: writes the bytes __REVOKE__ into
- * its node, as Curator's Revoker does (so Curator holders hear it too).
- *   node  the child name of the contender to ask (as in
- *         zkl_lock_node_path()'s last segment), or NULL for the first in
- *         the queue: the holder of a mutex, the first holder of a
- *         read/write lock, the leader of an election.
- * Blocks for one round trip (two with node NULL). Returns ZKL_OK (asked;
- * whether it lets go is its choice); ZKL_ENOTHELD when there is nobody to
- * ask; ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion
- * thread; or a ZooKeeper error (ZNOAUTH for a creator-only node). */
+/* Asks holders of lock NAME to let go: writes the bytes __REVOKE__ into
+ * their nodes, as Curator's Revoker does (so Curator holders hear it too).
+ * Whom, as zkl_participants() tells it:
+ *   node  NULL: every contender that holds (its `holds`): a mutex's or a
+ *         writer's holder, every reader holding, an election's leader,
+ *         every lease holder of a semaphore. Otherwise the child name of
+ *         one contender (zkl_lock_node_path()'s last segment), holding or
+ *         waiting, in NAME's own queue or among a semaphore's leases or at
+ *         its gate; a name that no contender's node can have (a
+ *         semaphore's "leases" or "locks", say) is refused.
+ * The writes replace the nodes' owner descriptions. Blocks for three round
+ * trips (zkl_participants()' two, then the writes at once). Returns ZKL_OK
+ * (asked; whether each lets go is its choice); ZKL_ENOTHELD when there is
+ * nobody to ask (nobody holds, no such contender, or it left meanwhile);
+ * ZKL_EINVAL (nothing is sent); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a
+ * completion thread; or a ZooKeeper error (ZNOAUTH for a creator-only
+ * node). */
 ZKL_EXTERN int zkl_revoke(zkl_session *s, const char *name, const char *node);
 
 /* --------------------------------------------------------- guarded writes */
@@ -810,21 +818,36 @@ typedef struct zkl_participant {
   long pid;           /* 0 if unknown */
   int64_t started_ms; /* when its process started (Unix ms); 0 if unknown */
   const char *info;   /* zkl_lock_set_owner_info() text; "" if none */
-  const char *kind;   /* what the node is, by its name: "lock" (a mutex's,
-                         Curator's or kazoo's), "read", "write" (a
+  const char *kind;   /* what the node is, by its name and place: "lock" (a
+                         mutex's, Curator's or kazoo's), "read", "write" (a
                          read/write lock's sides, Curator's or kazoo's),
-                         "lease" (a semaphore's), "latch" (a candidate) */
+                         "latch" (a candidate), "lease" (a semaphore's lease
+                         node, in NAME/leases), "gate" (a semaphore's
+                         contender queued at its gate, in NAME/locks) */
+  bool holds;         /* it holds the lock, by its kind's rule as far as a
+                         listing tells: the first node of NAME's own queue
+                         (a mutex's or writer's holder, an election's
+                         leader); a reader with only readers ahead of it; a
+                         lease node with fewer lease nodes ahead of it than
+                         its own limit, or, its limit unknown (Curator's), any
+                         lease node but that of the contender holding the
+                         gate (which waits for a lease); never a gate node */
+  int limit;          /* a lease node's limit, as its contender wrote it
+                         into the node (ours do; Curator's do not); 0 if
+                         unknown or not a lease */
 } zkl_participant;
 
-/* Lists the contenders of the lock NAME, in queue order (the holder of a
- * mutex, the leader of an election, first), without taking part: two round
- * trips. A snapshot: it can be stale by the time it is read. Every kind of
- * node is listed, with its kind: a read/write lock's readers and writers,
- * an election's candidates; a semaphore's lease holders are those of
- * NAME/leases (and NAME/locks its queue at the gate). Nodes of other
- * libraries that follow the same naming (Curator's, kazoo's) are listed
- * with empty owner fields (a candidate's data is its id, not an owner
- * description).
+/* Lists the contenders of the lock NAME without taking part: every node of
+ * every kind under /locks/NAME (ours, Curator's, kazoo's), read through
+ * the library's registry of lock kinds. The list is NAME's own queue (a
+ * mutex's, a read/write lock's readers and writers, an election's
+ * candidates), then a semaphore's lease nodes (NAME/leases), then its
+ * queue at the gate (NAME/locks), each in queue order, so that the holder
+ * of a mutex and the leader of an election come first. Two round trips:
+ * the three places listed at once, then every node's data read at once. A
+ * snapshot: it can be stale by the time it is read. Nodes of other
+ * libraries are listed with empty owner fields (a candidate's data is its
+ * id, not an owner description).
  *   out    receives the list; free it with zkl_participants_free(). Set only
  *          on success (NULL with count 0 is not used: an empty list is
  *          still an allocation).

@@ -76,10 +76,6 @@ bool zkl__on_zk_thread(void);
 
 /* ZKL_OK or ZKL_EINVAL: see zkl_lock_new() for the rules. */
 int zkl__validate_name(const char *name);
-/* The same, or a semaphore's place under a valid name ("NAME/leases",
- * "NAME/locks"): for the calls that read a queue or write a contender's
- * node without taking part (zkl_participants, zkl_revoke). */
-int zkl__validate_name_or_place(const char *name, zkl_place *place);
 
 /* "_c_<uuid v4>-" then a recipe's marker: the unique prefix of one
  * attempt's node, as Curator's protected mode writes it. */
@@ -144,7 +140,8 @@ void zkl__queue_free(zkl_queue *q);
 
 /* Fills buf with the owner description written into each lock node:
  * "host=<h>\npid=<p>\nstart=<process start, unix ms>\n"; the lock adds
- * "info=<text>\n" when it has one. Returns the length. */
+ * "info=<text>\n" when it has one, and a semaphore's lease node
+ * "limit=<its contender's limit>\n". Returns the length. */
 int zkl__owner_data(char *buf, size_t len);
 /* ZKL_OK for NULL or one line of at most ZKL_INFO_MAX printable bytes. */
 int zkl__validate_info(const char *info);
@@ -153,6 +150,7 @@ typedef struct zkl_owner {
   long pid;
   int64_t start_ms;
   char info[ZKL_INFO_MAX + 1];
+  int limit; /* a lease node's limit; 0 unknown */
 } zkl_owner;
 /* Reads an owner description (unknown fields stay empty or 0). */
 void zkl__parse_owner(const char *data, int len, zkl_owner *out);

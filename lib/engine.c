@@ -967,7 +967,7 @@ static int send_listing_locked(zkl_attempt *att) {
 static void enter_creating_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
   zkl_session *s = l->s;
-  char path[ZKL_PATH_MAX], data[sizeof s->owner_data + ZKL_INFO_MAX + 8];
+  char path[ZKL_PATH_MAX], data[sizeof s->owner_data + ZKL_INFO_MAX + 40];
   int rc = ZKL_OK, len;
   size_t qlen = strlen(l->queue), i;
   att->create_rc = 1;
@@ -995,6 +995,8 @@ static void enter_creating_locked(zkl_attempt *att) {
       len = snprintf(data, sizeof data, "%s%s%s%s", s->owner_data,
                      l->info ? "info=" : "", l->info ? l->info : "",
                      l->info ? "\n" : "");
+    if (!l->recipe->node_data && l->recipe->owner_line)
+      len += l->recipe->owner_line(l->arg, data + len, sizeof data - len);
     snprintf(path, sizeof path, "%s/%s", l->queue, att->prefix);
     req_begin(att);
     rc = zkl__io_create_locked(s, ZKL_RQ_CREATE, path, data, len,

@@ -69,6 +69,9 @@ typedef struct zkl_recipe {
   int (*admit_locked)(const void *arg);
   /* The node's data. NULL: the owner description. */
   int (*node_data)(const void *arg, char *buf, size_t len);
+  /* With the owner description: one more line of it, written into buf
+   * (at most 32 bytes); returns its length. NULL: none. */
+  int (*owner_line)(const void *arg, char *buf, size_t len);
   /* A release is about to delete the node at path: return true to keep it
    * (the recipe then owns it: the read/write lock's downgrade). NULL: never.
    */

@@ -86,6 +86,16 @@ int zkl__io_get_locked(zkl_session *s, int kind, const char *path,
   return sent_locked(r, zoo_aget(s->zh, path, 0, zkl__on_data, r));
 }
 
+int zkl__io_set_locked(zkl_session *s, int kind, const char *path,
+                       const char *data, int len, const zkl_io_ops *ops,
+                       void *owner, unsigned round) {
+  zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);
+  if (!r)
+    return ZKL_ENOMEM;
+  return sent_locked(r,
+                     zoo_aset(s->zh, path, data, len, -1, zkl__on_stat, r));
+}
+
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
                           const zkl_io_ops *ops, void *owner, unsigned round) {
   zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);

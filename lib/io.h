@@ -35,6 +35,10 @@ int zkl__io_list_locked(zkl_session *s, int kind, const char *path,
 /* zoo_aget, no watch. */
 int zkl__io_get_locked(zkl_session *s, int kind, const char *path,
                        const zkl_io_ops *ops, void *owner, unsigned round);
+/* zoo_aset, any version (the reply's stat, when ZOK). */
+int zkl__io_set_locked(zkl_session *s, int kind, const char *path,
+                       const char *data, int len, const zkl_io_ops *ops,
+                       void *owner, unsigned round);
 /* zoo_adelete, any version. */
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
                           const zkl_io_ops *ops, void *owner, unsigned round);

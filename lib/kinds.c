@@ -155,3 +155,26 @@ bool zkl__kinds_has_places(char *const *children, int count) {
         return true;
   return false;
 }
+
+void zkl__kinds_holders(const zkl_queue *q, const zkl_node_facts *facts,
+                        int64_t gate_session, bool *holds) {
+  bool readers_only = true; /* every node so far is a reader */
+  int i;
+  for (i = 0; i < q->count; i++) {
+    const zkl_node_kind *k = &zkl__node_kinds[q->entries[i].kind];
+    switch (k->place) {
+    case ZKL_PLACE_NAME:
+      holds[i] = i == 0 || (k->reader && readers_only);
+      readers_only = readers_only && k->reader;
+      break;
+    case ZKL_PLACE_LEASES:
+      /* i: the lease nodes ahead of this one */
+      holds[i] = facts[i].limit > 0
+                     ? i < facts[i].limit
+                     : !(gate_session && facts[i].session == gate_session);
+      break;
+    default:
+      holds[i] = false;
+    }
+  }
+}

@@ -113,4 +113,28 @@ const char *zkl__kinds_clash_any(zkl_family family, zkl_place place,
  * semaphore's locks/ or leases/), which a contender there must look in. */
 bool zkl__kinds_has_places(char *const *children, int count);
 
+/* What a reader of the queues knows of one node besides its name: from its
+ * data and its Stat. */
+typedef struct zkl_node_facts {
+  int limit;       /* a lease node's own limit ("limit=N" in its data), 0
+                      unknown: Curator's lease nodes carry no data */
+  int64_t session; /* its ephemeralOwner */
+} zkl_node_facts;
+
+/* Who holds, as a listing tells, by each kind's rule: holds[i] for entry i
+ * of q, a queue of one place (zkl__queue_build), facts[i] its facts.
+ *   the name itself  the first node holds; so does a reader with only
+ *                    readers ahead of it (a mutex node is a writer nobody
+ *                    reads); an election's first candidate leads.
+ *   leases           a lease node holds when fewer lease nodes are ahead of
+ *                    it than its own limit. With no limit known, it holds
+ *                    unless its session is gate_session, the owner of the
+ *                    gate's first node: a contender waiting for a lease
+ *                    (Curator's or ours) holds the gate meanwhile.
+ *   the gate         never: its nodes queue for the gate.
+ * What holds by this rule may not hold by its owner's (contenders that
+ * disagree on a limit), and a snapshot may be stale when read. */
+void zkl__kinds_holders(const struct zkl_queue *q, const zkl_node_facts *facts,
+                        int64_t gate_session, bool *holds);
+
 #endif /* ZKL_KINDS_H */

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "engine.h"
-#include "io.h"
 
 /* A leader is the first candidate of the election's queue. */
 static const zkl_nodes candidates = {ZKL_PLACE_NAME,
@@ -319,58 +319,42 @@ void zkl_leader_watch_free(zkl_leader_watch *lw) {
 /* ------------------------------------------------------------ one shot */
 
 typedef struct leader_ask {
-  pthread_cond_t cond;
-  bool done;
-  int rc;
+  zkl_ask ask; /* first: the answers come to it */
+  bool listed; /* the listing is done: the leader's data is asked */
   char first[ZKL_PATH_MAX]; /* the leader's node, after the listing */
   char id[ZKL_ID_MAX + 1];
   int64_t token;
 } leader_ask;
 
-static void ask_replied_locked(void *owner, const zkl_reply *rp) {
-  leader_ask *a = owner;
+static void ask_replied_locked(zkl_ask *ask, int index, const zkl_reply *rp) {
+  leader_ask *a = (leader_ask *)ask;
   zkl_queue q;
-  a->rc = rp->rc;
-  if (rp->kind == ZKL_RQ_LIST && rp->rc == ZOK) {
-    a->rc = zkl__queue_build(rp->children->data, rp->children->count,
-                             &candidates, NULL, NULL, &q);
-    if (a->rc == ZKL_OK) {
+  int rc = rp->rc;
+  (void)index;
+  if (rc == ZOK && !a->listed) {
+    rc = zkl__queue_build(rp->children->data, rp->children->count,
+                          &candidates, NULL, NULL, &q);
+    if (rc == ZKL_OK) {
       if (q.count > 0)
         snprintf(a->first, sizeof a->first, "%s/%s", rp->path,
                  q.entries[0].name);
       else
-        a->rc = ZKL_ENOTHELD;
+        rc = ZKL_ENOTHELD;
       zkl__queue_free(&q);
     }
-  } else if (rp->kind == ZKL_RQ_QUERY && rp->rc == ZOK) {
+  } else if (rc == ZOK) {
     int len = rp->len > ZKL_ID_MAX ? ZKL_ID_MAX : rp->len;
     if (len > 0)
       memcpy(a->id, rp->value, (size_t)len);
     a->id[len > 0 ? len : 0] = '\0';
     a->token = rp->stat->czxid;
-  } else if (rp->rc == ZNONODE) {
-    a->rc = ZKL_ENOTHELD; /* no election, or its leader left meanwhile */
-  } else if (zkl__is_session_over(rp->rc)) {
-    a->rc = ZKL_EEXPIRED;
+  } else if (rc == ZNONODE) {
+    rc = ZKL_ENOTHELD; /* no election, or its leader left meanwhile */
+  } else {
+    rc = zkl__ask_code(rc);
   }
-  a->done = true;
-  pthread_cond_signal(&a->cond);
-}
-
-static const zkl_io_ops ask_ops = {ask_replied_locked};
-
-/* Sends one request of the question and waits for its answer. */
-static int ask_locked(zkl_session *s, leader_ask *a, bool list,
-                      const char *path) {
-  int rc;
-  a->done = false;
-  rc = list ? zkl__io_list_locked(s, ZKL_RQ_LIST, path, &ask_ops, a, 0)
-            : zkl__io_get_locked(s, ZKL_RQ_QUERY, path, &ask_ops, a, 0);
-  if (rc != ZKL_OK)
-    return rc;
-  while (!a->done)
-    pthread_cond_wait(&a->cond, &s->mu);
-  return a->rc;
+  if (rc != ZKL_OK && ask->rc == ZKL_OK)
+    ask->rc = rc;
 }
 
 int zkl_leader_get(zkl_session *s, const char *name, char *id, size_t len,
@@ -380,20 +364,22 @@ int zkl_leader_get(zkl_session *s, const char *name, char *id, size_t len,
   int rc;
   if (!s || (id && len == 0) || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
-  if (zkl__on_zk_thread())
-    return ZKL_EDEADLK;
   memset(&a, 0, sizeof a);
-  if (pthread_cond_init(&a.cond, NULL) != 0)
-    return ZKL_ESYSTEM;
   snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
-  pthread_mutex_lock(&s->mu);
-  rc = zkl__session_usable_locked(s);
-  if (rc == ZKL_OK)
-    rc = ask_locked(s, &a, true, queue);
-  if (rc == ZKL_OK)
-    rc = ask_locked(s, &a, false, a.first);
-  pthread_mutex_unlock(&s->mu);
-  pthread_cond_destroy(&a.cond);
+  if ((rc = zkl__ask_enter(s)) != ZKL_OK)
+    return rc;
+  rc = zkl__ask_init(&a.ask, s, ask_replied_locked);
+  if (rc == ZKL_OK) {
+    zkl__ask_send_locked(&a.ask, ZKL_ASK_LIST, queue, NULL, 0, 0);
+    rc = zkl__ask_wait_locked(&a.ask);
+    a.listed = true;
+    if (rc == ZKL_OK) {
+      zkl__ask_send_locked(&a.ask, ZKL_ASK_GET, a.first, NULL, 0, 0);
+      rc = zkl__ask_wait_locked(&a.ask);
+    }
+    zkl__ask_destroy(&a.ask);
+  }
+  zkl__ask_leave(s);
   if (rc != ZKL_OK)
     return rc;
   if (id)

@@ -128,28 +128,6 @@ static int check_name(const char *name, char *why, size_t len) {
 
 int zkl__validate_name(const char *name) { return check_name(name, NULL, 0); }
 
-int zkl__validate_name_or_place(const char *name, zkl_place *place) {
-  char base[ZKL_NAME_MAX + 1];
-  const char *slash;
-  int p;
-  *place = ZKL_PLACE_NAME;
-  if (check_name(name, NULL, 0) == ZKL_OK)
-    return ZKL_OK;
-  if (!name || !(slash = strrchr(name, '/')) ||
-      (size_t)(slash - name) >= sizeof base)
-    return ZKL_EINVAL;
-  for (p = 0; p < ZKL_PLACE_COUNT; p++) {
-    const char *dir = zkl__place_dir((zkl_place)p);
-    if (dir && strcmp(slash + 1, dir) == 0) {
-      memcpy(base, name, (size_t)(slash - name));
-      base[slash - name] = '\0';
-      *place = (zkl_place)p;
-      return check_name(base, NULL, 0);
-    }
-  }
-  return ZKL_EINVAL;
-}
-
 int zkl_name_explain(const char *name, char *why, size_t len) {
   int rc;
   if (!why || len == 0)

@@ -93,17 +93,22 @@ void zkl__parse_owner(const char *data, int len, zkl_owner *out) {
         memcpy(out->info, eq + 1, vlen);
         out->info[vlen] = '\0';
       } else if ((klen == 3 && memcmp(p, "pid", 3) == 0) ||
-                 (klen == 5 && memcmp(p, "start", 5) == 0)) {
+                 (klen == 5 && memcmp(p, "start", 5) == 0) ||
+                 (klen == 5 && memcmp(p, "limit", 5) == 0)) {
         /* node data is not NUL-terminated: parse a bounded copy */
         char num[24];
         if (vlen >= sizeof num)
           vlen = sizeof num - 1;
         memcpy(num, eq + 1, vlen);
         num[vlen] = '\0';
-        if (klen == 3)
+        if (klen == 3) {
           out->pid = strtol(num, NULL, 10);
-        else
+        } else if (p[0] == 's') {
           out->start_ms = strtoll(num, NULL, 10);
+        } else {
+          long limit = strtol(num, NULL, 10);
+          out->limit = limit > 0 && limit <= INT32_MAX ? (int)limit : 0;
+        }
       }
     }
     p = nl + 1;

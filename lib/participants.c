@@ -1,211 +1,234 @@
 /*
  * participants.c - who holds a lock and who waits for it, read without
- * taking part: one listing of the lock's parent, then a getData of every
- * lock node, all sent back to back (two round trips in all). The result is
- * a snapshot in queue order; it may be stale by the time it is read.
+ * taking part, through the registry (kinds.h): the name's own queue, a
+ * semaphore's leases and its gate listed in one batch, then every
+ * contender node found there read in a second (two round trips in all).
+ * Who holds is the registry's rule (zkl__kinds_holders), told by the nodes'
+ * data (a lease's limit) and Stat (its session). The result is a snapshot
+ * in queue order; it may be stale by the time it is read.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "session.h"
+#include "ask.h"
 
 typedef struct node_read {
-  char *name;
-  bool present; /* getData answered */
+  char *path;        /* the full path */
+  const char *child; /* its last segment, in path */
+  zkl_place place;
+  bool present; /* its data was read */
   int64_t czxid, ctime;
+  zkl_node_facts facts;
   zkl_owner owner;
 } node_read;
 
-typedef struct query {
-  zkl_session *s;
-  pthread_cond_t cond;
-  const char *parent;
-  zkl_nodes which; /* the node kinds of its place (kinds.c) */
-  int pending; /* requests out */
-  int rc;      /* the first failure */
+typedef struct reading {
+  zkl_ask ask; /* first: the answers come to it */
+  bool reading_data; /* the second batch: the nodes' data */
   node_read *nodes;
-  int count;
-} query;
+  int count, cap;
+} reading;
 
-static void query_done_one_locked(query *q) {
-  if (--q->pending == 0)
-    pthread_cond_signal(&q->cond);
+static int add_node(reading *r, zkl_place place, const char *parent,
+                    const char *child) {
+  size_t plen = strlen(parent), clen = strlen(child);
+  node_read *n;
+  if (r->count == r->cap) {
+    int cap = r->cap ? 2 * r->cap : 16;
+    node_read *more = realloc(r->nodes, sizeof *more * (size_t)cap);
+    if (!more)
+      return ZKL_ENOMEM;
+    r->nodes = more;
+    r->cap = cap;
+  }
+  n = &r->nodes[r->count];
+  memset(n, 0, sizeof *n);
+  if (!(n->path = malloc(plen + 1 + clen + 1)))
+    return ZKL_ENOMEM;
+  memcpy(n->path, parent, plen);
+  n->path[plen] = '/';
+  memcpy(n->path + plen + 1, child, clen + 1);
+  n->child = n->path + plen + 1;
+  n->place = place;
+  r->count++;
+  return ZKL_OK;
 }
 
-static void read_done(int rc, const char *value, int len,
-                      const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  query *q = r->owner;
-  node_read *n = &q->nodes[r->index];
-  zkl__enter_req_locked(r, rc);
-  if (rc == ZOK) {
+static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
+  reading *r = (reading *)a;
+  int i, rc = ZKL_OK;
+  if (rp->rc == ZNONODE)
+    return; /* a place that is not there, or a node gone since the listing */
+  if (rp->rc != ZOK) {
+    if (a->rc == ZKL_OK)
+      a->rc = zkl__ask_code(rp->rc);
+    return;
+  }
+  if (r->reading_data) {
+    node_read *n = &r->nodes[index];
     n->present = true;
-    n->czxid = stat->czxid;
-    n->ctime = stat->ctime;
-    zkl__parse_owner(value, len, &n->owner);
-  } else if (rc != ZNONODE && !q->rc) {
-    q->rc = rc; /* gone since the listing is fine; anything else is not */
+    n->czxid = rp->stat->czxid;
+    n->ctime = rp->stat->ctime;
+    n->facts.session = rp->stat->ephemeralOwner;
+    zkl__parse_owner(rp->value, rp->len, &n->owner);
+    if (n->place == ZKL_PLACE_LEASES)
+      n->facts.limit = n->owner.limit;
+    return;
   }
-  query_done_one_locked(q);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+  for (i = 0; rc == ZKL_OK && i < rp->children->count; i++) {
+    zkl_nodes which = {(zkl_place)index, ZKL_FAMILIES_ALL};
+    int32_t seq;
+    if (zkl__node_kind_of(rp->children->data[i], &which, &seq) >= 0)
+      rc = add_node(r, which.place, rp->path, rp->children->data[i]);
+  }
+  if (rc != ZKL_OK && a->rc == ZKL_OK)
+    a->rc = rc;
 }
 
-static void list_done(int rc, const struct String_vector *children,
-                      const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  query *q = r->owner;
-  int i;
-  zkl__enter_req_locked(r, rc);
-  if (rc == ZOK && children->count > 0) {
-    q->nodes = calloc((size_t)children->count, sizeof *q->nodes);
-    if (!q->nodes)
-      q->rc = ZKL_ENOMEM;
-  } else if (rc != ZOK && rc != ZNONODE) {
-    q->rc = rc; /* no parent: nobody holds or waits */
-  }
-  for (i = 0; q->nodes && !q->rc && i < children->count; i++) {
-    char path[ZKL_PATH_MAX];
-    int32_t seq;
-    zkl_req *get;
-    if (zkl__node_kind_of(children->data[i], &q->which, &seq) < 0)
-      continue; /* not a node of a queue */
-    node_read *n = &q->nodes[q->count];
-    if (!(n->name = strdup(children->data[i]))) {
-      q->rc = ZKL_ENOMEM;
-      break;
-    }
-    q->count++;
-    snprintf(path, sizeof path, "%s/%s", q->parent, n->name);
-    get = zkl__req_new_locked(s, ZKL_RQ_QUERY);
-    if (!get) {
-      q->rc = ZKL_ENOMEM;
-      break;
-    }
-    get->owner = q;
-    get->index = q->count - 1;
-    rc = zoo_aget(s->zh, path, 0, read_done, get);
-    if (rc != ZOK) {
-      zkl__req_abort_locked(get);
-      q->rc = rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;
-      break;
-    }
-    q->pending++;
-  }
-  query_done_one_locked(q);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
+/* The node a queue entry names: entries point at the nodes' child names. */
+static int cmp_child(const void *x, const void *y) {
+  uintptr_t a = (uintptr_t)(*(node_read *const *)x)->child;
+  uintptr_t b = (uintptr_t)(*(node_read *const *)y)->child;
+  return a < b ? -1 : a > b;
 }
+
+static node_read *node_of(node_read **by_child, int n, const char *child) {
+  node_read key, *k = &key, **found;
+  key.child = child;
+  found = bsearch(&k, by_child, (size_t)n, sizeof *by_child, cmp_child);
+  return found ? *found : NULL;
+}
+
+/* The places, in the order the list gives them. */
+static const zkl_place order[ZKL_PLACE_COUNT] = {
+    ZKL_PLACE_NAME, ZKL_PLACE_LEASES, ZKL_PLACE_GATE};
 
 /* Lays the answer out in one allocation: the array, then the strings. */
-static int build_result(query *q, zkl_participant **out, int *count) {
+static int build_result(reading *r, zkl_participant **out, int *count) {
+  zkl_queue q[ZKL_PLACE_COUNT];
+  node_read **by_child;
   char **names;
-  zkl_queue order;
-  int present = 0, i, j, rc;
-  size_t size;
+  zkl_node_facts *facts;
+  bool *holds;
+  int64_t gate_session = 0;
+  int total = 0, n, i, j, k, rc = ZKL_OK;
+  size_t size, slots = (size_t)(r->count ? r->count : 1);
+  zkl_participant *list = NULL;
   char *strings;
-  zkl_participant *list;
 
-  names = calloc((size_t)(q->count ? q->count : 1), sizeof *names);
-  if (!names)
-    return ZKL_ENOMEM;
-  for (i = 0; i < q->count; i++)
-    if (q->nodes[i].present)
-      names[present++] = q->nodes[i].name;
-  rc = zkl__queue_build(names, present, &q->which, NULL, NULL, &order);
-  free(names);
-  if (rc != ZKL_OK)
-    return rc;
-  /* entries[i].name points at the name of the read it came from */
-  size = sizeof *list * (size_t)(order.count ? order.count : 1);
-  for (i = 0; i < order.count; i++)
-    for (j = 0; j < q->count; j++)
-      if (q->nodes[j].name == order.entries[i].name) {
-        node_read *n = &q->nodes[j];
-        size += strlen(q->parent) + 1 + strlen(n->name) + 1 +
-                strlen(n->owner.host) + 1 + strlen(n->owner.info) + 1;
-      }
-  list = malloc(size);
-  if (!list) {
-    zkl__queue_free(&order);
-    return ZKL_ENOMEM;
+  memset(q, 0, sizeof q);
+  names = malloc(sizeof *names * slots);
+  by_child = malloc(sizeof *by_child * slots);
+  facts = malloc(sizeof *facts * slots);
+  holds = malloc(sizeof *holds * slots);
+  if (!names || !by_child || !facts || !holds)
+    rc = ZKL_ENOMEM;
+  for (j = 0, n = 0; rc == ZKL_OK && j < r->count; j++)
+    if (r->nodes[j].present)
+      by_child[n++] = &r->nodes[j];
+  if (rc == ZKL_OK)
+    qsort(by_child, (size_t)n, sizeof *by_child, cmp_child);
+  for (k = 0; rc == ZKL_OK && k < ZKL_PLACE_COUNT; k++) {
+    zkl_nodes which = {order[k], ZKL_FAMILIES_ALL};
+    int m = 0;
+    for (j = 0; j < n; j++)
+      if (by_child[j]->place == order[k])
+        names[m++] = (char *)by_child[j]->child;
+    rc = zkl__queue_build(names, m, &which, NULL, NULL, &q[k]);
+    total += q[k].count;
   }
-  strings = (char *)(list + (order.count ? order.count : 1));
-  for (i = 0; i < order.count; i++) {
-    node_read *n = NULL;
-    zkl_participant *p = &list[i];
-    for (j = 0; j < q->count && !n; j++)
-      if (q->nodes[j].name == order.entries[i].name)
-        n = &q->nodes[j];
-    p->node = strings;
-    strings += sprintf(strings, "%s/%s", q->parent, n->name) + 1;
-    p->token = n->czxid;
-    p->queued_ms = n->ctime;
-    p->host = strcpy(strings, n->owner.host);
-    strings += strlen(strings) + 1;
-    p->pid = n->owner.pid;
-    p->started_ms = n->owner.start_ms;
-    p->info = strcpy(strings, n->owner.info);
-    strings += strlen(strings) + 1;
-    p->kind = zkl__node_kinds[order.entries[i].kind].word;
+  if (rc == ZKL_OK && q[2].count > 0)
+    gate_session = node_of(by_child, n, q[2].entries[0].name)->facts.session;
+  size = sizeof *list * (size_t)(total ? total : 1);
+  for (j = 0; rc == ZKL_OK && j < n; j++)
+    size += strlen(by_child[j]->path) + 1 + strlen(by_child[j]->owner.host) +
+            1 + strlen(by_child[j]->owner.info) + 1;
+  if (rc == ZKL_OK && !(list = malloc(size)))
+    rc = ZKL_ENOMEM;
+  strings = list ? (char *)(list + (total ? total : 1)) : NULL;
+  for (k = 0, i = 0; rc == ZKL_OK && k < ZKL_PLACE_COUNT; k++) {
+    for (j = 0; j < q[k].count; j++)
+      facts[j] = node_of(by_child, n, q[k].entries[j].name)->facts;
+    zkl__kinds_holders(&q[k], facts, gate_session, holds);
+    for (j = 0; j < q[k].count; j++, i++) {
+      node_read *nr = node_of(by_child, n, q[k].entries[j].name);
+      zkl_participant *p = &list[i];
+      p->node = strcpy(strings, nr->path);
+      strings += strlen(strings) + 1;
+      p->token = nr->czxid;
+      p->queued_ms = nr->ctime;
+      p->host = strcpy(strings, nr->owner.host);
+      strings += strlen(strings) + 1;
+      p->pid = nr->owner.pid;
+      p->started_ms = nr->owner.start_ms;
+      p->info = strcpy(strings, nr->owner.info);
+      strings += strlen(strings) + 1;
+      p->kind = zkl__node_kinds[q[k].entries[j].kind].word;
+      p->holds = holds[j];
+      p->limit = nr->facts.limit;
+    }
+  }
+  for (k = 0; k < ZKL_PLACE_COUNT; k++)
+    zkl__queue_free(&q[k]);
+  free(names);
+  free(by_child);
+  free(facts);
+  free(holds);
+  if (rc != ZKL_OK) {
+    free(list);
+    return rc;
   }
   *out = list;
-  *count = order.count;
-  zkl__queue_free(&order);
+  *count = total;
   return ZKL_OK;
+}
+
+int zkl__participants_locked(zkl_session *s, const char *name,
+                             zkl_participant **out, int *count) {
+  reading r;
+  int rc, p, i;
+  memset(&r, 0, sizeof r);
+  if ((rc = zkl__ask_init(&r.ask, s, replied_locked)) != ZKL_OK)
+    return rc;
+  /* The name and its places, back to back: one round trip. */
+  for (p = 0; p < ZKL_PLACE_COUNT; p++) {
+    const char *dir = zkl__place_dir((zkl_place)p);
+    char parent[ZKL_PATH_MAX];
+    snprintf(parent, sizeof parent, "%s/%s%s%s", ZKL_ROOT, name,
+             dir ? "/" : "", dir ? dir : "");
+    if (zkl__ask_send_locked(&r.ask, ZKL_ASK_LIST, parent, NULL, 0, p) !=
+        ZKL_OK)
+      break;
+  }
+  rc = zkl__ask_wait_locked(&r.ask);
+  /* Every contender node found: a second. */
+  r.reading_data = true;
+  for (i = 0; rc == ZKL_OK && i < r.count; i++)
+    if (zkl__ask_send_locked(&r.ask, ZKL_ASK_GET, r.nodes[i].path, NULL, 0,
+                             i) != ZKL_OK)
+      break;
+  if (rc == ZKL_OK)
+    rc = zkl__ask_wait_locked(&r.ask);
+  if (rc == ZKL_OK)
+    rc = build_result(&r, out, count);
+  for (i = 0; i < r.count; i++)
+    free(r.nodes[i].path);
+  free(r.nodes);
+  zkl__ask_destroy(&r.ask);
+  return rc;
 }
 
 int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
                      int *count) {
-  char parent[ZKL_PATH_MAX];
-  query q;
-  zkl_req *r;
-  int rc, i;
-  zkl_place place;
-  if (!s || !out || !count ||
-      zkl__validate_name_or_place(name, &place) != ZKL_OK)
+  int rc;
+  if (!s || !out || !count || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
-  if (zkl__on_zk_thread())
-    return ZKL_EDEADLK;
-  snprintf(parent, sizeof parent, "%s/%s", ZKL_ROOT, name);
-  memset(&q, 0, sizeof q);
-  q.s = s;
-  q.parent = parent;
-  q.which.place = place;
-  q.which.families = ZKL_FAMILIES_ALL;
-  if (pthread_cond_init(&q.cond, NULL) != 0)
-    return ZKL_ESYSTEM;
-  pthread_mutex_lock(&s->mu);
-  rc = zkl__session_usable_locked(s);
-  if (rc == ZKL_OK && !(r = zkl__req_new_locked(s, ZKL_RQ_QUERY)))
-    rc = ZKL_ENOMEM;
-  if (rc == ZKL_OK) {
-    r->owner = &q;
-    q.pending = 1;
-    rc = zoo_aget_children(s->zh, parent, 0, list_done, r);
-    if (rc != ZOK) {
-      zkl__req_abort_locked(r);
-      q.pending = 0;
-      rc = rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;
-    }
-  }
-  /* Every request completes, answered or not: wait for all of them, since
-   * they write into q. */
-  while (q.pending > 0)
-    pthread_cond_wait(&q.cond, &s->mu);
-  if (rc == ZKL_OK)
-    rc = q.rc;
-  if (rc == ZKL_OK)
-    rc = build_result(&q, out, count);
-  pthread_mutex_unlock(&s->mu);
-  for (i = 0; i < q.count; i++)
-    free(q.nodes[i].name);
-  free(q.nodes);
-  pthread_cond_destroy(&q.cond);
+  if ((rc = zkl__ask_enter(s)) != ZKL_OK)
+    return rc;
+  rc = zkl__participants_locked(s, name, out, count);
+  zkl__ask_leave(s);
   return rc;
 }
 

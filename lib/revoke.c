@@ -1,123 +1,82 @@
 /*
- * revoke.c - asking a holder to let go, as Curator's Revoker does: the
- * bytes __REVOKE__ written into the holder's node. The holder already keeps
- * a data watch on its own node (engine.c), so the request reaches it at no
- * cost of a new watch, and its revoke callback decides what to do.
+ * revoke.c - asking holders to let go, as Curator's Revoker does: the bytes
+ * __REVOKE__ written into a holder's node. The holder already keeps a data
+ * watch on its own node (engine.c), so the request reaches it at no cost of
+ * a new watch, and its revoke callback decides what to do.
+ *
+ * Whom to ask is read as zkl_participants() reads it (participants.c,
+ * through the registry): every holder by its kind's rule, or the contender
+ * named, wherever under the name it waits. Nothing else under the name is
+ * ever written.
  */
 #include "config.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "engine.h"
 
 #define REVOKE_DATA "__REVOKE__"
 
-typedef struct ask {
-  pthread_cond_t cond;
-  int pending;
-  int rc;
-  char node[ZKL_PATH_MAX / 2]; /* the listing's first node, if asked */
-  zkl_nodes nodes;             /* the node kinds of its place (kinds.c) */
-} ask;
+typedef struct revoking {
+  zkl_ask ask; /* first: the answers come to it */
+  int asked;   /* writes that found their node */
+} revoking;
 
-static void ask_done_locked(zkl_session *s, ask *a, int rc) {
-  (void)s;
-  a->rc = rc;
-  a->pending--;
-  pthread_cond_signal(&a->cond);
+static void written_locked(zkl_ask *a, int index, const zkl_reply *rp) {
+  revoking *r = (revoking *)a;
+  (void)index;
+  if (rp->rc == ZOK)
+    r->asked++;
+  else if (rp->rc != ZNONODE && a->rc == ZKL_OK) /* ZNONODE: it left */
+    a->rc = zkl__ask_code(rp->rc);
 }
 
-static void set_done(int rc, const struct Stat *stat, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  (void)stat;
-  zkl__enter_req_locked(r, rc);
-  ask_done_locked(s, r->owner, rc);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
-}
-
-static void list_done(int rc, const struct String_vector *children,
-                      const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
-  ask *a = r->owner;
-  zkl_queue q;
-  zkl__enter_req_locked(r, rc);
-  if (rc == ZOK) {
-    rc = zkl__queue_build(children->data, children->count, &a->nodes, NULL,
-                          NULL, &q);
-    if (rc == ZKL_OK) {
-      if (q.count > 0)
-        snprintf(a->node, sizeof a->node, "%s", q.entries[0].name);
-      else
-        rc = ZKL_ENOTHELD;
-      zkl__queue_free(&q);
-    }
-  } else if (rc == ZNONODE) {
-    rc = ZKL_ENOTHELD;
+/* A child name that a contender's node can have, in some place of a name
+ * (kinds.h): anything else is no contender, whatever is there. */
+static bool contender_name(const char *node) {
+  int32_t seq;
+  int p;
+  if (!*node || strchr(node, '/'))
+    return false;
+  for (p = 0; p < ZKL_PLACE_COUNT; p++) {
+    zkl_nodes which = {(zkl_place)p, ZKL_FAMILIES_ALL};
+    if (zkl__node_kind_of(node, &which, &seq) >= 0)
+      return true;
   }
-  ask_done_locked(s, a, rc);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
-}
-
-/* Sends one request and waits for it; s->mu held. */
-static int one_locked(zkl_session *s, ask *a, bool list, const char *path) {
-  zkl_req *r = zkl__req_new_locked(s, ZKL_RQ_QUERY);
-  int rc;
-  if (!r)
-    return ZKL_ENOMEM;
-  r->owner = a;
-  rc = list ? zoo_aget_children(s->zh, path, 0, list_done, r)
-            : zoo_aset(s->zh, path, REVOKE_DATA, (int)strlen(REVOKE_DATA), -1,
-                       set_done, r);
-  if (rc != ZOK) {
-    zkl__req_abort_locked(r);
-    return rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;
-  }
-  a->pending = 1;
-  while (a->pending > 0)
-    pthread_cond_wait(&a->cond, &s->mu);
-  return a->rc;
+  return false;
 }
 
 int zkl_revoke(zkl_session *s, const char *name, const char *node) {
-  char parent[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1], path[ZKL_PATH_MAX];
-  ask a;
-  int rc;
-  zkl_place place;
-  if (!s || zkl__validate_name_or_place(name, &place) != ZKL_OK ||
-      (node && (!*node || strchr(node, '/') ||
-                strlen(node) >= ZKL_PATH_MAX / 2)))
+  zkl_participant *list = NULL;
+  revoking r;
+  int count = 0, rc, i;
+  if (!s || zkl__validate_name(name) != ZKL_OK ||
+      (node && !contender_name(node)))
     return ZKL_EINVAL;
-  if (zkl__on_zk_thread())
-    return ZKL_EDEADLK;
-  memset(&a, 0, sizeof a);
-  a.nodes.place = place;
-  a.nodes.families = ZKL_FAMILIES_ALL;
-  if (pthread_cond_init(&a.cond, NULL) != 0)
-    return ZKL_ESYSTEM;
-  snprintf(parent, sizeof parent, "%s/%s", ZKL_ROOT, name);
-  pthread_mutex_lock(&s->mu);
-  rc = zkl__session_usable_locked(s);
-  if (rc == ZKL_OK && !node) {
-    rc = one_locked(s, &a, true, parent);
-    node = a.node;
-  }
+  if ((rc = zkl__ask_enter(s)) != ZKL_OK)
+    return rc;
+  rc = zkl__participants_locked(s, name, &list, &count);
+  if (rc == ZKL_OK)
+    rc = zkl__ask_init(&r.ask, s, written_locked);
   if (rc == ZKL_OK) {
-    if (snprintf(path, sizeof path, "%s/%s", parent, node) >=
-        (int)sizeof path)
-      rc = ZKL_EINVAL;
-    else
-      rc = one_locked(s, &a, false, path);
-    if (rc == ZNONODE)
-      rc = ZKL_ENOTHELD; /* gone meanwhile: nobody to ask */
+    r.asked = 0;
+    for (i = 0; i < count; i++) {
+      const char *child = strrchr(list[i].node, '/') + 1;
+      if (node ? strcmp(child, node) != 0 : !list[i].holds)
+        continue;
+      if (zkl__ask_send_locked(&r.ask, ZKL_ASK_SET, list[i].node, REVOKE_DATA,
+                               (int)strlen(REVOKE_DATA), i) != ZKL_OK)
+        break;
+    }
+    rc = zkl__ask_wait_locked(&r.ask);
+    if (rc == ZKL_OK && r.asked == 0)
+      rc = ZKL_ENOTHELD; /* nobody holds, or they left meanwhile */
+    zkl__ask_destroy(&r.ask);
   }
-  zkl__unlock(s);
-  pthread_cond_destroy(&a.cond);
+  zkl__ask_leave(s);
+  if (list)
+    zkl_participants_free(list);
   return rc;
 }
 

@@ -151,11 +151,19 @@ static void gate_lost_locked(zkl_lock *l, int reason) {
 
 /* ------------------------------------------------------------- the recipes */
 
+/* Our lease nodes say their contender's limit, so that anyone reading the
+ * leases can tell who holds one (zkl__kinds_holders). */
+static int lease_owner_line(const void *arg, char *buf, size_t len) {
+  int n = snprintf(buf, len, "limit=%d\n", limit_of(arg));
+  return n < 0 || (size_t)n >= len ? 0 : n;
+}
+
 const zkl_recipe zkl__recipe_lease = {
     .name = "lease",
     .node = ZKL_NODE_LEASE,
     .list_with_watch = true,
     .decide_locked = lease_decide,
+    .owner_line = lease_owner_line,
     /* A try-once skips the gate (see zkl_recipe.prepare_locked): it
      * cannot wait there, and a gate held for a moment by a contender
      * leaving it would make it fail (the gate's node is deleted after the

@@ -82,7 +82,7 @@ enum {
   ZKL_RQ_CARRIER,     /* only brings the completion thread round */
   ZKL_RQ_PROBE,       /* zkl_session_wrap's round trip */
   ZKL_RQ_HEARTBEAT,   /* keeps the lease moving while locks are held */
-  ZKL_RQ_QUERY,       /* zkl_participants() and other reads */
+  ZKL_RQ_QUERY,       /* a question of a user's thread (ask.c) */
   ZKL_RQ_TAP,         /* a wrapped session's own watch on "/" */
   ZKL_RQ_MULTI,       /* a guarded transaction */
   ZKL_RQ_KIND_CHECK,  /* a listing of another family's place (kinds.h) */

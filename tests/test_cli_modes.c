@@ -189,7 +189,8 @@ static void test_limit(void) {
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 3, T_WAIT), 3);
   CU_ASSERT_EQUAL(zkt_children(gate), 1);
   CU_ASSERT(read_line(c.err, line, sizeof line, T_WAIT) > 0);
-  CU_ASSERT(status_is(line, "waiting for a lease of", name, 0, "held"));
+  /* two ahead of its lease node: the two leases held */
+  CU_ASSERT(status_is(line, "waiting for a lease of", name, 2, "held"));
   CU_ASSERT(strstr(line, " and 1 more") != NULL);
   go(&a);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
@@ -394,6 +395,171 @@ static void test_revoke(void) {
   assert_empty(want);
 }
 
+/* A semaphore's lease held by the test itself, through the library. */
+static void hold_lease(zkt_holder *h, const char *name, int limit) {
+  h->s = zkt_session(10000);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&h->l, h->s, name, limit), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, T_WAIT, &h->token), ZKL_OK);
+}
+
+/* The other child of parent than the node `not` (a full path): its path. */
+static bool other_child(const char *parent, const char *not, char *out,
+                        size_t len) {
+  struct String_vector v;
+  bool found = false;
+  int i;
+  if (zoo_get_children(zkt_observer(), parent, 0, &v) != ZOK)
+    return false;
+  for (i = 0; i < v.count && !found; i++) {
+    snprintf(out, len, "%s/%s", parent, v.data[i]);
+    found = strcmp(out, not) != 0;
+  }
+  deallocate_String_vector(&v);
+  return found;
+}
+
+/* --revoke on a semaphore of one lease asks its holder only: the
+ * contender counting behind it (its lease node made, holding the gate) is
+ * no holder, and its node keeps its owner description. */
+static void test_revoke_semaphore_waiter(void) {
+  char name[64], leases[160], line[1024], node[256], waiting[512], out[2048],
+      err[1024], want[1024], data[512];
+  long long token;
+  proc a, b;
+  int len = sizeof data - 1;
+  const char *const revoke[] = {"-s", zkt_hosts(), "--revoke", name, NULL};
+  zkt_name(name, sizeof name, "revokesem");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  spawn(&a, "-s", zkt_hosts(), "--limit", "1", "--on-revoke", "USR1", name,
+        "--", HELPER("count"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", "--on-revoke", "USR2",
+        name, "--", HELPER("count"), NULL);
+  CU_ASSERT_EQUAL_FATAL(zkt_wait_children(leases, 2, T_WAIT), 2);
+  CU_ASSERT_FATAL(other_child(leases, node, waiting, sizeof waiting));
+  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 10");
+  /* the waiter's node: still its owner description, with its pid */
+  CU_ASSERT_EQUAL(zoo_get(zkt_observer(), waiting, 0, data, &len, NULL), ZOK);
+  data[len > 0 ? len : 0] = '\0';
+  snprintf(want, sizeof want, "\npid=%ld\n", (long)b.pid);
+  CU_ASSERT(strstr(data, want) != NULL);
+  CU_ASSERT(strstr(data, "limit=1\n") != NULL);
+  go(&a);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "end");
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  /* the waiter got nothing: its first report is its start */
+  CU_ASSERT(started(&b, &token, node, sizeof node));
+  go(&b);
+  CU_ASSERT(read_line(b.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "end");
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  assert_empty(leases);
+  snprintf(line, sizeof line, "/locks/%s/locks", name);
+  assert_empty(line);
+}
+
+/* Reads zklock's stderr until both its waiting line (starting with status)
+ * and its -v queued line have come: how many ahead each says. */
+static bool status_and_queued(int fd, const char *status, int *status_ahead,
+                              int *queued_ahead) {
+  int64_t deadline = zkt_now_ms() + T_WAIT;
+  char line[2048];
+  const char *at;
+  *status_ahead = *queued_ahead = -1;
+  while (*status_ahead < 0 || *queued_ahead < 0) {
+    int left = (int)(deadline - zkt_now_ms());
+    if (left <= 0 || read_line(fd, line, sizeof line, left) <= 0)
+      return false;
+    if (strncmp(line, status, strlen(status)) == 0 &&
+        (at = strstr(line + strlen(status), ": ")) != NULL)
+      sscanf(at + 2, "%d ahead", status_ahead);
+    else if ((at = strstr(line, " queued for /locks/")) != NULL &&
+             (at = strstr(at, ": ")) != NULL)
+      sscanf(at + 2, "%d ahead", queued_ahead);
+  }
+  return true;
+}
+
+/* A semaphore's contenders: their waiting lines and their -v queued events
+ * count the same. Waiting for a lease, the leases ahead of its own; at the
+ * gate, the contenders queued there ahead of it. */
+static void test_semaphore_counts_agree(void) {
+  char name[64], leases[160], gate[160], node[256], status[256];
+  long long token;
+  zkt_holder h[2];
+  proc p, q;
+  int i, in_status, in_event;
+  zkt_name(name, sizeof name, "semcount");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  for (i = 0; i < 2; i++)
+    hold_lease(&h[i], name, 2);
+  snprintf(status, sizeof status, "zklock: waiting for a lease of /locks/%s",
+           name);
+  spawn(&p, "-s", zkt_hosts(), "-v", "--limit", "2", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT(status_and_queued(p.err, status, &in_status, &in_event));
+  CU_ASSERT_EQUAL(in_status, 2);
+  CU_ASSERT_EQUAL(in_event, 2);
+  CU_ASSERT_EQUAL(zkt_children(leases), 3);
+  /* a second one queues at the gate, behind the first */
+  spawn(&q, "-s", zkt_hosts(), "-v", "--limit", "2", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(gate, 2, T_WAIT), 2);
+  CU_ASSERT(status_and_queued(q.err, status, &in_status, &in_event));
+  CU_ASSERT_EQUAL(in_status, 1);
+  CU_ASSERT_EQUAL(in_event, 1);
+  zkt_unhold(&h[0]);
+  CU_ASSERT(started(&p, &token, node, sizeof node));
+  zkt_unhold(&h[1]);
+  CU_ASSERT(started(&q, &token, node, sizeof node));
+  go(&p);
+  go(&q);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 0);
+  cleanup(&p);
+  cleanup(&q);
+  assert_empty(leases);
+  assert_empty(gate);
+}
+
+/* Four hold leases of a semaphore of 4; a contender that gives 2 waits,
+ * and its waiting line counts four holders: each lease by its own limit,
+ * not by the watcher's. */
+static void test_semaphore_holders_by_their_limit(void) {
+  char name[64], leases[160], line[1024], node[256];
+  long long token;
+  zkt_holder h[4];
+  proc p;
+  int i;
+  zkt_name(name, sizeof name, "semmore");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  for (i = 0; i < 4; i++)
+    hold_lease(&h[i], name, 4);
+  spawn(&p, "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 5, T_WAIT), 5);
+  CU_ASSERT(read_line(p.err, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT(status_is(line, "waiting for a lease of", name, 4, "held"));
+  CU_ASSERT(strstr(line, " and 3 more") != NULL);
+  for (i = 0; i < 4; i++)
+    zkt_unhold(&h[i]);
+  CU_ASSERT(started(&p, &token, node, sizeof node));
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  assert_empty(leases);
+  snprintf(line, sizeof line, "/locks/%s/locks", name);
+  assert_empty(line);
+}
+
 /* --list shows every kind, in a last column: readers and a writer of a
  * read/write lock; a semaphore's lease holders and its queue at the gate. */
 static void test_list_kinds(void) {
@@ -537,6 +703,11 @@ static const zkt_test tests[] = {
     {"--elect: a leader that stops leading exits 4", test_elect_lost},
     {"--revoke reaches the holders' commands as --on-revoke's signal",
      test_revoke},
+    {"--revoke asks a semaphore's holder, not its waiter",
+     test_revoke_semaphore_waiter},
+    {"a semaphore's waiting line and -v count the same",
+     test_semaphore_counts_agree},
+    {"a semaphore's holders by their own limit", test_semaphore_holders_by_their_limit},
     {"--list shows the kind of each node", test_list_kinds},
     {"-v prints the lock's events with their times", test_verbose_events},
     {NULL, NULL}};

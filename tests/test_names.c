@@ -190,6 +190,71 @@ static void test_queue_order(void) {
   zkl__queue_free(&q);
 }
 
+/* Who holds a queue of one place, by the registry's rule. */
+static void holders_of(char **names, int n, zkl_place place,
+                       const zkl_node_facts *facts, int64_t gate_session,
+                       bool *holds) {
+  zkl_queue q;
+  zkl_nodes nodes = {place, ZKL_FAMILIES_ALL};
+  CU_ASSERT_EQUAL_FATAL(zkl__queue_build(names, n, &nodes, NULL, NULL, &q),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(q.count, n); /* names given in queue order */
+  zkl__kinds_holders(&q, facts, gate_session, holds);
+  zkl__queue_free(&q);
+}
+
+static void test_holders(void) {
+  bool h[5];
+  zkl_node_facts none[5] = {{0, 0}};
+  /* readers share until the first node that is no reader: a writer, a
+   * mutex (Curator's or kazoo's), whatever reads after it waits */
+  char *rw[] = {"_c_a-__READ__0000000001", "k__rlock__0000000002",
+                "_c_b-__WRIT__0000000003", "_c_c-__READ__0000000004"};
+  char *mx[] = {"_c_a-lock-0000000001", "_c_b-__READ__0000000002",
+                "k__lock__0000000003"};
+  char *latch[] = {"_c_a-latch-0000000001", "_c_b-latch-0000000002"};
+  char *gate[] = {"_c_a-lock-0000000001", "_c_b-lock-0000000002"};
+  char *leases[] = {"_c_a-lease-0000000001", "_c_b-lease-0000000002",
+                    "_c_c-lease-0000000003", "_c_d-lease-0000000004",
+                    "_c_e-lease-0000000005"};
+  zkl_node_facts lf[5] = {{4, 11}, {4, 12}, {0, 13}, {2, 14}, {0, 15}};
+  holders_of(rw, 4, ZKL_PLACE_NAME, none, 0, h);
+  CU_ASSERT(h[0] && h[1] && !h[2] && !h[3]);
+  holders_of(mx, 3, ZKL_PLACE_NAME, none, 0, h);
+  CU_ASSERT(h[0] && !h[1] && !h[2]);
+  holders_of(latch, 2, ZKL_PLACE_NAME, none, 0, h);
+  CU_ASSERT(h[0] && !h[1]);
+  holders_of(gate, 2, ZKL_PLACE_GATE, none, 0, h);
+  CU_ASSERT(!h[0] && !h[1]);
+  /* leases: each by its own limit (4: held with 0 and 1 ahead; 2: not,
+   * with 3 ahead); with none known, held unless its session holds the
+   * gate's first node */
+  holders_of(leases, 5, ZKL_PLACE_LEASES, lf, 15, h);
+  CU_ASSERT(h[0] && h[1] && h[2] && !h[3] && !h[4]);
+  holders_of(leases, 5, ZKL_PLACE_LEASES, lf, 0, h);
+  CU_ASSERT(h[0] && h[1] && h[2] && !h[3] && h[4]);
+}
+
+/* A lease node's limit, read back beside the owner description; Curator's
+ * lease nodes carry no data at all. */
+static void test_owner_limit(void) {
+  static const char data[] = "host=db1\npid=42\nstart=7\ninfo=x\nlimit=3\n";
+  zkl_owner o;
+  zkl__parse_owner(data, (int)strlen(data), &o);
+  CU_ASSERT_STRING_EQUAL(o.host, "db1");
+  CU_ASSERT_EQUAL(o.pid, 42);
+  CU_ASSERT_STRING_EQUAL(o.info, "x");
+  CU_ASSERT_EQUAL(o.limit, 3);
+  zkl__parse_owner("", 0, &o);
+  CU_ASSERT_EQUAL(o.limit, 0);
+  zkl__parse_owner(NULL, -1, &o);
+  CU_ASSERT_EQUAL(o.limit, 0);
+  zkl__parse_owner("limit=-2\n", 9, &o);
+  CU_ASSERT_EQUAL(o.limit, 0);
+  zkl__parse_owner("__REVOKE__", 10, &o);
+  CU_ASSERT_EQUAL(o.limit, 0);
+}
+
 static void test_strerror(void) {
   CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_OK), "success");
   CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_ETIMEDOUT),
@@ -218,6 +283,8 @@ int main(void) {
       {"order across the 32-bit wrap", test_standing_wrap},
       {"duplicates", test_standing_duplicates},
       {"queue order", test_queue_order},
+      {"who holds, by the registry", test_holders},
+      {"a lease node's limit", test_owner_limit},
       {"error strings", test_strerror},
       {NULL, NULL}};
   return zkt_main("names", tests);

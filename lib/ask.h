@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ask.h - questions a user's thread asks and waits for (zkl_participants(),
+ * zkl_revoke(), zkl_leader_get()): requests sent back to back, then waited
+ * for together, so that each batch costs one round trip (ask.c); and the
+ * question two of them share, a name's contenders (participants.c).
+ */
+#ifndef ZKL_ASK_H
+#define ZKL_ASK_H
+
+#include "io.h"
+
+typedef struct zkl_ask zkl_ask;
+struct zkl_ask {
+  zkl_session *s;
+  pthread_cond_t cond;
+  int pending; /* requests sent and not yet answered */
+  int rc;      /* the first failure: a refusal at a send, or the handler's */
+  /* Each answer, on the completion thread with s->mu held; index as sent.
+   * The asker's data lives on beside: embed the zkl_ask first. */
+  void (*replied_locked)(zkl_ask *a, int index, const zkl_reply *rp);
+};
+
+/* A user's thread about to ask: ZKL_OK with s->mu held; or, holding
+ * nothing, ZKL_EDEADLK on a completion thread, ZKL_ECLOSED, ZKL_EEXPIRED. */
+int zkl__ask_enter(zkl_session *s);
+/* Done asking: unlocks s (zkl__unlock: which may free it). */
+void zkl__ask_leave(zkl_session *s);
+
+/* ZKL_OK or ZKL_ESYSTEM. */
+int zkl__ask_init(zkl_ask *a, zkl_session *s,
+                  void (*replied_locked)(zkl_ask *a, int index,
+                                         const zkl_reply *rp));
+void zkl__ask_destroy(zkl_ask *a);
+
+enum { ZKL_ASK_LIST, ZKL_ASK_GET, ZKL_ASK_SET };
+/* Sends one request, without a watch: a listing of path, its data, or a
+ * write of data[0..len) at any version. A refusal is kept in a->rc (if the
+ * first) and returned; then no answer comes. */
+int zkl__ask_send_locked(zkl_ask *a, int op, const char *path,
+                         const char *data, int len, int index);
+/* Waits until every request sent has been answered; returns a->rc. */
+int zkl__ask_wait_locked(zkl_ask *a);
+/* An answer's failure as a question returns it: the session's end as
+ * ZKL_EEXPIRED, anything else as it is. */
+int zkl__ask_code(int rc);
+
+/* participants.c: the contenders of name (a valid lock name), read through
+ * the registry in two batches. Asked inside zkl__ask_enter(). */
+int zkl__participants_locked(zkl_session *s, const char *name,
+                             zkl_participant **out, int *count);
+
+#endif /* ZKL_ASK_H */

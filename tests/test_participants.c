@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_participants.c - a name's whole lock read through the registry of
+ * lock kinds, against a real ZooKeeper: zkl_participants() lists the name's
+ * own queue, a semaphore's leases and its gate, each with whether it holds
+ * by its kind's rule (a mutex, readers behind a writer and sharing, an
+ * election, a semaphore of our contenders and one with a Curator-like lease
+ * node that carries no data); zkl_revoke() asks exactly those that hold,
+ * or one contender by its node, and writes nothing else. Nothing is left
+ * behind. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+
+/* ---------------------------------------------------------------- helpers */
+
+/* The participants of name: their number (the list in *out). */
+static int list_of(zkl_session *s, const char *name, zkl_participant **out) {
+  int count = -1;
+  *out = NULL;
+  CU_ASSERT_EQUAL_FATAL(zkl_participants(s, name, out, &count), ZKL_OK);
+  return count;
+}
+
+/* Entry i is of kind and holds (or not), or the test fails saying so. */
+static void expect(const zkl_participant *list, int count, int i,
+                   const char *kind, bool holds) {
+  if (!zkt_check(i < count, "entry %d of %d missing", i, count))
+    return;
+  zkt_check(strcmp(list[i].kind, kind) == 0, "entry %d (%s): kind %s, not %s",
+            i, list[i].node, list[i].kind, kind);
+  zkt_check(list[i].holds == holds, "entry %d (%s, %s): %s", i, list[i].node,
+            list[i].kind, holds ? "does not hold" : "holds");
+}
+
+/* The child name of l's node. */
+static const char *child_of(zkl_lock *l, char *buf, size_t len) {
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, buf, len), ZKL_OK);
+  return strrchr(buf, '/') + 1;
+}
+
+/* Waits until path has want children. */
+static void wait_children(const char *path, int want) {
+  CU_ASSERT_EQUAL_FATAL(zkt_wait_children(path, want, ZKT_WAIT), want);
+}
+
+static void place_path(char *buf, size_t len, const char *name,
+                       const char *place) {
+  snprintf(buf, len, "/locks/%s/%s", name, place);
+}
+
+static void assert_semaphore_left_nothing(const char *name) {
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/leases", name);
+  zkt_assert_parent_empty(sub);
+  snprintf(sub, sizeof sub, "%s/locks", name);
+  zkt_assert_parent_empty(sub);
+}
+
+/* A node's data as the observer reads it ("" when empty), and its
+ * version. */
+static int data_of(const char *path, char *buf, int len, int *version) {
+  struct Stat st;
+  int n = len - 1, rc = zoo_get(zkt_observer(), path, 0, buf, &n, &st);
+  buf[rc == ZOK && n > 0 ? n : 0] = '\0';
+  if (version)
+    *version = rc == ZOK ? st.version : -1;
+  return rc;
+}
+
+/* Creates an ephemeral sequential node under parent as the observer (a
+ * client of another library), with data[0..len); parent made again, as a
+ * container, should the server have reaped it. */
+static int create_as_peer(const char *parent, const char *prefix,
+                          const char *data, int len, char *out, int outlen) {
+  char path[512];
+  int rc = ZNONODE, tries;
+  snprintf(path, sizeof path, "%s/%s", parent, prefix);
+  for (tries = 0; rc == ZNONODE && tries < 5; tries++) {
+    rc = zoo_create(zkt_observer(), path, data, len, &ZOO_OPEN_ACL_UNSAFE,
+                    ZOO_EPHEMERAL_SEQUENTIAL, out, outlen);
+    if (rc == ZNONODE)
+      zoo_create(zkt_observer(), parent, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                 ZOO_CONTAINER, NULL, 0);
+  }
+  return rc;
+}
+
+static void on_revoke(zkl_lock *l, void *arg) {
+  zkt_on_released(l, ZKL_OK, arg);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* A mutex: its holder holds, its waiter does not; nobody: an empty list. */
+static void test_mutex_holds(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *a, *b;
+  zkl_participant *list;
+  zkt_rec got;
+  int n;
+  zkt_name(name, sizeof name, "parts-mutex");
+  zkt_parent(parent, sizeof parent, name);
+  zkt_rec_init(&got);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 0);
+  zkl_participants_free(list);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(b, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  wait_children(parent, 2);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 2);
+  expect(list, n, 0, "lock", true);
+  expect(list, n, 1, "lock", false);
+  CU_ASSERT(n < 1 || list[0].limit == 0);
+  zkl_participants_free(list);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 1);
+  expect(list, n, 0, "lock", true);
+  zkl_participants_free(list);
+  CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  zkt_assert_parent_empty(name);
+}
+
+/* Readers queued behind a writer do not hold; readers ahead of a writer
+ * share the lock, and a reader behind that writer does not. */
+static void test_readers_hold(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_rwlock *rw[4];
+  zkl_participant *list;
+  zkt_rec got[4];
+  int n, i;
+  zkt_name(name, sizeof name, "parts-rw");
+  zkt_parent(parent, sizeof parent, name);
+  for (i = 0; i < 4; i++) {
+    CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw[i], s, name), ZKL_OK);
+    zkt_rec_init(&got[i]);
+  }
+  /* a writer holds; two readers behind it */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_write(rw[0]), 5000, NULL),
+                        ZKL_OK);
+  for (i = 1; i < 3; i++)
+    CU_ASSERT_EQUAL(zkl_lock_acquire_async(zkl_rwlock_read(rw[i]), -1,
+                                           zkt_on_acquired, &got[i]),
+                    ZKL_OK);
+  wait_children(parent, 3);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 3);
+  expect(list, n, 0, "write", true);
+  expect(list, n, 1, "read", false);
+  expect(list, n, 2, "read", false);
+  zkl_participants_free(list);
+  /* the writer goes: both readers hold; a writer and a reader queue */
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw[0])), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got[1], 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got[2], 1, ZKT_WAIT), ZKL_OK);
+  zkt_rec_init(&got[0]);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(zkl_rwlock_write(rw[0]), -1,
+                                         zkt_on_acquired, &got[0]),
+                  ZKL_OK);
+  wait_children(parent, 3);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(zkl_rwlock_read(rw[3]), -1,
+                                         zkt_on_acquired, &got[3]),
+                  ZKL_OK);
+  wait_children(parent, 4);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 4);
+  expect(list, n, 0, "read", true);
+  expect(list, n, 1, "read", true);
+  expect(list, n, 2, "write", false);
+  expect(list, n, 3, "read", false);
+  zkl_participants_free(list);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw[1])), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw[2])), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got[0], 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw[0])), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got[3], 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw[3])), ZKL_OK);
+  for (i = 0; i < 4; i++)
+    zkl_rwlock_free(rw[i]);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  zkt_assert_parent_empty(name);
+}
+
+/* An election's first candidate leads: it holds, the next does not. */
+static void test_election_holds(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *a, *b;
+  zkl_participant *list;
+  zkt_rec got;
+  int n;
+  zkt_name(name, sizeof name, "parts-elect");
+  zkt_parent(parent, sizeof parent, name);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&a, s, name, "alpha"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&b, s, name, "beta"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(b, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  wait_children(parent, 2);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 2);
+  expect(list, n, 0, "latch", true);
+  expect(list, n, 1, "latch", false);
+  zkl_participants_free(list);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  zkt_assert_parent_empty(name);
+}
+
+/* A semaphore of 2, our contenders: two lease holders, and a waiter whose
+ * lease node counts behind them while it holds the gate. */
+typedef struct sem3 {
+  char name[64], leases[512], gate[512];
+  zkl_session *s[3];
+  zkl_lock *l[3];
+  zkt_rec revoked[3], got;
+} sem3;
+
+static void sem3_open(sem3 *t, const char *base) {
+  int i;
+  memset(t, 0, sizeof *t);
+  zkt_name(t->name, sizeof t->name, base);
+  place_path(t->leases, sizeof t->leases, t->name, "leases");
+  place_path(t->gate, sizeof t->gate, t->name, "locks");
+  zkt_rec_init(&t->got);
+  for (i = 0; i < 3; i++) {
+    t->s[i] = zkt_session(T_SESSION);
+    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&t->l[i], t->s[i], t->name, 2),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_set_owner_info(t->l[i], "sem3"), ZKL_OK);
+    zkt_rec_init(&t->revoked[i]);
+    zkl_lock_on_revoke(t->l[i], on_revoke, &t->revoked[i]);
+  }
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(t->l[0], 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(t->l[1], 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(
+      zkl_lock_acquire_async(t->l[2], -1, zkt_on_acquired, &t->got), ZKL_OK);
+  wait_children(t->leases, 3);
+  wait_children(t->gate, 1);
+}
+
+static void sem3_close(sem3 *t) {
+  int i;
+  CU_ASSERT_EQUAL(zkl_lock_release(t->l[0]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&t->got, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(t->l[1]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(t->l[2]), ZKL_OK);
+  for (i = 0; i < 3; i++) {
+    zkt_assert_quiet(t->s[i]);
+    zkl_lock_free(t->l[i]);
+    zkl_session_close(t->s[i]);
+  }
+  assert_semaphore_left_nothing(t->name);
+}
+
+/* One list: the leases, holding by their own limit, then the gate, whose
+ * nodes never hold; a lease node says its limit beside the owner
+ * description. */
+static void test_semaphore_holds(void) {
+  char path[ZKL_PATH_MAX], data[512];
+  zkl_participant *list;
+  sem3 t;
+  int n, i;
+  sem3_open(&t, "parts-sem");
+  n = list_of(t.s[0], t.name, &list);
+  CU_ASSERT_EQUAL(n, 4);
+  expect(list, n, 0, "lease", true);
+  expect(list, n, 1, "lease", true);
+  expect(list, n, 2, "lease", false); /* the waiter's: 2 ahead, limit 2 */
+  expect(list, n, 3, "gate", false);  /* the waiter holds the gate */
+  for (i = 0; i < n && i < 3; i++) {
+    CU_ASSERT_EQUAL(list[i].limit, 2);
+    CU_ASSERT_STRING_EQUAL(list[i].info, "sem3");
+    CU_ASSERT(list[i].pid > 0 && list[i].host[0] != '\0');
+    CU_ASSERT_EQUAL(zkl_lock_node_path(t.l[i], path, sizeof path), ZKL_OK);
+    CU_ASSERT_STRING_EQUAL(list[i].node, path);
+  }
+  if (n == 4) {
+    CU_ASSERT_EQUAL(list[3].limit, 0);
+    CU_ASSERT_EQUAL(strncmp(list[3].node, t.gate, strlen(t.gate)), 0);
+    /* the lease node's data: the owner description, then the limit */
+    CU_ASSERT_EQUAL(data_of(list[0].node, data, sizeof data, NULL), ZOK);
+    CU_ASSERT(strncmp(data, "host=", 5) == 0);
+    CU_ASSERT(strstr(data, "\ninfo=sem3\nlimit=2\n") != NULL);
+  }
+  zkl_participants_free(list);
+  sem3_close(&t);
+}
+
+/* A Curator-like contender, whose lease node carries no data (no limit to
+ * read): waiting for a lease, it holds the gate, and its lease node does
+ * not hold; once it lets go of the gate, its lease node holds. And
+ * zkl_revoke(NULL) then asks it, beside our holder. */
+static void test_curator_lease_holds(void) {
+  char name[64], leases[512], gate[512], gate_node[512], lease_node[512],
+      data[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *ours;
+  zkl_participant *list;
+  zkt_rec revoked;
+  int n;
+  zkt_name(name, sizeof name, "parts-curator");
+  place_path(leases, sizeof leases, name, "leases");
+  place_path(gate, sizeof gate, name, "locks");
+  zkt_rec_init(&revoked);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&ours, s, name, 1), ZKL_OK);
+  zkl_lock_on_revoke(ours, on_revoke, &revoked);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(ours, 5000, NULL), ZKL_OK);
+  /* the Curator-like one (the observer's session): the gate, then a lease
+   * node without data behind ours */
+  CU_ASSERT_EQUAL_FATAL(
+      create_as_peer(gate, "_c_0b7c1b0e-6c2a-4d4e-9a55-1f2e3d4c5b6a-lock-",
+                     NULL, -1, gate_node, sizeof gate_node),
+      ZOK);
+  CU_ASSERT_EQUAL_FATAL(
+      create_as_peer(leases, "_c_0b7c1b0e-6c2a-4d4e-9a55-1f2e3d4c5b6a-lease-",
+                     "", 0, lease_node, sizeof lease_node),
+      ZOK);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 3);
+  expect(list, n, 0, "lease", true);
+  expect(list, n, 1, "lease", false); /* it holds the gate: it waits */
+  expect(list, n, 2, "gate", false);
+  if (n == 3) {
+    CU_ASSERT_EQUAL(list[0].limit, 1);
+    CU_ASSERT_EQUAL(list[1].limit, 0);
+    CU_ASSERT_STRING_EQUAL(list[1].node, lease_node);
+    CU_ASSERT_STRING_EQUAL(list[2].node, gate_node);
+  }
+  zkl_participants_free(list);
+  /* it lets go of the gate: its lease holds, whatever its limit is */
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), gate_node, -1), ZOK);
+  n = list_of(s, name, &list);
+  CU_ASSERT_EQUAL(n, 2);
+  expect(list, n, 0, "lease", true);
+  expect(list, n, 1, "lease", true);
+  zkl_participants_free(list);
+  /* both holders are asked */
+  CU_ASSERT_EQUAL(zkl_revoke(s, name, NULL), ZKL_OK);
+  CU_ASSERT_NOT_EQUAL(zkt_rec_wait(&revoked, 1, ZKT_WAIT), ZKT_NO_CALL);
+  CU_ASSERT_EQUAL(data_of(lease_node, data, sizeof data, NULL), ZOK);
+  CU_ASSERT_STRING_EQUAL(data, "__REVOKE__");
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), lease_node, -1), ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_release(ours), ZKL_OK);
+  zkl_lock_free(ours);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  assert_semaphore_left_nothing(name);
+}
+
+/* zkl_revoke(NULL) on a semaphore that two contenders hold asks both, and
+ * not the waiter, whose node keeps its owner description. */
+static void test_revoke_semaphore_holders(void) {
+  char path[ZKL_PATH_MAX], data[512];
+  sem3 t;
+  sem3_open(&t, "parts-revoke");
+  CU_ASSERT_EQUAL(zkl_revoke(t.s[0], t.name, NULL), ZKL_OK);
+  CU_ASSERT_NOT_EQUAL(zkt_rec_wait(&t.revoked[0], 1, ZKT_WAIT), ZKT_NO_CALL);
+  CU_ASSERT_NOT_EQUAL(zkt_rec_wait(&t.revoked[1], 1, ZKT_WAIT), ZKT_NO_CALL);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(t.l[2], path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(data_of(path, data, sizeof data, NULL), ZOK);
+  CU_ASSERT(strstr(data, "limit=2\n") != NULL);
+  CU_ASSERT_EQUAL(zkt_counter_get(&t.revoked[2].calls), 0);
+  sem3_close(&t);
+}
+
+/* zkl_revoke() by node: a semaphore's places are no contenders (refused,
+ * nothing written); its waiter, named by its lease node or its gate node,
+ * is one, and only it is asked. */
+static void test_revoke_by_node(void) {
+  char path[ZKL_PATH_MAX], data[512], leases0[512], gate0[512];
+  zkl_participant *list;
+  int v0, v1, g0, g1, i, n;
+  sem3 t;
+  sem3_open(&t, "parts-revoke-node");
+  CU_ASSERT_EQUAL(data_of(t.leases, leases0, sizeof leases0, &v0), ZOK);
+  CU_ASSERT_EQUAL(data_of(t.gate, gate0, sizeof gate0, &g0), ZOK);
+  CU_ASSERT_EQUAL(zkl_revoke(t.s[0], t.name, "leases"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_revoke(t.s[0], t.name, "locks"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_revoke(t.s[0], t.name, ""), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_revoke(t.s[0], t.name, "leases/x"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(data_of(t.leases, data, sizeof data, &v1), ZOK);
+  CU_ASSERT_STRING_EQUAL(data, leases0);
+  CU_ASSERT_EQUAL(v1, v0);
+  CU_ASSERT_EQUAL(data_of(t.gate, data, sizeof data, &g1), ZOK);
+  CU_ASSERT_STRING_EQUAL(data, gate0);
+  CU_ASSERT_EQUAL(g1, g0);
+  /* a contender's node that is not there: nobody to ask */
+  CU_ASSERT_EQUAL(zkl_revoke(t.s[0], t.name, "_c_nobody-lease-0000000001"),
+                  ZKL_ENOTHELD);
+  /* the waiter, by its lease node: only it is asked */
+  CU_ASSERT_EQUAL(
+      zkl_revoke(t.s[0], t.name, child_of(t.l[2], path, sizeof path)),
+      ZKL_OK);
+  CU_ASSERT_NOT_EQUAL(zkt_rec_wait(&t.revoked[2], 1, ZKT_WAIT), ZKT_NO_CALL);
+  CU_ASSERT_EQUAL(data_of(path, data, sizeof data, NULL), ZOK);
+  CU_ASSERT_STRING_EQUAL(data, "__REVOKE__");
+  for (i = 0; i < 2; i++) {
+    CU_ASSERT_EQUAL(zkl_lock_node_path(t.l[i], path, sizeof path), ZKL_OK);
+    CU_ASSERT_EQUAL(data_of(path, data, sizeof data, NULL), ZOK);
+    CU_ASSERT(strstr(data, "limit=2\n") != NULL);
+  }
+  /* ... and by its gate node */
+  n = list_of(t.s[0], t.name, &list);
+  CU_ASSERT_EQUAL(n, 4);
+  if (n == 4) {
+    CU_ASSERT_EQUAL(
+        zkl_revoke(t.s[0], t.name, strrchr(list[3].node, '/') + 1), ZKL_OK);
+    CU_ASSERT_EQUAL(data_of(list[3].node, data, sizeof data, NULL), ZOK);
+    CU_ASSERT_STRING_EQUAL(data, "__REVOKE__");
+  }
+  zkl_participants_free(list);
+  sem3_close(&t);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"a mutex: its holder holds", test_mutex_holds},
+      {"readers behind a writer, readers sharing", test_readers_hold},
+      {"an election: its leader holds", test_election_holds},
+      {"a semaphore: leases by their limit, the gate", test_semaphore_holds},
+      {"a Curator-like lease without data", test_curator_lease_holds},
+      {"revoke asks every lease holder", test_revoke_semaphore_holders},
+      {"revoke by node: contenders only", test_revoke_by_node},
+      {NULL, NULL}};
+  return zkt_main("participants", tests);
+}
