@@ -103,7 +103,7 @@ static int check_name(const char *name, char *why, size_t len) {
             REFUSE("its segment '%s' at byte %zu is a semaphore's %s under "
                    "the lock before it",
                    dir, seg_start,
-                   place == ZKL_PLACE_GATE ? "gate" : "leases");
+                   place == ZKL_PLACE_GATE ? "gate" : "lease queue");
         }
       }
       seg_start = i + 1;
