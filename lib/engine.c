@@ -486,10 +486,18 @@ static void unprepare_locked(zkl_attempt *att) {
 void zkl__attempt_prepared_locked(zkl_attempt *att, int rc) {
   if (att->state != ZKL_AS_PREPARING)
     return;
-  if (rc != ZKL_OK)
+  if (rc != ZKL_OK) {
     end_locked(att, END_FAIL, rc);
-  else
-    GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
+    return;
+  }
+  /* A part in the name's places (a semaphore's gate) made its node and
+   * looked at the name itself first, and keeps that node until this
+   * attempt's own node exists (it lets go at the grant or the end): the
+   * kinds check is done for both (kinds.h). */
+  if (att->check == CHECK_WANTED && att->l->part &&
+      zkl__node_kinds[att->l->part->recipe->node].place != ZKL_PLACE_NAME)
+    att->check = CHECK_DONE;
+  GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
 }
 
 zkl_lock *zkl__attempt_lock(const zkl_attempt *att) { return att->l; }

@@ -262,6 +262,41 @@ static void test_no_check_on_plain_names(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A semaphore looks at the name itself once per acquire: its gate's
+ * attempt does, with its first create, and the lease behind the gate needs
+ * no second look; a try-once, which skips the gate, looks itself. */
+static void test_semaphore_checks_once(void) {
+  char name[64];
+  contender c, d;
+  zkl_debug_counts c0, c1;
+  int i;
+  zkt_name(name, sizeof name, "kinds-sem-once");
+  contender_open(&c, SEM, name);
+  contender_open(&d, SEM, name);
+  /* the name's first use creates its places and sends everything again */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(c.l, 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(c.l), ZKL_OK);
+  for (i = 0; i < 2; i++) {
+    zkl__debug_counts(c.s, &c0);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(c.l, i ? 0 : 5000, NULL), ZKL_OK);
+    zkl__debug_counts(c.s, &c1);
+    CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_KIND_CHECK] - c0.sent[ZKL_RQ_KIND_CHECK], 1);
+    CU_ASSERT_EQUAL(zkl_lock_release(c.l), ZKL_OK);
+  }
+  /* and the check still refuses through the gate */
+  {
+    contender m;
+    contender_open(&m, MUTEX, name);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(m.l, 5000, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(d.l, 5000, NULL), ZKL_EKIND);
+    CU_ASSERT_EQUAL(zkl_lock_release(m.l), ZKL_OK);
+    contender_close(&m);
+  }
+  contender_close(&c);
+  contender_close(&d);
+  zkt_assert_no_contender(name);
+}
+
 /* A semaphore's gate and leases are no lock names of their own. */
 static void test_semaphore_places_are_no_names(void) {
   zkl_session *s = zkt_session(T_SESSION);
@@ -288,6 +323,7 @@ int main(void) {
       {"two families arriving at once", test_arriving_at_once},
       {"a semaphore's leftover places", test_leftover_semaphore_places},
       {"no check on a name of one family", test_no_check_on_plain_names},
+      {"a semaphore looks at its name once", test_semaphore_checks_once},
       {"a semaphore's places are no names", test_semaphore_places_are_no_names},
       {NULL, NULL}};
   return zkt_main("kinds", tests);
