@@ -415,8 +415,9 @@ void options_parse(int argc, char **argv, options *o) {
       usage();
       exit(0);
     case OPT_VERSION:
-      printf("zklock %s (libzklock %s)\n", PACKAGE_VERSION,
-             zkl_version_string());
+      printf("zklock %s (libzklock %s)\n"
+             "License: Apache-2.0 <https://www.apache.org/licenses/LICENSE-2.0>\n",
+             PACKAGE_VERSION, zkl_version_string());
       exit(0);
     case ':':
       if (strncmp(argv[at], "--", 2) == 0) /* a known option: printable */
