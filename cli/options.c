@@ -22,6 +22,19 @@
 #define DEFAULT_GRACE_MS 2000
 #define MAX_SECONDS 2000000.0 /* fits in an int of milliseconds */
 
+/* What the ZooKeeper client zklock was built against can do (configure
+ * looks for the functions): Debian 12's can do neither. */
+#ifdef HAVE_ZOOKEEPER_INIT_SSL
+#define ZK_CLIENT_TLS "yes"
+#else
+#define ZK_CLIENT_TLS "no"
+#endif
+#ifdef HAVE_ZOOKEEPER_INIT_SASL
+#define ZK_CLIENT_SASL "yes"
+#else
+#define ZK_CLIENT_SASL "no"
+#endif
+
 static const char usage_line[] =
     "usage: zklock [OPTIONS] NAME -- COMMAND [ARG...]";
 
@@ -415,8 +428,11 @@ void options_parse(int argc, char **argv, options *o) {
       usage();
       exit(0);
     case OPT_VERSION:
-      printf("zklock %s (libzklock %s)\n", PACKAGE_VERSION,
-             zkl_version_string());
+      printf("zklock %s (libzklock %s)\n"
+             "ZooKeeper client: %s, TLS: %s, SASL: %s\n"
+             "License: Apache-2.0 <https://www.apache.org/licenses/LICENSE-2.0>\n",
+             PACKAGE_VERSION, zkl_version_string(), ZOO_VERSION,
+             ZK_CLIENT_TLS, ZK_CLIENT_SASL);
       exit(0);
     case ':':
       if (strncmp(argv[at], "--", 2) == 0) /* a known option: printable */
