@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CuratorPeer - Apache Curator's InterProcessMutex, measured for zklock-bench.
 //
 // usage: java CuratorPeer HOSTS MODE N WARM SECONDS

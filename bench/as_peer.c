@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * as_peer.c - zklock-bench --as-peer: libzklock behind the peer protocol
  * (see peer.c), so that one zklock-bench can run another build of the

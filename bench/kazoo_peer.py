@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """kazoo_peer - kazoo's Lock recipe, measured for zklock-bench.
 
 usage: kazoo_peer.py HOSTS MODE N WARM SECONDS

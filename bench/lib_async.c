@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lib_async.c - libzklock's async API: many contenders driven by callbacks
  * on a few sessions, without a thread per contender.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lib_blocking.c - libzklock's blocking API, as an application would use
  * it: n sessions, one thread each, all contending for one lock name (n = 1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * zklock-bench - how fast libzklock's mutex is, against the floor of what
  * the raw ZooKeeper C client can do on the same server and against peer

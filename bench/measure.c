@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* measure.c - clocks, CPU time, latency quantiles and the measuring window
  * that every in-process contestant shares with the driver. */
 #include "config.h"

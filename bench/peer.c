@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * peer.c - a peer library's benchmark (Curator, kazoo, ...) run as a child
  * process, measured the same way as the in-process contestants.

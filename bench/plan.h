@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * plan.h - what the driver runs and the report prints: workload groups,
  * each a list of contestants (rows) measured in every round, the row the

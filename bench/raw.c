@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * raw.c - the floors: what the raw ZooKeeper C client does with the fewest
  * requests, on the same server in the same run as the library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.c - medians over the rounds, ratios to the floor, the targets, and
  * the two outputs: a table for people and CSV for scripts (bench/compare

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * requests.c - zklock-requests: which requests libzklock sends per cycle,
  * by kind, from the library's own counters (zkl_session.sent, read with

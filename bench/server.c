@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * server.c - the throwaway ZooKeeper servers the benchmark runs against
  * when it is given none: tests/zkserver starts them on 127.0.0.1 with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* zk.c - raw ZooKeeper C client handles for the floors and for setup:
  * connecting with a bounded wait, the client's log kept out of the table,
  * the host list resolved once per window rather than at every poll,

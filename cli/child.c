@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * child.c - starting processes (the command, and the watchdog) and
  * signalling them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * connect.c - opening the session, and when that fails, saying which of
  * these happened: the connect string does not parse (exit 2), no host

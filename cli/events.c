@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * events.c - the self-pipe. Signal handlers and the library's callbacks
  * (which run on its threads and must not block) record what happened and

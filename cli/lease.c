@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lease.c - the library's lease, as zklock and its watchdog enforce it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * msg.c - what zklock says on stderr, and how it shows what the user typed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * names.c - connect strings, and why one is refused; a lock's parent znode.
  *

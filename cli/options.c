@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * options.c - the command line of zklock: parsed and checked completely
  * before anything talks to ZooKeeper, so that bad usage exits 2 with a

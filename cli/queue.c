@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * queue.c - a lock's contenders as zkl_participants() shows them, for every
  * kind of lock: --list, --leader, --revoke, and who holds it (the waiting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run.c - one run of zklock: take the lock, run the command while it is
  * held, release it, and exit as the command did.

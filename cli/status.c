@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.c - the waiting status: where zklock stands in the queue, and who
  * holds the lock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace.c - -v: what the library tells of the lock and the session, one line
  * each on stderr, with the time it happened (taken by the hook, not when

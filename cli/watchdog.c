@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * watchdog.c - a second process that stops the command when the lease runs
  * out and zklock does not stop it: because zklock is stopped (SIGSTOP, a

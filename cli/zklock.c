@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * zklock - run a command while holding a ZooKeeper lock (see zklock(1)).
  *

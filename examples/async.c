@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * async.c - the watch-callback API: start acquires on many locks from one
  * session without a thread per lock; each callback runs exactly once on the

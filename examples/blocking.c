@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * blocking.c - the blocking API: take a lock, use its fencing token, release.
  *

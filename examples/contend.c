@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * contend.c - several processes contend for one lock. Each takes it ROUNDS
  * times and, while holding it, reports its token; since only the holder

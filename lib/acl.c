@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * acl.c - who may touch the nodes a lock creates.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * blocking.c - the blocking face: each call starts the async core with a
  * waiter as its target and sleeps on the waiter's condition variable until

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cleanup.c - what the session owes the server: deletions of nodes nobody
  * wants any more, when they could not be done at once (the connection was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * common.h - what every file of lib/ may use: intrusive lists, the clock,
  * condition variables, logging, the completion-thread mark, and the pure

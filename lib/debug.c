@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * debug.c - what the tests look at inside a session: counts of what it
  * still holds, and bounded waits for it to settle. Not exported.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * election.c - leader election: a queue whose first candidate leads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.h - the queue engine: contenders (zkl_lock), their attempts, and
  * the recipe plug that decides who goes first.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * entries.c - what a contender does, seen from outside the state machine:
  * the shared entry points of the blocking and async faces (acquire,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * events.c - what happens to a session: the client's session events
  * (connected, disconnected, expired, authentication failed), from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * guarded.c - guarded writes: the caller's operations as one zoo_multi with a
  * check on the holder's own node in front, so that the whole transaction

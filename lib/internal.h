@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * internal.h - everything of lib/ at once, for the tests: the layers
  * (common.h, session.h, engine.h) and what tests look at inside a session.

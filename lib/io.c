@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * io.c - the engine's requests: creates, listings, reads and deletes of
  * queue nodes. Each is sent for an owner (an attempt, opaque here) and a

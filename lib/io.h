@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * io.h - the engine's requests (io.c). Each zkl__io_* sends one request for
  * an owner and a round and returns ZKL_OK, or a refusal at the call (then

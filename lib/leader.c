@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * leader.c - who leads an election, for anyone: a one-shot question, and a
  * watch that tells whenever the leader changes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lease.c - the lease: how long a holder may still trust its locks when it
  * hears nothing from ZooKeeper.

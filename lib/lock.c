@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lock.c - the public zkl_lock_* functions every kind of contender shares:
  * freeing, the async acquire and release, cancel, the token, the kind that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lock_object.c - the zkl_lock object: its life (references), its settings,
  * and how its results reach the user: blocking waiters, callbacks queued

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* names.c - lock names, node names and sequence numbers. Pure logic apart
  * from the random bytes of the uuid; unit-tested on its own. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * open.c - opening a session, adding credentials to it, and closing it.
  */

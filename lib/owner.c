@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* owner.c - the owner description written into each lock node (who holds
  * or waits: host, pid, process start time, a line of the user's), and its
  * reading back from nodes anyone may have written. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * participants.c - who holds a lock and who waits for it, read without
  * taking part, through the registry (kinds.h): the name's own queue, a

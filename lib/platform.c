@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* platform.c - clocks, condition variables, thread marks and logging. */
 #include "config.h"
 

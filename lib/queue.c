@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* queue.c - a listing of one parent as a queue: the nodes of a recipe's
  * node kinds in order, first holder first, and where a contender stands in it.
  * Pure logic; unit-tested on its own and fuzzed. */

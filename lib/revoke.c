@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * revoke.c - asking holders to let go, as Curator's Revoker does: the bytes
  * __REVOKE__ written into a holder's node. The holder already keeps a data

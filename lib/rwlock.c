@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rwlock.c - read/write locks: two recipes on one queue.
  *

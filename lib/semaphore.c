@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * semaphore.c - a semaphore of N leases: a lease queue behind a gate.
  *

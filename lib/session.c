@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * session.c - the session object: its references, its mutex, the entry and
  * exit of every completion-thread callback, the requests in flight, and the

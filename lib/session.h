@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * session.h - the session layer: one ZooKeeper handle and what the library
  * does with it below the locks.

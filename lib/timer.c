@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * timer.c - one thread that calls one tick function by the clock. The tick
  * does the work (acquire deadlines, heartbeats, the lease: see events.c)

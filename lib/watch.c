@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * watch.c - watch records: the context pointer the ZooKeeper client holds
  * for each watch the engine sets.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * wrap.c - sessions built on a handle the application already has, and the
  * watch such a session keeps to hear its handle's session events.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clitest.c - running zklock and its command in the tests; see clitest.h. */
 #define _GNU_SOURCE 1 /* syscall, pidfd */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * clitest.h - what the tests of the zklock command (tests/test_cli*.c)
  * share: starting zklock as a program, the command it runs, and bounded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * contender.c - one contender of the fault suite (tests/test_fault_suite.c),
  * run as a process of its own so that the driver can SIGKILL and SIGSTOP it.

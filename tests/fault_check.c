@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fault_check.c - the fault suite's checker; see fault_check.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

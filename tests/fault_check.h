@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fault_check.h - the checker of the fault suite: reads the logs of a run
  * (tests/test_fault_suite.c writes the driver's, tests/contender.c the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fault_repro.c - minimal reproductions of the library bugs the fault suite
  * (tests/test_fault_suite.c) found, kept as regression tests (both failed

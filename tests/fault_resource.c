@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fault_resource.c - the fault suite's shared resource; see
  * fault_resource.h. libc only: the contender links it beside the public
  * API, the driver beside the tests' helpers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fault_resource.h - the shared resource of the fault suite's contenders
  * (tests/contender.c), also read and tidied by the driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * faultproxy - a fault-injecting TCP proxy for the libzklock tests.
  *

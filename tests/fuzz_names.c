@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_names.c - a libFuzzer target for the code that reads untrusted
  * strings: lock-name validation, node-name parsing and ordering, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_names.h - the fuzz target, shared by the libFuzzer build and the
  * corpus replay test. */
 #ifndef FUZZ_NAMES_H

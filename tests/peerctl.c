@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* peerctl.c - a peer program as a child of a test; see peerctl.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

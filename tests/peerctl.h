@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * peerctl.h - a peer program (a JVM running Curator, python3 running kazoo)
  * as a child of a test: its stdin and stdout are pipes to the test, one line

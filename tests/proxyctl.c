@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * proxyctl - run and steer tests/faultproxy from a C test (see proxyctl.h).
  *

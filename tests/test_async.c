@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_async.c - the watch-callback API: every callback runs exactly once,
  * on the completion thread, for success, timeout, cancel, loss, free and
  * close; callbacks may call non-blocking functions and get ZKL_EDEADLK from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli.c - the zklock command (cli/zklock), run as a program against a
  * real ZooKeeper: options, the command's environment and exit status,
  * signals, --list, the waiting status, connecting, names and credentials.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli_lease.c - zklock when the lock is lost: the node deleted, the
  * lease run out in a partition, and zklock itself frozen, when only its
  * watchdog can stop the command. The watchdog's life: it never outlives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli_modes.c - the kinds of lock zklock takes besides the mutex
  * (--read, --write, --limit, --elect), the questions it answers (--leader,
  * --list with the kind of each node, --revoke and --on-revoke), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_contention.c - mutual exclusion under contention (16 sessions x 200
  * cycles around a non-atomic read-modify-write), tokens in grant order, a
  * cancel storm (cancels, timeouts, reentrant holds, frees and closes at

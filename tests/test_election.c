@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_election.c - leader election against a real ZooKeeper: the first
  * candidate leads, successors take over in order with higher epochs,
  * resigning and losing are told, who leads can be asked and watched (one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_engine.c - drives the attempt state machine through every edge of
  * its diagram (lib/engine.c), on a real ZooKeeper, with the fault proxy for
  * the edges that need a lost reply and the library's test hooks for the

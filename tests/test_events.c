@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_events.c - what a lock is doing, visible: the session's event hook
  * tells each event exactly once per occurrence (queued, granted, released,
  * lost, timed out, canceled, failed, and the session's states), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_fault_suite.c - the locks on a real 3-server ensemble, with
  * contenders as separate processes (tests/contender.c) and faults injected

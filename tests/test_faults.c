@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_faults.c - the lock when the connection misbehaves, through
  * tests/faultproxy: lost create replies are recovered without a second node
  * (rule 6 of docs/recipe.md), deletes that fail on a lost connection are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fuzz_corpus.c - replays tests/fuzz-corpus/ through the fuzz target
  * as a plain unit test (no clang needed): nothing may crash, the two name
  * validators must agree, and files named valid-* / invalid-* must get that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_guarded.c - what a holder does with its lock, against a real
  * ZooKeeper: guarded writes commit while the lock is held and write nothing
  * once it is not (session expired, node deleted by someone else, the lease

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_interop.c - our recipes queueing beside Curator's (Java) and kazoo's
  * (Python) on one path, at the same time, against a real ZooKeeper.

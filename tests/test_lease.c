@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_lease.c - the lease rule: a holder cut off from ZooKeeper is told it
  * lost the lock strictly before anyone else is granted it; a connection that
  * comes back in time keeps the lock; a lease that ran out while the session

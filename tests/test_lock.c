@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_lock.c - the exclusive lock against a real ZooKeeper: acquire and
  * release, tokens, reentrancy, exclusion, timeouts, cancel, bad input, the
  * recipe's corner cases (rules 2-6 of docs/recipe.md) and round trips. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_names.c - unit tests of the pure logic: lock names, node names,
  * sequence numbers and queue order. No server. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_rwlock.c - read/write locks against a real ZooKeeper: readers share,
  * writers exclude, only contenders ahead count (kazoo #649), readers behind
  * a writer are each granted by their own watch, downgrade and the refused

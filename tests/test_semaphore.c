@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_semaphore.c - semaphores against a real ZooKeeper: at most N leases
  * (checked by the holders themselves, from many sessions), Curator's
  * layout, waiters queued on the gate with no herd on the leases, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_session.c - sessions: connect errors, expiry (rule 8 of docs/recipe.md), wrapping an
  * application's handle, closing from a callback, the negotiated timeout and
  * the log hook. */

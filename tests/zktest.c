@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* zktest.c - shared test support; see zktest.h. */
 #include "config.h"
 

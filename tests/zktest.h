@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * zktest.h - what the test programs share: a real ZooKeeper server to talk
  * to, an observer handle to look at the tree, bounded waits, and a CUnit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CuratorInterop - Apache Curator's recipes as the other side of
 // tests/test_interop.c: contenders on the same path as libzklock's, each
 // logging its own critical sections with System.nanoTime() (CLOCK_MONOTONIC

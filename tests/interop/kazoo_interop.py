@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """kazoo_interop - kazoo's lock recipes as the other side of tests/test_interop.c.
 
 Contenders on the same path as libzklock's, each logging its own critical
