@@ -2,7 +2,7 @@
 /*
  * zklock-bench - how fast libzklock's mutex is, against the floor of what
  * the raw ZooKeeper C client can do on the same server and against peer
- * libraries. See usage() and README.md, "How fast".
+ * libraries. See usage() and docs/performance.md.
  *
  * The driver builds a plan (groups of contestants, the targets), then for
  * every round runs every contestant of every group once, in the group's

@@ -3,7 +3,7 @@
  * requests.c - zklock-requests: which requests libzklock sends per cycle,
  * by kind, from the library's own counters (zkl_session.sent, read with
  * zkl__debug_counts). The "trace of the requests each cycle sends" behind
- * the profile in README.md's "How fast"; it links the convenience library
+ * the profile in docs/performance.md; it links the convenience library
  * for internal.h, which is why it is not part of zklock-bench.
  *
  *   zklock-requests [-s HOSTS] [CYCLES]

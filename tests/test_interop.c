@@ -22,7 +22,7 @@
  *
  * One peer per pairing: Curator orders kazoo's nodes as text after its own,
  * so Curator and kazoo do not exclude each other on one path. Every pairing
- * prints an INTEROP line with its counts: the README's table comes from
+ * prints an INTEROP line with its counts: docs/interop.md's table comes from
  * them.
  */
 #ifndef _GNU_SOURCE
@@ -510,7 +510,7 @@ static void judge(run *r, verdict *v) {
   }
 }
 
-/* The pairing's line for the README's table. */
+/* The pairing's line for docs/interop.md's table. */
 static void report(const char *title, run *r, const verdict *v) {
   printf("\nINTEROP %s: C %d sections (%d writes), peer %d (%d writes), "
          "handoffs between sides %d, violations %d",
@@ -1227,7 +1227,7 @@ static void stamped_init(stamped *x) {
  *     queue, W2, which waits for the reader: both wait until the reader's
  *     timeout (kazoo's own WriteLock behind it does the same). Checked here:
  *     W2 never jumps ahead of the reader; with kazoo 2.8, that the reader
- *     times out (what the README says). */
+ *     times out (what docs/interop.md says). */
 static void test_kazoo_readlock_steps(void) {
   char name[64], parent[512], line[LINE_MAX_], version[64] = "";
   char error[ERR_MAX] = "";
@@ -1337,7 +1337,7 @@ static void test_kazoo_readlock_steps(void) {
                      "waited for it until then"
                    : "is granted (kazoo #649 fixed)");
   if (strncmp(version, "2.8.", 4) == 0)
-    CU_ASSERT(timed_out); /* what the README says of kazoo 2.8 */
+    CU_ASSERT(timed_out); /* what docs/interop.md says of kazoo 2.8 */
   if (zkt_counter_get(&w2.calls) > 0 && w2.rc == ZKL_OK)
     CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(b)), ZKL_OK);
   peer_send(&p, "END");
