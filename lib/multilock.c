@@ -93,6 +93,12 @@ static multi *multi_of(zkl_attempt *att) {
 
 static zkl_lock *part(const multi *m, int i) { return m->l->parts[i]; }
 
+/* Deletions are ours to send: not when the session's end takes the nodes
+ * (as the engine's ENDING). */
+static bool deletes_wanted(const zkl_session *s) {
+  return !s->dead && !s->closed && !(s->closing && s->owns_handle);
+}
+
 static void forget_nodes(multi *m) {
   int i;
   for (i = 0; i < m->count; i++) {
@@ -107,7 +113,7 @@ static void delete_unadopted_locked(multi *m) {
   char path[ZKL_PATH_MAX];
   int i;
   for (i = 0; i < m->count; i++)
-    if (m->nodes[i] && !s->dead) {
+    if (m->nodes[i] && deletes_wanted(s)) {
       snprintf(path, sizeof path, "%s/%s", part(m, i)->queue, m->nodes[i]);
       zkl__cleanup_delete_locked(s, path);
     }
@@ -118,7 +124,7 @@ static void delete_unadopted_locked(multi *m) {
 static void delete_prefix_locked(multi *m, const char *prefix) {
   zkl_session *s = m->l->s;
   int i;
-  if (s->dead)
+  if (!deletes_wanted(s))
     return;
   for (i = 0; i < m->count; i++)
     zkl__cleanup_prefix_locked(s, part(m, i)->queue, prefix);
@@ -399,7 +405,7 @@ static void created_locked(txn *t, int rc) {
   if (m->att != att || t->gen != m->gen || m->phase != M_SENT ||
       zkl__attempt_state(att) != ZKL_AS_PREPARING) {
     /* The attempt moved on: undo what the transaction made. */
-    if (rc == ZOK && !s->dead)
+    if (rc == ZOK && deletes_wanted(s))
       for (i = 0; i < t->count; i++)
         zkl__cleanup_delete_locked(s, t->made[i]);
     else if (zkl__is_connection_loss(rc))

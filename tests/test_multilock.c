@@ -331,6 +331,69 @@ static void test_lose_one(void) {
   assert_empty(n, 3);
 }
 
+/* ------------------------------------------------------ a lost reply */
+
+static int cmd(zkt_proxied *p, const char *c) {
+  char answer[256];
+  int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
+  if (rc != 0)
+    fprintf(stderr, "proxy %s: %s\n", c, answer);
+  return rc;
+}
+
+/* The transaction goes through and its reply is lost: after the reconnect
+ * its nodes are found (by prefix and owner) and adopted, one per name; a
+ * transaction that never reached the server is found nowhere and sent
+ * again. */
+static void test_lost_reply(void) {
+  char n[2][64], paths[2 * 512], *p2;
+  zkt_proxied p;
+  zkl_lock *l;
+  zkt_rec rec;
+  struct Stat st;
+  names3(n, "ml-lost-", 2);
+  zkt_rec_init(&rec);
+  zkt_proxied_open(&p, 5000);
+  l = multi(p.s, n, 2);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 14"), 0); /* multi */
+  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(kids(n[0]), 1);
+  CU_ASSERT_EQUAL(kids(n[1]), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+  p2 = strchr(paths, ' ');
+  CU_ASSERT_FATAL(p2 != NULL);
+  *p2++ = '\0';
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), paths, 0, &st), ZOK);
+  CU_ASSERT_EQUAL(st.czxid, rec.token);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), p2, 0, &st), ZOK);
+  CU_ASSERT_EQUAL(st.czxid, rec.token);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  assert_empty(n, 2);
+  /* never reached the server */
+  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 2, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(kids(n[0]), 1);
+  CU_ASSERT_EQUAL(kids(n[1]), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
+  assert_empty(n, 2);
+}
+
 /* ---------------------------------------------------- orders, for a while */
 
 #define NAMES 3
@@ -450,6 +513,7 @@ int main(void) {
       {"a transaction refused by one ACL leaves nothing", test_refused_by_acl},
       {"timeout, cancel, try-once, free", test_cancel_timeout_try},
       {"losing one name loses the whole", test_lose_one},
+      {"a lost transaction reply", test_lost_reply},
       {"opposite and rotating orders, no deadlock", test_orders},
       {NULL, NULL}};
   return zkt_main("multilock", tests);
