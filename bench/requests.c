@@ -46,6 +46,7 @@ static const char *const kind_names[ZKL_RQ_KINDS] = {
     [ZKL_RQ_TAP] = "wrapped tap",
     [ZKL_RQ_MULTI] = "multi",
     [ZKL_RQ_KIND_CHECK] = "kinds check list",
+    [ZKL_RQ_MULTI_LOCK] = "multi-lock transaction",
 };
 
 static const char *hosts;

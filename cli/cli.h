@@ -160,7 +160,9 @@ typedef struct {
   const char *elect_id; /* KIND_ELECT: ID */
   int revoke_sig;      /* --on-revoke: the signal, 0: none */
   const char *revoke_sig_name; /* ... as "SIGUSR1" */
-  const char *name;
+  const char *name;    /* the first NAME */
+  char *const *names;  /* every NAME (several: one multi-lock), in argv */
+  int n_names;
   char **command;
 } options;
 

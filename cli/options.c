@@ -37,7 +37,7 @@
 #endif
 
 static const char usage_line[] =
-    "usage: zklock [OPTIONS] NAME -- COMMAND [ARG...]";
+    "usage: zklock [OPTIONS] NAME... -- COMMAND [ARG...]";
 
 static void usage(void) {
   static const char *const lines[] = {
@@ -46,6 +46,8 @@ static void usage(void) {
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --revoke NAME",
       "Run COMMAND while holding the ZooKeeper lock NAME (znode " ZKL_ROOT
       "/NAME):",
+      "several NAMEs (mutexes only) are held all at once, taken atomically",
+      "in one transaction (no deadlock whatever the order);",
       "a mutex, or with one of these options another kind of lock:",
       "",
       "      --read              take the read side of a read/write lock:",
@@ -91,7 +93,8 @@ static void usage(void) {
       "      --version           print the version and exit",
       "",
       "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAME and",
-      "ZKLOCK_NODE in its environment. Exit status: COMMAND's (128+N if signal",
+      "ZKLOCK_NODE (with several NAMEs: each, space-separated, in the order",
+      "given) in its environment. Exit status: COMMAND's (128+N if signal",
       "N killed it); the -E code if the lock was not acquired; 2 bad usage,",
       "name or connect string; 3 ZooKeeper unreachable or failing; 4 the lock",
       "was lost while COMMAND ran; 126 COMMAND could not be run; 127 COMMAND",
@@ -311,7 +314,7 @@ void options_parse(int argc, char **argv, options *o) {
   const char *env = getenv("ZKLOCK_SERVERS"), *hosts_from = "ZKLOCK_SERVERS";
   char *env_auth = getenv("ZKLOCK_AUTH");
   bool e_set = false, k_set = false, acl_set = false, n_set = false;
-  int c, rest, at;
+  int c, rest, at, n, i, j;
   long v;
 
   memset(o, 0, sizeof *o);
@@ -488,15 +491,30 @@ void options_parse(int argc, char **argv, options *o) {
   if (rest == 0)
     cli_usage_error("missing lock name (%s)", usage_line);
   o->name = argv[optind];
-  if (rest == 1)
+  o->names = argv + optind;
+  for (n = 0; n < rest && strcmp(argv[optind + n], "--") != 0; n++)
+    ;
+  o->n_names = n;
+  if (n == rest && n == 1)
     cli_usage_error("missing '--' and command after the lock name (%s)",
                     usage_line);
-  if (strcmp(argv[optind + 1], "--") != 0)
+  if (n == rest) /* (several names come before a '--' too) */
     cli_usage_error("expected '--' after the lock name %s, not %s (%s)",
                     cli_quote(o->name), cli_quote(argv[optind + 1]),
                     usage_line);
-  if (rest == 2)
+  if (n + 1 == rest)
     cli_usage_error("missing command after '--' (%s)", usage_line);
-  check_name(o->name);
-  o->command = argv + optind + 2;
+  for (i = 0; i < n; i++) {
+    check_name(argv[optind + i]);
+    for (j = 0; j < i; j++)
+      if (strcmp(argv[optind + i], argv[optind + j]) == 0)
+        cli_usage_error("lock name %s is given twice",
+                        cli_quote(argv[optind + i]));
+  }
+  if (n > 1 && o->kind != KIND_MUTEX)
+    cli_usage_error("several lock names are held as mutexes only: no "
+                    "--read, --write, --limit or --elect with them");
+  if (n > ZKL_MULTI_NAMES_MAX)
+    cli_usage_error("at most %d lock names", ZKL_MULTI_NAMES_MAX);
+  o->command = argv + optind + n + 1;
 }

@@ -66,7 +66,7 @@ typedef struct {
   bool revoke_pending; /* asked to let go before the command ran */
   int die_sig; /* a signal came before the command ran: die by it */
   int64_t token;
-  char node[ZKL_PATH_MAX];
+  char node[ZKL_PATH_MAX * ZKL_MULTI_NAMES_MAX]; /* every node, ' ' between */
   child_proc child;
   bool same_group;    /* the command shares our process group (a terminal) */
   int64_t kill_at_ms; /* LOST: SIGKILL then */
@@ -244,7 +244,7 @@ static int start_command(run *r) {
                     "stop the command");
   }
   rc = child_start(&r->child, r->o->command, !r->same_group, r->token,
-                   r->o->name, r->node, wd_in_child);
+                   zkl_lock_name(r->l), r->node, wd_in_child);
   if (rc != 0) {
     wd_stop();
     if (r->child.pid)
@@ -355,7 +355,7 @@ static int on_acquired(run *r, const ev_batch *b) {
   r->token = b->token;
   if (b->lost)
     return lost_before_start(r, b->lost_reason);
-  if (zkl_lock_node_path(r->l, r->node, sizeof r->node) != ZKL_OK)
+  if (zkl_lock_node_paths(r->l, r->node, sizeof r->node) != ZKL_OK)
     return lost_before_start(r, 0);
   /* A grant can come from a watch event, with no answer from the server
    * since the wait began: the lease left may be short. The library renews
@@ -520,6 +520,9 @@ static int make_lock(run *r) {
   case KIND_ELECT:
     return zkl_election_new(&r->l, r->s, o->name, o->elect_id);
   default:
+    if (o->n_names > 1)
+      return zkl_multilock_new(&r->l, r->s, (const char *const *)o->names,
+                               o->n_names);
     return zkl_lock_new(&r->l, r->s, o->name);
   }
 }

@@ -686,6 +686,82 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
                                  const char *name, int limit);
 
+/* ------------------------------------------------------------ multi-locks */
+
+/* The most names one multi-lock takes. */
+#define ZKL_MULTI_NAMES_MAX 64
+
+/* Creates a contender that holds `count` (1..ZKL_MULTI_NAMES_MAX) mutex
+ * names at once: a zkl_lock whose acquire is granted when it holds every
+ * name, and whose release lets go of all of them. names: valid lock names
+ * (the rules of zkl_lock_new()), no two alike; copied.
+ *
+ * How: one ZooKeeper transaction (zoo_multi) creates its node in every
+ * name's queue, a mutex node like any other (_c_<uuid>-lock-<seq>), so
+ * every other contender of each name, a zkl_lock_new() mutex, another
+ * multi-lock, Curator's InterProcessMutex or kazoo's Lock, queues beside it
+ * by the usual rule. All the nodes of one transaction share its zxid, and
+ * every queue orders its contenders by creation, so every queue orders
+ * the contenders it shares the same way: a contender only ever waits for
+ * contenders created before it, and callers that name the same locks in
+ * opposite orders cannot deadlock (Curator's InterProcessMultiLock takes
+ * its locks one after another, and can). Enqueueing costs one round trip
+ * and one write whatever the count; the release is one transaction of
+ * deletes. Names whose parents do not exist yet: the parents are created
+ * as containers, then the transaction again. By atomicity, a transaction
+ * refused for one name (ZNOAUTH: an ACL that does not let this session
+ * create there) creates nothing in the others: the acquire fails with that
+ * code and leaves nothing behind.
+ *
+ * The token is the czxid all of its nodes share: in each of its queues it
+ * is greater than the token of every earlier holder of that name (of any
+ * kind), so a resource guarded by any one of the names can check it as
+ * for a plain mutex. While held, loss of any one name (its node deleted,
+ * the session's end, the lease) is loss of the whole: one lost callback,
+ * with that name's reason; the other nodes are deleted. Timeouts, cancel,
+ * try-once (granted only when it is first in every queue at once; else
+ * ZKL_EBUSY, and its nodes are deleted), the async face, events and stats
+ * are as for every kind: the events are the whole's (while it waits, the
+ * node it waits for is the one in the first queue where it is not first).
+ * zkl_lock_name() is the names joined by one space each, in the order
+ * given; zkl_lock_node_path() gives the first name's node,
+ * zkl_lock_node_paths() every node.
+ *
+ * What it does not cover, and why:
+ * - A multi-lock is one contender: it does not know what the same process
+ *   holds through other zkl_lock objects. A caller that holds name A (a
+ *   plain mutex) and then asks for a multi-lock of {A, B} queues behind
+ *   itself on A: it waits until its timeout (ZKL_ETIMEDOUT; or forever
+ *   with -1), like any mutex acquired twice through two objects. Worse,
+ *   when someone else's multi-lock of {A, B} was created before ours, that
+ *   one holds B and waits for our A: a deadlock that only the timeouts
+ *   break. Take every name you need in one multi-lock, or nest only
+ *   acquires that cannot wait (try-once).
+ * - Curator's InterProcessMultiLock takes its names one at a time, each
+ *   node with a zxid of its own, so the global order does not hold against
+ *   it: Curator holds A, our transaction then queues on A and B, then
+ *   Curator's node on B comes behind ours; each waits for the other. Mixed
+ *   with it, a deadlock is possible (as between two of Curator's own), and
+ *   only the timeouts break it (ZKL_ETIMEDOUT here). Mixing with
+ *   single-name contenders (ours, Curator's, kazoo's) is safe: they hold no
+ *   other name while they wait.
+ * - Only mutex names: a name used as a read/write lock, a semaphore or an
+ *   election refuses it (ZKL_EKIND), as it refuses a mutex.
+ * - A name that contains a space makes zkl_lock_name() ambiguous.
+ * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (no names, too
+ * many, a bad name or two alike); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
+ZKL_EXTERN int zkl_multilock_new(zkl_lock **out, zkl_session *s,
+                                 const char *const *names, int count);
+
+/* Copies the full paths of every node of the contender (while it waits or
+ * holds) into buf, one space between two, in the order of its names: a
+ * multi-lock's nodes, or the one node of any other contender (as
+ * zkl_lock_node_path()). Returns ZKL_OK; ZKL_ENOTHELD when it has no node
+ * (a multi-lock before its transaction came back); ZKL_ECLOSED after
+ * zkl_session_close(); ZKL_EINVAL when buf is NULL or too small
+ * (ZKL_PATH_MAX bytes per name are always enough). */
+ZKL_EXTERN int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len);
+
 /* --------------------------------------------------------------- elections */
 
 /* Creates a candidate in the election NAME with `id` (1..ZKL_ID_MAX bytes,

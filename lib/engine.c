@@ -17,11 +17,19 @@
  *          -> RELEASING -> ENDED, with SUSPENDED (resumed at the reconnect)
  *          and RECOVERING (a lost create) on the side, and ENDING (clean
  *          up, then ENDED) for every acquire that fails.
+ *   Two general abilities take short cuts: an attempt whose node another
+ *   made (a multi-lock's part: one transaction made the nodes of every
+ *   part) starts at LISTING (NEW -> LISTING); and an attempt of a recipe
+ *   with no node of its own (a nodeless recipe: a multi-lock's whole) is
+ *   granted by its preparation (PREPARING -> HELD), and its release is the
+ *   recipe's (RELEASING, ended by zkl__attempt_released_locked).
  *
  * The edges exactly (zkl__edge_allowed, the table below, is the diagram the
  * code checks; a test drives every edge):
- *   NEW        -> PREPARING | CREATING | SUSPENDED
- *   PREPARING  -> CREATING | ENDING
+ *   NEW        -> PREPARING | CREATING | SUSPENDED | LISTING (adopted: its
+ *                 node was made for it)
+ *   PREPARING  -> CREATING | ENDING | HELD (nodeless: the preparation got
+ *                 the hold)
  *   CREATING   -> CREATING (the parents were missing) | LISTING (granted,
  *                 but the lease needs an answer first) | WATCHING |
  *                 WAITING | HELD | SUSPENDED | ENDING
@@ -39,9 +47,9 @@
  *
  * What each state owns (and leaving it releases):
  *   PREPARING   what its recipe's prepare hook started (a semaphore's
- *               gate) until the recipe says it is done; the recipe lets
- *               go of it (unprepare hook) when the attempt is granted or
- *               ends
+ *               gate, a multi-lock's transaction and parts) until the
+ *               recipe says it is done; the recipe lets go of it
+ *               (unprepare hook) when the attempt is granted or ends
  *   CREATING    the create, the parents' creates, the listing
  *   RECOVERING  the listing, then the getData of the node found
  *   LISTING     the listing (with a child watch for list_with_watch
@@ -51,7 +59,7 @@
  *   SUSPENDED   nothing: the reconnect resumes it (the node is known: list;
  *               a create's outcome is unknown: recover; else create)
  *   HELD        the hold: the hold count, the token, the lease's count
- *   RELEASING   the delete
+ *   RELEASING   the delete (nodeless: what the recipe's release sent)
  *   ENDING      the cleanup it launched (the node's delete, or a deletion
  *               by prefix), until its requests settle
  * The watch on our own node is kept from the create's reply to the end of
@@ -139,6 +147,7 @@ static void arm_own_watch_locked(zkl_attempt *att);
 #define E(from, to) [ZKL_AS_##from][ZKL_AS_##to] = true
 static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
     E(NEW, PREPARING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
+    E(NEW, LISTING),          E(PREPARING, HELD),
     E(PREPARING, CREATING),   E(PREPARING, ENDING),
     E(CREATING, CREATING), E(CREATING, LISTING),    E(CREATING, WATCHING),
     E(CREATING, WAITING),  E(CREATING, HELD),       E(CREATING, SUSPENDED),
@@ -501,12 +510,39 @@ void zkl__attempt_prepared_locked(zkl_attempt *att, int rc) {
   GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
 }
 
+void zkl__attempt_granted_locked(zkl_attempt *att, int64_t token) {
+  if (att->state != ZKL_AS_PREPARING || !att->l->recipe->nodeless)
+    return;
+  att->czxid = token;
+  GO(att, ZKL_AS_HELD);
+}
+
+void zkl__attempt_released_locked(zkl_attempt *att, int rc) {
+  if (att->state != ZKL_AS_RELEASING)
+    return;
+  if (rc == ZKL_OK) {
+    end_locked(att, END_RELEASED, ZKL_OK);
+  } else {
+    GO(att, ZKL_AS_HELD);
+    zkl__notify_locked(att->l, &att->rel, rc, 0);
+  }
+}
+
+void zkl__attempt_req_begin_locked(zkl_attempt *att) { req_begin(att); }
+
+void zkl__attempt_req_end_locked(zkl_attempt *att) {
+  att->pending--;
+  maybe_deliver_locked(att);
+  attempt_unref_locked(att);
+}
+
 zkl_lock *zkl__attempt_lock(const zkl_attempt *att) { return att->l; }
 void zkl__attempt_ref_locked(zkl_attempt *att) { att->refs++; }
 void zkl__attempt_unref_locked(zkl_attempt *att) { attempt_unref_locked(att); }
 bool zkl__attempt_acquiring(const zkl_attempt *att) {
   return acquiring(att->state);
 }
+bool zkl__attempt_try_once(const zkl_attempt *att) { return att->try_once; }
 
 /* ----------------------------------------------------------- own watch */
 
@@ -1082,6 +1118,10 @@ static void enter_releasing_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
   zkl_session *s = sess(att);
   char path[ZKL_PATH_MAX];
+  if (l->recipe->nodeless) {
+    l->recipe->release_locked(att); /* zkl__attempt_released_locked ends it */
+    return;
+  }
   own_path(att, path);
   if (l->recipe->keep_on_release_locked &&
       l->recipe->keep_on_release_locked(l->arg, l, path)) {
@@ -1271,11 +1311,49 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     att->deadline_ms = att->started_ms + timeout_ms;
     zkl__timer_kick_at_locked(&s->timer, att->deadline_ms);
   }
-  /* A try-once does not prepare: preparing may wait (see zkl_recipe). */
-  if (l->recipe->prepare_locked && !att->try_once)
+  /* A try-once does not prepare: preparing may wait (see zkl_recipe);
+   * but a nodeless recipe's preparation is its whole acquire. */
+  if (l->recipe->prepare_locked && (!att->try_once || l->recipe->nodeless))
     GO(att, ZKL_AS_PREPARING);
   else
     GO(att, s->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);
+  return ZKL_OK;
+}
+
+int zkl__attempt_adopt_locked(zkl_lock *l, const char *prefix,
+                              const char *node, int timeout_ms,
+                              zkl_target *t) {
+  zkl_session *s = l->s;
+  zkl_attempt *att = calloc(1, sizeof *att);
+  if (!att || strlen(prefix) >= sizeof att->prefix ||
+      !(att->node = strdup(node))) {
+    free(att);
+    return ZKL_ENOMEM;
+  }
+  att->l = l;
+  att->try_once = timeout_ms == 0;
+  strcpy(att->prefix, prefix);
+  att->own = OWN_KNOWN; /* its czxid is its maker's to tell */
+  att->check = zkl__node_kinds[l->recipe->node].place == ZKL_PLACE_NAME
+                   ? CHECK_NONE
+                   : CHECK_WANTED;
+  l->refs++;
+  att->refs = 1; /* l->att */
+  l->att = att;
+  l->lost = false;
+  l->other_kind = NULL;
+  att->acq = *t;
+  t->notice = NULL;
+  att->started_ms = zkl__now_ms();
+  l->stats.acquires++;
+  if (timeout_ms > 0) {
+    att->deadline_ms = att->started_ms + timeout_ms;
+    zkl__timer_kick_at_locked(&s->timer, att->deadline_ms);
+  }
+  att->refs++; /* across the transition, which may end it */
+  GO(att, s->connected ? ZKL_AS_LISTING : ZKL_AS_SUSPENDED);
+  arm_own_watch_locked(att); /* (only while it waits) */
+  attempt_unref_locked(att);
   return ZKL_OK;
 }
 
@@ -1322,6 +1400,9 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
   case ZKL_EV_CONNECTED:
     if (att->state == ZKL_AS_SUSPENDED)
       resume_locked(att);
+    else if (att->state == ZKL_AS_PREPARING &&
+             att->l->recipe->reconnected_locked)
+      att->l->recipe->reconnected_locked(att);
     arm_own_watch_locked(att); /* a watch lost with the connection */
     break;
   case ZKL_EV_TICK: { /* arg: {now, next} in ms */
@@ -1335,6 +1416,10 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
       clock[1] = att->deadline_ms;
     break;
   }
+  case ZKL_EV_PART_LOST: /* code: the part's reason */
+    if (att->state == ZKL_AS_HELD)
+      end_locked(att, END_LOST, code);
+    break;
   }
   attempt_unref_locked(att);
 }

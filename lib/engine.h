@@ -17,7 +17,8 @@
  * and one file per recipe, each a zkl_recipe descriptor and its public
  * constructor: mutex.c, rwlock.c (two recipes, read and write),
  * semaphore.c (a lease queue and its gate, a part driven through the
- * prepare hooks), election.c.
+ * prepare hooks), election.c, multilock.c (a nodeless whole whose parts,
+ * one mutex contender per name, are enqueued by one transaction).
  *
  * Every recipe is a queue of ephemeral sequential nodes under one parent
  * with its own rule for "may I go now, and if not, whom do I watch". The
@@ -89,8 +90,19 @@ typedef struct zkl_recipe {
   /* The attempt needs what prepare got no more: granted, or ending (its
    * node's delete already sent). NULL: nothing. */
   void (*unprepare_locked)(zkl_attempt *att);
-  /* The hold of l's part (see zkl_lock.part) was lost. NULL: nothing. */
+  /* The hold of one of l's parts (see zkl_lock.parts) was lost. NULL:
+   * nothing. */
   void (*part_lost_locked)(zkl_lock *l, int reason);
+  /* It makes no node of its own (a multi-lock, whose parts make them):
+   * every attempt prepares, a try-once's too, and the preparation ends in
+   * the hold itself (zkl__attempt_granted_locked: PREPARING -> HELD); its
+   * release is the recipe's (release_locked). */
+  bool nodeless;
+  /* nodeless: the release of a hold (on entering RELEASING); the recipe
+   * ends it with zkl__attempt_released_locked(). */
+  void (*release_locked)(zkl_attempt *att);
+  /* The session reconnected while the attempt prepares. NULL: nothing. */
+  void (*reconnected_locked)(zkl_attempt *att);
 } zkl_recipe;
 
 extern const zkl_recipe zkl__recipe_mutex; /* mutex.c */
@@ -201,7 +213,9 @@ typedef enum zkl_att_event {
   ZKL_EV_OVER,       /* the session is over; code: why */
   ZKL_EV_LEASE_LOST, /* the lease ran out; arg: zkl_call ** for notices */
   ZKL_EV_CONNECTED,  /* (re)connected */
-  ZKL_EV_TICK        /* the clock; arg: int64_t[2] {now, next deadline} */
+  ZKL_EV_TICK,       /* the clock; arg: int64_t[2] {now, next deadline} */
+  ZKL_EV_PART_LOST   /* a part's hold was lost (its recipe posts it);
+                        code: the reason: a hold ends as lost with it */
 } zkl_att_event;
 
 /* Something that is not a contender but lives on the engine's session and
@@ -227,9 +241,30 @@ zkl_lock *zkl__attempt_lock(const zkl_attempt *att);
 void zkl__attempt_ref_locked(zkl_attempt *att);
 void zkl__attempt_unref_locked(zkl_attempt *att);
 bool zkl__attempt_acquiring(const zkl_attempt *att);
+bool zkl__attempt_try_once(const zkl_attempt *att);
 void zkl__attempt_prepared_locked(zkl_attempt *att, int rc);
 /* Its node's child name, when known. */
 const char *zkl__attempt_node(const zkl_attempt *att);
+/* Starts an attempt of l (l has none) whose node another made (a
+ * multi-lock's transaction made every part's node): node (a child name of
+ * l->queue, made with prefix) is known, and the attempt enters LISTING at
+ * once (SUSPENDED while disconnected). timeout_ms as for
+ * zkl__attempt_start_locked (0: a try-once, granted only if first at its
+ * first listing). On failure nothing was started: node is the caller's to
+ * delete. */
+int zkl__attempt_adopt_locked(zkl_lock *l, const char *prefix,
+                              const char *node, int timeout_ms,
+                              zkl_target *t);
+/* nodeless recipes: the preparation got the hold, with this token
+ * (PREPARING -> HELD); the release's end (ZKL_OK: released; else the hold
+ * stays and the release is told rc). */
+void zkl__attempt_granted_locked(zkl_attempt *att, int64_t token);
+void zkl__attempt_released_locked(zkl_attempt *att, int rc);
+/* A recipe's own request (or a part's attempt) for the attempt: while one
+ * is out, an ending attempt is not told (it waits for it to settle, as for
+ * its own requests). Each begin holds a reference that its end drops. */
+void zkl__attempt_req_begin_locked(zkl_attempt *att);
+void zkl__attempt_req_end_locked(zkl_attempt *att);
 
 /* The diagram as data: 1 when the state machine may go from one state to
  * another. Every transition is checked against it. */
@@ -257,12 +292,14 @@ struct zkl_lock {
   char *queue; /* the queue's parent path */
   const zkl_recipe *recipe;
   const void *arg;
-  /* A contender that this one's recipe drives (a semaphore's gate): it
-   * takes this one's ACL and owner description, its queueing while this
-   * one prepares is told as this one's, its loss goes to this one's
-   * recipe (part_lost_locked) instead of a callback, and it is freed with
-   * this one. */
-  zkl_lock *part;
+  /* The contenders that this one's recipe drives (a semaphore's gate, a
+   * multi-lock's one contender per name), in the order added: each takes
+   * this one's ACL and owner description, its queueing while this one
+   * prepares is told as this one's, its loss goes to this one's recipe
+   * (part_lost_locked) instead of a callback, and it is freed with this
+   * one. */
+  zkl_lock **parts;
+  int n_parts;
   zkl_lock *whole; /* the contender this one is the part of, or NULL */
   zkl_lost_cb lost_cb;
   void *lost_arg;
@@ -294,9 +331,10 @@ bool zkl__lock_owned(const zkl_lock *l);
 /* Queues the revoke callback of l, if any. */
 void zkl__notify_revoke_locked(zkl_lock *l);
 void zkl__lock_set_revoke_locked(zkl_lock *l, zkl_revoke_cb cb, void *arg);
-/* Makes part a part of whole (see zkl_lock.part): whole holds a
- * reference to it, and part is owned (zkl__lock_own). */
-void zkl__lock_add_part(zkl_lock *whole, zkl_lock *part);
+/* Makes part a part of whole (see zkl_lock.parts): whole holds a
+ * reference to it, and part is owned (zkl__lock_own). ZKL_OK or
+ * ZKL_ENOMEM (then nothing changed). */
+int zkl__lock_add_part(zkl_lock *whole, zkl_lock *part);
 void zkl__lock_ref_locked(zkl_lock *l);
 void zkl__lock_unref_locked(zkl_lock *l);
 /* Visits every lock of the engine; fn may end its attempt or drop its

@@ -81,14 +81,15 @@ int zkl__cancel_locked(zkl_lock *l) {
 
 void zkl__contender_free_locked(zkl_lock *l) {
   zkl_target none = {0};
+  int i;
   l->freed = true;
   if (l->att && !l->s->closed) {
     zkl__attempt_event_locked(l->att, ZKL_EV_CANCEL, ZKL_ECLOSED, NULL);
     if (l->att)
       zkl__attempt_event_locked(l->att, ZKL_EV_RELEASE, 0, &none);
   }
-  if (l->part)
-    zkl__contender_free_locked(l->part); /* its attempts end too */
+  for (i = 0; i < l->n_parts; i++)
+    zkl__contender_free_locked(l->parts[i]); /* their attempts end too */
   zkl__lock_unref_locked(l);
 }
 
@@ -106,7 +107,15 @@ bool zkl__lock_busy_locked(const zkl_lock *l) {
 int zkl__lock_node_path_locked(const zkl_lock *l, char *buf, size_t len) {
   const char *node = l->att ? zkl__attempt_node(l->att) : NULL;
   int n;
-  if (!node || !zkl__lock_busy_locked(l))
+  if (!zkl__lock_busy_locked(l))
+    return ZKL_ENOTHELD;
+  /* A contender with no node of its own (a multi-lock) shows its first
+   * part's. */
+  if (l->recipe->nodeless && l->n_parts > 0)
+    return l->parts[0]->att && zkl__lock_busy_locked(l->parts[0])
+               ? zkl__lock_node_path_locked(l->parts[0], buf, len)
+               : ZKL_ENOTHELD;
+  if (!node)
     return ZKL_ENOTHELD;
   n = snprintf(buf, len, "%s/%s", l->queue, node);
   return n >= 0 && (size_t)n < len ? ZKL_OK : ZKL_EINVAL;

@@ -81,13 +81,21 @@ void zkl__lock_set_free_arg(zkl_lock *l, void (*free_arg)(void *arg)) {
 
 bool zkl__lock_owned(const zkl_lock *l) { return l->owned; }
 
-void zkl__lock_add_part(zkl_lock *whole, zkl_lock *part) {
+int zkl__lock_add_part(zkl_lock *whole, zkl_lock *part) {
+  zkl_lock **parts;
   pthread_mutex_lock(&whole->s->mu);
+  parts = realloc(whole->parts, (size_t)(whole->n_parts + 1) * sizeof *parts);
+  if (!parts) {
+    pthread_mutex_unlock(&whole->s->mu);
+    return ZKL_ENOMEM;
+  }
+  whole->parts = parts;
   part->owned = true;
   part->whole = whole; /* borrowed: whole outlives its part's use of it */
-  whole->part = part;
+  whole->parts[whole->n_parts++] = part;
   part->refs++; /* whole's, until whole is freed */
   pthread_mutex_unlock(&whole->s->mu);
+  return ZKL_OK;
 }
 
 zkl_session *zkl__lock_session(const zkl_lock *l) { return l->s; }
@@ -96,13 +104,15 @@ void zkl__lock_ref_locked(zkl_lock *l) { l->refs++; }
 
 void zkl__lock_unref_locked(zkl_lock *l) {
   zkl_session *s = l->s;
+  int i;
   if (--l->refs > 0)
     return;
   zkl__list_remove(&l->link);
+  for (i = 0; i < l->n_parts; i++)
+    zkl__lock_unref_locked(l->parts[i]);
+  free(l->parts);
   if (l->free_arg)
     l->free_arg((void *)l->arg);
-  if (l->part)
-    zkl__lock_unref_locked(l->part);
   free(l->name);
   free(l->queue);
   free(l->info);
@@ -266,23 +276,35 @@ int zkl_lock_set_acl(zkl_lock *l, int mode) {
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK) {
+    int i;
     l->acl = mode;
-    if (l->part) /* a part's nodes are the contender's too */
-      l->part->acl = mode;
+    for (i = 0; i < l->n_parts; i++) /* a part's nodes are l's too */
+      l->parts[i]->acl = mode;
   }
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }
 
 int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
-  char *copy = NULL, *part_copy = NULL;
-  int rc;
+  char *copy = NULL, **part_copies = NULL;
+  int rc, i, n;
   if (!l || zkl__validate_info(info) != ZKL_OK)
     return ZKL_EINVAL;
-  if (info && *info &&
-      (!(copy = strdup(info)) || (l->part && !(part_copy = strdup(info))))) {
-    free(copy);
-    return ZKL_ENOMEM;
+  pthread_mutex_lock(&l->s->mu);
+  n = l->n_parts; /* fixed once the contender is made */
+  pthread_mutex_unlock(&l->s->mu);
+  if (info && *info) {
+    bool ok = (copy = strdup(info)) != NULL &&
+              (n == 0 || (part_copies = calloc((size_t)n, sizeof *part_copies)));
+    for (i = 0; ok && i < n; i++)
+      ok = (part_copies[i] = strdup(info)) != NULL;
+    if (!ok) {
+      for (i = 0; part_copies && i < n; i++)
+        free(part_copies[i]);
+      free(part_copies);
+      free(copy);
+      return ZKL_ENOMEM;
+    }
   }
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
@@ -290,15 +312,18 @@ int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
     free(l->info);
     l->info = copy;
     copy = NULL;
-    if (l->part) { /* a part's nodes describe their owner too */
-      free(l->part->info);
-      l->part->info = part_copy;
-      part_copy = NULL;
+    for (i = 0; i < n; i++) { /* a part's nodes describe their owner too */
+      free(l->parts[i]->info);
+      l->parts[i]->info = part_copies ? part_copies[i] : NULL;
+      if (part_copies)
+        part_copies[i] = NULL;
     }
   }
   pthread_mutex_unlock(&l->s->mu);
+  for (i = 0; part_copies && i < n; i++)
+    free(part_copies[i]);
+  free(part_copies);
   free(copy);
-  free(part_copy);
   return rc;
 }
 

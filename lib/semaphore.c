@@ -71,17 +71,17 @@ static void lease_decide(const zkl_queue *q, const void *arg,
 
 /* ---------------------------------------------------------------- the gate
  *
- * The gate is the semaphore contender's part (zkl_lock.part): a contender of
- * its own in locks/, whose attempts come and go. One may still be ending (a
- * release in flight) when the contender's next attempt needs the gate
- * again, so an attempt that prepares asks for the gate whenever the gate is
+ * The gate is the semaphore contender's only part (zkl_lock.parts): a
+ * contender of its own in locks/, whose attempts come and go. One may still
+ * be ending (a release in flight) when the contender's next attempt needs
+ * the gate again, so an attempt that prepares asks for the gate whenever the gate is
  * free: when it starts preparing, and when a gate attempt ends. */
 
 static void gate_ask_locked(zkl_lock *l);
 
 static void gate_done_locked(void *ctx, int rc, int64_t token) {
   zkl_attempt *att = ctx;
-  zkl_lock *l = zkl__attempt_lock(att), *gate = l->part;
+  zkl_lock *l = zkl__attempt_lock(att), *gate = l->parts[0];
   zkl_target none = {0};
   (void)token;
   if (zkl__attempt_state(att) == ZKL_AS_PREPARING && l->att == att) {
@@ -109,12 +109,12 @@ static void gate_ask_locked(zkl_lock *l) {
   zkl_attempt *att = l->att;
   zkl_target t = {0};
   int rc;
-  if (!att || zkl__attempt_state(att) != ZKL_AS_PREPARING || l->part->att)
+  if (!att || zkl__attempt_state(att) != ZKL_AS_PREPARING || l->parts[0]->att)
     return; /* not wanted, or not free yet */
   t.hook_locked = gate_done_locked;
   t.hook_ctx = att;
   zkl__attempt_ref_locked(att); /* the hook's, until it runs */
-  rc = zkl__attempt_start_locked(l->part, -1, &t);
+  rc = zkl__attempt_start_locked(l->parts[0], -1, &t);
   if (rc != ZKL_OK) {
     zkl__attempt_unref_locked(att);
     zkl__attempt_prepared_locked(att, rc);
@@ -127,7 +127,7 @@ static void gate_take_locked(zkl_attempt *att) {
 
 /* Lets go of the gate: the attempt holds a lease, or has ended. */
 static void gate_let_go_locked(zkl_attempt *att) {
-  zkl_lock *l = zkl__attempt_lock(att), *gate = l->part;
+  zkl_lock *l = zkl__attempt_lock(att), *gate = l->parts[0];
   zkl_target released = {0};
   if (!gate->att)
     return;
@@ -200,7 +200,12 @@ int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
     zkl__contender_free(gate);
     return rc;
   }
-  zkl__lock_add_part(l, gate); /* not the user's: freed with l */
+  rc = zkl__lock_add_part(l, gate); /* not the user's: freed with l */
+  if (rc != ZKL_OK) {
+    zkl__contender_free(gate);
+    zkl__contender_free(l);
+    return rc;
+  }
   *out = l;
   return ZKL_OK;
 }

@@ -87,6 +87,7 @@ enum {
   ZKL_RQ_TAP,         /* a wrapped session's own watch on "/" */
   ZKL_RQ_MULTI,       /* a guarded transaction */
   ZKL_RQ_KIND_CHECK,  /* a listing of another family's place (kinds.h) */
+  ZKL_RQ_MULTI_LOCK,  /* a multi-lock's transaction (creates or deletes) */
   ZKL_RQ_KINDS
 };
 

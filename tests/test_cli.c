@@ -300,6 +300,61 @@ static void test_env_and_list(void) {
   assert_no_node(name);
 }
 
+/* Several names: held at once (one multi-lock); ZKLOCK_NAME and
+ * ZKLOCK_NODE carry each, space-separated, in the order given; a plain
+ * zklock -n on one of them is busy (exit 1); --list shows the contender in
+ * each queue; several names with another kind are bad usage. */
+static void test_several_names(void) {
+  char a[64], b[64], line[1024], out[2048], na[64], nb[64];
+  char node_a[256], node_b[256], fds[128], *f[2][9];
+  long long token = 0;
+  long pid = 0;
+  proc p, q, l;
+  zkt_name(a, sizeof a, "multi-a");
+  zkt_name(b, sizeof b, "multi-b");
+  spawn(&p, "-s", zkt_hosts(), b, a, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL_FATAL(sscanf(line,
+                               "start %ld %lld %63s %63s %255s %255s fds=%127s",
+                               &pid, &token, nb, na, node_b, node_a, fds),
+                        7);
+  CU_ASSERT(token > 0);
+  CU_ASSERT_STRING_EQUAL(nb, b); /* the order given */
+  CU_ASSERT_STRING_EQUAL(na, a);
+  CU_ASSERT(strncmp(node_b, "/locks/", 7) == 0 &&
+            strncmp(node_b + 7, b, strlen(b)) == 0);
+  CU_ASSERT(strncmp(node_a, "/locks/", 7) == 0 &&
+            strncmp(node_a + 7, a, strlen(a)) == 0);
+  spawn(&q, "-s", zkt_hosts(), "-n", a, "--", HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 1);
+  spawn(&l, "-s", zkt_hosts(), "--list", b, NULL);
+  CU_ASSERT_EQUAL_FATAL(list_lines(&l, true, out, sizeof out, f, 2), 1);
+  CU_ASSERT_STRING_EQUAL(f[0][1], node_b);
+  CU_ASSERT_EQUAL(strtoll(f[0][2], NULL, 10), token);
+  CU_ASSERT_EQUAL(strtol(f[0][4], NULL, 10), (long)p.pid);
+  cleanup(&l);
+  spawn(&l, "-s", zkt_hosts(), "--list", a, NULL);
+  CU_ASSERT_EQUAL_FATAL(list_lines(&l, true, out, sizeof out, f, 2), 1);
+  CU_ASSERT_STRING_EQUAL(f[0][1], node_a);
+  CU_ASSERT_EQUAL(strtoll(f[0][2], NULL, 10), token);
+  cleanup(&l);
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  cleanup(&q);
+  assert_no_node(a);
+  assert_no_node(b);
+  spawn(&q, "-s", zkt_hosts(), "--read", a, b, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 2);
+  cleanup(&q);
+  spawn(&q, "-s", zkt_hosts(), "--limit", "2", a, b, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 2);
+  cleanup(&q);
+  spawn(&q, "-s", zkt_hosts(), a, a, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 2);
+  cleanup(&q);
+}
+
 /* --list shows the holder and the waiters in queue order; -H drops the
  * header. */
 static void test_list_queue(void) {
@@ -1066,6 +1121,7 @@ static const zkt_test tests[] = {
      test_session_timeout_range},
     {"a command killed by signal N gives 128+N", test_command_signaled},
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
+    {"several names at once", test_several_names},
     {"--list shows holder and waiters in queue order", test_list_queue},
     {"--list of an unheld lock prints the header only", test_list_unheld},
     {"bad usage exits 2, says what was wrong, connects nowhere",

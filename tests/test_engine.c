@@ -513,6 +513,45 @@ static void test_release_refused(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* The two general abilities a multi-lock uses: its whole has no node of
+ * its own, and its preparation (one transaction making every part's node)
+ * grants it (PREPARING -> HELD); each part's attempt starts with its node
+ * known (NEW -> LISTING), here waiting behind a holder. */
+static void test_nodeless_and_adopted(void) {
+  char a[64], b[64];
+  const char *names[2] = {a, b};
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l;
+  zkt_holder h;
+  zkt_rec rec;
+  snapshot();
+  zkt_name(a, sizeof a, "edges-multi-a");
+  zkt_name(b, sizeof b, "edges-multi-b");
+  zkt_rec_init(&rec);
+  zkt_hold(&h, b);
+  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  wait_children(b, 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
+  TAKEN(NEW, PREPARING);
+  TAKEN(NEW, LISTING);
+  TAKEN(LISTING, HELD);     /* the part of a */
+  TAKEN(LISTING, WATCHING); /* the part of b */
+  zkt_unhold(&h);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  TAKEN(WATCHING, HELD);
+  TAKEN(PREPARING, HELD);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  TAKEN(HELD, RELEASING);
+  TAKEN(RELEASING, ENDED);
+  zkl_lock_free(l);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  zkt_assert_parent_empty(a);
+  zkt_assert_parent_empty(b);
+}
+
 /* Last: every edge of the diagram was taken, and no other. */
 static void test_every_edge(void) {
   int f, t, missing = 0;
@@ -541,6 +580,7 @@ int main(void) {
       {"a waiter's replies lost", test_waiter_replies_lost},
       {"cancelled while listing", test_cancel_while_listing},
       {"a release refused", test_release_refused},
+      {"a nodeless whole and adopted parts", test_nodeless_and_adopted},
       {"every edge of the diagram", test_every_edge},
       {NULL, NULL}};
   return zkt_main("engine", tests);

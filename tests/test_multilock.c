@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_multilock.c - multi-locks against a real ZooKeeper: several names
+ * held at once, enqueued by one transaction; the shared token; beside
+ * single-name mutexes; opposite and rotating name orders among many
+ * sessions with no deadlock and no overlap; the transaction's atomicity
+ * (a parent refused by its ACL, parents missing); cancel, timeout,
+ * try-once and the loss of one name leaving nothing behind. */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+
+/* Fresh names n[0..count-1] for this test. */
+static void names3(char n[][64], const char *base, int count) {
+  char b[32];
+  int i;
+  for (i = 0; i < count; i++) {
+    snprintf(b, sizeof b, "%s%c", base, 'a' + i);
+    zkt_name(n[i], sizeof n[i], b);
+  }
+}
+
+static zkl_lock *multi(zkl_session *s, char n[][64], int count) {
+  const char *names[8];
+  zkl_lock *l = NULL;
+  int i;
+  for (i = 0; i < count; i++)
+    names[i] = n[i];
+  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, names, count), ZKL_OK);
+  return l;
+}
+
+static void close_session(zkl_session *s) {
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+}
+
+/* Children of the lock NAME's parent now (-1: no parent). */
+static int kids(const char *name) {
+  char parent[512];
+  zkt_parent(parent, sizeof parent, name);
+  return zkt_children(parent);
+}
+
+static void assert_empty(char n[][64], int count) {
+  int i;
+  for (i = 0; i < count; i++)
+    zkt_assert_parent_empty(n[i]);
+}
+
+/* ------------------------------------------------------------- the basics */
+
+/* Three names held at once; the token is every node's czxid, and greater
+ * than the tokens of earlier holders of each name; released by one
+ * transaction; the parents made at first use. */
+static void test_first_use(void) {
+  char n[2][64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  names3(n, "ml-first-", 2);
+  CU_ASSERT_EQUAL(kids(n[0]), -1);
+  CU_ASSERT_EQUAL(kids(n[1]), -1);
+  l = multi(s, n, 2);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(kids(n[0]), 1);
+  CU_ASSERT_EQUAL(kids(n[1]), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  close_session(s);
+  assert_empty(n, 2);
+}
+
+static void test_basic(void) {
+  char n[3][64], paths[3 * 512], *p, *save = NULL, one[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkt_holder h;
+  int64_t earlier[3], token = 0;
+  zkl_lock *l;
+  struct Stat st;
+  int i;
+  names3(n, "ml-basic-", 3);
+  for (i = 0; i < 3; i++) {
+    zkt_hold(&h, n[i]);
+    earlier[i] = h.token;
+    zkt_unhold(&h);
+  }
+  l = multi(s, n, 3);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), token);
+  CU_ASSERT_EQUAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(l, one, sizeof one), ZKL_OK);
+  CU_ASSERT_EQUAL(strncmp(paths, one, strlen(one)), 0);
+  for (i = 0, p = strtok_r(paths, " ", &save); p;
+       i++, p = strtok_r(NULL, " ", &save)) {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, n[i]);
+    CU_ASSERT_EQUAL(strncmp(p, parent, strlen(parent)), 0);
+    CU_ASSERT(strstr(p, "-lock-") != NULL);
+    CU_ASSERT_EQUAL_FATAL(zoo_exists(zkt_observer(), p, 0, &st), ZOK);
+    CU_ASSERT_EQUAL(st.czxid, token);
+    CU_ASSERT(token > earlier[i]);
+    CU_ASSERT_EQUAL(kids(n[i]), 1);
+  }
+  CU_ASSERT_EQUAL(i, 3);
+  /* reentrant, as every kind */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_ENOTHELD);
+  assert_empty(n, 3);
+  /* and again: a later token */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, &earlier[0]), ZKL_OK);
+  CU_ASSERT(earlier[0] > token);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  close_session(s);
+  assert_empty(n, 3);
+}
+
+/* The name is the names, one space between two. */
+static void test_name_and_input(void) {
+  zkl_session *s = zkt_session(T_SESSION);
+  const char *two[] = {"ml-x", "ml-y/z"}, *dup[] = {"ml-x", "ml-x"},
+             *bad[] = {"ml-x", "/abs"};
+  const char *many[ZKL_MULTI_NAMES_MAX + 1];
+  zkl_lock *l = NULL;
+  int i;
+  for (i = 0; i <= ZKL_MULTI_NAMES_MAX; i++)
+    many[i] = "ml-x";
+  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, two, 2), ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(zkl_lock_name(l), "ml-x ml-y/z");
+  zkl_lock_free(l);
+  l = NULL;
+  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, dup, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, bad, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, two, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, many, ZKL_MULTI_NAMES_MAX + 1),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, NULL, 1), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_multilock_new(&l, NULL, two, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_multilock_new(NULL, s, two, 2), ZKL_EINVAL);
+  CU_ASSERT_PTR_NULL(l);
+  close_session(s);
+}
+
+/* A single-name holder keeps the multi-lock waiting (a try-once says
+ * EBUSY and leaves nothing); a multi-lock holder keeps single-name
+ * contenders of each of its names out. */
+static void test_beside_mutexes(void) {
+  char n[3][64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l, *single;
+  zkt_holder h;
+  zkt_rec rec;
+  int64_t token;
+  int i;
+  names3(n, "ml-beside-", 3);
+  zkt_hold(&h, n[1]);
+  l = multi(s, n, 3);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT(kids(n[0]) <= 0);
+  CU_ASSERT_EQUAL(kids(n[1]), 1);
+  CU_ASSERT(kids(n[2]) <= 0);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, n[1]);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  }
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
+  token = h.token;
+  zkt_unhold(&h);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(rec.token > token);
+  /* now the multi-lock holds: single contenders of each name wait */
+  for (i = 0; i < 3; i++) {
+    zkl_session *s2 = zkt_session(T_SESSION);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&single, s2, n[i]), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(single, 0, NULL), ZKL_EBUSY);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(single, 200, NULL), ZKL_ETIMEDOUT);
+    zkl_lock_free(single);
+    close_session(s2);
+  }
+  {
+    zkl_session *s2 = zkt_session(T_SESSION);
+    zkt_rec r2;
+    zkt_rec_init(&r2);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&single, s2, n[2]), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire_async(single, -1, zkt_on_acquired, &r2), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl__debug_wait_settled(s2, ZKT_WAIT), 0);
+    CU_ASSERT_EQUAL(zkt_counter_get(&r2.calls), 0);
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_rec_wait(&r2, 1, ZKT_WAIT), ZKL_OK);
+    CU_ASSERT(r2.token > rec.token);
+    CU_ASSERT_EQUAL(zkl_lock_release(single), ZKL_OK);
+    zkl_lock_free(single);
+    close_session(s2);
+  }
+  zkl_lock_free(l);
+  close_session(s);
+  assert_empty(n, 3);
+}
+
+/* ------------------------------------------------------------ atomicity */
+
+/* One name's parent refuses our create (its ACL lets anyone only read): the
+ * transaction fails whole, ZNOAUTH, and nothing is left in the others. */
+static void test_refused_by_acl(void) {
+  char n[3][64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  struct ACL read_only = {0};
+  struct ACL_vector acl;
+  zkl_lock *l;
+  zkt_holder h;
+  names3(n, "ml-acl-", 3);
+  zkt_hold(&h, n[0]); /* its parent exists: a create there would work */
+  zkt_unhold(&h);
+  read_only.perms = ZOO_PERM_READ | ZOO_PERM_ADMIN;
+  read_only.id.scheme = "world";
+  read_only.id.id = "anyone";
+  acl.count = 1;
+  acl.data = &read_only;
+  zkt_parent(parent, sizeof parent, n[1]);
+  CU_ASSERT_EQUAL_FATAL(
+      zoo_create(zkt_observer(), parent, NULL, -1, &acl, 0, NULL, 0), ZOK);
+  l = multi(s, n, 3);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZNOAUTH);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
+  CU_ASSERT(kids(n[0]) <= 0);
+  CU_ASSERT_EQUAL(kids(n[1]), 0);
+  CU_ASSERT(kids(n[2]) <= 0);
+  zkl_lock_free(l);
+  close_session(s);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
+  assert_empty(n, 3);
+}
+
+/* ------------------------------------------------- cancel, timeout, loss */
+
+static void test_cancel_timeout_try(void) {
+  char n[3][64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkt_holder h;
+  zkt_rec rec;
+  zkl_lock_stats st;
+  names3(n, "ml-cancel-", 3);
+  zkt_hold(&h, n[2]);
+  zkt_parent(parent, sizeof parent, n[2]);
+  l = multi(s, n, 3);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 300, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(kids(n[0]), 0);
+  CU_ASSERT_EQUAL(kids(n[1]), 0);
+  CU_ASSERT_EQUAL(kids(n[2]), 1);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
+  CU_ASSERT_EQUAL(kids(n[0]), 0);
+  CU_ASSERT_EQUAL(kids(n[1]), 0);
+  CU_ASSERT_EQUAL(kids(n[2]), 1);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(kids(n[0]), 0);
+  CU_ASSERT_EQUAL(kids(n[2]), 1);
+  CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.acquires, 3);
+  CU_ASSERT_EQUAL(st.timeouts, 1);
+  CU_ASSERT_EQUAL(st.cancels, 1);
+  CU_ASSERT_EQUAL(st.grants, 0);
+  /* free while waiting */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 2, ZKT_WAIT), ZKL_ECLOSED);
+  zkt_unhold(&h);
+  close_session(s);
+  assert_empty(n, 3);
+}
+
+/* One name's node deleted under the holder: one lost callback, with that
+ * reason, and the other nodes gone. */
+static void test_lose_one(void) {
+  char n[3][64], paths[3 * 512], *second;
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkt_rec lost;
+  int i;
+  names3(n, "ml-lose-", 3);
+  l = multi(s, n, 3);
+  CU_ASSERT_FATAL(l != NULL);
+  zkt_rec_init(&lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+  second = strchr(paths, ' ');
+  CU_ASSERT_FATAL(second != NULL);
+  second++;
+  *strchr(second, ' ') = '\0';
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), second, -1), ZOK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_NODE_DELETED);
+  for (i = 0; i < 3; i++)
+    zkt_assert_parent_empty(n[i]);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
+  /* and it can be taken again */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
+  zkl_lock_free(l);
+  close_session(s);
+  assert_empty(n, 3);
+}
+
+/* ------------------------------------------------------ a lost reply */
+
+static int cmd(zkt_proxied *p, const char *c) {
+  char answer[256];
+  int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
+  if (rc != 0)
+    fprintf(stderr, "proxy %s: %s\n", c, answer);
+  return rc;
+}
+
+/* The transaction goes through and its reply is lost: after the reconnect
+ * its nodes are found (by prefix and owner) and adopted, one per name; a
+ * transaction that never reached the server is found nowhere and sent
+ * again. */
+static void test_lost_reply(void) {
+  char n[2][64], paths[2 * 512], *p2;
+  zkt_proxied p;
+  zkl_lock *l;
+  zkt_rec rec;
+  struct Stat st;
+  names3(n, "ml-lost-", 2);
+  zkt_rec_init(&rec);
+  zkt_proxied_open(&p, 5000);
+  l = multi(p.s, n, 2);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 14"), 0); /* multi */
+  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(kids(n[0]), 1);
+  CU_ASSERT_EQUAL(kids(n[1]), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+  p2 = strchr(paths, ' ');
+  CU_ASSERT_FATAL(p2 != NULL);
+  *p2++ = '\0';
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), paths, 0, &st), ZOK);
+  CU_ASSERT_EQUAL(st.czxid, rec.token);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), p2, 0, &st), ZOK);
+  CU_ASSERT_EQUAL(st.czxid, rec.token);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  assert_empty(n, 2);
+  /* never reached the server */
+  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 2, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(kids(n[0]), 1);
+  CU_ASSERT_EQUAL(kids(n[1]), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
+  assert_empty(n, 2);
+}
+
+/* ---------------------------------------------------- orders, for a while */
+
+#define NAMES 3
+#define THREADS 8
+
+static struct {
+  char n[NAMES][64];
+  int64_t until_ms;
+  atomic_int in_use[NAMES];
+  atomic_llong last_token[NAMES];
+  atomic_int overlaps, grants, timeouts, errors, token_regressions;
+  atomic_llong worst_ms;
+} run;
+
+static void note_worst(int64_t ms) {
+  long long w = atomic_load(&run.worst_ms);
+  while (ms > w && !atomic_compare_exchange_weak(&run.worst_ms, &w, ms))
+    ;
+}
+
+/* Holds idx[0..k-1] (exclusive by the lock under test): no one else may. */
+static void hold_names(const int *idx, int k, int64_t token) {
+  int i, spin;
+  for (i = 0; i < k; i++) {
+    if (atomic_fetch_add(&run.in_use[idx[i]], 1) != 0)
+      atomic_fetch_add(&run.overlaps, 1);
+    if (atomic_load(&run.last_token[idx[i]]) >= token)
+      atomic_fetch_add(&run.token_regressions, 1);
+    atomic_store(&run.last_token[idx[i]], token);
+  }
+  for (spin = 0; spin < 2000; spin++)
+    __asm__ volatile("" ::: "memory");
+  for (i = 0; i < k; i++)
+    atomic_fetch_sub(&run.in_use[idx[i]], 1);
+}
+
+/* Thread t: a multi-lock whose order is a rotation of the names, reversed
+ * for odd t, over 2 or 3 names; or (the last two) a single-name mutex. */
+static void *contender(void *arg) {
+  int t = (int)(intptr_t)arg, idx[NAMES], k, i;
+  const char *names[NAMES];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l = NULL;
+  if (!s)
+    return NULL;
+  if (t >= THREADS - 2) { /* single-name contenders */
+    k = 1;
+    idx[0] = (t * 2) % NAMES;
+    zkl_lock_new(&l, s, run.n[idx[0]]);
+  } else {
+    k = t % 4 == 3 ? 2 : NAMES;
+    for (i = 0; i < k; i++)
+      idx[i] = t % 2 ? (t + NAMES - i) % NAMES : (t + i) % NAMES;
+    for (i = 0; i < k; i++)
+      names[i] = run.n[idx[i]];
+    zkl_multilock_new(&l, s, names, k);
+  }
+  if (!l) {
+    atomic_fetch_add(&run.errors, 1);
+    zkl_session_close(s);
+    return NULL;
+  }
+  while (zkt_now_ms() < run.until_ms) {
+    int64_t token = 0, t0 = zkt_now_ms();
+    int rc = zkl_lock_acquire(l, 20000, &token);
+    note_worst(zkt_now_ms() - t0);
+    if (rc == ZKL_ETIMEDOUT) {
+      atomic_fetch_add(&run.timeouts, 1);
+      continue;
+    }
+    if (rc != ZKL_OK) {
+      atomic_fetch_add(&run.errors, 1);
+      break;
+    }
+    atomic_fetch_add(&run.grants, 1);
+    hold_names(idx, k, token);
+    if (zkl_lock_release(l) != ZKL_OK)
+      atomic_fetch_add(&run.errors, 1);
+  }
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  return NULL;
+}
+
+static void test_orders(void) {
+  pthread_t th[THREADS];
+  const char *env = getenv("ZKL_MULTI_SECONDS");
+  int seconds = env && atoi(env) > 0 ? atoi(env) : 10, i;
+  memset(&run, 0, sizeof run);
+  names3(run.n, "ml-orders-", NAMES);
+  run.until_ms = zkt_now_ms() + seconds * 1000;
+  for (i = 0; i < THREADS; i++)
+    CU_ASSERT_FATAL(pthread_create(&th[i], NULL, contender,
+                                   (void *)(intptr_t)i) == 0);
+  for (i = 0; i < THREADS; i++)
+    pthread_join(th[i], NULL);
+  printf("\n    %d s, %d threads: %d grants, %d timeouts, %d overlaps, "
+         "%d errors, longest acquire %lld ms\n",
+         seconds, THREADS, atomic_load(&run.grants),
+         atomic_load(&run.timeouts), atomic_load(&run.overlaps),
+         atomic_load(&run.errors), (long long)atomic_load(&run.worst_ms));
+  CU_ASSERT_EQUAL(atomic_load(&run.overlaps), 0);
+  CU_ASSERT_EQUAL(atomic_load(&run.token_regressions), 0);
+  CU_ASSERT_EQUAL(atomic_load(&run.errors), 0);
+  /* a deadlock would show as acquires that time out */
+  CU_ASSERT_EQUAL(atomic_load(&run.timeouts), 0);
+  CU_ASSERT(atomic_load(&run.grants) >= 5 * seconds);
+  assert_empty(run.n, NAMES);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"three names, one token", test_basic},
+      {"first use: the parents made", test_first_use},
+      {"name and bad input", test_name_and_input},
+      {"beside single-name mutexes", test_beside_mutexes},
+      {"a transaction refused by one ACL leaves nothing", test_refused_by_acl},
+      {"timeout, cancel, try-once, free", test_cancel_timeout_try},
+      {"losing one name loses the whole", test_lose_one},
+      {"a lost transaction reply", test_lost_reply},
+      {"opposite and rotating orders, no deadlock", test_orders},
+      {NULL, NULL}};
+  return zkt_main("multilock", tests);
+}
