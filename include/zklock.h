@@ -607,7 +607,9 @@ typedef void (*zkl_multi_cb)(zkl_lock *l, int rc, void *arg);
  * returns it (nothing written); ZKL_EINVAL (NULL, count <= 0 or above
  * ZKL_MULTI_MAX); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM; ZKL_EDEADLK on a
  * completion thread (blocking face). Works for any zkl_lock that holds: a
- * mutex, either side of a read/write lock, a semaphore lease, a leader. */
+ * mutex, either side of a read/write lock, a semaphore lease, a leader, a
+ * multi-lock (a check on each of its nodes: it commits only while every
+ * name is held). */
 ZKL_EXTERN int zkl_lock_multi(zkl_lock *l, int count, const zoo_op_t *ops,
                               zoo_op_result_t *results);
 /* The same, returning at once; cb (required) runs exactly once unless this

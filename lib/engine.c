@@ -494,6 +494,7 @@ static void unprepare_locked(zkl_attempt *att) {
 }
 
 void zkl__attempt_prepared_locked(zkl_attempt *att, int rc) {
+  int i;
   if (att->state != ZKL_AS_PREPARING)
     return;
   if (rc != ZKL_OK) {
@@ -504,9 +505,10 @@ void zkl__attempt_prepared_locked(zkl_attempt *att, int rc) {
    * looked at the name itself first, and keeps that node until this
    * attempt's own node exists (it lets go at the grant or the end): the
    * kinds check is done for both (kinds.h). */
-  if (att->check == CHECK_WANTED && att->l->part &&
-      zkl__node_kinds[att->l->part->recipe->node].place != ZKL_PLACE_NAME)
-    att->check = CHECK_DONE;
+  for (i = 0; att->check == CHECK_WANTED && i < att->l->n_parts; i++)
+    if (zkl__node_kinds[att->l->parts[i]->recipe->node].place !=
+        ZKL_PLACE_NAME)
+      att->check = CHECK_DONE;
   GO(att, ZKL_AS_CREATING); /* a lost connection suspends it there */
 }
 

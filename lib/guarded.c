@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * guarded.c - guarded writes: the caller's operations as one zoo_multi with a
- * check on the holder's own node in front, so that the whole transaction
- * commits only while that node exists, which, for a node that was granted
- * the lock, means while the lock is held. ZooKeeper does the fencing: a
- * holder that lost its lock (expired, its node deleted, paused past its
- * session) cannot commit, whatever it believes.
+ * check on the holder's own node in front (on each of its nodes, for a
+ * contender with no node of its own whose parts hold: a multi-lock), so
+ * that the whole transaction commits only while those nodes exist, which,
+ * for nodes that were granted the lock, means while the lock is held.
+ * ZooKeeper does the fencing: a holder that lost its lock (expired, a node
+ * deleted, paused past its session) cannot commit, whatever it believes.
  */
 #include "config.h"
 
@@ -20,10 +21,11 @@ typedef struct multi {
   zkl_session *s;
   zkl_lock *l; /* reference */
   int count;
-  zoo_op_t *ops;           /* count + 1: the check first */
-  zoo_op_result_t *results; /* count + 1 */
-  zoo_op_result_t *out;    /* the caller's, count */
-  char path[ZKL_PATH_MAX]; /* the checked node */
+  int guards;               /* the checks in front: the nodes that hold */
+  zoo_op_t *ops;            /* guards + count: the checks first */
+  zoo_op_result_t *results; /* guards + count */
+  zoo_op_result_t *out;     /* the caller's, count */
+  char (*paths)[ZKL_PATH_MAX]; /* the checked nodes, guards of them */
   /* who hears: a waiter (blocking) or a callback */
   zkl_waiter *waiter;
   zkl_multi_cb cb;
@@ -40,6 +42,7 @@ static void multi_free_locked(multi *m) {
   zkl__lock_unref_locked(m->l);
   free(m->ops);
   free(m->results);
+  free(m->paths);
   free(m);
 }
 
@@ -53,12 +56,14 @@ static void call_release_locked(zkl_call *c) {
   free(c);
 }
 
-/* The transaction's status: the guard's failure is the lock's loss. */
-static int status_of(int rc, const zoo_op_result_t *results) {
+/* The transaction's status: a guard's failure is the lock's loss. */
+static int status_of(int rc, const zoo_op_result_t *results, int guards) {
+  int i;
   if (rc == ZOK)
     return ZKL_OK;
-  if (results[0].err == ZNONODE)
-    return ZKL_ELOST; /* the node is gone: nothing was written */
+  for (i = 0; i < guards; i++)
+    if (results[i].err == ZNONODE)
+      return ZKL_ELOST; /* a node is gone: nothing was written */
   if (rc == ZINVALIDSTATE || zkl__is_session_over(rc))
     return ZKL_EEXPIRED;
   return rc;
@@ -68,9 +73,9 @@ static void multi_done_locked(zkl_req *r, const zkl_answer *a) {
   zkl_session *s = r->s;
   multi *m = r->owner;
   int i;
-  m->rc = status_of(a->rc, m->results);
+  m->rc = status_of(a->rc, m->results, m->guards);
   for (i = 0; i < m->count; i++)
-    m->out[i] = m->results[i + 1];
+    m->out[i] = m->results[m->guards + i];
   if (m->waiter) {
     m->waiter->rc = m->rc;
     m->waiter->done = true;
@@ -94,20 +99,33 @@ static int send_locked(multi *m) {
   zkl_lock *l = m->l;
   zkl_session *s = m->s;
   zkl_req *r;
-  int rc;
+  int rc, i;
   rc = zkl__session_usable_locked(s);
   if (rc != ZKL_OK)
     return rc;
   zkl__lease_enforce_locked(s); /* a lapsed hold commits nothing */
-  if (zkl__lock_node_path_locked(l, m->path, sizeof m->path) != ZKL_OK ||
-      !zkl__lock_held_node_locked(l))
+  if (l->recipe->nodeless) {
+    /* held when the whole is: its parts hold their nodes */
+    if (!zkl__lock_token_locked(l))
+      return l->lost ? ZKL_ELOST : ZKL_ENOTHELD;
+    for (i = 0; i < m->guards; i++)
+      if (zkl__lock_node_path_locked(l->parts[i], m->paths[i],
+                                     sizeof m->paths[i]) != ZKL_OK ||
+          !zkl__lock_held_node_locked(l->parts[i]))
+        return ZKL_ELOST;
+  } else if (zkl__lock_node_path_locked(l, m->paths[0], sizeof m->paths[0]) !=
+                 ZKL_OK ||
+             !zkl__lock_held_node_locked(l)) {
     return l->lost ? ZKL_ELOST : ZKL_ENOTHELD;
-  zoo_check_op_init(&m->ops[0], m->path, -1);
+  }
+  for (i = 0; i < m->guards; i++)
+    zoo_check_op_init(&m->ops[i], m->paths[i], -1);
   if (!(r = zkl__req_new_locked(s, ZKL_RQ_MULTI)))
     return ZKL_ENOMEM;
   r->owner = m;
   r->answered_locked = multi_done_locked;
-  rc = zoo_amulti(s->zh, m->count + 1, m->ops, m->results, zkl__on_void, r);
+  rc = zoo_amulti(s->zh, m->guards + m->count, m->ops, m->results,
+                  zkl__on_void, r);
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
     return rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;
@@ -122,15 +140,19 @@ static int prepare(multi **out, zkl_lock *l, int count, const zoo_op_t *ops,
     return ZKL_EINVAL;
   if (!(m = calloc(1, sizeof *m)))
     return ZKL_ENOMEM;
-  m->ops = calloc((size_t)count + 1, sizeof *m->ops);
-  m->results = calloc((size_t)count + 1, sizeof *m->results);
-  if (!m->ops || !m->results) {
+  /* the parts of a nodeless whole are fixed at its creation */
+  m->guards = l->recipe->nodeless ? l->n_parts : 1;
+  m->ops = calloc((size_t)(m->guards + count), sizeof *m->ops);
+  m->results = calloc((size_t)(m->guards + count), sizeof *m->results);
+  m->paths = calloc((size_t)m->guards, sizeof *m->paths);
+  if (!m->ops || !m->results || !m->paths) {
     free(m->ops);
     free(m->results);
+    free(m->paths);
     free(m);
     return ZKL_ENOMEM;
   }
-  memcpy(m->ops + 1, ops, sizeof *ops * (size_t)count);
+  memcpy(m->ops + m->guards, ops, sizeof *ops * (size_t)count);
   m->count = count;
   m->out = results;
   m->l = l;
@@ -172,12 +194,14 @@ int zkl_lock_multi(zkl_lock *l, int count, const zoo_op_t *ops,
   if (zkl__on_zk_thread()) {
     free(m->ops);
     free(m->results);
+    free(m->paths);
     free(m);
     return ZKL_EDEADLK;
   }
   if (pthread_cond_init(&w.cond, NULL) != 0) {
     free(m->ops);
     free(m->results);
+    free(m->paths);
     free(m);
     return ZKL_ESYSTEM;
   }

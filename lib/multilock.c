@@ -167,19 +167,14 @@ static txn *txn_new(zkl_attempt *att, int count, bool creates) {
 static void created_locked(txn *t, int rc);
 static void deleted_locked(txn *t, int rc);
 
-static void txn_done(int rc, const void *data) {
-  zkl_req *r = (zkl_req *)data;
-  zkl_session *s = r->s;
+static void txn_done_locked(zkl_req *r, const zkl_answer *a) {
   txn *t = r->owner;
-  zkl__enter_req_locked(r, rc);
   if (t->creates)
-    created_locked(t, rc);
+    created_locked(t, a->rc);
   else
-    deleted_locked(t, rc);
+    deleted_locked(t, a->rc);
   zkl__attempt_req_end_locked(t->att); /* may free the attempt */
   txn_free(t);
-  zkl__req_done_locked(r);
-  zkl__leave(s);
 }
 
 /* Sends t; on ZKL_OK its completion owns it. */
@@ -190,8 +185,9 @@ static int txn_send_locked(txn *t) {
   if (!r)
     return ZKL_ENOMEM;
   r->owner = t;
+  r->answered_locked = txn_done_locked;
   zkl__attempt_req_begin_locked(t->att);
-  rc = zoo_amulti(s->zh, t->count, t->ops, t->results, txn_done, r);
+  rc = zoo_amulti(s->zh, t->count, t->ops, t->results, zkl__on_void, r);
   if (rc == ZOK)
     return ZKL_OK;
   zkl__req_abort_locked(r);

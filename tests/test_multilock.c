@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "zktest.h"
@@ -214,6 +215,90 @@ static void test_beside_mutexes(void) {
   zkl_lock_free(l);
   close_session(s);
   assert_empty(n, 3);
+}
+
+/* One name, one lock: a multi-lock's node is a mutex node in each queue.
+ * A reader holding one name keeps it waiting (a mutex is a writer); an
+ * election on one name refuses it (ZKL_EKIND), and it leaves nothing in
+ * the other names. */
+static void test_kinds(void) {
+  char n[3][64];
+  zkl_session *s = zkt_session(T_SESSION), *s2 = zkt_session(T_SESSION);
+  zkl_lock *l, *cand;
+  zkl_rwlock *rw;
+  names3(n, "ml-kinds-", 3);
+  l = multi(s, n, 3);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw, s2, n[2]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw), ZKT_WAIT, NULL),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw)), ZKL_OK);
+  zkl_rwlock_free(rw);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&cand, s2, n[1], "c1"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(cand, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_EKIND);
+  CU_ASSERT(zkl_lock_other_kind(l) &&
+            strcmp(zkl_lock_other_kind(l), "election") == 0);
+  CU_ASSERT(kids(n[0]) <= 0);
+  CU_ASSERT(kids(n[2]) <= 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(cand), ZKL_OK);
+  zkl_lock_free(cand);
+  /* and the name is free for it again */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  close_session(s);
+  close_session(s2);
+  assert_empty(n, 3);
+}
+
+/* Guarded writes on a multi-lock: a check on every node goes in front, so
+ * they commit while every name is held, and not once one is lost. */
+static void test_guarded(void) {
+  char n[2][64], path[128], value[8] = "";
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zoo_op_t op;
+  zoo_op_result_t res;
+  zkt_rec lost;
+  int len = sizeof value - 1;
+  names3(n, "ml-guarded-", 2);
+  snprintf(path, sizeof path, "/ml-guarded-%d", (int)getpid());
+  zoo_delete(zkt_observer(), path, -1);
+  CU_ASSERT_EQUAL_FATAL(zoo_create(zkt_observer(), path, "0", 1,
+                                   &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                        ZOK);
+  l = multi(s, n, 2);
+  CU_ASSERT_FATAL(l != NULL);
+  zkt_rec_init(&lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  zoo_set_op_init(&op, path, "1", 1, -1, NULL);
+  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, &op, &res), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, &op, &res), ZKL_OK);
+  CU_ASSERT_EQUAL(res.err, ZOK);
+  CU_ASSERT_EQUAL(zoo_get(zkt_observer(), path, 0, value, &len, NULL), ZOK);
+  CU_ASSERT_STRING_EQUAL(value, "1");
+  /* the second name's node goes: nothing commits any more */
+  {
+    char paths[1024], *second;
+    CU_ASSERT_EQUAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+    second = strchr(paths, ' ');
+    CU_ASSERT_FATAL(second != NULL);
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), second + 1, -1), ZOK);
+  }
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_NODE_DELETED);
+  zoo_set_op_init(&op, path, "2", 1, -1, NULL);
+  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, &op, &res), ZKL_ELOST);
+  len = sizeof value - 1;
+  CU_ASSERT_EQUAL(zoo_get(zkt_observer(), path, 0, value, &len, NULL), ZOK);
+  CU_ASSERT_EQUAL(value[0], '1');
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  zkl_lock_free(l);
+  close_session(s);
+  zoo_delete(zkt_observer(), path, -1);
+  assert_empty(n, 2);
 }
 
 /* ------------------------------------------------------------ atomicity */
@@ -510,6 +595,8 @@ int main(void) {
       {"first use: the parents made", test_first_use},
       {"name and bad input", test_name_and_input},
       {"beside single-name mutexes", test_beside_mutexes},
+      {"other kinds on its names", test_kinds},
+      {"guarded writes check every name", test_guarded},
       {"a transaction refused by one ACL leaves nothing", test_refused_by_acl},
       {"timeout, cancel, try-once, free", test_cancel_timeout_try},
       {"losing one name loses the whole", test_lose_one},
