@@ -45,6 +45,7 @@ static const char *const kind_names[ZKL_RQ_KINDS] = {
     [ZKL_RQ_TAP] = "wrapped tap",
     [ZKL_RQ_MULTI] = "multi",
     [ZKL_RQ_KIND_CHECK] = "kinds check list",
+    [ZKL_RQ_BREAK] = "break",
 };
 
 static const char *hosts;
