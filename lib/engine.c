@@ -531,14 +531,14 @@ static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
     att->own_watch = NULL;
     zkl__watch_drop_locked(w);
   }
-  if (rc == ZOK)
+  if (rc == ZOK) {
+    bool breaking = zkl__is_break_mark(data, len); /* break.c */
     att->changed_unread = false;
-  if (rc == ZOK && zkl__is_break_mark(data, len))
-    att->break_marked = true; /* a break is coming (break.c) */
-  if (rc == ZOK && ((len == 10 && memcmp(data, "__REVOKE__", 10) == 0) ||
-                    zkl__is_break_mark(data, len)))
-    zkl__notify_revoke_locked(att->l); /* someone asks us to let go */
-  else if (rc == ZNONODE)
+    if (breaking)
+      att->break_marked = true; /* its deletion, to come, is a break */
+    if (breaking || (len == 10 && memcmp(data, "__REVOKE__", 10) == 0))
+      zkl__notify_revoke_locked(att->l); /* someone asks us to let go */
+  } else if (rc == ZNONODE)
     own_node_gone_locked(att);
   /* A lost connection: re-armed at the reconnect if still wanted. */
   else if (rc != ZOK && !zkl__is_connection_loss(rc) &&
