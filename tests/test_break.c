@@ -297,7 +297,7 @@ static void test_kinds(void) {
   zkl_rwlock *rw[2], *wrw;
   zkl_lock *w, *sem[2], *cand[2];
   holder r[2], l[2], lead;
-  zkt_rec granted;
+  zkt_rec granted, w_lost;
   report rep = {0};
   int i;
 
@@ -343,6 +343,8 @@ static void test_kinds(void) {
     hold_with(&l[i], sem[i], s);
   }
   CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&w, ws, name, 2), ZKL_OK);
+  zkt_rec_init(&w_lost);
+  zkl_lock_on_lost(w, zkt_on_lost, &w_lost);
   zkt_rec_init(&granted);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired,
                                                &granted),
@@ -372,6 +374,7 @@ static void test_kinds(void) {
   CU_ASSERT_EQUAL(rep.n, 2);
   CU_ASSERT(reported(&rep, l[1].path, ZKL_OK));
   assert_broken(&l[1]);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&w_lost, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
   CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_ELOST);
   zkl_lock_free(w);
   for (i = 0; i < 2; i++)
