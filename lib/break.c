@@ -130,10 +130,12 @@ static int code_locked(const zkl_session *s, int rc) {
  * answer's code (a->rc), ZooKeeper's or ours. */
 static int ask_locked(zkl_session *s, answer *a, int op, const char *path,
                       const char *data, int len, int version) {
-  zkl_req *r = zkl__req_new_locked(s, ZKL_RQ_BREAK);
-  int rc;
+  zkl_req *r;
+  int rc = zkl__session_usable_locked(s);
   memset(a, 0, sizeof *a);
-  if (!r)
+  if (rc != ZKL_OK) /* expired or closing meanwhile: nothing more is sent */
+    return a->rc = rc;
+  if (!(r = zkl__req_new_locked(s, ZKL_RQ_BREAK)))
     return a->rc = ZKL_ENOMEM;
   r->owner = a;
   switch (op) {
