@@ -47,6 +47,7 @@ static const char *const kind_names[ZKL_RQ_KINDS] = {
     [ZKL_RQ_MULTI] = "multi",
     [ZKL_RQ_KIND_CHECK] = "kinds check list",
     [ZKL_RQ_MULTI_LOCK] = "multi-lock transaction",
+    [ZKL_RQ_BREAK] = "break",
 };
 
 static const char *hosts;

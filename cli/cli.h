@@ -3,8 +3,8 @@
  * cli.h - what the files of the zklock command share.
  *
  *   zklock.c     main(): the standard descriptors, then a run, a one-shot
- *                question (--list, --leader, --revoke), or the watchdog's
- *                own main
+ *                question (--list, --leader, --revoke) or --break, or the
+ *                watchdog's own main
  *   options.c    the command line: parsing, checking, --help
  *   run.c        a run: the main loop and its states (waiting for the lock,
  *                confirming the session, running the command, lost), for
@@ -20,6 +20,7 @@
  *   trace.c      -v: the library's events, one line each, with the time
  *                each happened
  *   status.c     the waiting status, kept up to date from a watch
+ *   break.c      --break: a stuck lock's holders broken (zkl_break())
  *   queue.c      a lock's contenders as zkl_participants() shows them, for
  *                every kind of lock: --list, --leader, --revoke, who holds
  *                it (the waiting line, the holder named when -n gives up)
@@ -126,7 +127,8 @@ enum cli_action {
   ACT_RUN,    /* take the lock, run the command */
   ACT_LIST,   /* --list */
   ACT_LEADER, /* --leader */
-  ACT_REVOKE  /* --revoke */
+  ACT_REVOKE, /* --revoke */
+  ACT_BREAK   /* --break */
 };
 
 /* Which lock a run takes. */
@@ -164,6 +166,8 @@ typedef struct {
   char *const *names;  /* every NAME (several: one multi-lock), in argv */
   int n_names;
   char **command;
+  int break_grace_ms; /* --break: --grace */
+  int max_hold_ms;    /* --max-hold; 0: none */
 } options;
 
 /* Parses and checks argv (exits 2 with a message on bad usage, 0 after
@@ -429,6 +433,15 @@ int queue_leader(zkl_session *s, const char *name);
  * the node of each one asked. Returns a ZKL_ code (ZKL_ENOTHELD: nobody
  * to ask). */
 int queue_revoke(zkl_session *s, const char *name);
+
+/* ----------------------------------------------------------------- break.c */
+
+/* --break: breaks the holders of name after grace_ms (zkl_break()), prints
+ * the node of each one broken on stdout, and says what happened on stderr
+ * (not the "nobody holds" line when quiet). Returns zklock's exit status:
+ * 0 broken, 1 nobody holds (or each let go within the grace), 3 refused or
+ * failed. */
+int break_holders(zkl_session *s, const char *name, int grace_ms, bool quiet);
 
 /* ------------------------------------------------------------------- run.c */
 

@@ -21,6 +21,7 @@
 #define DEFAULT_SESSION_MS 10000
 #define DEFAULT_CONNECT_MS 5000
 #define DEFAULT_GRACE_MS 2000
+#define DEFAULT_BREAK_GRACE_MS 5000 /* --break's --grace */
 #define MAX_SECONDS 2000000.0 /* fits in an int of milliseconds */
 
 /* What the ZooKeeper client zklock was built against can do (configure
@@ -44,6 +45,8 @@ static void usage(void) {
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --revoke NAME",
+      "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --break NAME "
+      "[--grace SECONDS]",
       "Run COMMAND while holding the ZooKeeper lock NAME (znode " ZKL_ROOT
       "/NAME):",
       "several NAMEs (mutexes only) are held all at once, taken atomically",
@@ -81,6 +84,8 @@ static void usage(void) {
       "      --acl open|creator  who may delete the lock's nodes (open)",
       "      --on-revoke SIGNAL  pass a revoke request on to COMMAND as SIGNAL",
       "                          (default: only say it came)",
+      "      --max-hold SECONDS  hold the lock at most that long: then it is",
+      "                          lost, and COMMAND stopped as on any loss",
       "  -q, --quiet             no waiting status, no \"not acquired\" "
       "message",
       "  -v, --verbose           report progress and the lock's events on",
@@ -88,6 +93,9 @@ static void usage(void) {
       "  -l, --list NAME         print the holders and the waiters of NAME",
       "      --leader NAME       print the id and token of NAME's leader",
       "      --revoke NAME       ask the holders of NAME to let go",
+      "      --break NAME        break the holders of NAME: ask them to let go,",
+      "                          and delete their nodes after the grace",
+      "      --grace SECONDS     with --break: the grace (5; 0: at once)",
       "  -H, --no-header         with --list: no header line",
       "  -h, --help              print this help and exit",
       "      --version           print the version and exit",
@@ -97,8 +105,9 @@ static void usage(void) {
       "given) in its environment. Exit status: COMMAND's (128+N if signal",
       "N killed it); the -E code if the lock was not acquired; 2 bad usage,",
       "name or connect string; 3 ZooKeeper unreachable or failing; 4 the lock",
-      "was lost while COMMAND ran; 126 COMMAND could not be run; 127 COMMAND",
-      "not found. See zklock(1).",
+      "was lost while COMMAND ran (--max-hold ran out among the reasons); 126",
+      "COMMAND could not be run; 127 COMMAND not found. --break: 0 broken, 1",
+      "nobody holds, 3 refused or failed. See zklock(1).",
   };
   size_t i;
   printf("%s\n", usage_line);
@@ -259,6 +268,7 @@ static void set_kind(options *o, int kind) {
 static const char *action_option(int action) {
   return action == ACT_LIST     ? "--list"
          : action == ACT_LEADER ? "--leader"
+         : action == ACT_BREAK  ? "--break"
                                 : "--revoke";
 }
 
@@ -282,7 +292,10 @@ enum {
   OPT_ELECT,
   OPT_LEADER,
   OPT_REVOKE,
-  OPT_ON_REVOKE
+  OPT_ON_REVOKE,
+  OPT_BREAK,
+  OPT_GRACE,
+  OPT_MAX_HOLD
 };
 
 void options_parse(int argc, char **argv, options *o) {
@@ -303,6 +316,9 @@ void options_parse(int argc, char **argv, options *o) {
       {"leader", required_argument, NULL, OPT_LEADER},
       {"revoke", required_argument, NULL, OPT_REVOKE},
       {"on-revoke", required_argument, NULL, OPT_ON_REVOKE},
+      {"break", required_argument, NULL, OPT_BREAK},
+      {"grace", required_argument, NULL, OPT_GRACE},
+      {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
       {"read", no_argument, NULL, OPT_READ},
       {"write", no_argument, NULL, OPT_WRITE},
       {"limit", required_argument, NULL, OPT_LIMIT},
@@ -313,7 +329,8 @@ void options_parse(int argc, char **argv, options *o) {
       {NULL, 0, NULL, 0}};
   const char *env = getenv("ZKLOCK_SERVERS"), *hosts_from = "ZKLOCK_SERVERS";
   char *env_auth = getenv("ZKLOCK_AUTH");
-  bool e_set = false, k_set = false, acl_set = false, n_set = false;
+  bool e_set = false, k_set = false, acl_set = false, n_set = false,
+       grace_set = false;
   int c, rest, at, n, i, j;
   long v;
 
@@ -324,6 +341,7 @@ void options_parse(int argc, char **argv, options *o) {
   o->wait_ms = -1;
   o->conflict_code = 1;
   o->grace_ms = DEFAULT_GRACE_MS;
+  o->break_grace_ms = DEFAULT_BREAK_GRACE_MS;
   o->acl = ZKL_ACL_OPEN;
   o->action = ACT_RUN;
   o->kind = KIND_MUTEX;
@@ -406,6 +424,18 @@ void options_parse(int argc, char **argv, options *o) {
     case OPT_ON_REVOKE:
       take_signal(o, optarg);
       break;
+    case OPT_BREAK:
+      set_action(o, ACT_BREAK, optarg);
+      break;
+    case OPT_GRACE:
+      seconds_or_exit("--grace", optarg, &o->break_grace_ms);
+      grace_set = true;
+      break;
+    case OPT_MAX_HOLD:
+      seconds_or_exit("--max-hold", optarg, &o->max_hold_ms);
+      if (o->max_hold_ms == 0)
+        cli_usage_error("--max-hold: must be more than 0");
+      break;
     case OPT_READ:
       set_kind(o, KIND_READ);
       break;
@@ -464,12 +494,15 @@ void options_parse(int argc, char **argv, options *o) {
   check_hosts(o, hosts_from);
   rest = argc - optind;
 
+  if (grace_set && o->action != ACT_BREAK)
+    cli_usage_error("--grace goes with --break only");
   if (o->action != ACT_RUN) {
     const char *opt = action_option(o->action);
     if (o->wait_arg || n_set || e_set || k_set || o->info || acl_set ||
-        o->revoke_sig || o->kind != KIND_MUTEX)
+        o->revoke_sig || o->max_hold_ms || o->kind != KIND_MUTEX)
       cli_usage_error("%s takes no -w, -n, -E, -k, --info, --acl, "
-                      "--on-revoke, --read, --write, --limit or --elect",
+                      "--on-revoke, --max-hold, --read, --write, --limit "
+                      "or --elect",
                       opt);
     if (o->no_header && o->action != ACT_LIST)
       cli_usage_error("-H goes with --list only");

@@ -148,6 +148,16 @@ static const char *lost_reason_text(const run *r, int reason) {
   if (reason == ZKL_LOST_SESSION_EXPIRED || session_expired(r))
     return "the ZooKeeper session expired: the lock may already be someone "
            "else's";
+  if (reason == ZKL_LOST_BROKEN)
+    return "it was broken (zklock --break): its node was deleted, and the "
+           "lock may already be someone else's";
+  if (reason == ZKL_LOST_MAX_HOLD) {
+    snprintf(buf, sizeof buf,
+             "it was held for its maximum of %s (--max-hold): its node is "
+             "deleted, and the lock may already be someone else's",
+             cli_duration(r->o->max_hold_ms));
+    return buf;
+  }
   /* The server deletes an expiring session's node, and may tell the
    * session so on its way out: after a long silence, that is the likely
    * deleter. */
@@ -572,6 +582,8 @@ int run_lock(const options *o) {
     rc = make_lock(&r);
   if (rc == ZKL_OK && o->acl != ZKL_ACL_OPEN)
     rc = zkl_lock_set_acl(r.l, o->acl);
+  if (rc == ZKL_OK && o->max_hold_ms > 0)
+    rc = zkl_lock_set_max_hold(r.l, o->max_hold_ms);
   if (rc != ZKL_OK) {
     cli_error("cannot use the lock %s: %s", r.path, zkl_strerror(rc));
     free_lock(&r);

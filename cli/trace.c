@@ -25,6 +25,10 @@ static const char *lost_why(int reason) {
     return "its node was deleted";
   case ZKL_LOST_LEASE_EXPIRED:
     return "the lease ran out (no answer from ZooKeeper in time)";
+  case ZKL_LOST_BROKEN:
+    return "it was broken (zklock --break)";
+  case ZKL_LOST_MAX_HOLD:
+    return "its maximum hold ran out (--max-hold)";
   default:
     return "unknown reason";
   }

@@ -6,10 +6,11 @@
  *          COMMAND [ARG...]
  *   zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME
  *   zklock [-s HOSTS] [-t MS] [--auth S:C] --leader NAME | --revoke NAME
+ *   zklock [-s HOSTS] [-t MS] [--auth S:C] --break NAME [--grace SECONDS]
  *
  * main() only dispatches: the watchdog (the same binary, run again by
- * watchdog.c), a question (--list, --leader, --revoke: queue.c), or a run
- * (run.c). cli.h lists the files.
+ * watchdog.c), a question (--list, --leader, --revoke: queue.c), a break
+ * (--break: break.c), or a run (run.c). cli.h lists the files.
  */
 #include "config.h"
 
@@ -35,6 +36,11 @@ static int run_question(const options *o) {
   char path[ZKL_PATH_MAX];
   zkl_session *s = connect_or_exit(o, o->connect_ms);
   int rc;
+  if (o->action == ACT_BREAK) { /* it says what happened itself */
+    rc = break_holders(s, o->target, o->break_grace_ms, o->quiet);
+    zkl_session_close(s);
+    return rc;
+  }
   switch (o->action) {
   case ACT_LIST:
     rc = queue_list(s, o->target, o->no_header);

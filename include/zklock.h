@@ -44,15 +44,16 @@
  *
  *   Callbacks (acquire, release, lost, revoke, multi, leader, state, event)
  *   run on the ZooKeeper client's completion thread, one at a time, with no
- *   lock of the library held; the exceptions (lost notices of the lease, and
- *   their events; ZKL_STATE_CLOSED) are described where they are declared.
+ *   lock of the library held; the exceptions (lost notices of the lease and
+ *   of the maximum hold, and their events; ZKL_STATE_CLOSED; zkl_break()'s
+ *   report) are described where they are declared.
  *   A callback may call any non-blocking zkl_ function, including
  *   zkl_lock_free() on the lock it was called for. It must not block for
  *   long: every completion and watcher of the session waits behind it. The
  *   blocking functions (zkl_session_open, zkl_session_open2,
  *   zkl_session_wrap, zkl_session_add_auth, zkl_lock_acquire,
- *   zkl_lock_release, zkl_lock_multi, zkl_revoke, zkl_leader_get,
- *   zkl_participants) return ZKL_EDEADLK when called from a callback
+ *   zkl_lock_release, zkl_lock_multi, zkl_revoke, zkl_break,
+ *   zkl_leader_get, zkl_participants) return ZKL_EDEADLK when called from a callback
  *   instead of hanging. zkl_session_close() called from a callback returns
  *   at once (ZKL_EBACKGROUND) and finishes on a thread of its own.
  *
@@ -491,19 +492,26 @@ ZKL_EXTERN int zkl_lock_cancel(zkl_lock *l);
 enum {
   ZKL_LOST_SESSION_EXPIRED = 1, /* the server expired the session */
   ZKL_LOST_NODE_DELETED = 2,    /* someone else deleted the lock node */
-  ZKL_LOST_LEASE_EXPIRED = 3    /* no news from the server for the lease's
+  ZKL_LOST_LEASE_EXPIRED = 3,   /* no news from the server for the lease's
                                    length: see zkl_session_set_lease_margin */
+  ZKL_LOST_BROKEN = 4,          /* broken: zkl_break() (zklock --break)
+                                   deleted the node after its grace */
+  ZKL_LOST_MAX_HOLD = 5         /* held longer than its maximum hold
+                                   (zkl_lock_set_max_hold()): the library
+                                   deleted the node */
 };
 
 /* Called once when a held lock is lost; the lock is then no longer held
  * (zkl_lock_token() returns 0), the next release returns ZKL_ELOST, and its
  * node, if the session still lives, is deleted in the background. reason is
  * a ZKL_LOST_ value. Stop using the protected resource at once.
- * Thread: the completion thread, except for ZKL_LOST_LEASE_EXPIRED, which
- * comes from the session's timer thread, because the completion thread may
- * then be stuck behind a connection attempt to an unreachable server; it can
- * run concurrently with a completion-thread callback. The same rules hold
- * there: no blocking call (they return ZKL_EDEADLK), no long work. */
+ * Thread: the completion thread, except for ZKL_LOST_LEASE_EXPIRED and
+ * ZKL_LOST_MAX_HOLD, which come from the session's timer thread: the
+ * completion thread may then be stuck behind a connection attempt to an
+ * unreachable server, and the holder's own thread may be the one that hangs.
+ * Such a call can run concurrently with a completion-thread callback. The
+ * same rules hold there: no blocking call (they return ZKL_EDEADLK), no long
+ * work. */
 typedef void (*zkl_lost_cb)(zkl_lock *l, int reason, void *arg);
 
 /* Sets (or with NULL clears) the lost callback. arg is passed untouched. */
@@ -548,6 +556,26 @@ ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, int mode);
  * session is closed or expired. */
 ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
 
+/* The longest a hold of l may last, from its next grant on: max_hold_ms
+ * > 0 bounds every hold, 0 (the default) does not. ZooKeeper ends the hold
+ * of a process that dies or freezes (its session expires), but not of one
+ * whose thread hangs while its process lives; this is the lock's own
+ * timeout, as Redis's SET key value NX PX ms, without its unsafety: when a
+ * hold has lasted max_hold_ms, the session's timer thread (never the
+ * holder's thread, which may be the one that hangs) ends it as lost with
+ * ZKL_LOST_MAX_HOLD: the lock stops being held at once (zkl_lock_token()
+ * reads 0, the next zkl_lock_release() returns ZKL_ELOST), the lost
+ * callback and ZKL_EVENT_LOST run on the timer thread, and then the node is
+ * deleted (at the reconnect, should the connection be down), so the next
+ * contender is granted with a higher token, which a fenced resource
+ * prefers. The hold is counted from the grant, on this process's monotonic
+ * clock; reentrant holds do not extend it. A hold already under way keeps
+ * the bound it was granted with. For a read/write lock, set each side; for
+ * a semaphore, its lease (the zkl_lock zkl_semaphore_new() made).
+ * Returns ZKL_OK; ZKL_EINVAL (NULL, or max_hold_ms < 0); ZKL_ECLOSED or
+ * ZKL_EEXPIRED when the session is closed or expired. Never blocks. */
+ZKL_EXTERN int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms);
+
 /* Copies the full path of the contender's current node (while it waits or
  * holds) into buf. Returns ZKL_OK; ZKL_ENOTHELD when it has no node;
  * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL when buf is NULL or too
@@ -584,6 +612,56 @@ ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  * completion thread; or a ZooKeeper error (ZNOAUTH for a creator-only
  * node). */
 ZKL_EXTERN int zkl_revoke(zkl_session *s, const char *name, const char *node);
+
+/* What zkl_break() did to one node it went after: node is its full path
+ * (borrowed for the call); rc ZKL_OK (broken), ZKL_ENOTHELD (it let go, or
+ * was replaced, before the delete), or the error that stopped it. */
+typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
+                             void *arg);
+
+/* Breaks a stuck lock: deletes a holder's node of lock NAME after a grace,
+ * so that the next contender is granted, with a higher token. Unlike a
+ * delete by hand (zkCli), the holder learns at once that, and why, it lost
+ * the lock. For each node:
+ *   1. Mark: the node is read (its czxid names it) and its data rewritten,
+ *      under the version read, as the bytes "__BREAK__\n" followed by what
+ *      it held (the owner description stays readable). A holder of this
+ *      library sees the mark through the watch it keeps on its own node:
+ *      its revoke callback runs (zkl_lock_on_revoke()), and it may let go
+ *      within the grace.
+ *   2. Grace: the caller waits grace_ms, or until every node marked is
+ *      gone.
+ *   3. Delete, only if it is still the same node: under the version read
+ *      after the mark (when it changed since, it is read again and deleted
+ *      only if its czxid is the one marked), so that a holder that let go
+ *      and a newer holder, even one at the same path, are never hit. A
+ *      holder loses the lock with ZKL_LOST_BROKEN (ZKL_LOST_NODE_DELETED if
+ *      it never saw the mark: disconnected throughout the grace, say); a
+ *      waiter's acquire fails with ZKL_ELOST.
+ *   name      the lock NAME.
+ *   node      the child name of the contender to break (the last segment
+ *             of zkl_lock_node_path()), looked for in every place of the
+ *             name (its own queue, a semaphore's leases and gate) as
+ *             zkl_revoke() does; or NULL for every contender that
+ *             zkl_participants() says holds: a mutex's or write side's
+ *             holder, the readers sharing the lock, an election's leader,
+ *             each lease held (by its contender's own limit), the part a
+ *             multi-lock holds on this name (the whole multi-lock loses).
+ *   grace_ms  >= 0; 0 deletes at once.
+ *   cb        may be NULL: called once for each node picked, on the
+ *             calling thread, with no lock held, after the work and before
+ *             zkl_break() returns.
+ * Blocks for the grace and a few round trips. Returns ZKL_OK when a node
+ * was broken; ZKL_ENOTHELD when none was: nobody holds, the node is not
+ * there, or each let go (or was replaced) within the grace; ZKL_EINVAL (a
+ * bad name, a node not shaped as a contender's, grace_ms < 0); ZNOAUTH
+ * without the rights the node's ACL demands (ZKL_ACL_CREATOR: the
+ * creator's credentials): nothing is deleted; ZKL_ECLOSED; ZKL_EEXPIRED;
+ * ZKL_ENOMEM; ZKL_EDEADLK on a completion thread; or another ZooKeeper
+ * error (ZCONNECTIONLOSS: whether the node was deleted is unknown). When
+ * several nodes are picked, an error wins over ZKL_OK. */
+ZKL_EXTERN int zkl_break(zkl_session *s, const char *name, const char *node,
+                         int grace_ms, zkl_break_cb cb, void *arg);
 
 /* --------------------------------------------------------- guarded writes */
 
@@ -851,8 +929,8 @@ typedef struct zkl_event {
 } zkl_event;
 
 /* Called for each event of the session's locks and of the session itself,
- * on the completion thread (LOST by the lease: on the timer thread, as the
- * lost callback), in the order they happened, after they happened. The
+ * on the completion thread (LOST by the lease or the maximum hold: on the
+ * timer thread, as the lost callback), in the order they happened, after they happened. The
  * rules of callbacks apply: it must not block. */
 typedef void (*zkl_event_cb)(zkl_session *s, const zkl_event *ev, void *arg);
 

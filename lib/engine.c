@@ -58,13 +58,17 @@
  *   WAITING     the child watch (dropped on leaving)
  *   SUSPENDED   nothing: the reconnect resumes it (the node is known: list;
  *               a create's outcome is unknown: recover; else create)
- *   HELD        the hold: the hold count, the token, the lease's count
+ *   HELD        the hold: the hold count, the token, the lease's count,
+ *               and the maximum hold's deadline (zkl_lock_set_max_hold():
+ *               the clock's tick ends the hold, HELD -> ENDED as a loss)
  *   RELEASING   the delete (nodeless: what the recipe's release sent)
  *   ENDING      the cleanup it launched (the node's delete, or a deletion
  *               by prefix), until its requests settle
  * The watch on our own node is kept from the create's reply to the end of
  * the hold (wants_own_watch): it tells a waiter or holder at once when
- * someone deletes its node. Its last event is our own delete's.
+ * someone deletes its node, and what was written into it first: a revoke
+ * request, or a break's mark (break.c), after which the deletion is a break
+ * (ZKL_LOST_BROKEN). Its last event is our own delete's.
  *
  * Round trips, counted by the tests:
  *   acquire, lock free:    1 (create and listing sent back to back; the
@@ -104,6 +108,11 @@ struct zkl_attempt {
   char *node;
   int64_t czxid;
   zkl_watch *own_watch;
+  /* What the watch on our own node read: a break's mark (zkl_break(),
+   * break.c), or a change it could not read before the node went. Either
+   * way a deletion that follows is a break. */
+  bool break_marked;
+  bool changed_unread;
   /* CREATING */
   bool with_parents;
   int parent_rounds;
@@ -124,13 +133,16 @@ struct zkl_attempt {
   int64_t deadline_ms; /* 0: none */
   int64_t started_ms;  /* when the acquire began */
   int64_t granted_ms;  /* when it was granted */
+  int64_t hold_deadline_ms; /* HELD: when its maximum hold runs out (0:
+                               none; set at the grant, from l->max_hold_ms) */
   bool try_once;
   zkl_target acq;
   zkl_target rel;
   /* how it ended (end_locked) */
   enum { END_FAIL, END_LOST, END_RELEASED, END_CLOSED } why;
   int code;          /* END_FAIL, END_RELEASED: status; END_LOST: reason */
-  zkl_call **direct; /* END_LOST: where the lease's notices go */
+  zkl_call **direct; /* END_LOST: where the timer thread's notices go (the
+                        lease's, the maximum hold's) */
 };
 
 static void go_locked(zkl_attempt *att, zkl_att_state to, int line);
@@ -550,7 +562,12 @@ bool zkl__attempt_try_once(const zkl_attempt *att) { return att->try_once; }
 
 static void own_node_gone_locked(zkl_attempt *att) {
   if (att->state == ZKL_AS_HELD) {
-    end_locked(att, END_LOST, ZKL_LOST_NODE_DELETED);
+    /* A change we could not read before the node went: only a break
+     * writes and then deletes (a revoke never deletes). */
+    end_locked(att, END_LOST,
+               att->break_marked || att->changed_unread
+                   ? ZKL_LOST_BROKEN
+                   : ZKL_LOST_NODE_DELETED);
   } else if (acquiring(att->state)) {
     /* Nothing left to delete: forget the node before ending. */
     att->own = OWN_NONE;
@@ -573,9 +590,14 @@ static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
     att->own_watch = NULL;
     zkl__watch_drop_locked(w);
   }
-  if (rc == ZOK && len == 10 && memcmp(data, "__REVOKE__", 10) == 0)
-    zkl__notify_revoke_locked(att->l); /* someone asks us to let go */
-  else if (rc == ZNONODE)
+  if (rc == ZOK) {
+    bool breaking = zkl__is_break_mark(data, len); /* break.c */
+    att->changed_unread = false;
+    if (breaking)
+      att->break_marked = true; /* its deletion, to come, is a break */
+    if (breaking || (len == 10 && memcmp(data, "__REVOKE__", 10) == 0))
+      zkl__notify_revoke_locked(att->l); /* someone asks us to let go */
+  } else if (rc == ZNONODE)
     own_node_gone_locked(att);
   /* A lost connection: re-armed at the reconnect if still wanted. */
   else if (rc != ZOK && !zkl__is_connection_loss(rc) &&
@@ -588,10 +610,12 @@ static void own_fired_locked(zkl_watch *w, int type) {
   zkl_attempt *att = zkl__watch_owner(w);
   att->own_watch = NULL;
   zkl__watch_drop_locked(w);
-  if (type == ZOO_DELETED_EVENT)
+  if (type == ZOO_DELETED_EVENT) {
     own_node_gone_locked(att);
-  else if (wants_own_watch(att))
-    arm_own_watch_locked(att); /* data changed: watch again */
+  } else if (wants_own_watch(att)) {
+    att->changed_unread = type == ZOO_CHANGED_EVENT;
+    arm_own_watch_locked(att); /* data changed: read and watch again */
+  }
 }
 
 static void watch_released_locked(zkl_watch *w) {
@@ -1112,6 +1136,12 @@ static void enter_held_locked(zkl_attempt *att) {
   l->hold_count = 1;
   l->token = att->czxid;
   l->lost = false;
+  /* Once per attempt: a release the server refused holds on under the
+   * bound it was granted with. */
+  if (l->max_hold_ms > 0 && att->hold_deadline_ms == 0) {
+    att->hold_deadline_ms = att->granted_ms + l->max_hold_ms;
+    zkl__timer_kick_at_locked(&l->s->timer, att->hold_deadline_ms);
+  }
   unprepare_locked(att); /* a holder needs its preparation no more */
   zkl__notify_locked(l, &att->acq, ZKL_OK, att->czxid);
 }
@@ -1169,6 +1199,10 @@ static const char *lost_reason_text(int reason) {
     return "node deleted";
   case ZKL_LOST_LEASE_EXPIRED:
     return "lease expired";
+  case ZKL_LOST_BROKEN:
+    return "broken";
+  case ZKL_LOST_MAX_HOLD:
+    return "maximum hold reached";
   default:
     return "session expired";
   }
@@ -1193,9 +1227,13 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
     zkl__notify_locked(l, &att->rel, att->code, 0);
     break;
   case END_LOST:
-    if (att->code == ZKL_LOST_LEASE_EXPIRED && att->own == OWN_KNOWN) {
-      /* The session may yet survive: the node must not stay at the head
-       * of the queue as if it were still held. */
+    if ((att->code == ZKL_LOST_LEASE_EXPIRED ||
+         att->code == ZKL_LOST_MAX_HOLD) &&
+        att->own == OWN_KNOWN) {
+      /* The session may yet survive (the lease), or lives on (the maximum
+       * hold): the node must not stay at the head of the queue as if it
+       * were still held. Deleted after the holder was told: its notice is
+       * ahead of any grant to the next contender. */
       char path[ZKL_PATH_MAX];
       own_path(att, path);
       zkl__cleanup_delete_locked(s, path);
@@ -1407,15 +1445,28 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
       att->l->recipe->reconnected_locked(att);
     arm_own_watch_locked(att); /* a watch lost with the connection */
     break;
-  case ZKL_EV_TICK: { /* arg: {now, next} in ms */
-    int64_t *clock = arg;
-    if (!acquiring(att->state) || att->deadline_ms == 0)
+  case ZKL_EV_TICK: { /* arg: a zkl_tick */
+    zkl_tick *tick = arg;
+    int64_t due = att->state == ZKL_AS_HELD ? att->hold_deadline_ms
+                  : acquiring(att->state)   ? att->deadline_ms
+                                            : 0;
+    if (due == 0)
       break;
-    if (att->deadline_ms <= clock[0])
+    if (due > tick->now) {
+      if (tick->next == 0 || due < tick->next)
+        tick->next = due;
+    } else if (att->state == ZKL_AS_HELD) {
+      /* The maximum hold: ended here, on the timer thread, whatever the
+       * holder's own thread is doing. */
+      zkl__log("lock %s held for its maximum of %lld ms: ending the hold",
+               att->l->name,
+               (long long)(att->hold_deadline_ms - att->granted_ms));
+      att->direct = tick->direct;
+      end_locked(att, END_LOST, ZKL_LOST_MAX_HOLD);
+    } else {
       end_locked(att, END_FAIL,
                  att->wait_code ? att->wait_code : ZKL_ETIMEDOUT);
-    else if (clock[1] == 0 || att->deadline_ms < clock[1])
-      clock[1] = att->deadline_ms;
+    }
     break;
   }
   case ZKL_EV_PART_LOST: /* code: the part's reason */

@@ -14,6 +14,8 @@
  *                 the session's hooks, which post events to the machine
  *   lock.c        the public zkl_lock_* functions every kind shares
  *   blocking.c    the blocking face
+ *   break.c       zkl_break(): a holder's node marked, then deleted after
+ *                 a grace (the holder's side is in engine.c)
  * and one file per recipe, each a zkl_recipe descriptor and its public
  * constructor: mutex.c, rwlock.c (two recipes, read and write),
  * semaphore.c (a lease queue and its gate, a part driven through the
@@ -30,6 +32,8 @@
  */
 #ifndef ZKL_ENGINE_H
 #define ZKL_ENGINE_H
+
+#include <string.h>
 
 #include "session.h"
 
@@ -113,6 +117,19 @@ void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
 extern const zkl_recipe zkl__recipe_latch; /* election.c */
 /* semaphore.c: the lease queue's rule; its arg is the limit, an intptr_t */
 extern const zkl_recipe zkl__recipe_lease;
+
+/* ------------------------------------------------------------------ breaks */
+
+/* break.c writes this, then a newline and the node's old data, into the
+ * node of a holder it is about to break; the holder's watch on its own node
+ * reads it (engine.c). */
+#define ZKL_BREAK_MARK "__BREAK__"
+#define ZKL_BREAK_MARK_LEN 9
+static inline bool zkl__is_break_mark(const char *data, int len) {
+  return data && len >= ZKL_BREAK_MARK_LEN &&
+         memcmp(data, ZKL_BREAK_MARK, ZKL_BREAK_MARK_LEN) == 0 &&
+         (len == ZKL_BREAK_MARK_LEN || data[ZKL_BREAK_MARK_LEN] == '\n');
+}
 
 /* ---------------------------------------------------------------- targets */
 
@@ -213,10 +230,19 @@ typedef enum zkl_att_event {
   ZKL_EV_OVER,       /* the session is over; code: why */
   ZKL_EV_LEASE_LOST, /* the lease ran out; arg: zkl_call ** for notices */
   ZKL_EV_CONNECTED,  /* (re)connected */
-  ZKL_EV_TICK,       /* the clock; arg: int64_t[2] {now, next deadline} */
+  ZKL_EV_TICK,       /* the clock; arg: a zkl_tick */
   ZKL_EV_PART_LOST   /* a part's hold was lost (its recipe posts it);
                         code: the reason: a hold ends as lost with it */
 } zkl_att_event;
+
+/* ZKL_EV_TICK's arg: the time, the next deadline found so far (0: none;
+ * each attempt brings it forward to its own), and where the lost notices
+ * of holds that ran out go (the timer thread runs them). */
+typedef struct zkl_tick {
+  int64_t now;
+  int64_t next;
+  zkl_call **direct;
+} zkl_tick;
 
 /* Something that is not a contender but lives on the engine's session and
  * hears its events: ZKL_EV_CONNECTED, ZKL_EV_OVER (code: why),
@@ -310,6 +336,7 @@ struct zkl_lock {
   void (*free_arg)(void *arg); /* frees arg with the lock, if set */
   zkl_revoke_cb revoke_cb;
   void *revoke_arg;
+  int max_hold_ms; /* zkl_lock_set_max_hold(); 0: none */
 
   /* engine.c: the hold */
   zkl_attempt *att; /* current acquire, hold or release */

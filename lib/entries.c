@@ -187,11 +187,12 @@ static void closed_locked(void *ctx, bool handle_closed) {
     zkl__watches_drop_all_locked(e->s);
 }
 
-/* Fails every acquire whose deadline passed; returns the next deadline. */
-static int64_t tick_locked(void *ctx, int64_t now) {
-  int64_t clock[2] = {now, 0};
-  post_all_locked(ctx, ZKL_EV_TICK, 0, clock);
-  return clock[1];
+/* Fails every acquire whose deadline passed and ends every hold that
+ * lasted its maximum; returns the next deadline. */
+static int64_t tick_locked(void *ctx, int64_t now, zkl_call **direct) {
+  zkl_tick tick = {now, 0, direct};
+  post_all_locked(ctx, ZKL_EV_TICK, 0, &tick);
+  return tick.next;
 }
 
 static void lease_lost_locked(void *ctx, zkl_call **direct) {

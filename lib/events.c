@@ -256,7 +256,7 @@ int64_t zkl__session_tick_locked(void *ctx, int64_t now) {
   zkl_call *notices = NULL, *handed, **tail;
   int64_t next = 0;
   if (s->hooks)
-    next = s->hooks->tick_locked(s->hooks_ctx, now);
+    next = s->hooks->tick_locked(s->hooks_ctx, now, &notices);
   next = earliest(next, zkl__lease_tick_locked(s, now, &notices));
   /* plus the notices a user's call found meanwhile */
   handed = zkl__lease_take_notices_locked(s);

@@ -327,6 +327,18 @@ int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
   return rc;
 }
 
+int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms) {
+  int rc;
+  if (!l || max_hold_ms < 0)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&l->s->mu);
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK)
+    l->max_hold_ms = max_hold_ms; /* read at the next grant (engine.c) */
+  pthread_mutex_unlock(&l->s->mu);
+  return rc;
+}
+
 void zkl__lock_set_revoke_locked(zkl_lock *l, zkl_revoke_cb cb, void *arg) {
   l->revoke_cb = cb;
   l->revoke_arg = arg;

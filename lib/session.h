@@ -58,8 +58,9 @@ typedef struct zkl_session_hooks {
    * close it at any time: the watches must leave the client now. */
   void (*closed_locked)(void *ctx, bool handle_closed);
   /* The clock (timer thread): act on deadlines up to now; returns the next
-   * one, or 0 for none. */
-  int64_t (*tick_locked)(void *ctx, int64_t now);
+   * one, or 0 for none. Lost notices go to *direct for the caller to run
+   * (on the timer thread, as the lease's). */
+  int64_t (*tick_locked)(void *ctx, int64_t now, zkl_call **direct);
   /* The lease ran out: every held lock is lost. Notices go to *direct for
    * the caller to run (the timer thread, or the next tick). */
   void (*lease_lost_locked)(void *ctx, zkl_call **direct);
@@ -88,6 +89,7 @@ enum {
   ZKL_RQ_MULTI,       /* a guarded transaction */
   ZKL_RQ_KIND_CHECK,  /* a listing of another family's place (kinds.h) */
   ZKL_RQ_MULTI_LOCK,  /* a multi-lock's transaction (creates or deletes) */
+  ZKL_RQ_BREAK,       /* zkl_break(): reads, the mark, the delete */
   ZKL_RQ_KINDS
 };
 

@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_break.c - breaking a stuck lock (zkl_break()) against a real
+ * ZooKeeper: with no grace, the holder loses with ZKL_LOST_BROKEN, its
+ * release says ZKL_ELOST, and the next contender is granted with a higher
+ * token; with a grace the holder uses to let go (told through its revoke
+ * callback), nothing is broken and the call ends before its grace; a node
+ * replaced meanwhile, by the holder's next node or at the same path, is
+ * never hit; readers, a semaphore's leases and an election's leader are
+ * broken too; a creator-only lock is refused with ZNOAUTH without its
+ * credentials; bad input is refused. Every test checks that nothing is
+ * left behind. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+#define LONG_GRACE 120000 /* the tests that use it never wait it out */
+
+/* ------------------------------------------------------------- helpers */
+
+/* What zkl_break() reported, node by node. */
+typedef struct {
+  int n;
+  char node[8][ZKL_PATH_MAX];
+  int rc[8];
+} report;
+
+static void on_report(zkl_session *s, const char *node, int rc, void *arg) {
+  report *r = arg;
+  (void)s;
+  if (r->n < 8) {
+    snprintf(r->node[r->n], sizeof r->node[0], "%s", node);
+    r->rc[r->n++] = rc;
+  }
+}
+
+/* Whether the report names path, with rc. */
+static bool reported(const report *r, const char *path, int rc) {
+  int i;
+  for (i = 0; i < r->n; i++)
+    if (strcmp(r->node[i], path) == 0 && r->rc[i] == rc)
+      return true;
+  return false;
+}
+
+/* A holder on a session of its own, with its lost callback recorded. */
+typedef struct {
+  zkl_session *s;
+  zkl_lock *l;
+  int64_t token;
+  char path[ZKL_PATH_MAX];
+  zkt_rec lost;
+} holder;
+
+static void hold_with(holder *h, zkl_lock *l, zkl_session *s) {
+  h->s = s;
+  h->l = l;
+  zkt_rec_init(&h->lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &h->lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, &h->token), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, h->path, sizeof h->path),
+                        ZKL_OK);
+  /* The watch on its own node is armed: nothing of the grant is on its
+   * way any more. */
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
+}
+
+static void hold(holder *h, const char *name) {
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  hold_with(h, l, s);
+}
+
+/* The holder was broken: told so, and its release says so. */
+static void assert_broken(holder *h) {
+  CU_ASSERT_EQUAL(zkt_rec_wait(&h->lost, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_EQUAL(zkl_lock_token(h->l), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(h->l), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_release(h->l), ZKL_ENOTHELD);
+}
+
+static void close_holder(holder *h, bool free_lock) {
+  if (free_lock)
+    zkl_lock_free(h->l);
+  zkt_assert_quiet(h->s);
+  zkl_session_close(h->s);
+}
+
+static const char *child_of(const char *path) {
+  return strrchr(path, '/') + 1;
+}
+
+/* --------------------------------------------------------------- tests */
+
+/* Grace 0: the holder's node goes at once; the holder is told it was
+ * broken, and a waiter is granted with a higher token. */
+static void test_break_at_once(void) {
+  char name[64];
+  zkl_session *waiter = zkt_session(T_SESSION),
+              *breaker = zkt_session(T_SESSION);
+  zkl_lock *w;
+  zkl_lock_stats st;
+  holder h;
+  zkt_rec granted;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-now");
+  hold(&h, name);
+  zkt_rec_init(&granted);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, waiter, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(w, -1, zkt_on_acquired, &granted), ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  }
+
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep), ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 1);
+  CU_ASSERT(reported(&rep, h.path, ZKL_OK));
+  assert_broken(&h);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&granted, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(granted.token > h.token);
+  CU_ASSERT_EQUAL(zkl_lock_get_stats(h.l, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.losses, 1);
+  /* the broken holder may take it again, behind the new holder */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h.l, 0, NULL), ZKL_EBUSY);
+
+  /* nobody left to break once the waiter let go */
+  CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_OK);
+  rep.n = 0;
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep),
+                  ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(rep.n, 0);
+  zkl_lock_free(w);
+  close_holder(&h, true);
+  zkt_assert_quiet(waiter);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(waiter);
+  zkl_session_close(breaker);
+  zkt_assert_parent_empty(name);
+}
+
+/* The holder's revoke callback hears of the break and lets go (an async
+ * release: a callback must not block); the break then finds nothing to
+ * delete, and returns without waiting out its grace. */
+static void on_revoke_let_go(zkl_lock *l, void *arg) {
+  zkt_counter_add(arg, 1);
+  zkl_lock_release_async(l, NULL, NULL);
+}
+
+static void test_grace_used_to_let_go(void) {
+  char name[64];
+  zkl_session *breaker = zkt_session(T_SESSION);
+  zkt_counter asked;
+  holder h;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-grace");
+  zkt_counter_init(&asked);
+  hold(&h, name);
+  zkl_lock_on_revoke(h.l, on_revoke_let_go, &asked);
+  CU_ASSERT_EQUAL(
+      zkl_break(breaker, name, NULL, LONG_GRACE, on_report, &rep),
+      ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(rep.n, 1);
+  CU_ASSERT(reported(&rep, h.path, ZKL_ENOTHELD));
+  CU_ASSERT_EQUAL(zkt_counter_get(&asked), 1);
+  /* it let go: no loss */
+  CU_ASSERT_EQUAL(zkl__debug_wait_quiet(h.s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.lost.calls), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_ENOTHELD);
+  close_holder(&h, true);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(breaker);
+  zkt_assert_parent_empty(name);
+}
+
+/* The holder lets go in its grace and takes the lock again: its new node
+ * is not the node marked, and is not hit. */
+typedef struct {
+  zkt_counter asked;
+  zkt_rec again;
+} retake;
+
+static void on_released_retake(zkl_lock *l, int rc, void *arg) {
+  retake *t = arg;
+  if (rc == ZKL_OK)
+    zkl_lock_acquire_async(l, -1, zkt_on_acquired, &t->again);
+}
+
+static void on_revoke_retake(zkl_lock *l, void *arg) {
+  retake *t = arg;
+  zkt_counter_add(&t->asked, 1);
+  zkl_lock_release_async(l, on_released_retake, t);
+}
+
+static void test_new_node_not_hit(void) {
+  char name[64], path[ZKL_PATH_MAX];
+  zkl_session *breaker = zkt_session(T_SESSION);
+  retake t;
+  holder h;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-retake");
+  zkt_counter_init(&t.asked);
+  zkt_rec_init(&t.again);
+  hold(&h, name);
+  zkl_lock_on_revoke(h.l, on_revoke_retake, &t);
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, child_of(h.path), LONG_GRACE,
+                            on_report, &rep),
+                  ZKL_ENOTHELD);
+  CU_ASSERT(reported(&rep, h.path, ZKL_ENOTHELD));
+  CU_ASSERT_EQUAL(zkt_rec_wait(&t.again, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(t.again.token > h.token);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_STRING_NOT_EQUAL(path, h.path);
+  CU_ASSERT_EQUAL(zkl_lock_token(h.l), t.again.token);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.lost.calls), 0);
+  /* the old node, named again: gone, nothing to break */
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, child_of(h.path), 0, NULL, NULL),
+                  ZKL_ENOTHELD);
+  zkl_lock_on_revoke(h.l, NULL, NULL);
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  close_holder(&h, true);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(breaker);
+  zkt_assert_parent_empty(name);
+}
+
+/* A node replaced at the very path marked (as a reaped and re-created
+ * parent could make it) during the grace: the new node is not hit. */
+typedef struct {
+  zkl_session *s;
+  const char *name, *node;
+  int rc;
+  report rep;
+} break_call;
+
+static void on_revoke_count(zkl_lock *l, void *arg) {
+  (void)l;
+  zkt_counter_add(arg, 1);
+}
+
+static void *break_thread(void *arg) {
+  break_call *c = arg;
+  c->rc = zkl_break(c->s, c->name, c->node, LONG_GRACE, on_report, &c->rep);
+  return NULL;
+}
+
+static void test_same_path_not_hit(void) {
+  char name[64];
+  pthread_t th;
+  zkt_counter asked;
+  holder h;
+  break_call c;
+  struct Stat st;
+  zkt_name(name, sizeof name, "break-replaced");
+  zkt_counter_init(&asked);
+  hold(&h, name);
+  zkl_lock_on_revoke(h.l, on_revoke_count, &asked);
+  memset(&c, 0, sizeof c);
+  c.s = zkt_session(T_SESSION);
+  c.name = name;
+  c.node = child_of(h.path);
+  CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, break_thread, &c), 0);
+  /* marked: the holder was asked; now someone else takes its path */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&asked, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), h.path, -1), ZOK);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), h.path, "new", 3,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0),
+                  ZOK);
+  pthread_join(th, NULL);
+  CU_ASSERT_EQUAL(c.rc, ZKL_ENOTHELD);
+  CU_ASSERT(reported(&c.rep, h.path, ZKL_ENOTHELD));
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), h.path, 0, &st), ZOK);
+  /* deleted after the mark: the holder counts it as broken */
+  assert_broken(&h);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), h.path, -1), ZOK);
+  close_holder(&h, true);
+  zkt_assert_quiet(c.s);
+  zkl_session_close(c.s);
+  zkt_assert_parent_empty(name);
+}
+
+/* Readers sharing a read/write lock are all broken (the writer behind
+ * them is granted above both); a semaphore's lease named by its node is
+ * broken (the waiter for a lease is granted), then, with nobody waiting,
+ * every lease; an election's leader is broken and the next leads. */
+static void test_kinds(void) {
+  char name[64], leases[128];
+  zkl_session *breaker = zkt_session(T_SESSION), *ws = zkt_session(T_SESSION);
+  zkl_rwlock *rw[2], *wrw;
+  zkl_lock *w, *sem[2], *cand[2];
+  holder r[2], l[2], lead;
+  zkt_rec granted, w_lost;
+  report rep = {0};
+  int i;
+
+  /* two readers, a writer waiting behind them */
+  zkt_name(name, sizeof name, "break-readers");
+  for (i = 0; i < 2; i++) {
+    zkl_session *s = zkt_session(T_SESSION);
+    CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw[i], s, name), ZKL_OK);
+    hold_with(&r[i], zkl_rwlock_read(rw[i]), s);
+  }
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&wrw, ws, name), ZKL_OK);
+  zkt_rec_init(&granted);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(zkl_rwlock_write(wrw), -1,
+                                               zkt_on_acquired, &granted),
+                        ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 3, ZKT_WAIT), 3);
+  }
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep), ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 2);
+  for (i = 0; i < 2; i++) {
+    CU_ASSERT(reported(&rep, r[i].path, ZKL_OK));
+    assert_broken(&r[i]);
+  }
+  CU_ASSERT_EQUAL(zkt_rec_wait(&granted, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(granted.token > r[0].token && granted.token > r[1].token);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(wrw)), ZKL_OK);
+  zkl_rwlock_free(wrw);
+  for (i = 0; i < 2; i++) {
+    zkl_rwlock_free(rw[i]);
+    close_holder(&r[i], false);
+  }
+  zkt_assert_no_contender(name);
+
+  /* a semaphore of 2: one lease broken by its node, a waiter granted */
+  zkt_name(name, sizeof name, "break-leases");
+  snprintf(leases, sizeof leases, "%s/leases", name);
+  for (i = 0; i < 2; i++) {
+    zkl_session *s = zkt_session(T_SESSION);
+    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&sem[i], s, name, 2), ZKL_OK);
+    hold_with(&l[i], sem[i], s);
+  }
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&w, ws, name, 2), ZKL_OK);
+  zkt_rec_init(&w_lost);
+  zkl_lock_on_lost(w, zkt_on_lost, &w_lost);
+  zkt_rec_init(&granted);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired,
+                                               &granted),
+                        ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, leases);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 3, ZKT_WAIT), 3);
+  }
+  /* a semaphore's place is no name of its own */
+  CU_ASSERT_EQUAL(zkl_break(breaker, leases, child_of(l[0].path), 0, NULL,
+                            NULL),
+                  ZKL_EINVAL);
+  /* a lease node is found among the name's places */
+  rep.n = 0;
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, child_of(l[0].path), 0,
+                            on_report, &rep),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 1);
+  CU_ASSERT(reported(&rep, l[0].path, ZKL_OK));
+  assert_broken(&l[0]);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&granted, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(granted.token > l[0].token);
+  /* nobody waits now: every lease is broken */
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(ws, ZKT_WAIT), 0);
+  rep.n = 0;
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep), ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 2);
+  CU_ASSERT(reported(&rep, l[1].path, ZKL_OK));
+  assert_broken(&l[1]);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&w_lost, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_ELOST);
+  zkl_lock_free(w);
+  for (i = 0; i < 2; i++)
+    close_holder(&l[i], true);
+  zkt_assert_no_contender(name);
+
+  /* an election: the leader broken, the next candidate leads */
+  zkt_name(name, sizeof name, "break-leader");
+  {
+    zkl_session *s = zkt_session(T_SESSION);
+    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&cand[0], s, name, "first"),
+                          ZKL_OK);
+    hold_with(&lead, cand[0], s);
+  }
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&cand[1], ws, name, "second"),
+                        ZKL_OK);
+  zkt_rec_init(&granted);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(cand[1], -1, zkt_on_acquired,
+                                               &granted),
+                        ZKL_OK);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  }
+  rep.n = 0;
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep), ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 1);
+  CU_ASSERT(reported(&rep, lead.path, ZKL_OK));
+  assert_broken(&lead);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&granted, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(granted.token > lead.token);
+  CU_ASSERT_EQUAL(zkl_lock_release(cand[1]), ZKL_OK);
+  zkl_lock_free(cand[1]);
+  close_holder(&lead, true);
+  zkt_assert_no_contender(name);
+
+  zkt_assert_quiet(ws);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(ws);
+  zkl_session_close(breaker);
+}
+
+/* A creator-only lock: refused with ZNOAUTH without its credentials,
+ * nothing written; broken with them. */
+static void test_acl(void) {
+  char name[64], data[512];
+  zkl_session *alice = zkt_session(T_SESSION), *alice2 = zkt_session(T_SESSION);
+  zkl_session *nobody = zkt_session(T_SESSION);
+  zkl_lock *l;
+  holder h;
+  report rep = {0};
+  int len = sizeof data;
+  zkt_name(name, sizeof name, "break-acl");
+  CU_ASSERT_EQUAL(zkl_session_add_auth(alice, "digest", "alice:secret", 12),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_add_auth(alice2, "digest", "alice:secret", 12),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, alice, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_acl(l, ZKL_ACL_CREATOR), ZKL_OK);
+  hold_with(&h, l, alice);
+
+  CU_ASSERT_EQUAL(zkl_break(nobody, name, NULL, 0, on_report, &rep), ZNOAUTH);
+  CU_ASSERT(reported(&rep, h.path, ZNOAUTH));
+  CU_ASSERT_EQUAL(zoo_get(zkt_observer(), h.path, 0, data, &len, NULL), ZOK);
+  CU_ASSERT(len > 0 && !zkl__is_break_mark(data, len)); /* not written */
+  CU_ASSERT_EQUAL(zkl_lock_token(h.l), h.token);
+
+  rep.n = 0;
+  CU_ASSERT_EQUAL(zkl_break(alice2, name, NULL, 0, on_report, &rep), ZKL_OK);
+  CU_ASSERT(reported(&rep, h.path, ZKL_OK));
+  assert_broken(&h);
+  close_holder(&h, true);
+  zkt_assert_quiet(alice2);
+  zkt_assert_quiet(nobody);
+  zkl_session_close(alice2);
+  zkl_session_close(nobody);
+  zkt_assert_parent_empty(name);
+}
+
+/* From a callback, a blocking call is refused. */
+static void on_acquired_break(zkl_lock *l, int rc, int64_t token, void *arg) {
+  (void)rc;
+  (void)token;
+  zkt_on_acquired(l, zkl_break(zkl__lock_session(l), "x", NULL, 0,
+                               NULL, NULL),
+                  0, arg);
+}
+
+static void test_bad_input(void) {
+  char name[64], node[ZKL_PATH_MAX], prefix[ZKL_PREFIX_LEN + 1];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkt_rec rec;
+  zkt_name(name, sizeof name, "break-bad");
+  CU_ASSERT_EQUAL(zkl_break(NULL, name, NULL, 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, NULL, NULL, 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, "/abs", NULL, 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, "a//b", NULL, 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, name, NULL, -1, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, name, "", 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, name, "foo", 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, name, "../x", 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_break(s, name, "a/_c_x-lock-0000000001", 0, NULL, NULL),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl__make_prefix(prefix), ZKL_OK);
+  /* a lease node's name is looked for in the name's places: not there */
+  snprintf(node, sizeof node, "_c_%.36s-lease-0000000001", prefix + 3);
+  CU_ASSERT_EQUAL(zkl_break(s, name, node, 0, NULL, NULL), ZKL_ENOTHELD);
+  /* a contender's name that is not there: nothing to break */
+  snprintf(node, sizeof node, "%s0000000001", prefix);
+  CU_ASSERT_EQUAL(zkl_break(s, name, node, 0, NULL, NULL), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_break(s, name, NULL, 0, NULL, NULL), ZKL_ENOTHELD);
+
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(l, -1, on_acquired_break, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_EDEADLK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkl_break(NULL, name, NULL, 0, NULL, NULL), ZKL_EINVAL);
+  zkt_assert_parent_empty(name);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"grace 0: broken at once", test_break_at_once},
+      {"a grace the holder uses to let go", test_grace_used_to_let_go},
+      {"the holder's next node is not hit", test_new_node_not_hit},
+      {"a node at the same path is not hit", test_same_path_not_hit},
+      {"readers, leases and a leader", test_kinds},
+      {"a creator-only lock", test_acl},
+      {"bad input", test_bad_input},
+      {NULL, NULL}};
+  return zkt_main("break", tests);
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_cli_break.c - breaking a stuck lock and bounding a hold, through
+ * the zklock command: `zklock --break NAME --grace 0` deletes a running
+ * zklock's node, which stops its command, exits 4 and says it was broken,
+ * while a waiting zklock gets the lock with a higher token; a holder that
+ * lets go in its grace (--on-revoke TERM) is not broken (exit 1); nobody
+ * holding exits 1; a creator-only lock is refused without its credentials
+ * (exit 3) and broken with them; `zklock --max-hold` stops its command at
+ * the maximum, exits 4 and says why; bad usage exits 2. See clitest.h for
+ * how zklock and its command are run. */
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clitest.h"
+
+/* The command's "start" line: its token and node. */
+static bool started(proc *p, long long *token, char *node, size_t len) {
+  char line[1024], fmt[64];
+  if (!command_started(p, line, sizeof line))
+    return false;
+  snprintf(fmt, sizeof fmt, "start %%*d %%lld %%*s %%%zus", len - 1);
+  return sscanf(line, fmt, token, node) == 2;
+}
+
+/* Runs zklock with args to its end: its status, stdout and stderr. */
+static int question(const char *const *args, char *out, size_t outlen,
+                    char *err, size_t errlen) {
+  proc p;
+  int status;
+  spawn_argv(&p, NULL, args);
+  status = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.out, out, outlen, T_WAIT) >= 0);
+  CU_ASSERT(read_all(p.err, err, errlen, T_WAIT) >= 0);
+  cleanup(&p);
+  return status;
+}
+
+/* The command of p got SIGTERM, and zklock exited 4 saying why. */
+static void assert_stopped(proc *p, const char *name, const char *why) {
+  char line[1024], err[4096], want[512];
+  CU_ASSERT(read_line(p->report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  CU_ASSERT_EQUAL(wait_exit(p, T_WAIT), 4);
+  CU_ASSERT(read_all(p->err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want, "zklock: lost the lock /locks/%s: %s", name,
+           why);
+  zkt_check(strstr(err, want) != NULL, "stderr has \"%s\": %s", want, err);
+}
+
+/* A running zklock broken at once: its command stopped, exit 4, "broken";
+ * the zklock waiting behind it runs its command with a higher token. */
+static void test_break_running(void) {
+  char name[64], node[256], node2[256], out[1024], err[1024], want[512];
+  long long token, token2;
+  proc a, b;
+  const char *const brk[] = {"-s",    zkt_hosts(), "--break", name,
+                             "--grace", "0",        NULL};
+  zkt_name(name, sizeof name, "cli-break");
+  spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  spawn(&b, "-s", zkt_hosts(), "-q", "-w", "30", name, "--", HELPER("hold"),
+        NULL);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  assert_stopped(&a, name, "it was broken (zklock --break)");
+  CU_ASSERT_FATAL(started(&b, &token2, node2, sizeof node2));
+  CU_ASSERT(token2 > token);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  assert_no_node(name);
+
+  /* nobody holds now */
+  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  snprintf(want, sizeof want,
+           "zklock: nobody holds /locks/%s: nothing to break\n", name);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  {
+    const char *const quiet[] = {"-s",    zkt_hosts(), "-q", "--break", name,
+                                 "--grace", "0",        NULL};
+    CU_ASSERT_EQUAL(question(quiet, out, sizeof out, err, sizeof err), 1);
+    CU_ASSERT_STRING_EQUAL(err, "");
+  }
+}
+
+/* A holder that lets go in its grace: --on-revoke TERM ends its command,
+ * zklock releases, and the break, with a grace far longer than the test
+ * waits, ends with nothing broken. */
+static void test_grace_let_go(void) {
+  char name[64], node[256], out[1024], err[1024], want[512];
+  long long token;
+  proc a;
+  const char *const brk[] = {"-s",    zkt_hosts(), "--break", name,
+                             "--grace", "600",      NULL};
+  zkt_name(name, sizeof name, "cli-break-grace");
+  spawn(&a, "-s", zkt_hosts(), "--on-revoke", "TERM", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  snprintf(want, sizeof want,
+           "zklock: %s let go within the grace: not broken\n", node);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 128 + 15); /* as its command */
+  cleanup(&a);
+  assert_no_node(name);
+}
+
+/* A creator-only lock: without its credentials, refused (exit 3) and the
+ * holder runs on; with them, broken. */
+static void test_acl(void) {
+  char name[64], node[256], out[1024], err[1024], want[512];
+  long long token;
+  proc a;
+  const char *const brk[] = {"-s",    zkt_hosts(), "--break", name,
+                             "--grace", "0",        NULL};
+  const char *const brk_auth[] = {"-s",      zkt_hosts(), "--auth",
+                                  "digest:alice:secret",  "--break",
+                                  name,      "--grace",   "0",
+                                  NULL};
+  zkt_name(name, sizeof name, "cli-break-acl");
+  spawn(&a, "-s", zkt_hosts(), "--auth", "digest:alice:secret", "--acl",
+        "creator", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 3);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  snprintf(want, sizeof want,
+           "zklock: cannot break /locks/%s: %s (the lock's nodes belong to "
+           "other credentials: see --auth)\n",
+           name, zkl_strerror(ZNOAUTH));
+  CU_ASSERT_STRING_EQUAL(err, want);
+  CU_ASSERT(!a.reaped);
+  CU_ASSERT_EQUAL(question(brk_auth, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  assert_stopped(&a, name, "it was broken");
+  cleanup(&a);
+  assert_no_node(name);
+}
+
+/* --max-hold: the command is stopped at the maximum, zklock exits 4 and
+ * says why; a zklock waiting gets the lock with a higher token. */
+static void test_max_hold(void) {
+  char name[64], node[256], node2[256];
+  long long token, token2;
+  proc a, b;
+  zkt_name(name, sizeof name, "cli-max-hold");
+  spawn(&a, "-s", zkt_hosts(), "--max-hold", "0.3", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  spawn(&b, "-s", zkt_hosts(), "-q", "-w", "30", name, "--", HELPER("hold"),
+        NULL);
+  assert_stopped(&a, name,
+                 "it was held for its maximum of 300 ms (--max-hold)");
+  CU_ASSERT_FATAL(started(&b, &token2, node2, sizeof node2));
+  CU_ASSERT(token2 > token);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  assert_no_node(name);
+}
+
+static void test_usage(void) {
+  static const struct {
+    const char *args[8];
+    const char *want;
+  } cases[] = {
+      {{"--grace", "1", "x", "--", "true", NULL},
+       "--grace goes with --break only"},
+      {{"--grace", "1", "--revoke", "x", NULL},
+       "--grace goes with --break only"},
+      {{"--break", "x", "--grace", "soon", NULL},
+       "--grace: 'soon' is not a number of seconds"},
+      {{"--break", "x", "--max-hold", "1", NULL}, "--break takes no"},
+      {{"--break", "x", "-w", "1", NULL}, "--break takes no"},
+      {{"--break", "x", "--", "true", NULL},
+       "--break takes one lock name and no command"},
+      {{"--break", "x", "--list", "x", NULL},
+       "--break and --list cannot be used together"},
+      {{"--max-hold", "0", "x", "--", "true", NULL},
+       "--max-hold: must be more than 0"},
+      {{"--max-hold", "-1", "x", "--", "true", NULL},
+       "--max-hold: '-1' is not a number of seconds"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *args[12] = {"-s", zkt_hosts()};
+    char out[256], err[1024];
+    int n = 2, j;
+    for (j = 0; cases[i].args[j]; j++)
+      args[n++] = cases[i].args[j];
+    args[n] = NULL;
+    CU_ASSERT_EQUAL(question(args, out, sizeof out, err, sizeof err), 2);
+    zkt_check(strstr(err, cases[i].want) != NULL, "case %zu: want \"%s\": %s",
+              i, cases[i].want, err);
+  }
+}
+
+int main(int argc, char **argv) {
+  static const zkt_test tests[] = {
+      {"--break stops the holder's command", test_break_running},
+      {"a holder that lets go in its grace", test_grace_let_go},
+      {"a creator-only lock", test_acl},
+      {"--max-hold stops the command", test_max_hold},
+      {"bad usage", test_usage},
+      {NULL, NULL}};
+  return clit_main(argc, argv, "cli-break", tests);
+}
