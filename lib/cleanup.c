@@ -53,7 +53,7 @@ static void job_finish_locked(zkl_session *s, zkl_cleanup *job, int rc) {
 static void void_done(int rc, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   job_finish_locked(s, r->owner, rc);
   zkl__req_done_locked(r);
   zkl__leave(s);
@@ -65,7 +65,7 @@ static void list_done(int rc, const struct String_vector *children,
   zkl_session *s = r->s;
   zkl_cleanup *job = r->owner;
   int i;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   if (rc == ZOK) {
     char path[ZKL_PATH_MAX];
     size_t plen = strlen(job->prefix);

@@ -24,7 +24,7 @@ static void string_done(int rc, const char *value, const struct Stat *stat,
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   rp.rc = rc;
   rp.value = value;
   rp.stat = stat;
@@ -38,7 +38,7 @@ static void strings_done(int rc, const struct String_vector *children,
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   rp.rc = rc;
   rp.children = children;
   reply_locked(r, &rp);
@@ -51,7 +51,7 @@ static void data_done(int rc, const char *value, int len,
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   rp.rc = rc;
   rp.value = value;
   rp.len = len;
@@ -65,7 +65,7 @@ static void void_done(int rc, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   zkl_reply rp = {0};
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   rp.rc = rc;
   reply_locked(r, &rp);
   zkl__req_done_locked(r);

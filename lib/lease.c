@@ -61,7 +61,7 @@ static void heartbeat_done(int rc, const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   (void)stat;
-  zkl__enter_req_locked(r, rc); /* an answer renews the lease */
+  rc = zkl__enter_req_locked(r, rc); /* an answer renews the lease */
   s->lease.heartbeat_inflight = false;
   zkl__req_done_locked(r);
   zkl__timer_kick_locked(&s->timer);

@@ -68,7 +68,7 @@ static void multi_done(int rc, const void *data) {
   zkl_session *s = r->s;
   multi *m = r->owner;
   int i;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   m->rc = status_of(rc, m->results);
   for (i = 0; i < m->count; i++)
     m->out[i] = m->results[i + 1];

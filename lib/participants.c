@@ -42,7 +42,7 @@ static void read_done(int rc, const char *value, int len,
   zkl_session *s = r->s;
   query *q = r->owner;
   node_read *n = &q->nodes[r->index];
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   if (rc == ZOK) {
     n->present = true;
     n->czxid = stat->czxid;
@@ -62,7 +62,7 @@ static void list_done(int rc, const struct String_vector *children,
   zkl_session *s = r->s;
   query *q = r->owner;
   int i;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   if (rc == ZOK && children->count > 0) {
     q->nodes = calloc((size_t)children->count, sizeof *q->nodes);
     if (!q->nodes)

@@ -35,7 +35,7 @@ static void set_done(int rc, const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   (void)stat;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   ask_done_locked(s, r->owner, rc);
   zkl__req_done_locked(r);
   zkl__leave(s);
@@ -47,7 +47,7 @@ static void list_done(int rc, const struct String_vector *children,
   zkl_session *s = r->s;
   ask *a = r->owner;
   zkl_queue q;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   if (rc == ZOK) {
     rc = zkl__queue_build(children->data, children->count, &name_nodes, NULL,
                           NULL, &q);

@@ -49,6 +49,7 @@ int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle) {
 void zkl__session_free(zkl_session *s) {
   if (s->hooks && s->hooks->free_locked)
     s->hooks->free_locked(s->hooks_ctx);
+  zkl__follow_free(s);
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->mu);
   free(s);
@@ -152,11 +153,14 @@ static bool server_answered(int rc) {
                        rc != ZAUTHFAILED);
 }
 
-void zkl__enter_req_locked(zkl_req *r, int rc) {
+int zkl__enter_req_locked(zkl_req *r, int rc) {
   zkl_session *s = r->s;
   zkl__enter_locked(s);
+  if (rc == ZRUNTIMEINCONSISTENCY)
+    rc = ZCONNECTIONLOSS; /* the outcome is unknown, as for a lost one */
   if (server_answered(rc) && r->sent_ms > s->last_answer_ms)
     s->last_answer_ms = r->sent_ms;
+  return rc;
 }
 
 static void release_calls_locked(zkl_call *list) {
@@ -207,7 +211,7 @@ static void carrier_done(int rc, const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   (void)stat;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   s->carrier_inflight = false;
   zkl__req_done_locked(r);
   zkl__leave(s);

@@ -92,7 +92,7 @@ static void data_armed(int rc, const char *value, int len,
                        const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   armed_locked(r->owner, rc, value, len, stat, NULL);
   zkl__req_done_locked(r);
   zkl__leave(s);
@@ -101,7 +101,7 @@ static void data_armed(int rc, const char *value, int len,
 static void exists_armed(int rc, const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   /* exists sets its watch on a missing node too: that is what it is for */
   armed_locked(r->owner, rc == ZNONODE ? ZOK : rc, NULL, 0,
                rc == ZOK ? stat : NULL, NULL);
@@ -113,7 +113,7 @@ static void children_armed(int rc, const struct String_vector *children,
                            const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   armed_locked(r->owner, rc, NULL, 0, NULL, children);
   zkl__req_done_locked(r);
   zkl__leave(s);

@@ -52,7 +52,7 @@ static void tap_armed(int rc, const struct Stat *stat, const void *data) {
   zkl_session *s = r->s;
   zkl_tap *tap = r->owner;
   (void)stat;
-  zkl__enter_req_locked(r, rc);
+  rc = zkl__enter_req_locked(r, rc);
   tap->arm_inflight = false;
   if (rc == ZOK)
     tap->registered = true;
