@@ -366,12 +366,52 @@ static void test_no_follow(void) {
   CU_ASSERT_EQUAL(zkl_session_close(n), ZKL_OK);
 }
 
+/* zklock follows too, and -v says so: given one server of {4,5,6}, it
+ * moves to all three; with --no-follow-config it keeps to the one. */
+static void zklock_v(const char *extra, const char *hosts, char *out,
+                     size_t len) {
+  char cmd[1024], name[64];
+  size_t used = 0;
+  FILE *p;
+  int status;
+  zkt_name(name, sizeof name, "zklock-reconfig");
+  snprintf(cmd, sizeof cmd, "'%s/cli/zklock' -v -q %s -s '%s' %s -- true 2>&1",
+           ZKL_TEST_BUILDDIR, extra, hosts, name);
+  out[0] = '\0';
+  p = popen(cmd, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  while (used + 1 < len && fgets(out + used, (int)(len - used), p))
+    used += strlen(out + used);
+  status = pclose(p);
+  zkt_check(status == 0, "%s exits 0 (%d): %s", cmd, status, out);
+}
+
+static void test_zklock_follows(void) {
+  static const int three[] = {4, 5, 6};
+  char one[64], want[ZKL_SERVERS_MAX], line[ZKL_SERVERS_MAX + 100],
+      out[16384];
+  snprintf(one, sizeof one, "127.0.0.1:%d", server_port(4));
+  hosts_of(want, sizeof want, three, 3, "");
+  zklock_v("", one, out, sizeof out);
+  snprintf(line, sizeof line,
+           "the ensemble's servers changed: the session follows them to "
+           "'%s'",
+           want);
+  zkt_check(strstr(out, line) != NULL, "zklock -v says '%s' in:\n%s", line,
+            out);
+  zklock_v("--no-follow-config", one, out, sizeof out);
+  zkt_check(strstr(out, "servers changed") == NULL,
+            "zklock --no-follow-config -v says nothing of servers in:\n%s",
+            out);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"the configuration's servers, parsed", test_parse},
       {"grow 3 to 5, remove the 3: held and awaited locks follow",
        test_grow_and_replace},
       {"ZKL_OPEN_NO_FOLLOW_CONFIG keeps the list", test_no_follow},
+      {"zklock follows too, and -v says so", test_zklock_follows},
       {NULL, NULL}};
   zkt_use_reconfig_ensemble(3);
   return zkt_main("reconfig", tests);
