@@ -276,7 +276,7 @@ static void flush_done(int rc, const struct Stat *stat, const void *data) {
   zkl_req *r = (zkl_req *)data;
   zkl_session *s = r->s;
   (void)stat;
-  rc = zkl__enter_req_locked(r, rc);
+  zkl__enter_req_locked(r, rc); /* its answer renews the lease, that is all */
   zkl__req_done_locked(r);
   zkl__leave(s);
 }

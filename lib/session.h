@@ -23,7 +23,8 @@
  * with it held: the client never runs our code from inside those calls
  * (completions and watchers always run on its completion thread), so this
  * cannot deadlock, and it keeps the order in which requests are queued the
- * order in which they were decided.
+ * order in which they were decided. The one exception is zoo_set_servers()
+ * (follow.c), which resolves host names: it runs without s->mu.
  *
  * User callbacks never run under s->mu: they are queued as zkl_call records
  * and run by whoever holds the completion thread, after unlocking.

@@ -228,8 +228,9 @@ static char chroot_path[64];
 
 /* Ensemble {1,2,3} grows to {1..5}, then {4,5}; servers 1, 2, 3 stopped.
  * a holds the lock, b waits for it; both opened with a chroot. c keeps
- * its list (ZKL_OPEN_NO_FOLLOW_CONFIG). d was given one server and follows
- * to the whole ensemble on its first reading. */
+ * its list (ZKL_OPEN_NO_FOLLOW_CONFIG), and loses the ensemble when 1, 2
+ * and 3 stop. d was given one server and follows to the whole ensemble on
+ * its first reading. */
 static void test_grow_and_replace(void) {
   static const int first3[] = {1, 2, 3}, all5[] = {1, 2, 3, 4, 5},
                    last2[] = {4, 5};
@@ -301,12 +302,14 @@ static void test_grow_and_replace(void) {
   CU_ASSERT_EQUAL(zkl_session_servers(c, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, zkt_hosts());
   CU_ASSERT_EQUAL(zkt_counter_get(&hc.servers), 0);
-  zkl_session_close(c);
   for (i = 1; i <= 3; i++) {
     char args[32];
     snprintf(args, sizeof args, "%d TERM", i);
     zkserver_ok("kill", args);
   }
+  /* which loses the ensemble with them, as the issue says it would */
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(c, false, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_session_close(c), ZKL_ECONNECT);
 
   /* The holder still holds, with its token, and nothing was lost; the
    * waiter is granted when it lets go. Both through servers 4 and 5. */
