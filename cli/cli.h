@@ -145,6 +145,7 @@ typedef struct {
   host_list parsed_hosts;
   int session_ms;
   int connect_ms; /* --connect-timeout */
+  bool no_follow; /* --no-follow-config */
   const char *wait_arg; /* -w as given, for messages */
   int wait_ms;          /* -1: without bound, 0: -n */
   int conflict_code;
@@ -242,6 +243,7 @@ typedef struct {
   char name[ZKL_NAME_MAX + 1];
   char node[ZKL_PATH_MAX / 2];
   char waiting_for[ZKL_PATH_MAX / 2];
+  char servers[ZKL_SERVERS_MAX];
 } ev_trace;
 /* Takes the oldest event recorded: true, or false when there is none.
  * *dropped: events lost since the last call because too many came at
@@ -365,6 +367,11 @@ int wd_main(void);
  * session, to name the owner of a node waited for (NULL once it is
  * closed). */
 void trace_flush(zkl_session *s);
+/* With -v, once the event hook is set: tells the servers the session uses
+ * if they are not `given` (the connect string): the first reading of the
+ * ensemble's configuration may have changed them before the hook was
+ * there. A change is told once, by this or by its event. */
+void trace_servers_now(zkl_session *s, const char *given);
 
 /* ---------------------------------------------------------------- status.c */
 

@@ -230,12 +230,14 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
   zkl_session *s;
   int64_t t0 = cli_now_ms();
   int rc, total_ms = bound_ms;
+  int flags = o->no_follow ? ZKL_OPEN_NO_FOLLOW_CONFIG : 0;
   /* -n does not wait, and that covers connecting: a healthy ensemble opens
    * a session well within the first try; if it did not, and every server
    * refuses, there is nobody to wait for. Anyone else (a server that is
    * slow, or silent) gets the rest of the connect timeout. */
   if (o->wait_ms == 0 && bound_ms > FIRST_TRY_MS) {
-    rc = zkl_session_open2(&s, o->hosts, o->session_ms, FIRST_TRY_MS);
+    rc = zkl_session_open3(&s, o->hosts, o->session_ms, FIRST_TRY_MS,
+                           flags);
     if (rc == ZKL_ECONNECT) {
       probe(hl, true, hv);
       if (nobody_there(hl, hv)) {
@@ -244,11 +246,11 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
         exit(EXIT_ZOOKEEPER);
       }
       bound_ms -= (int)(cli_now_ms() - t0);
-      rc = zkl_session_open2(&s, o->hosts, o->session_ms,
-                             bound_ms > 0 ? bound_ms : 1);
+      rc = zkl_session_open3(&s, o->hosts, o->session_ms,
+                             bound_ms > 0 ? bound_ms : 1, flags);
     }
   } else {
-    rc = zkl_session_open2(&s, o->hosts, o->session_ms, bound_ms);
+    rc = zkl_session_open3(&s, o->hosts, o->session_ms, bound_ms, flags);
   }
   switch (rc) {
   case ZKL_OK:

@@ -228,6 +228,7 @@ void ev_event_cb(zkl_session *s, const zkl_event *ev, void *arg) {
     copy_str(t->name, sizeof t->name, &t->ev.name);
     copy_str(t->node, sizeof t->node, &t->ev.node);
     copy_str(t->waiting_for, sizeof t->waiting_for, &t->ev.waiting_for);
+    copy_str(t->servers, sizeof t->servers, &t->ev.servers);
     t->ev.lock = NULL; /* not to be used later: it may be freed by then */
   }
   pthread_mutex_unlock(&mu);
@@ -253,6 +254,8 @@ bool ev_take_trace(ev_trace *out, int *dropped) {
       out->ev.node = out->node;
     if (out->ev.waiting_for)
       out->ev.waiting_for = out->waiting_for;
+    if (out->ev.servers)
+      out->ev.servers = out->servers;
   }
   return got;
 }

@@ -66,6 +66,8 @@ static void usage(void) {
       "                          session timeout in milliseconds (10000)",
       "      --connect-timeout SECONDS",
       "                          give up connecting after that long (5)",
+      "      --no-follow-config  keep to HOSTS: do not follow the ensemble's",
+      "                          configuration when its servers change",
       "  -w, --wait SECONDS      give up after waiting that long (e.g. 0.5),",
       "                          connecting included",
       "  -n, --nonblock          do not wait: give up at once if it is held",
@@ -295,7 +297,8 @@ enum {
   OPT_ON_REVOKE,
   OPT_BREAK,
   OPT_GRACE,
-  OPT_MAX_HOLD
+  OPT_MAX_HOLD,
+  OPT_NO_FOLLOW
 };
 
 void options_parse(int argc, char **argv, options *o) {
@@ -303,6 +306,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"servers", required_argument, NULL, 's'},
       {"session-timeout", required_argument, NULL, 't'},
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
+      {"no-follow-config", no_argument, NULL, OPT_NO_FOLLOW},
       {"wait", required_argument, NULL, 'w'},
       {"nonblock", no_argument, NULL, 'n'},
       {"conflict-exit-code", required_argument, NULL, 'E'},
@@ -368,6 +372,9 @@ void options_parse(int argc, char **argv, options *o) {
       seconds_or_exit("--connect-timeout", optarg, &o->connect_ms);
       if (o->connect_ms == 0)
         cli_usage_error("--connect-timeout: must be more than 0");
+      break;
+    case OPT_NO_FOLLOW:
+      o->no_follow = true;
       break;
     case 'w':
       seconds_or_exit("-w", optarg, &o->wait_ms);

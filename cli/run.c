@@ -576,8 +576,11 @@ int run_lock(const options *o) {
    * to clean up before. */
   r.s = connect_or_exit(o, bound);
   rc = lease_init(r.s, t0); /* the server heard us after we began */
-  if (rc == ZKL_OK && cli_verbose)
+  if (rc == ZKL_OK && cli_verbose) {
     rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
+    if (rc == ZKL_OK)
+      trace_servers_now(r.s, o->hosts);
+  }
   if (rc == ZKL_OK)
     rc = make_lock(&r);
   if (rc == ZKL_OK && o->acl != ZKL_ACL_OPEN)

@@ -54,11 +54,39 @@ static const char *session_state(int state) {
   }
 }
 
+/* The connect string last told, so that a change is told once: by the
+ * event, or by trace_servers_now() when the event came before the hook. */
+static char servers_told[ZKL_SERVERS_MAX];
+
+static void tell_servers(const struct timespec *at, const char *servers) {
+  if (strcmp(servers, servers_told) == 0)
+    return;
+  snprintf(servers_told, sizeof servers_told, "%s", servers);
+  cli_verbose_at(at,
+                 "the ensemble's servers changed: the session follows them "
+                 "to %s",
+                 cli_quote(servers));
+}
+
+void trace_servers_now(zkl_session *s, const char *given) {
+  char now[ZKL_SERVERS_MAX];
+  struct timespec at;
+  if (!servers_told[0])
+    snprintf(servers_told, sizeof servers_told, "%s", given);
+  clock_gettime(CLOCK_REALTIME, &at);
+  if (zkl_session_servers(s, now, sizeof now) == ZKL_OK)
+    tell_servers(&at, now);
+}
+
 static void print_one(zkl_session *s, const ev_trace *t) {
   const zkl_event *ev = &t->ev;
   char path[ZKL_PATH_MAX], owner[600];
   if (ev->type == ZKL_EVENT_SESSION) {
     cli_verbose_at(&t->at, "session %s", session_state(ev->reason));
+    return;
+  }
+  if (ev->type == ZKL_EVENT_SERVERS) {
+    tell_servers(&t->at, ev->servers);
     return;
   }
   names_parent(path, sizeof path, ev->name ? ev->name : "?");

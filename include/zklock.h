@@ -50,7 +50,7 @@
  *   A callback may call any non-blocking zkl_ function, including
  *   zkl_lock_free() on the lock it was called for. It must not block for
  *   long: every completion and watcher of the session waits behind it. The
- *   blocking functions (zkl_session_open, zkl_session_open2,
+ *   blocking functions (zkl_session_open, zkl_session_open2, _open3,
  *   zkl_session_wrap, zkl_session_add_auth, zkl_lock_acquire,
  *   zkl_lock_release, zkl_lock_multi, zkl_revoke, zkl_break,
  *   zkl_leader_get, zkl_participants) return ZKL_EDEADLK when called from a callback
@@ -117,6 +117,9 @@ ZKL_EXTERN const char *zkl_version_string(void);
  * the second lowered to it (see zkl_session_open2()). */
 #define ZKL_SESSION_TIMEOUT_MIN 100
 #define ZKL_SESSION_TIMEOUT_MAX 1073741823
+/* Room enough for any connect string a session is opened with or follows
+ * to, with its NUL (see zkl_session_servers()). */
+#define ZKL_SERVERS_MAX 4096
 /* Room enough for any full node path this library creates or reports:
  * ZKL_ROOT "/" name "/" "_c_" uuid "-" marker "-" sequence, plus the NUL. */
 #define ZKL_PATH_MAX 512
@@ -170,14 +173,26 @@ ZKL_EXTERN const char *zkl_strerror(int rc);
 typedef struct zkl_session zkl_session;
 
 /* Opens a ZooKeeper session and waits until it is connected: the same as
- * zkl_session_open2(out, hosts, session_timeout_ms, session_timeout_ms). */
+ * zkl_session_open3(out, hosts, session_timeout_ms, session_timeout_ms, 0). */
 ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
                                 int session_timeout_ms);
 
+/* The same as zkl_session_open3(out, hosts, session_timeout_ms,
+ * connect_timeout_ms, 0). */
+ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
+                                 int session_timeout_ms,
+                                 int connect_timeout_ms);
+
+/* Flags of zkl_session_open3(), or-ed together. */
+enum {
+  ZKL_OPEN_NO_FOLLOW_CONFIG = 1 /* keep the connect string as given: do not
+                                   follow the ensemble's configuration */
+};
+
 /* Opens a ZooKeeper session and waits until it is connected.
  *   out                 receives the session; set only on success.
- *   hosts               connect string, "host:port[,host:port...][/chroot]";
- *                       copied.
+ *   hosts               connect string, "host:port[,host:port...][/chroot]",
+ *                       shorter than ZKL_SERVERS_MAX; copied.
  *   session_timeout_ms  the session timeout to request (> 0). Clamped to
  *                       [ZKL_SESSION_TIMEOUT_MIN, ZKL_SESSION_TIMEOUT_MAX]
  *                       (100 ms to 2^30 - 1 ms) before it is sent: the
@@ -190,22 +205,53 @@ ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
  *                       below its floor gets the floor either way; see
  *                       zkl_session_timeout().
  *   connect_timeout_ms  how long to wait for the first connection (> 0).
- * Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a timeout <= 0 or a connect
- * string that does not parse; ZKL_ERESOLVE when no host of it resolves;
+ *   flags               0, or ZKL_OPEN_NO_FOLLOW_CONFIG.
+ * Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a timeout <= 0, a connect
+ * string that does not parse or is too long, or an unknown flag;
+ * ZKL_ERESOLVE when no host of it resolves;
  * ZKL_ECONNECT when no server answered within connect_timeout_ms (refused,
  * or silent: the client does not tell which); ZKL_EEXPIRED when the server
  * refused the session at once; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
  * completion thread.
+ * Following the ensemble (unless ZKL_OPEN_NO_FOLLOW_CONFIG): the servers of
+ * an ensemble can change at run time (ZooKeeper 3.5's reconfig), and a
+ * client that keeps the connect string it started with loses the ensemble
+ * once its old servers are gone. So, as Curator's EnsembleTracker does, the
+ * session reads the ensemble's configuration (/zookeeper/config) with a
+ * watch at every connection and every change, and when the servers it names
+ * (their client addresses) differ from the session's, it gives the client
+ * the new list (zoo_set_servers(); the chroot stays), which may move the
+ * connection to another server, as the client balances its sessions over
+ * the new list. Nothing of the session is lost by a move: the connection
+ * drops and comes back in the same session (ZKL_STATE_SUSPENDED and
+ * ZKL_STATE_RECONNECTED may be told), and the lease covers the gap. The
+ * move is made on the completion thread, where the client resolves the
+ * new host names (it does so every second on its I/O thread anyway).
+ * Each change is told to the event hook as ZKL_EVENT_SERVERS;
+ * zkl_session_servers() gives the list in use at any time. The first
+ * reading can replace the given list at once (host names by the addresses
+ * the servers give, a list of one server by the whole ensemble), before
+ * this call returns. Nothing is followed when the configuration names no
+ * client address for some server (servers that take their client port from
+ * the static clientPort line; standalone servers, whose configuration is
+ * empty), nor when the node is missing (servers before 3.5). Give
+ * ZKL_OPEN_NO_FOLLOW_CONFIG when the addresses the ensemble knows itself by
+ * are not the ones this client must use (a proxy, NAT, a load balancer),
+ * or when the list must not change for another reason.
  * The library routes the ZooKeeper client's own log through
  * zkl_set_log_handler() instead of printing it. */
-ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
+ZKL_EXTERN int zkl_session_open3(zkl_session **out, const char *hosts,
                                  int session_timeout_ms,
-                                 int connect_timeout_ms);
+                                 int connect_timeout_ms, int flags);
 
 /* Builds a session on a handle the application already has, so that it needs
  * no second connection. The handle stays the application's: the library never
  * closes it, and the application must keep it open until
  * zkl_session_close() has returned. The handle may still be connecting.
+ * Its server list stays the application's too: a wrapped session does not
+ * follow the ensemble's configuration (see zkl_session_open3(); an
+ * application that wants that reads /zookeeper/config and calls
+ * zoo_set_servers() itself).
  *
  * ZooKeeper delivers session events to the handle's default watcher, which
  * the application owns; the library hears them through a watch of its own
@@ -269,6 +315,15 @@ ZKL_EXTERN zhandle_t *zkl_session_handle(zkl_session *s);
 /* The session timeout the server granted, in milliseconds (0 before the first
  * connection or for NULL). */
 ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
+
+/* Copies the connect string the session's client uses now into buf: the one
+ * it was opened with, or the servers of the ensemble's configuration it has
+ * followed since (see zkl_session_open3()), with the chroot it was opened
+ * with, "host:port[,host:port...][/chroot]". ZKL_SERVERS_MAX bytes are
+ * always enough. Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a buffer
+ * too small, or a wrapped session (its list is the application's). Any
+ * thread; never blocks. */
+ZKL_EXTERN int zkl_session_servers(zkl_session *s, char *buf, size_t len);
 
 /* The lease. A server expires a session T ms (the timeout it granted) after
  * it last heard from it, and then grants its locks to others; a holder cut
@@ -906,13 +961,16 @@ enum {
   ZKL_EVENT_CANCELED,   /* after waiting `wait_ms` (cancel, free, close) */
   ZKL_EVENT_FAILED,     /* the acquire failed otherwise: `reason` is its
                            code (ZKL_EBUSY for a try-once, ...) */
-  ZKL_EVENT_SESSION     /* the session's state: `reason` is ZKL_STATE_* */
+  ZKL_EVENT_SESSION,    /* the session's state: `reason` is ZKL_STATE_* */
+  ZKL_EVENT_SERVERS     /* the session follows the ensemble to new servers:
+                           `servers` is the connect string its client uses
+                           from now on (see zkl_session_open3()) */
 };
 
 /* One event. Everything in it is borrowed until the callback returns. */
 typedef struct zkl_event {
   int type;                /* ZKL_EVENT_* */
-  zkl_lock *lock;          /* NULL for ZKL_EVENT_SESSION */
+  zkl_lock *lock;          /* NULL for ZKL_EVENT_SESSION and _SERVERS */
   const char *name;        /* the lock's name; NULL for the session */
   const char *node;        /* the contender's node (child name), or NULL */
   const char *waiting_for; /* QUEUED: the node waited for, or NULL when
@@ -926,6 +984,8 @@ typedef struct zkl_event {
   int64_t hold_ms;         /* RELEASED, LOST */
   int64_t token;           /* GRANTED */
   int reason;              /* LOST, FAILED, SESSION: see above */
+  const char *servers;     /* SERVERS: the new connect string, with the
+                              chroot; NULL for other events */
 } zkl_event;
 
 /* Called for each event of the session's locks and of the session itself,

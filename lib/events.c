@@ -95,7 +95,7 @@ typedef struct event_call {
   zkl_event_cb cb;
   void *arg;
   zkl_event ev;
-  char strings[]; /* name, node, waiting_for, NUL-terminated, in order */
+  char strings[]; /* name, node, waiting_for, servers, NUL-terminated */
 } event_call;
 
 static void event_call_run(zkl_call *c) {
@@ -131,6 +131,8 @@ void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct) {
     room += strlen(ev->node) + 1;
   if (ev->waiting_for)
     room += strlen(ev->waiting_for) + 1;
+  if (ev->servers)
+    room += strlen(ev->servers) + 1;
   if (!(ec = calloc(1, sizeof *ec + room))) {
     zkl__log("out of memory: event %d not reported", ev->type);
     return;
@@ -146,6 +148,7 @@ void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct) {
   ec->ev.name = keep(&at, ev->name);
   ec->ev.node = keep(&at, ev->node);
   ec->ev.waiting_for = keep(&at, ev->waiting_for);
+  ec->ev.servers = keep(&at, ev->servers);
   if (direct) {
     zkl_call **tail = direct;
     while (*tail)
@@ -199,6 +202,7 @@ static void connected_locked(zkl_session *s, zhandle_t *zh) {
   if (s->hooks)
     s->hooks->connected_locked(s->hooks_ctx);
   zkl__cleanups_run_locked(s);
+  zkl__follow_connected_locked(s); /* a change may have come meanwhile */
   report_locked(s, s->was_connected ? ZKL_STATE_RECONNECTED
                                     : ZKL_STATE_CONNECTED);
   s->was_connected = true;

@@ -12,7 +12,14 @@
 
 int zkl_session_open(zkl_session **out, const char *hosts,
                      int session_timeout_ms) {
-  return zkl_session_open2(out, hosts, session_timeout_ms, session_timeout_ms);
+  return zkl_session_open3(out, hosts, session_timeout_ms, session_timeout_ms,
+                           0);
+}
+
+int zkl_session_open2(zkl_session **out, const char *hosts,
+                      int session_timeout_ms, int connect_timeout_ms) {
+  return zkl_session_open3(out, hosts, session_timeout_ms, connect_timeout_ms,
+                           0);
 }
 
 /* zookeeper_init2() says why it refused a connect string only in errno:
@@ -27,15 +34,17 @@ static int init_refusal(int err) {
   return ZKL_ECONNECT;
 }
 
-int zkl_session_open2(zkl_session **out, const char *hosts,
-                      int session_timeout_ms, int connect_timeout_ms) {
+int zkl_session_open3(zkl_session **out, const char *hosts,
+                      int session_timeout_ms, int connect_timeout_ms,
+                      int flags) {
   zkl_session *s;
   zhandle_t *zh;
   int64_t deadline;
   int rc;
 
   if (!out || !hosts || !*hosts || session_timeout_ms <= 0 ||
-      connect_timeout_ms <= 0)
+      connect_timeout_ms <= 0 || (flags & ~ZKL_OPEN_NO_FOLLOW_CONFIG) ||
+      strlen(hosts) >= ZKL_SERVERS_MAX)
     return ZKL_EINVAL;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
@@ -55,6 +64,11 @@ int zkl_session_open2(zkl_session **out, const char *hosts,
   rc = zkl__session_alloc(&s, session_timeout_ms, true);
   if (rc != ZKL_OK)
     return rc;
+  rc = zkl__follow_init(s, hosts, !(flags & ZKL_OPEN_NO_FOLLOW_CONFIG));
+  if (rc != ZKL_OK) {
+    zkl__session_free(s);
+    return rc;
+  }
   if (zkl__timer_start(&s->timer, &s->mu, zkl__session_tick_locked, s) !=
       ZKL_OK) {
     zkl__session_free(s);

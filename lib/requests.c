@@ -9,8 +9,11 @@
 
 static void answered(zkl_req *r, const zkl_answer *a) {
   zkl_session *s = r->s;
-  zkl__enter_req_locked(r, a->rc); /* an answer moves the lease's clock */
-  r->answered_locked(r, a);
+  zkl_answer got = *a;
+  /* An answer moves the lease's clock; a request the client gave up after
+   * a move to other servers reads as a lost connection. */
+  got.rc = zkl__enter_req_locked(r, a->rc);
+  r->answered_locked(r, &got);
   zkl__req_done_locked(r);
   zkl__leave(s); /* runs queued user callbacks, unlocked */
 }

@@ -50,6 +50,7 @@ int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle) {
 void zkl__session_free(zkl_session *s) {
   if (s->hooks && s->hooks->free_locked)
     s->hooks->free_locked(s->hooks_ctx);
+  zkl__follow_free(s);
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->mu);
   free(s);
@@ -153,11 +154,14 @@ static bool server_answered(int rc) {
                        rc != ZAUTHFAILED);
 }
 
-void zkl__enter_req_locked(zkl_req *r, int rc) {
+int zkl__enter_req_locked(zkl_req *r, int rc) {
   zkl_session *s = r->s;
   zkl__enter_locked(s);
+  if (rc == ZRUNTIMEINCONSISTENCY)
+    rc = ZCONNECTIONLOSS; /* the outcome is unknown, as for a lost one */
   if (server_answered(rc) && r->sent_ms > s->last_answer_ms)
     s->last_answer_ms = r->sent_ms;
+  return rc;
 }
 
 static void release_calls_locked(zkl_call *list) {

@@ -11,6 +11,7 @@
  *   timer.c    a thread that calls one tick function by the clock
  *   events.c   session events and the state callback, and the tick
  *   wrap.c     sessions on the application's handle, and their own watch
+ *   follow.c   following the ensemble's configuration to new servers
  *   open.c     opening and closing
  *
  * It knows nothing of locks, attempts or watch records: the engine
@@ -23,7 +24,8 @@
  * with it held: the client never runs our code from inside those calls
  * (completions and watchers always run on its completion thread), so this
  * cannot deadlock, and it keeps the order in which requests are queued the
- * order in which they were decided.
+ * order in which they were decided. The one exception is zoo_set_servers()
+ * (follow.c), which resolves host names: it runs without s->mu.
  *
  * User callbacks never run under s->mu: they are queued as zkl_call records
  * and run by whoever holds the completion thread, after unlocking.
@@ -90,6 +92,8 @@ enum {
   ZKL_RQ_KIND_CHECK,  /* a listing of another family's place (kinds.h) */
   ZKL_RQ_MULTI_LOCK,  /* a multi-lock's transaction (creates or deletes) */
   ZKL_RQ_BREAK,       /* zkl_break(): reads, the mark, the delete */
+  ZKL_RQ_CONFIG,      /* a reading of the ensemble's configuration */
+  ZKL_RQ_FLUSH,       /* after a move to other servers (follow.c) */
   ZKL_RQ_KINDS
 };
 
@@ -164,6 +168,19 @@ typedef struct zkl_timer {
 
 typedef struct zkl_tap zkl_tap;
 
+/* The servers the session's client uses, and the ensemble's configuration
+ * it follows (follow.c). */
+typedef struct zkl_follow {
+  bool on;         /* follow the configuration (own handles only) */
+  char *servers;   /* the client's list now, "host:port,...", no chroot;
+                      NULL for a wrapped handle */
+  char *chroot;    /* "" or "/path", as opened */
+  char *wanted;    /* a list to move to, not yet given to the client */
+  bool move_queued;     /* the call that gives it is queued */
+  int64_t version;      /* the newest configuration read, -1: none yet */
+  bool told_unfollowable; /* logged once: nothing here to follow */
+} zkl_follow;
+
 struct zkl_session {
   pthread_mutex_t mu;
   pthread_cond_t cond; /* any progress: broadcast on every leave/unlock */
@@ -205,6 +222,7 @@ struct zkl_session {
   zkl_lease lease;       /* lease.c */
   zkl_timer timer;       /* timer.c */
   zkl_tap *tap;          /* wrap.c */
+  zkl_follow follow;     /* follow.c */
 };
 
 /* ------------------------------------------------------------- session.c */
@@ -256,8 +274,11 @@ void zkl__req_done_locked(zkl_req *r);
  * the lock, counts the entry. */
 void zkl__enter_locked(zkl_session *s);
 /* The same for a request's completion; a server's answer (rc) moves
- * last_answer_ms, which the lease reads. */
-void zkl__enter_req_locked(zkl_req *r, int rc);
+ * last_answer_ms, which the lease reads. Returns rc as the completion is
+ * to take it: ZRUNTIMEINCONSISTENCY, the client's verdict on a connection
+ * whose answers did not match its requests (after a move to other
+ * servers, follow.c), is the lost connection it is: ZCONNECTIONLOSS. */
+int zkl__enter_req_locked(zkl_req *r, int rc);
 /* Drops the lock after running queued user callbacks; frees the session if
  * that was its last reference. s must not be used afterwards. */
 void zkl__leave(zkl_session *s);
@@ -344,5 +365,33 @@ void zkl__report_closed_locked(zkl_session *s);
  * nothing more. */
 void zkl__tap_release_locked(zkl_session *s);
 bool zkl__tap_held_locked(const zkl_session *s);
+
+/* -------------------------------------------------------------- follow.c */
+
+/* Sets up s->follow for hosts, the connect string of an own handle: on
+ * says whether to follow. ZKL_OK or ZKL_ENOMEM. */
+int zkl__follow_init(zkl_session *s, const char *hosts, bool on);
+void zkl__follow_free(zkl_session *s);
+/* The session is connected (again): read the configuration, with a watch. */
+void zkl__follow_connected_locked(zkl_session *s);
+/* For tests: moves the client to servers ("host:port,...") now, on the
+ * calling thread (not a completion thread, without s->mu), as a change of
+ * the configuration would; nothing if the session does not follow. */
+int zkl__follow_move_now(zkl_session *s, const char *servers);
+
+/* Pure helpers, for the tests too. */
+/* The client addresses the configuration text data[0..len) names, into
+ * out (len outlen) as a connect string "host:port,..." in the order of the
+ * server lines, and its version into *version (-1 when it has none).
+ * Returns 1 with a list; 0 when there is nothing to follow (no server
+ * line, or a server line without a client address); -1 when a line does
+ * not parse or the list does not fit. A client host that is a wildcard
+ * address (0.0.0.0, ::) is replaced by the server's own (quorum) host, as
+ * Curator does; IPv6 hosts lose their brackets, as the C client wants. */
+int zkl__config_servers(const char *data, int len, char *out, size_t outlen,
+                        int64_t *version);
+/* Whether two connect strings (no chroot) name the same servers, in any
+ * order. */
+bool zkl__servers_same(const char *a, const char *b);
 
 #endif /* ZKL_SESSION_H */

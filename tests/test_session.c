@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_session.c - sessions: connect errors, expiry (rule 8 of docs/recipe.md), wrapping an
- * application's handle, closing from a callback, the negotiated timeout and
- * the log hook. */
+/* test_session.c - sessions: connect errors, expiry (rule 8 of
+ * docs/recipe.md), wrapping an application's handle, closing from a
+ * callback, the negotiated timeout, the log hook, and the server list where
+ * there is no ensemble to follow. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -49,6 +50,15 @@ static void test_connect_errors(void) {
   CU_ASSERT_EQUAL(zkl_session_open(&s, ":::", 1000), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_session_open2(&s, "127.0.0.1:2181", 1000, 0),
                   ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_open3(&s, "127.0.0.1:2181", 1000, 1000, 2),
+                  ZKL_EINVAL); /* an unknown flag */
+  {
+    static char longer[ZKL_SERVERS_MAX + 16];
+    size_t i;
+    for (i = 0; i + 1 < sizeof longer; i++)
+      longer[i] = "127.0.0.1:2181,"[i % 15];
+    CU_ASSERT_EQUAL(zkl_session_open(&s, longer, 1000), ZKL_EINVAL);
+  }
   /* A name that cannot resolve (the .invalid domain never does). */
   CU_ASSERT_EQUAL(zkl_session_open(&s, "nosuchhost.invalid:2181", 1000),
                   ZKL_ERESOLVE);
@@ -542,6 +552,150 @@ static void test_log_handler(void) {
   zkl_session_close(s);
 }
 
+/* A standalone server has nothing to follow: its configuration is empty.
+ * The session reads it once per connection (a reset connection makes it
+ * read again, once: no loop), keeps its list as given, chroot included,
+ * and tells no change. A wrapped session's list is the application's. */
+static int servers_events;
+static void count_servers(zkl_session *s, const zkl_event *ev, void *arg) {
+  (void)s;
+  (void)arg;
+  if (ev->type == ZKL_EVENT_SERVERS)
+    __atomic_add_fetch(&servers_events, 1, __ATOMIC_RELAXED);
+}
+
+static void test_servers_standalone(void) {
+  char hosts[128], now[ZKL_SERVERS_MAX], tiny[8];
+  zkl_debug_counts c;
+  proxyctl *px;
+  zkl_session *s, *w;
+  int port, rc;
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d/zkt-no-such-chroot", port);
+  rc = zkl_session_open(&s, hosts, 6000);
+  if (rc != ZKL_OK)
+    proxyctl_stop(px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, count_servers, NULL), ZKL_OK);
+  zkt_assert_quiet(s);
+  zkl__debug_counts(s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 1);
+  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(now, hosts);
+  CU_ASSERT_EQUAL(zkl_session_servers(s, tiny, sizeof tiny), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_servers(s, NULL, 10), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_servers(NULL, now, sizeof now), ZKL_EINVAL);
+
+  /* A new connection in the same session: read again, once. */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, T_WAIT), 0);
+  zkt_assert_quiet(s);
+  zkl__debug_counts(s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 2);
+  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(now, hosts);
+  CU_ASSERT_EQUAL(__atomic_load_n(&servers_events, __ATOMIC_RELAXED), 0);
+  zkl_session_close(s);
+  proxyctl_stop(px);
+
+  /* Wrapped: nothing read, nothing to report. */
+  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zkt_observer()), ZKL_OK);
+  zkt_assert_quiet(w);
+  zkl__debug_counts(w, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 0);
+  CU_ASSERT_EQUAL(zkl_session_servers(w, now, sizeof now), ZKL_EINVAL);
+  zkl_session_close(w);
+}
+
+/* A move to other servers while a request is under way: the ZooKeeper
+ * client moves without a word and keeps the request, whose answer went
+ * with the old connection. Here a guarded write reaches the server through
+ * a proxy that then swallows everything, and the session moves (as a
+ * change of the ensemble's configuration would make it) to the server
+ * itself, with nothing else of the session under way (no lease: no
+ * heartbeats). The write must not wait for the client's own time-outs:
+ * the library's read after the move wakes the client's I/O thread (the
+ * socket closed under its poll() does not: it moves up to T/3 later) and
+ * its answer makes the client give the write up at once (it did so only
+ * when that connection had heard nothing for 2T/3). The write reports
+ * what that is, an outcome unknown (ZCONNECTIONLOSS, not the client's
+ * ZRUNTIMEINCONSISTENCY); the lock is still held. With T = 30 s, the
+ * 5 s bound tells the two apart.
+ *
+ * How the move is made to happen: the 3.8 client compares servers by IP
+ * address only (addrvec_contains), so between the proxy and the server,
+ * both on 127.0.0.1, it sees no new server, and moves only by its
+ * balancing draw when the list grows: from 1 entry to 8, with probability
+ * 7/8. In a deterministic connection order it does not reseed drand48(),
+ * so seeding it here makes that draw (0.042 for seed 1) certain. */
+static zkt_counter multi_calls;
+static int multi_rc;
+static void on_multi(zkl_lock *l, int rc, void *arg) {
+  (void)l;
+  (void)arg;
+  multi_rc = rc;
+  zkt_counter_add(&multi_calls, 1);
+}
+
+static void test_move_with_request_under_way(void) {
+  char hosts[64], name[64], path[128], now[ZKL_SERVERS_MAX],
+      eight[ZKL_SERVERS_MAX] = "";
+  zkl_debug_counts c;
+  zoo_op_t op;
+  zoo_op_result_t result;
+  proxyctl *px;
+  zkl_session *s;
+  zkl_lock *l;
+  int64_t token;
+  int port, rc, i;
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  rc = zkl_session_open(&s, hosts, 30000);
+  if (rc != ZKL_OK)
+    proxyctl_stop(px);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_timeout(s), 30000);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
+  zkt_name(name, sizeof name, "move");
+  snprintf(path, sizeof path, "/zkt-%s", name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, T_WAIT), 0);
+
+  zkt_counter_init(&multi_calls);
+  zoo_create_op_init(&op, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 14", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_multi_async(l, 1, &op, &result, on_multi, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(proxyctl_wait_fired(px, T_WAIT), 0);
+  for (i = 0; i < 8; i++)
+    snprintf(eight + strlen(eight), sizeof eight - strlen(eight), "%s%s",
+             i ? "," : "", zkt_hosts());
+  zoo_deterministic_conn_order(1);
+  srand48(1);
+  CU_ASSERT_EQUAL(zkl__follow_move_now(s, eight), ZKL_OK);
+  zoo_deterministic_conn_order(0);
+  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(now, eight);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&multi_calls, 1, 5000), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&multi_calls, 1, 60000), 1);
+  CU_ASSERT_EQUAL(multi_rc, ZCONNECTIONLOSS);
+  zkl__debug_counts(s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_FLUSH], 1);
+  /* the server carried it out; the lock is held still, through the
+   * server itself now (the proxy swallows everything) */
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), token);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkt_assert_quiet(s);
+  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  proxyctl_stop(px);
+  zoo_delete(zkt_observer(), path, -1);
+  zkt_assert_parent_empty(name);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"connect errors", test_connect_errors},
@@ -559,6 +713,8 @@ int main(void) {
       {"close from a callback", test_close_from_callback},
       {"stats after close", test_stats_after_close},
       {"log handler", test_log_handler},
+      {"a standalone server: no servers to follow", test_servers_standalone},
+      {"a move with a request under way", test_move_with_request_under_way},
       {NULL, NULL}};
   return zkt_main("session", tests);
 }

@@ -22,6 +22,7 @@ static char server_hosts[1024];
 static char server_dir[512];
 static bool server_started;
 static int ensemble_size = 1;
+static bool ensemble_reconfig;
 static const char *java_opts;
 
 static zhandle_t *observer;
@@ -69,6 +70,10 @@ static void on_signal(int sig) {
 }
 
 void zkt_use_ensemble(int n) { ensemble_size = n; }
+void zkt_use_reconfig_ensemble(int n) {
+  ensemble_size = n;
+  ensemble_reconfig = true;
+}
 void zkt_server_java_opts(const char *opts) { java_opts = opts; }
 
 const char *zkt_hosts(void) {
@@ -99,9 +104,10 @@ const char *zkt_hosts(void) {
   /* Without fsync, as the tests always ran: what they test is not the
    * disk, and a slow one would only stretch their time bounds. */
   snprintf(cmd, sizeof cmd,
-           "'%s/tests/zkserver' start --no-fsync --servers %d --owner %ld "
+           "'%s/tests/zkserver' start --no-fsync --servers %d%s --owner %ld "
            "'%s'",
-           ZKL_TEST_SRCDIR, ensemble_size, (long)getpid(), server_dir);
+           ZKL_TEST_SRCDIR, ensemble_size,
+           ensemble_reconfig ? " --reconfig" : "", (long)getpid(), server_dir);
   p = popen(cmd, "r");
   if (!p || !fgets(server_hosts, sizeof server_hosts, p)) {
     fprintf(stderr, "zktest: could not start ZooKeeper with: %s\n", cmd);

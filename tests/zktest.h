@@ -30,6 +30,9 @@ const char *zkt_zkdir(void);
 int zkt_zkserver(const char *args);
 /* Starts the server as an ensemble of n (call before zkt_hosts()). */
 void zkt_use_ensemble(int n);
+/* The same, as an ensemble whose members can change while it runs
+ * (zkserver start --reconfig; then zkserver add and reconfig). */
+void zkt_use_reconfig_ensemble(int n);
 /* Extra JVM flags for the server (call before zkt_hosts()). */
 void zkt_server_java_opts(const char *opts);
 
