@@ -176,6 +176,8 @@ static void over_locked(zkl_session *s, int why) {
     return;
   s->dead = why;
   s->connected = false;
+  if (why == ZKL_EEXPIRED)
+    s->expiries++;
   if (s->hooks)
     s->hooks->over_locked(s->hooks_ctx, why);
   /* In-flight cleanups complete with ZSESSIONEXPIRED; queued ones are moot:
@@ -198,6 +200,8 @@ static void connected_locked(zkl_session *s, zhandle_t *zh) {
   if (s->hooks)
     s->hooks->connected_locked(s->hooks_ctx);
   zkl__cleanups_run_locked(s);
+  if (s->was_connected)
+    s->reconnects++;
   report_locked(s, s->was_connected ? ZKL_STATE_RECONNECTED
                                     : ZKL_STATE_CONNECTED);
   s->was_connected = true;
@@ -215,6 +219,7 @@ void zkl__on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
     /* CONNECTING, ASSOCIATING, NOTCONNECTED, or read-only (no writes, so
      * no locking): not connected. */
     s->connected = false;
+    s->disconnects++;
     pthread_cond_broadcast(&s->cond);
     report_locked(s, ZKL_STATE_SUSPENDED);
   }
