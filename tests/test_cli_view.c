@@ -454,7 +454,7 @@ static bool pane_shows(const char *want, char *pane, size_t len) {
  * (the mutex's holder lets go: one waiter fewer), and q ends it with
  * status 0, the terminal given back (the alternate screen left). */
 static void test_watch(void) {
-  char prefix[80], want[256], pane[16384];
+  char prefix[80], want[256], pane[16384], sock_path[512] = "";
   scene sc;
   if (system("tmux -V >/dev/null 2>&1") != 0) {
     fprintf(stderr, "no tmux: --watch not tested\n");
@@ -470,6 +470,11 @@ static void test_watch(void) {
            "exec cat'\"",
            ZKLOCK, zkt_hosts(), prefix),
       0);
+  /* the server's socket, to take away with it */
+  if (tmux(sock_path, sizeof sock_path, "display -p -t view '#{socket_path}'") !=
+      0)
+    sock_path[0] = '\0';
+  sock_path[strcspn(sock_path, "\n")] = '\0';
   snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
   CU_ASSERT(pane_shows(want, pane, sizeof pane));
   CU_ASSERT(strstr(pane, "(q: quit)") != NULL);
@@ -490,6 +495,8 @@ static void test_watch(void) {
   CU_ASSERT(strstr(pane, "(q: quit)") == NULL); /* the screen given back */
   tmux(NULL, 0, "kill-session -t view");
   tmux(NULL, 0, "kill-server");
+  if (sock_path[0])
+    unlink(sock_path);
   scene_end(&sc);
 }
 
