@@ -20,6 +20,8 @@
  *   trace.c      -v: the library's events, one line each, with the time
  *                each happened
  *   status.c     the waiting status, kept up to date from a watch
+ *   overview.c   every lock under a prefix: --list PREFIX/, --watch
+ *   format.c     how --list PREFIX/ prints: a table, JSON, Prometheus
  *   break.c      --break: a stuck lock's holders broken (zkl_break())
  *   queue.c      a lock's contenders as zkl_participants() shows them, for
  *                every kind of lock: --list, --leader, --revoke, who holds
@@ -43,6 +45,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -131,6 +134,9 @@ enum cli_action {
   ACT_BREAK   /* --break */
 };
 
+/* How --list prints (--format). */
+enum cli_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_PROMETHEUS };
+
 /* Which lock a run takes. */
 enum cli_kind {
   KIND_MUTEX,     /* the default */
@@ -158,6 +164,10 @@ typedef struct {
   int action;          /* ACT_* */
   const char *target;  /* the NAME of --list, --leader, --revoke */
   bool no_header;
+  const char *prefix;  /* --list PREFIX/: PREFIX ("" for /), else NULL */
+  int format;          /* --format: FORMAT_* */
+  bool format_set;
+  bool watch;          /* --watch */
   int kind;            /* KIND_* */
   int limit;           /* KIND_SEMAPHORE: N */
   const char *elect_id; /* KIND_ELECT: ID */
@@ -449,6 +459,42 @@ int queue_revoke(zkl_session *s, const char *name);
  * 0 broken, 1 nobody holds (or each let go within the grace), 3 refused or
  * failed. */
 int break_holders(zkl_session *s, const char *name, int grace_ms, bool quiet);
+/* -------------------------------------------------------------- overview.c */
+
+/* One lock of --list PREFIX/, summed up from its contenders. */
+typedef struct {
+  char *name;
+  queue_view view;  /* its contenders */
+  const char *kind; /* "mutex", "rwlock", "semaphore", "election" */
+  int holders;
+  int waiters;      /* contenders that wait (a semaphore's: counted once) */
+  int64_t held_ms;  /* the longest holder's, by its node's ctime; 0: none */
+  int64_t wait_ms;  /* the oldest waiter's; 0: none */
+  int64_t token;    /* the newest holder's token; 0: none */
+} ov_lock;
+
+typedef struct {
+  ov_lock *locks; /* the most contended first */
+  int count;
+  bool truncated; /* the walk stopped at its bound */
+  int64_t now_ms; /* the local wall clock when it was listed */
+} overview;
+
+/* The locks under o->prefix (or the one o->target), summed up. Returns a
+ * ZKL_ code; on success free with overview_free(). */
+int overview_get(zkl_session *s, const options *o, overview *ov);
+void overview_free(overview *ov);
+/* --list PREFIX/ or --format: prints it once. Returns a ZKL_ code. */
+int overview_list(zkl_session *s, const options *o);
+/* --watch: keeps it on screen until q, Ctrl-C or a signal. Returns a ZKL_
+ * code (the session's end). */
+int overview_watch(zkl_session *s, const options *o);
+
+/* --------------------------------------------------------------- format.c */
+
+/* Prints ov as o->format says: a table (a header line unless -H), one
+ * JSON document, or Prometheus' text format 0.0.4. */
+void format_print(FILE *f, const overview *ov, const options *o);
 
 /* ------------------------------------------------------------------- run.c */
 

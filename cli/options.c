@@ -43,6 +43,7 @@ static const char usage_line[] =
 static void usage(void) {
   static const char *const lines[] = {
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
+      "       zklock [-H] [--format F] [--watch] ... --list PREFIX/",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --revoke NAME",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --break NAME "
@@ -95,6 +96,12 @@ static void usage(void) {
       "  -l, --list NAME         print the holders and the waiters of NAME",
       "      --leader NAME       print the id and token of NAME's leader",
       "      --revoke NAME       ask the holders of NAME to let go",
+      "  -l, --list PREFIX/      the same for every lock under PREFIX (/: all),",
+      "                          one line each, the most contended first",
+      "      --format table|json|prometheus",
+      "                          with --list: how to print it (table)",
+      "      --watch             with --list: keep it on screen, redrawn when",
+      "                          the locks change (q or Ctrl-C quits)",
       "      --break NAME        break the holders of NAME: ask them to let go,",
       "                          and delete their nodes after the grace",
       "      --grace SECONDS     with --break: the grace (5; 0: at once)",
@@ -298,8 +305,44 @@ enum {
   OPT_BREAK,
   OPT_GRACE,
   OPT_MAX_HOLD,
-  OPT_NO_FOLLOW
+  OPT_NO_FOLLOW,
+  OPT_FORMAT,
+  OPT_WATCH
 };
+
+/* --format and --watch: the view of --list (overview.c). */
+static void take_format(options *o, const char *arg) {
+  static const char *const names[] = {"table", "json", "prometheus"};
+  int i;
+  for (i = 0; i < 3; i++)
+    if (strcmp(arg, names[i]) == 0) {
+      o->format = i;
+      o->format_set = true;
+      return;
+    }
+  cli_usage_error("--format: %s is none of table, json, prometheus",
+                  cli_quote(arg));
+}
+
+static void check_view(options *o) {
+  size_t len = o->action == ACT_LIST ? strlen(o->target) : 0;
+  if ((o->format_set || o->watch) && o->action != ACT_LIST)
+    cli_usage_error("%s goes with --list only",
+                    o->watch ? "--watch" : "--format");
+  if (o->watch && o->format != FORMAT_TABLE)
+    cli_usage_error("--watch shows a table: it takes no --format %s",
+                    o->format == FORMAT_JSON ? "json" : "prometheus");
+  if (len > 0 && o->target[len - 1] == '/') {
+    static char prefix[ZKL_NAME_MAX + 1];
+    if (len > 1) {
+      snprintf(prefix, sizeof prefix, "%.*s", (int)(len - 1), o->target);
+      check_name(prefix);
+    } else {
+      prefix[0] = '\0';
+    }
+    o->prefix = prefix;
+  }
+}
 
 void options_parse(int argc, char **argv, options *o) {
   static const struct option longopts[] = {
@@ -328,6 +371,8 @@ void options_parse(int argc, char **argv, options *o) {
       {"limit", required_argument, NULL, OPT_LIMIT},
       {"elect", required_argument, NULL, OPT_ELECT},
       {"no-header", no_argument, NULL, 'H'},
+      {"format", required_argument, NULL, OPT_FORMAT},
+      {"watch", no_argument, NULL, OPT_WATCH},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0}};
@@ -465,6 +510,12 @@ void options_parse(int argc, char **argv, options *o) {
     case 'H':
       o->no_header = true;
       break;
+    case OPT_FORMAT:
+      take_format(o, optarg);
+      break;
+    case OPT_WATCH:
+      o->watch = true;
+      break;
     case 'h':
       usage();
       exit(0);
@@ -499,6 +550,7 @@ void options_parse(int argc, char **argv, options *o) {
   if (!o->auth && env_auth && *env_auth)
     take_auth(o, "ZKLOCK_AUTH", env_auth, false);
   check_hosts(o, hosts_from);
+  check_view(o);
   rest = argc - optind;
 
   if (grace_set && o->action != ACT_BREAK)
@@ -517,7 +569,8 @@ void options_parse(int argc, char **argv, options *o) {
       cli_usage_error("%s takes one lock name and no command, but %s "
                       "follows",
                       opt, cli_quote(argv[optind]));
-    check_name(o->target);
+    if (!o->prefix)
+      check_name(o->target);
     return;
   }
   if (o->no_header)

@@ -5,12 +5,14 @@
  *   zklock [OPTIONS] [--read | --write | --limit N | --elect ID] NAME --
  *          COMMAND [ARG...]
  *   zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME
+ *   zklock [-H] [--format F] [--watch] ... --list PREFIX/
  *   zklock [-s HOSTS] [-t MS] [--auth S:C] --leader NAME | --revoke NAME
  *   zklock [-s HOSTS] [-t MS] [--auth S:C] --break NAME [--grace SECONDS]
  *
  * main() only dispatches: the watchdog (the same binary, run again by
- * watchdog.c), a question (--list, --leader, --revoke: queue.c), a break
- * (--break: break.c), or a run (run.c). cli.h lists the files.
+ * watchdog.c), a question (--list, --leader, --revoke: queue.c; --list
+ * PREFIX/, --format, --watch: overview.c), a break (--break: break.c), or
+ * a run (run.c). cli.h lists the files.
  */
 #include "config.h"
 
@@ -43,7 +45,12 @@ static int run_question(const options *o) {
   }
   switch (o->action) {
   case ACT_LIST:
-    rc = queue_list(s, o->target, o->no_header);
+    if (o->watch)
+      rc = overview_watch(s, o);
+    else if (o->prefix || o->format_set)
+      rc = overview_list(s, o);
+    else
+      rc = queue_list(s, o->target, o->no_header);
     break;
   case ACT_LEADER:
     rc = queue_leader(s, o->target);
@@ -53,7 +60,11 @@ static int run_question(const options *o) {
     break;
   }
   zkl_session_close(s);
-  names_parent(path, sizeof path, o->target);
+  if (o->prefix) /* --list PREFIX/ */
+    snprintf(path, sizeof path, "%s%s%s", ZKL_ROOT, *o->prefix ? "/" : "",
+             o->prefix);
+  else
+    names_parent(path, sizeof path, o->target);
   if (rc == ZKL_ENOTHELD) { /* nobody leads, nobody to ask */
     if (!o->quiet)
       cli_error(o->action == ACT_LEADER ? "nobody leads %s"

@@ -1023,6 +1023,31 @@ typedef struct zkl_lock_stats {
  * close left them. */
 ZKL_EXTERN int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out);
 
+/* The session's own counters since it was opened, beside each lock's
+ * (zkl_lock_get_stats()): for an application to export, as zklock(1)
+ * exports a lock's. */
+typedef struct zkl_session_stats {
+  uint64_t requests;     /* requests sent to ZooKeeper, of every kind */
+  uint64_t queries;      /* of them: the questions of zkl_participants(),
+                            zkl_lock_names(), zkl_leader_get(),
+                            zkl_revoke() */
+  uint64_t heartbeats;   /* of them: the lease's heartbeats */
+  uint64_t watch_events; /* watches of the session's locks that fired */
+  uint64_t disconnects;  /* the connection was lost (the session lived) */
+  uint64_t reconnects;   /* connected again within the same session */
+  uint64_t expiries;     /* the session expired (0 or 1) */
+  unsigned locks_held;   /* the session's locks held now (a read/write
+                            lock's side, a semaphore's lease, a lead
+                            count as one lock each) */
+  unsigned locks_waiting; /* its locks whose acquire is under way now */
+} zkl_session_stats;
+
+/* Copies s's counters into out, with the session's mutex held for a moment
+ * (cheap enough to call every second, from any thread, a callback
+ * included). Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched); ZKL_ECLOSED
+ * once zkl_session_close() has begun, with out filled all the same. */
+ZKL_EXTERN int zkl_session_get_stats(zkl_session *s, zkl_session_stats *out);
+
 /* ------------------------------------------------------------ participants */
 
 /* One contender of a lock, as zkl_participants() saw it. Strings are owned
@@ -1074,6 +1099,28 @@ typedef struct zkl_participant {
 ZKL_EXTERN int zkl_participants(zkl_session *s, const char *name,
                                 zkl_participant **out, int *count);
 ZKL_EXTERN void zkl_participants_free(zkl_participant *list);
+
+/* Finds the locks under prefix: the tree under /locks/PREFIX (prefix a
+ * lock name, or "" for every lock), walked level by level (one round trip
+ * per level). A node is a lock when one of its children is a contender
+ * node of any kind the library knows (ours, Curator's, kazoo's; see
+ * zkl_participant.kind) or a semaphore's place (locks, leases); a lock's
+ * name may also be the prefix of another's. The prefix itself is listed
+ * when it is a lock. At most max_nodes nodes are listed below the prefix
+ * (and 64 levels); what lies beyond is not looked at.
+ *   names      receives the names, sorted (strcmp), without the
+ *              /locks/ root; free with zkl_lock_names_free(). Set only on
+ *              success.
+ *   count      receives how many.
+ *   truncated  (may be NULL) receives whether the bound cut the walk.
+ * A snapshot, as zkl_participants(): a lock may come or go meanwhile.
+ * Returns ZKL_OK (an absent prefix: none found); ZKL_EINVAL (a bad
+ * prefix, max_nodes < 1); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
+ * ZKL_EDEADLK on a completion thread; or a ZooKeeper error. */
+ZKL_EXTERN int zkl_lock_names(zkl_session *s, const char *prefix,
+                              int max_nodes, char ***names, int *count,
+                              bool *truncated);
+ZKL_EXTERN void zkl_lock_names_free(char **names, int count);
 
 #ifdef __cplusplus
 }

@@ -180,6 +180,8 @@ static void over_locked(zkl_session *s, int why) {
     return;
   s->dead = why;
   s->connected = false;
+  if (why == ZKL_EEXPIRED)
+    s->expiries++;
   if (s->hooks)
     s->hooks->over_locked(s->hooks_ctx, why);
   /* In-flight cleanups complete with ZSESSIONEXPIRED; queued ones are moot:
@@ -203,6 +205,8 @@ static void connected_locked(zkl_session *s, zhandle_t *zh) {
     s->hooks->connected_locked(s->hooks_ctx);
   zkl__cleanups_run_locked(s);
   zkl__follow_connected_locked(s); /* a change may have come meanwhile */
+  if (s->was_connected)
+    s->reconnects++;
   report_locked(s, s->was_connected ? ZKL_STATE_RECONNECTED
                                     : ZKL_STATE_CONNECTED);
   s->was_connected = true;
@@ -220,6 +224,7 @@ void zkl__on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
     /* CONNECTING, ASSOCIATING, NOTCONNECTED, or read-only (no writes, so
      * no locking): not connected. */
     s->connected = false;
+    s->disconnects++;
     pthread_cond_broadcast(&s->cond);
     report_locked(s, ZKL_STATE_SUSPENDED);
   }

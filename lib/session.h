@@ -223,6 +223,12 @@ struct zkl_session {
   zkl_timer timer;       /* timer.c */
   zkl_tap *tap;          /* wrap.c */
   zkl_follow follow;     /* follow.c */
+
+  /* counted where they happen, for zkl_session_get_stats() (stats.c) */
+  unsigned long disconnects; /* events.c: connected, then not */
+  unsigned long reconnects;  /* events.c: connected again, same session */
+  unsigned long expiries;    /* events.c: the session expired */
+  unsigned long watch_events; /* watch.c: a lock's watch fired */
 };
 
 /* ------------------------------------------------------------- session.c */

@@ -64,6 +64,7 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path,
   if (type == ZOO_SESSION_EVENT)
     return; /* the session hears those; the watch stays armed */
   zkl__enter_locked(s);
+  s->watch_events++;
   w->client = W_GONE; /* watches fire once */
   w->in_callback = true;
   if (w->wanted)

@@ -599,6 +599,12 @@ static void test_bad_name(void) {
     for (k = 0; k < 3; k++) {
       static const char *const question[] = {"--list", "--leader",
                                              "--revoke"};
+      size_t len = strlen(cases[i].name);
+      /* --list PREFIX/: a name that ends in '/' is a prefix there (its
+       * checks are test_cli_view's) */
+      if (k == 0 && len > 1 && cases[i].name[len - 1] == '/' &&
+          cases[i].name[len - 2] != '/')
+        continue;
       spawn(&p, "-s", NOWHERE, question[k], cases[i].name, NULL);
       CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 2);
       CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);

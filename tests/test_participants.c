@@ -438,6 +438,138 @@ static void test_revoke_by_node(void) {
   sem3_close(&t);
 }
 
+/* zkl_lock_names(): every lock under a prefix, of every kind (a mutex, a
+ * semaphore, an election, a name of two segments, a name that is also the
+ * prefix of another's), and no node that is only a path; the bound on the
+ * walk says so when it cuts. */
+static void test_lock_names(void) {
+  char base[64], name[4][128], other[192];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l[4];
+  char **names;
+  int n, i;
+  bool cut = true;
+  zkt_name(base, sizeof base, "walk");
+  snprintf(name[0], sizeof name[0], "%s/m", base);
+  snprintf(name[1], sizeof name[1], "%s/deep/sem", base);
+  snprintf(name[2], sizeof name[2], "%s/e", base);
+  snprintf(name[3], sizeof name[3], "%s/m/inner", base);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, name[0]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[1], s, name[1], 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&l[2], s, name[2], "id"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[3], s, name[3]), ZKL_OK);
+  for (i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_names(s, base, 1000, &names, &n, &cut),
+                        ZKL_OK);
+  CU_ASSERT_FALSE(cut);
+  CU_ASSERT_EQUAL(n, 4);
+  if (n == 4) { /* sorted */
+    CU_ASSERT_STRING_EQUAL(names[0], name[1]);
+    CU_ASSERT_STRING_EQUAL(names[1], name[2]);
+    CU_ASSERT_STRING_EQUAL(names[2], name[0]);
+    CU_ASSERT_STRING_EQUAL(names[3], name[3]);
+  }
+  zkl_lock_names_free(names, n);
+  /* the prefix itself, when it is a lock */
+  CU_ASSERT_EQUAL(zkl_lock_names(s, name[0], 1000, &names, &n, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(n, 2);
+  zkl_lock_names_free(names, n);
+  /* everything: ours among them */
+  CU_ASSERT_EQUAL(zkl_lock_names(s, "", 100000, &names, &n, &cut), ZKL_OK);
+  CU_ASSERT(n >= 4);
+  zkl_lock_names_free(names, n);
+  /* cut short */
+  CU_ASSERT_EQUAL(zkl_lock_names(s, base, 2, &names, &n, &cut), ZKL_OK);
+  CU_ASSERT_TRUE(cut);
+  CU_ASSERT(n < 4);
+  zkl_lock_names_free(names, n);
+  /* nothing there; bad prefixes */
+  snprintf(other, sizeof other, "%s/none", base);
+  CU_ASSERT_EQUAL(zkl_lock_names(s, other, 10, &names, &n, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(n, 0);
+  zkl_lock_names_free(names, n);
+  CU_ASSERT_EQUAL(zkl_lock_names(s, "/x", 10, &names, &n, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_names(s, base, 0, &names, &n, NULL), ZKL_EINVAL);
+  for (i = 3; i >= 0; i--) {
+    CU_ASSERT_EQUAL(zkl_lock_release(l[i]), ZKL_OK);
+    zkl_lock_free(l[i]);
+  }
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  for (i = 1; i < 4; i++)
+    zkt_assert_no_contender(name[i]);
+  /* m keeps its child m/inner (a container, until the server reaps it) */
+  snprintf(other, sizeof other, "/locks/%s", name[0]);
+  CU_ASSERT(zkt_children(other) <= 1);
+}
+
+/* zkl_session_get_stats(): requests counted, a lock held and one waiting,
+ * the waiter's watch firing when the holder lets go; the other session's
+ * counters are its own. */
+static void test_session_stats(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION), *t = zkt_session(T_SESSION);
+  zkl_session_stats st, before;
+  zkl_lock *a, *b;
+  zkt_rec got;
+  zkt_name(name, sizeof name, "stats");
+  zkt_parent(parent, sizeof parent, name);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_session_get_stats(NULL, &st), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_get_stats(s, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_get_stats(s, &before), ZKL_OK);
+  CU_ASSERT_EQUAL(before.locks_held, 0);
+  CU_ASSERT_EQUAL(before.locks_waiting, 0);
+  CU_ASSERT_EQUAL(before.expiries, 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&a, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&b, t, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(b, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  wait_children(parent, 2);
+  CU_ASSERT_EQUAL(zkl_session_get_stats(s, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.locks_held, 1);
+  CU_ASSERT_EQUAL(st.locks_waiting, 0);
+  CU_ASSERT(st.requests >= before.requests + 2); /* create, listing */
+  CU_ASSERT_EQUAL(zkl_session_get_stats(t, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.locks_held, 0);
+  CU_ASSERT_EQUAL(st.locks_waiting, 1);
+  CU_ASSERT_EQUAL(st.watch_events, 0);
+  before = st;
+  /* a question is a query */
+  {
+    zkl_participant *list;
+    CU_ASSERT_EQUAL(list_of(t, name, &list), 2);
+    zkl_participants_free(list);
+  }
+  CU_ASSERT_EQUAL(zkl_session_get_stats(t, &st), ZKL_OK);
+  CU_ASSERT(st.queries >= before.queries + 2);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_stats(t, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.locks_held, 1);
+  CU_ASSERT_EQUAL(st.locks_waiting, 0);
+  CU_ASSERT(st.watch_events >= 1); /* its predecessor's deletion */
+  CU_ASSERT_EQUAL(st.reconnects, 0);
+  CU_ASSERT_EQUAL(st.expiries, 0);
+  CU_ASSERT_EQUAL(zkl_session_get_stats(s, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.locks_held, 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
+  zkl_lock_free(a);
+  zkl_lock_free(b);
+  zkt_assert_quiet(s);
+  zkt_assert_quiet(t);
+  /* expiry counted */
+  CU_ASSERT_EQUAL_FATAL(zkt_expire(t), 0);
+  CU_ASSERT_NOT_EQUAL(zkl__debug_wait_dead(t, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_session_get_stats(t, &st), ZKL_OK);
+  CU_ASSERT_EQUAL(st.expiries, 1);
+  zkl_session_close(s);
+  zkl_session_close(t);
+  zkt_assert_parent_empty(name);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"a mutex: its holder holds", test_mutex_holds},
@@ -447,6 +579,8 @@ int main(void) {
       {"a Curator-like lease without data", test_curator_lease_holds},
       {"revoke asks every lease holder", test_revoke_semaphore_holders},
       {"revoke by node: contenders only", test_revoke_by_node},
+      {"zkl_lock_names: the locks under a prefix", test_lock_names},
+      {"zkl_session_get_stats: the session's counters", test_session_stats},
       {NULL, NULL}};
   return zkt_main("participants", tests);
 }

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * format.c - how --list PREFIX/ prints what overview.c found: a
+ * tab-separated table (one lock a line), one JSON document, or
+ * Prometheus' text exposition format 0.0.4, which node_exporter's textfile
+ * collector reads as it is. Strings from the nodes are the lock's users'
+ * text: escaped for each format (JSON: RFC 8259, invalid UTF-8 as
+ * U+FFFD; Prometheus label values: backslash, double quote, newline).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static double seconds(int64_t ms) { return (double)ms / 1000.0; }
+
+/* ----------------------------------------------------------------- table */
+
+static void table(FILE *f, const overview *ov, bool header) {
+  int i, j;
+  if (header)
+    fprintf(f, "NAME\tKIND\tHOLDERS\tWAITERS\tHELD_S\tWAITED_S\tTOKEN\tHOLDER"
+               "\tINFO\n");
+  for (i = 0; i < ov->count; i++) {
+    const ov_lock *k = &ov->locks[i];
+    const queue_entry *first = NULL;
+    char name[ZKL_NAME_MAX + 1], holder[600], info[ZKL_INFO_MAX + 1],
+        held[32], waited[32], token[24];
+    for (j = 0; j < k->view.count && !first; j++)
+      if (k->view.e[j].p->holds)
+        first = &k->view.e[j];
+    cli_printable(name, sizeof name, k->name);
+    if (first) {
+      size_t n;
+      queue_describe(first, false, holder, sizeof holder);
+      n = strlen(holder);
+      if (k->holders > 1)
+        snprintf(holder + n, sizeof holder - n, " +%d", k->holders - 1);
+      cli_printable(info, sizeof info, first->id ? "" : first->p->info);
+      snprintf(held, sizeof held, "%.1f", seconds(k->held_ms));
+      snprintf(token, sizeof token, "%" PRId64, k->token);
+    } else {
+      snprintf(holder, sizeof holder, "-");
+      info[0] = '\0';
+      snprintf(held, sizeof held, "-");
+      snprintf(token, sizeof token, "-");
+    }
+    if (k->waiters > 0)
+      snprintf(waited, sizeof waited, "%.1f", seconds(k->wait_ms));
+    else
+      snprintf(waited, sizeof waited, "-");
+    fprintf(f, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", name, k->kind,
+            k->holders, k->waiters, held, waited, token, holder,
+            info[0] ? info : "-");
+  }
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+/* The length of the valid UTF-8 character at s, or 0. */
+static int utf8_len(const unsigned char *s) {
+  int n, i;
+  unsigned cp;
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2, cp = s[0] & 0x1f;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    n = 3, cp = s[0] & 0x0f;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+    n = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  for (i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    return 0;
+  return n;
+}
+
+static void json_string(FILE *f, const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  fputc('"', f);
+  while (*s) {
+    int n = utf8_len(s);
+    if (*s == '"' || *s == '\\')
+      fprintf(f, "\\%c", *s);
+    else if (*s == '\n')
+      fputs("\\n", f);
+    else if (*s == '\t')
+      fputs("\\t", f);
+    else if (*s < 0x20 || *s == 0x7f)
+      fprintf(f, "\\u%04x", *s);
+    else if (n == 0)
+      fputs("\\ufffd", f);
+    else
+      fwrite(s, 1, (size_t)n, f);
+    s += n ? n : 1;
+  }
+  fputc('"', f);
+}
+
+static void json(FILE *f, const overview *ov) {
+  int i, j;
+  fprintf(f, "{\"locks\":[");
+  for (i = 0; i < ov->count; i++) {
+    const ov_lock *k = &ov->locks[i];
+    bool comma = false;
+    fprintf(f, "%s\n{\"name\":", i ? "," : "");
+    json_string(f, k->name);
+    fprintf(f, ",\"kind\":\"%s\",\"holders\":[", k->kind);
+    for (j = 0; j < k->view.count; j++) {
+      const queue_entry *e = &k->view.e[j];
+      if (!e->p->holds)
+        continue;
+      fprintf(f, "%s{\"host\":", comma ? "," : "");
+      json_string(f, e->p->host);
+      fprintf(f, ",\"pid\":%ld,\"info\":", e->p->pid);
+      json_string(f, e->id ? e->id : e->p->info);
+      fprintf(f, ",\"node\":");
+      json_string(f, e->p->node);
+      fprintf(f, ",\"token\":%" PRId64 ",\"held_s\":%.3f}", e->p->token,
+              seconds(ov->now_ms > e->p->queued_ms
+                          ? ov->now_ms - e->p->queued_ms
+                          : 0));
+      comma = true;
+    }
+    fprintf(f,
+            "],\"waiters\":%d,\"oldest_wait_s\":%.3f,\"token\":%" PRId64 "}",
+            k->waiters, seconds(k->wait_ms), k->token);
+  }
+  fprintf(f, "%s],\"truncated\":%s}\n", ov->count ? "\n" : "",
+          ov->truncated ? "true" : "false");
+}
+
+/* ------------------------------------------------------------ Prometheus */
+
+static void label_value(FILE *f, const char *s) {
+  for (; *s; s++) {
+    if (*s == '\\' || *s == '"')
+      fprintf(f, "\\%c", *s);
+    else if (*s == '\n')
+      fputs("\\n", f);
+    else
+      fputc(*s, f);
+  }
+}
+
+enum { M_HOLDERS, M_WAITERS, M_WAIT, M_HELD, M_TOKEN, M_COUNT };
+
+static const struct {
+  const char *name, *help;
+} metrics[M_COUNT] = {
+    {"zklock_holders", "Contenders holding the lock."},
+    {"zklock_waiters", "Contenders waiting for the lock."},
+    {"zklock_longest_wait_seconds",
+     "How long the oldest waiter has waited (its node's age)."},
+    {"zklock_held_seconds",
+     "How long the oldest holder has held, counted from its node's "
+     "creation (its wait included)."},
+    {"zklock_token", "The newest holder's fencing token (czxid), 0 if none."},
+};
+
+static void prometheus(FILE *f, const overview *ov) {
+  int m, i;
+  for (m = 0; m < M_COUNT; m++) {
+    fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", metrics[m].name,
+            metrics[m].help, metrics[m].name);
+    for (i = 0; i < ov->count; i++) {
+      const ov_lock *k = &ov->locks[i];
+      fprintf(f, "%s{lock=\"", metrics[m].name);
+      label_value(f, k->name);
+      fprintf(f, "\",kind=\"%s\"} ", k->kind);
+      switch (m) {
+      case M_HOLDERS:
+        fprintf(f, "%d\n", k->holders);
+        break;
+      case M_WAITERS:
+        fprintf(f, "%d\n", k->waiters);
+        break;
+      case M_WAIT:
+        fprintf(f, "%.3f\n", seconds(k->wait_ms));
+        break;
+      case M_HELD:
+        fprintf(f, "%.3f\n", seconds(k->held_ms));
+        break;
+      default:
+        fprintf(f, "%" PRId64 "\n", k->token);
+      }
+    }
+  }
+  fprintf(f, "# HELP zklock_list_truncated 1 when the listing stopped at its "
+             "bound.\n# TYPE zklock_list_truncated gauge\n"
+             "zklock_list_truncated %d\n",
+          ov->truncated ? 1 : 0);
+}
+
+void format_print(FILE *f, const overview *ov, const options *o) {
+  switch (o->format) {
+  case FORMAT_JSON:
+    json(f, ov);
+    break;
+  case FORMAT_PROMETHEUS:
+    prometheus(f, ov);
+    break;
+  default:
+    table(f, ov, !o->no_header);
+  }
+}

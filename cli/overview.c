@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * overview.c - every lock under a prefix at a glance (--list PREFIX/,
+ * --format, --watch): which locks there are (zkl_lock_names()), and for
+ * each, from its contenders (queue_view_get(): zkl_participants()), its
+ * kind, its holders, how many wait, how long the holders have held and
+ * the oldest waiter has waited, and its token; the most contended first.
+ * format.c prints it.
+ *
+ * Durations are the local clock's now minus the nodes' ctime, which is
+ * the server's clock: a skew between the two is in them (never below 0).
+ * A holder's node was made when it began to wait, so "held" counts its
+ * wait too: an upper bound.
+ *
+ * --watch redraws when a child watch fires, never on a clock: on the
+ * prefix, the nodes between it and each lock, each lock's queue and a
+ * semaphore's places, set again before each listing (watches fire once);
+ * events are coalesced and the view redrawn at most WATCH_RATE times a
+ * second.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define WALK_MAX_NODES 10000
+#define WATCH_RATE 4 /* redraws a second, at most */
+
+static int64_t wall_ms(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static int64_t since_ms(int64_t now, int64_t then) {
+  return now > then ? now - then : 0;
+}
+
+/* The kind of lock its nodes make it. */
+static const char *lock_kind(const queue_view *v) {
+  bool rw = false, lock = false;
+  int i;
+  for (i = 0; i < v->count; i++) {
+    const char *k = v->e[i].p->kind;
+    if (strcmp(k, "lease") == 0 || strcmp(k, "gate") == 0)
+      return "semaphore";
+    if (strcmp(k, "latch") == 0)
+      return "election";
+    if (strcmp(k, "read") == 0 || strcmp(k, "write") == 0)
+      rw = true;
+    else
+      lock = true;
+  }
+  return rw ? "rwlock" : lock ? "mutex" : "-";
+}
+
+/* Fills one lock's summary from its contenders (v is kept in ov). */
+static void summarise(ov_lock *k, int64_t now) {
+  const queue_view *v = &k->view;
+  int i, gate = 0, leases_waiting = 0;
+  k->kind = lock_kind(v);
+  for (i = 0; i < v->count; i++) {
+    const zkl_participant *p = v->e[i].p;
+    if (p->holds) {
+      k->holders++;
+      if (p->token > k->token)
+        k->token = p->token;
+      if (since_ms(now, p->queued_ms) > k->held_ms)
+        k->held_ms = since_ms(now, p->queued_ms);
+      continue;
+    }
+    if (strcmp(p->kind, "gate") == 0)
+      gate++;
+    else if (strcmp(p->kind, "lease") == 0)
+      leases_waiting++;
+    else
+      k->waiters++;
+    if (since_ms(now, p->queued_ms) > k->wait_ms)
+      k->wait_ms = since_ms(now, p->queued_ms);
+  }
+  /* A semaphore's contender waiting for a lease has a lease node and holds
+   * the gate's first node meanwhile: one waiter, not two. */
+  k->waiters += gate + leases_waiting - (gate > 0 && leases_waiting > 0);
+}
+
+static int by_contention(const void *x, const void *y) {
+  const ov_lock *a = x, *b = y;
+  if (a->waiters != b->waiters)
+    return a->waiters > b->waiters ? -1 : 1;
+  if (a->wait_ms != b->wait_ms)
+    return a->wait_ms > b->wait_ms ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+void overview_free(overview *ov) {
+  int i;
+  for (i = 0; i < ov->count; i++) {
+    queue_view_free(&ov->locks[i].view);
+    free(ov->locks[i].name);
+  }
+  free(ov->locks);
+  memset(ov, 0, sizeof *ov);
+}
+
+int overview_get(zkl_session *s, const options *o, overview *ov) {
+  char **names = NULL;
+  int n = 0, i, rc;
+  memset(ov, 0, sizeof *ov);
+  if (o->prefix) {
+    rc = zkl_lock_names(s, o->prefix, WALK_MAX_NODES, &names, &n,
+                        &ov->truncated);
+    if (rc != ZKL_OK)
+      return rc;
+  }
+  ov->locks = calloc((size_t)(n ? n : 1), sizeof *ov->locks);
+  if (!ov->locks) {
+    zkl_lock_names_free(names, n);
+    return ZKL_ENOMEM;
+  }
+  ov->now_ms = wall_ms();
+  for (i = 0, rc = ZKL_OK; rc == ZKL_OK && i < (o->prefix ? n : 1); i++) {
+    ov_lock *k = &ov->locks[ov->count];
+    const char *name = o->prefix ? names[i] : o->target;
+    rc = queue_view_get(s, name, &k->view);
+    if (rc != ZKL_OK)
+      break;
+    if (k->view.count == 0) { /* gone since the walk, or idle */
+      queue_view_free(&k->view);
+      continue;
+    }
+    if (!(k->name = strdup(name))) {
+      queue_view_free(&k->view);
+      rc = ZKL_ENOMEM;
+      break;
+    }
+    summarise(k, ov->now_ms);
+    ov->count++;
+  }
+  zkl_lock_names_free(names, n);
+  if (rc != ZKL_OK) {
+    overview_free(ov);
+    return rc;
+  }
+  qsort(ov->locks, (size_t)ov->count, sizeof *ov->locks, by_contention);
+  return ZKL_OK;
+}
+
+static void say_truncated(const overview *ov, const options *o) {
+  if (ov->truncated)
+    cli_error("more than %d nodes under %s/%s: the listing stops there",
+              WALK_MAX_NODES, ZKL_ROOT, o->prefix);
+}
+
+int overview_list(zkl_session *s, const options *o) {
+  overview ov;
+  int rc = overview_get(s, o, &ov);
+  if (rc != ZKL_OK)
+    return rc;
+  format_print(stdout, &ov, o);
+  say_truncated(&ov, o);
+  overview_free(&ov);
+  return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
+}
+
+/* ---------------------------------------------------------------- --watch */
+
+static zkl_session *watch_s;
+
+static void watcher(zhandle_t *zh, int type, int state, const char *path,
+                    void *ctx) {
+  (void)zh;
+  (void)state;
+  (void)path;
+  (void)ctx;
+  if (type != ZOO_SESSION_EVENT)
+    ev_post_queue_changed();
+}
+
+static void exists_done(int rc, const struct Stat *stat, const void *data) {
+  (void)stat;
+  (void)data;
+  if (rc == ZOK)
+    ev_post_queue_changed();
+}
+
+static void children_done(int rc, const struct String_vector *names,
+                          const void *data) {
+  (void)names;
+  /* Not there (yet): watch for it to appear. data is the path, strdup'ed
+   * for this request. */
+  if (rc == ZNONODE)
+    zoo_awexists(zkl_session_handle(watch_s), data, watcher, NULL,
+                 exists_done, NULL);
+  free((void *)data);
+}
+
+static void arm(const char *path) {
+  char *copy = strdup(path);
+  if (copy && zoo_awget_children(zkl_session_handle(watch_s), copy, watcher,
+                                 NULL, children_done, copy) != ZOK)
+    free(copy);
+}
+
+/* Watches the prefix, every node from it down to each lock, each lock's
+ * queue and a semaphore's places. */
+static void arm_all(const options *o, const overview *ov) {
+  char path[ZKL_PATH_MAX + 16];
+  size_t base;
+  int i;
+  if (!o->prefix) {
+    names_parent(path, sizeof path, o->target);
+    arm(path);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/leases");
+    arm(path);
+    names_parent(path, sizeof path, o->target);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/locks");
+    arm(path);
+    return;
+  }
+  snprintf(path, sizeof path, "%s%s%s", ZKL_ROOT, *o->prefix ? "/" : "",
+           o->prefix);
+  arm(path);
+  base = strlen(ZKL_ROOT) + 1 + strlen(o->prefix) + (*o->prefix ? 1 : 0);
+  for (i = 0; i < ov->count; i++) {
+    const ov_lock *k = &ov->locks[i];
+    char *slash;
+    snprintf(path, sizeof path, "%s/%s", ZKL_ROOT, k->name);
+    for (slash = base < strlen(path) ? strchr(path + base, '/') : NULL; slash;
+         slash = strchr(slash + 1, '/')) {
+      *slash = '\0';
+      arm(path);
+      *slash = '/';
+    }
+    arm(path);
+    if (strcmp(k->kind, "semaphore") == 0) {
+      size_t len = strlen(path);
+      snprintf(path + len, sizeof path - len, "/leases");
+      arm(path);
+      snprintf(path + len, sizeof path - len, "/locks");
+      arm(path);
+    }
+  }
+}
+
+static struct termios saved_tty;
+static bool tty_raw, screen_on;
+
+static void restore_terminal(void) {
+  if (screen_on) {
+    fputs("\033[?1049l\033[?25h", stdout);
+    fflush(stdout);
+    screen_on = false;
+  }
+  if (tty_raw) {
+    tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
+    tty_raw = false;
+  }
+}
+
+/* Keys one at a time, unechoed; Ctrl-C still a signal. */
+static void keys_raw(void) {
+  struct termios t;
+  if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tty) != 0)
+    return;
+  t = saved_tty;
+  t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+  t.c_cc[VMIN] = 1;
+  t.c_cc[VTIME] = 0;
+  if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) == 0)
+    tty_raw = true;
+}
+
+static void draw(zkl_session *s, const options *o, bool screen, bool first,
+                 int *fatal) {
+  overview ov;
+  char when[40];
+  int rc;
+  arm_all(o, &(overview){0}); /* the prefix at least, before the walk */
+  rc = overview_get(s, o, &ov);
+  if (rc == ZKL_OK)
+    arm_all(o, &ov); /* before anything below can change unseen: the
+                        listing that follows the next event sees it */
+  cli_iso_time(when, sizeof when, wall_ms(), false);
+  if (screen)
+    fputs("\033[H\033[2J", stdout);
+  else if (!first)
+    fputc('\n', stdout);
+  if (screen)
+    printf("zklock --list %s%s   %s   (q: quit)\n\n",
+           o->prefix ? o->prefix : o->target,
+           o->prefix ? "/" : "", when);
+  if (rc != ZKL_OK) {
+    printf("cannot list: %s\n", zkl_strerror(rc));
+    if (rc == ZKL_EEXPIRED || rc == ZKL_ECLOSED)
+      *fatal = rc;
+  } else {
+    format_print(stdout, &ov, o);
+    if (ov.truncated)
+      printf("(more than %d nodes: the listing stops there)\n",
+             WALK_MAX_NODES);
+    overview_free(&ov);
+  }
+  fflush(stdout);
+}
+
+int overview_watch(zkl_session *s, const options *o) {
+  bool screen = isatty(STDOUT_FILENO), first = true, due = true, quit = false;
+  int64_t last = 0, gap = 1000 / WATCH_RATE;
+  int fatal = ZKL_OK;
+  watch_s = s;
+  if (ev_init() != 0) {
+    cli_error("cannot make a pipe: %s", strerror(errno));
+    return ZKL_ESYSTEM;
+  }
+  ev_catch_signals(false);
+  if (screen) {
+    keys_raw();
+    fputs("\033[?1049h\033[?25l", stdout); /* the alternate screen */
+    screen_on = true;
+    atexit(restore_terminal);
+  }
+  while (!quit && fatal == ZKL_OK) {
+    struct pollfd fds[2];
+    int64_t now = cli_now_ms(), timeout = -1;
+    ev_batch b;
+    int nfds = 1;
+    if (due && now - last >= gap) {
+      draw(s, o, screen, first, &fatal);
+      first = false;
+      due = false;
+      last = now;
+      continue;
+    }
+    if (due)
+      timeout = gap - (now - last);
+    fds[0].fd = ev_fd();
+    fds[0].events = POLLIN;
+    if (tty_raw) {
+      fds[1].fd = STDIN_FILENO;
+      fds[1].events = POLLIN;
+      nfds = 2;
+    }
+    if (poll(fds, (nfds_t)nfds, (int)timeout) < 0 && errno != EINTR)
+      break;
+    if (nfds == 2 && (fds[1].revents & (POLLIN | POLLHUP))) {
+      char c;
+      ssize_t r = read(STDIN_FILENO, &c, 1);
+      if (r <= 0 || c == 'q' || c == 'Q' || c == 3)
+        quit = true;
+      else if (c == ' ' || c == 'r')
+        due = true; /* redraw now (the durations move) */
+    }
+    if (fds[0].revents & POLLIN) {
+      ev_drain();
+      ev_take(&b);
+      if (b.nsignals > 0)
+        quit = true;
+      if (b.queue_changed)
+        due = true;
+    }
+  }
+  restore_terminal();
+  return fatal;
+}

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_cli_view.c - every lock under a prefix at a glance: `zklock --list
+ * PREFIX/` as a table, --format json and --format prometheus, and --watch
+ * in a real terminal (tmux, on a socket of its own: keys sent, the pane
+ * captured), run against a real ZooKeeper. The locks are held by the test
+ * itself through the library: a mutex with two waiters, a read/write lock
+ * with two readers, a semaphore of two with a waiter, an election of two
+ * under a deeper name. Every wait is bounded and waits on a condition (a
+ * child watch, the pane's text); nothing is left behind. */
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clitest.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Runs zklock with args to its end: its status, stdout and stderr. */
+static int question(const char *const *args, char *out, size_t outlen,
+                    char *err, size_t errlen) {
+  proc p;
+  int status;
+  spawn_argv(&p, NULL, args);
+  status = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.out, out, outlen, T_WAIT) >= 0);
+  CU_ASSERT(read_all(p.err, err, errlen, T_WAIT) >= 0);
+  cleanup(&p);
+  return status;
+}
+
+/* The locks of a test, held by the test's own session. */
+typedef struct {
+  char base[64], mutex[128], rw[128], sem[128], elect[128];
+  zkl_session *s;
+  zkl_lock *m[3], *sem_l[3], *el[2];
+  zkl_rwlock *rwl[2];
+  zkt_rec got[3]; /* the second and third mutex contenders, the third
+                     semaphore contender */
+  zkt_rec el_got;
+} scene;
+
+static void wait_children(const char *path, int want) {
+  CU_ASSERT_EQUAL_FATAL(zkt_wait_children(path, want, T_WAIT), want);
+}
+
+static void scene_set(scene *sc) {
+  char path[256];
+  int i;
+  memset(sc, 0, sizeof *sc);
+  zkt_name(sc->base, sizeof sc->base, "view");
+  snprintf(sc->mutex, sizeof sc->mutex, "%s/mutex", sc->base);
+  snprintf(sc->rw, sizeof sc->rw, "%s/rw", sc->base);
+  snprintf(sc->sem, sizeof sc->sem, "%s/sem", sc->base);
+  snprintf(sc->elect, sizeof sc->elect, "%s/deep/elect", sc->base);
+  sc->s = zkt_session(10000);
+  for (i = 0; i < 3; i++)
+    zkt_rec_init(&sc->got[i]);
+  zkt_rec_init(&sc->el_got);
+  /* the mutex: held, two waiting */
+  for (i = 0; i < 3; i++)
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&sc->m[i], sc->s, sc->mutex), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_set_owner_info(sc->m[0], "first \"one\""),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->m[0], T_WAIT, NULL), ZKL_OK);
+  for (i = 1; i < 3; i++)
+    CU_ASSERT_EQUAL(zkl_lock_acquire_async(sc->m[i], -1, zkt_on_acquired,
+                                           &sc->got[i - 1]),
+                    ZKL_OK);
+  zkt_parent(path, sizeof path, sc->mutex);
+  wait_children(path, 3);
+  /* two readers */
+  for (i = 0; i < 2; i++) {
+    CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&sc->rwl[i], sc->s, sc->rw), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire(zkl_rwlock_read(sc->rwl[i]), T_WAIT, NULL), ZKL_OK);
+  }
+  /* the election, its second candidate waiting (before the semaphore's
+   * waiter: it has waited longer) */
+  for (i = 0; i < 2; i++)
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_election_new(&sc->el[i], sc->s, sc->elect, i ? "beta" : "alpha"),
+        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->el[0], T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(
+      zkl_lock_acquire_async(sc->el[1], -1, zkt_on_acquired, &sc->el_got),
+      ZKL_OK);
+  zkt_parent(path, sizeof path, sc->elect);
+  wait_children(path, 2);
+  /* a semaphore of two: two hold, one waits */
+  for (i = 0; i < 3; i++)
+    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&sc->sem_l[i], sc->s, sc->sem, 2),
+                          ZKL_OK);
+  for (i = 0; i < 2; i++)
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->sem_l[i], T_WAIT, NULL),
+                          ZKL_OK);
+  CU_ASSERT_EQUAL(
+      zkl_lock_acquire_async(sc->sem_l[2], -1, zkt_on_acquired, &sc->got[2]),
+      ZKL_OK);
+  snprintf(path, sizeof path, "/locks/%s/leases", sc->sem);
+  wait_children(path, 3);
+}
+
+static void scene_end(scene *sc) {
+  int i;
+  for (i = 0; i < 3; i++) {
+    zkl_lock_free(sc->m[i]);
+    zkl_lock_free(sc->sem_l[i]);
+  }
+  for (i = 0; i < 2; i++) {
+    zkl_rwlock_free(sc->rwl[i]);
+    zkl_lock_free(sc->el[i]);
+  }
+  zkl_session_close(sc->s);
+  zkt_assert_no_contender(sc->mutex);
+  zkt_assert_no_contender(sc->rw);
+  zkt_assert_no_contender(sc->sem);
+  zkt_assert_no_contender(sc->elect);
+}
+
+/* Splits s at tabs into f (at most max): the number of fields. */
+static int fields(char *line, char **f, int max) {
+  int n = 0;
+  char *save = NULL, *tok;
+  for (tok = strtok_r(line, "\t", &save); tok && n < max;
+       tok = strtok_r(NULL, "\t", &save))
+    f[n++] = tok;
+  return n;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* --list PREFIX/: every lock under it, of every kind, with its holders and
+ * waiters, the most contended first; -H drops the header; a single name
+ * still lists its contenders as before. */
+static void test_table(void) {
+  char prefix[80], out[8192], err[1024], *line, *next, *f[9];
+  const char *want[4][4];
+  scene sc;
+  int n = 0, i;
+  scene_set(&sc);
+  snprintf(prefix, sizeof prefix, "%s/", sc.base);
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                                 prefix, NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  CU_ASSERT(strncmp(out, "NAME\tKIND\tHOLDERS\tWAITERS\tHELD_S\tWAITED_S\tTOKEN"
+                         "\tHOLDER\tINFO\n",
+                    strlen("NAME\tKIND")) == 0);
+  /* name, kind, holders, waiters: mutex 2 waiters, then the election and
+   * the semaphore with one (the election's waited longer), then rw */
+  want[0][0] = sc.mutex, want[0][1] = "mutex", want[0][2] = "1",
+  want[0][3] = "2";
+  want[1][0] = sc.elect, want[1][1] = "election", want[1][2] = "1",
+  want[1][3] = "1";
+  want[2][0] = sc.sem, want[2][1] = "semaphore", want[2][2] = "2",
+  want[2][3] = "1";
+  want[3][0] = sc.rw, want[3][1] = "rwlock", want[3][2] = "2",
+  want[3][3] = "0";
+  for (line = strchr(out, '\n') + 1; *line; line = next, n++) {
+    next = line + strcspn(line, "\n");
+    if (*next)
+      *next++ = '\0';
+    if (!zkt_check(n < 4, "an extra line: %s", line))
+      break;
+    CU_ASSERT_EQUAL(fields(line, f, 9), 9);
+    for (i = 0; i < 4; i++)
+      zkt_check(strcmp(f[i], want[n][i]) == 0, "line %d field %d: %s, not %s",
+                n, i, f[i], want[n][i]);
+    if (n == 0) { /* the holder: this process, its info */
+      char who[300];
+      snprintf(who, sizeof who, "%s:%ld", clit_hostname, (long)getpid());
+      CU_ASSERT_STRING_EQUAL(f[7], who);
+      CU_ASSERT_STRING_EQUAL(f[8], "first \"one\"");
+      CU_ASSERT(atoll(f[6]) > 0);
+    }
+    if (n == 1)
+      CU_ASSERT_STRING_EQUAL(f[7], "'alpha'");
+    if (n == 3)
+      CU_ASSERT_STRING_EQUAL(f[5], "-"); /* nobody waits */
+  }
+  CU_ASSERT_EQUAL(n, 4);
+  /* -H: no header; the semaphore's prefix alone */
+  snprintf(prefix, sizeof prefix, "%s/deep/", sc.base);
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "-H",
+                                                 "--list", prefix, NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT(strncmp(out, sc.elect, strlen(sc.elect)) == 0);
+  CU_ASSERT(strchr(out, '\n') == out + strlen(out) - 1);
+  /* nothing there: only the header */
+  snprintf(prefix, sizeof prefix, "%s/none/", sc.base);
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                                 prefix, NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT(strncmp(out, "NAME\t", 5) == 0 &&
+            strchr(out, '\n') == out + strlen(out) - 1);
+  /* the whole tree: ours among them */
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "-H",
+                                                 "--list", "/", NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT(strstr(out, sc.sem) != NULL && strstr(out, sc.elect) != NULL);
+  scene_end(&sc);
+}
+
+/* Runs python3 with the document on its stdin: its exit status. */
+static int python_check(const char *doc, const char *script) {
+  char file[] = "/tmp/zklock-view-XXXXXX", cmd[4096];
+  int fd = mkstemp(file), rc;
+  FILE *f;
+  if (fd < 0 || !(f = fdopen(fd, "w")))
+    return -1;
+  fputs(doc, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "python3 -c '%s' < %s", script, file);
+  rc = system(cmd);
+  unlink(file);
+  return rc;
+}
+
+/* --format json: one document that parses, with the counts; the strings
+ * escaped (the owner info has quotes). */
+static void test_json(void) {
+  char prefix[80], out[16384], err[1024], script[2048];
+  scene sc;
+  scene_set(&sc);
+  snprintf(prefix, sizeof prefix, "%s/", sc.base);
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                                 prefix, "--format", "json",
+                                                 NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  if (system("python3 -c 1 >/dev/null 2>&1") != 0) {
+    /* no python: the shape by hand */
+    CU_ASSERT(strncmp(out, "{\"locks\":[", 10) == 0);
+    CU_ASSERT(strstr(out, "\"info\":\"first \\\"one\\\"\"") != NULL);
+  } else {
+    snprintf(
+        script, sizeof script,
+        "import json,sys\n"
+        "d = json.load(sys.stdin)\n"
+        "L = d[\"locks\"]\n"
+        "got = [(l[\"name\"], l[\"kind\"], len(l[\"holders\"]), l[\"waiters\"])"
+        " for l in L]\n"
+        "want = [(\"%s\", \"mutex\", 1, 2), (\"%s\", \"election\", 1, 1),"
+        " (\"%s\", \"semaphore\", 2, 1), (\"%s\", \"rwlock\", 2, 0)]\n"
+        "assert got == want, got\n"
+        "h = L[0][\"holders\"][0]\n"
+        "assert h[\"info\"] == \"first \\\"one\\\"\", h\n"
+        "assert h[\"pid\"] == %ld and h[\"token\"] == L[0][\"token\"] > 0, h\n"
+        "assert h[\"held_s\"] >= 0 and L[0][\"oldest_wait_s\"] >= 0\n"
+        "assert L[1][\"holders\"][0][\"info\"] == \"alpha\"\n"
+        "assert d[\"truncated\"] is False\n",
+        sc.mutex, sc.elect, sc.sem, sc.rw, (long)getpid());
+    CU_ASSERT_EQUAL(python_check(out, script), 0);
+  }
+  /* a single name with --format: the same document, of one lock */
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                                 sc.rw, "--format", "json",
+                                                 NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT(strncmp(out, "{\"locks\":[\n{\"name\":\"", 20) == 0);
+  CU_ASSERT(strstr(out, "\"kind\":\"rwlock\"") != NULL);
+  scene_end(&sc);
+}
+
+/* --format prometheus: every line a comment (# HELP / # TYPE) or a sample
+ * of the text format 0.0.4, each family's samples after its HELP and TYPE,
+ * and the values of the scene. */
+static void test_prometheus(void) {
+  char prefix[80], out[16384], err[1024], want[512], *line, *next;
+  const char *family = NULL;
+  regex_t help, type, sample;
+  regmatch_t m[3];
+  scene sc;
+  int samples = 0;
+  scene_set(&sc);
+  CU_ASSERT_EQUAL_FATAL(
+      regcomp(&help, "^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) [^\n]+$",
+              REG_EXTENDED),
+      0);
+  CU_ASSERT_EQUAL_FATAL(
+      regcomp(&type, "^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) gauge$",
+              REG_EXTENDED),
+      0);
+  CU_ASSERT_EQUAL_FATAL(
+      regcomp(&sample,
+              "^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{([a-zA-Z_][a-zA-Z0-9_]*=\""
+              "([^\"\\\\\n]|\\\\[\\\\\"n])*\",?)*\\})? -?[0-9]+(\\.[0-9]+)?$",
+              REG_EXTENDED),
+      0);
+  snprintf(prefix, sizeof prefix, "%s/", sc.base);
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                                 prefix, "--format",
+                                                 "prometheus", NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  CU_ASSERT(out[0] && out[strlen(out) - 1] == '\n');
+  for (line = out; *line; line = next) {
+    char name[64] = "";
+    next = line + strcspn(line, "\n");
+    if (*next)
+      *next++ = '\0';
+    if (regexec(&help, line, 2, m, 0) == 0) {
+      snprintf(name, sizeof name, "%.*s", (int)(m[1].rm_eo - m[1].rm_so),
+               line + m[1].rm_so);
+      family = line + m[1].rm_so; /* a TYPE line follows */
+      continue;
+    }
+    if (regexec(&type, line, 2, m, 0) == 0) {
+      zkt_check(family && strncmp(family, line + m[1].rm_so,
+                                  (size_t)(m[1].rm_eo - m[1].rm_so)) == 0,
+                "TYPE without its HELP: %s", line);
+      continue;
+    }
+    if (!zkt_check(regexec(&sample, line, 3, m, 0) == 0, "not a sample: %s",
+                   line))
+      continue;
+    zkt_check(family && strncmp(family, line, (size_t)m[1].rm_eo) == 0,
+              "a sample outside its family: %s", line);
+    samples++;
+  }
+  CU_ASSERT_EQUAL(samples, 5 * 4 + 1);
+  /* the values; reread (the loop cut the lines) */
+  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                                 prefix, "--format",
+                                                 "prometheus", NULL},
+                           out, sizeof out, err, sizeof err),
+                  0);
+  snprintf(want, sizeof want, "\nzklock_holders{lock=\"%s\",kind=\"mutex\"} 1\n",
+           sc.mutex);
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want,
+           "\nzklock_waiters{lock=\"%s\",kind=\"mutex\"} 2\n", sc.mutex);
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want,
+           "\nzklock_holders{lock=\"%s\",kind=\"semaphore\"} 2\n", sc.sem);
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want,
+           "\nzklock_waiters{lock=\"%s\",kind=\"rwlock\"} 0\n", sc.rw);
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want,
+           "\nzklock_longest_wait_seconds{lock=\"%s\",kind=\"rwlock\"} 0.000\n",
+           sc.rw);
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want, "\nzklock_token{lock=\"%s\",kind=\"election\"} ",
+           sc.elect);
+  CU_ASSERT(strstr(out, want) != NULL &&
+            atoll(strstr(out, want) + strlen(want)) > 0);
+  CU_ASSERT(strstr(out, "\nzklock_list_truncated 0\n") != NULL);
+  regfree(&help);
+  regfree(&type);
+  regfree(&sample);
+  scene_end(&sc);
+}
+
+/* Bad usage exits 2 before anything talks to ZooKeeper. */
+static void test_usage(void) {
+  static const char *const bad[][6] = {
+      {"--watch", "x", "--", "true", NULL},
+      {"--format", "json", "x", "--", "true", NULL},
+      {"--list", "a/", "--format", "yaml", NULL},
+      {"--list", "a/", "--watch", "--format", "json", NULL},
+      {"--list", "a//", NULL},
+      {"--leader", "a", "--format", "json", NULL}};
+  char out[1024], err[1024];
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *args[10] = {"-s", "127.0.0.1:1"};
+    int j;
+    for (j = 0; bad[i][j]; j++)
+      args[2 + j] = bad[i][j];
+    args[2 + j] = NULL;
+    zkt_check(question(args, out, sizeof out, err, sizeof err) == 2,
+              "case %zu: not a usage error", i);
+    CU_ASSERT(strncmp(err, "zklock: ", 8) == 0);
+  }
+}
+
+/* ------------------------------------------------------------------ tmux */
+
+static char tmux_sock[64];
+
+/* Runs a tmux command on the test's own server: its exit status; out (if
+ * not NULL) its stdout. */
+static int tmux(char *out, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int tmux(char *out, size_t len, const char *fmt, ...) {
+  char cmd[4096];
+  va_list ap;
+  FILE *p;
+  size_t n = 0;
+  int rc;
+  int at = snprintf(cmd, sizeof cmd, "tmux -L %s ", tmux_sock);
+  size_t used;
+  va_start(ap, fmt);
+  vsnprintf(cmd + at, sizeof cmd - (size_t)at, fmt, ap);
+  va_end(ap);
+  used = strlen(cmd);
+  snprintf(cmd + used, sizeof cmd - used, " 2>/dev/null");
+  if (!(p = popen(cmd, "r")))
+    return -1;
+  if (out) {
+    n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+  } else {
+    char sink[256];
+    while (fread(sink, 1, sizeof sink, p) > 0)
+      ;
+  }
+  rc = pclose(p);
+  return rc;
+}
+
+/* The pane's text, runs of blanks made one space. */
+static void capture(char *out, size_t len) {
+  char raw[16384], *r, *w;
+  if (tmux(raw, sizeof raw, "capture-pane -p -t view") != 0)
+    raw[0] = '\0';
+  for (r = raw, w = out; *r && (size_t)(w - out) + 1 < len; r++) {
+    if ((*r == ' ' || *r == '\t') && w > out && w[-1] == ' ')
+      continue;
+    *w++ = *r == '\t' ? ' ' : *r;
+  }
+  *w = '\0';
+}
+
+/* Waits (bounded) until the pane shows want. */
+static bool pane_shows(const char *want, char *pane, size_t len) {
+  int64_t until = zkt_now_ms() + T_WAIT;
+  struct timespec tick = {0, 20 * 1000000};
+  do {
+    capture(pane, len);
+    if (strstr(pane, want))
+      return true;
+  } while (zkt_now_ms() < until && nanosleep(&tick, NULL) == 0);
+  fprintf(stderr, "\nthe pane never showed '%s':\n%s\n", want, pane);
+  return false;
+}
+
+/* --watch in a terminal: it shows the locks, redraws when one changes
+ * (the mutex's holder lets go: one waiter fewer), and q ends it with
+ * status 0, the terminal given back (the alternate screen left). */
+static void test_watch(void) {
+  char prefix[80], want[256], pane[16384], sock_path[512] = "";
+  scene sc;
+  if (system("tmux -V >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "no tmux: --watch not tested\n");
+    return;
+  }
+  scene_set(&sc);
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view-%ld", (long)getpid());
+  snprintf(prefix, sizeof prefix, "%s/", sc.base);
+  CU_ASSERT_EQUAL(
+      tmux(NULL, 0,
+           "new-session -d -s view -x 180 -y 40 "
+           "\"sh -c '%s -s %s --list %s --watch; echo zklock exited \\$?; "
+           "exec cat'\"",
+           ZKLOCK, zkt_hosts(), prefix),
+      0);
+  /* the server's socket, to take away with it */
+  if (tmux(sock_path, sizeof sock_path, "display -p -t view '#{socket_path}'") !=
+      0)
+    sock_path[0] = '\0';
+  sock_path[strcspn(sock_path, "\n")] = '\0';
+  snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  CU_ASSERT(strstr(pane, "(q: quit)") != NULL);
+  snprintf(want, sizeof want, "%s semaphore 2 1 ", sc.sem);
+  CU_ASSERT(strstr(pane, want) != NULL);
+  /* a change: the holder lets go, the first waiter holds */
+  CU_ASSERT_EQUAL(zkl_lock_release(sc.m[0]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&sc.got[0], 1, T_WAIT), ZKL_OK);
+  snprintf(want, sizeof want, "%s mutex 1 1 ", sc.mutex);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  /* and again: nobody waits any more */
+  CU_ASSERT_EQUAL(zkl_lock_release(sc.m[1]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&sc.got[1], 1, T_WAIT), ZKL_OK);
+  snprintf(want, sizeof want, "%s mutex 1 0 ", sc.mutex);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  CU_ASSERT_EQUAL(tmux(NULL, 0, "send-keys -t view q"), 0);
+  CU_ASSERT(pane_shows("zklock exited 0", pane, sizeof pane));
+  CU_ASSERT(strstr(pane, "(q: quit)") == NULL); /* the screen given back */
+  tmux(NULL, 0, "kill-session -t view");
+  tmux(NULL, 0, "kill-server");
+  if (sock_path[0])
+    unlink(sock_path);
+  scene_end(&sc);
+}
+
+static const zkt_test tests[] = {
+    {"--list PREFIX/: every lock under it, the most contended first",
+     test_table},
+    {"--format json: one document with the counts", test_json},
+    {"--format prometheus: the text format, the values", test_prometheus},
+    {"--format, --watch: bad usage", test_usage},
+    {"--watch: redrawn when a lock changes, q quits", test_watch},
+    {NULL, NULL}};
+
+int main(int argc, char **argv) {
+  return clit_main(argc, argv, "cli_view", tests);
+}
