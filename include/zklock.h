@@ -90,7 +90,7 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 
 #define ZKL_VERSION_MAJOR 0
-#define ZKL_VERSION_MINOR 1
+#define ZKL_VERSION_MINOR 2
 #define ZKL_VERSION_PATCH 0
 #define ZKL_VERSION_HEX \
   ((ZKL_VERSION_MAJOR << 16) | (ZKL_VERSION_MINOR << 8) | ZKL_VERSION_PATCH)
