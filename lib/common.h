@@ -89,7 +89,7 @@ int zkl__make_prefix_with(char *buf, const char *marker);
  * before the marker: "_c_<uuid>-try-lease-<seq>", so that a contender
  * counting the queue can tell a node that may only be passing through from
  * one whose owner came through the gate. Still a node of the marker. */
-#define ZKL_UNGATED_TAG "try-"
+#define ZKL_TRY_ONCE_TAG "try-"
 /* The mutex's prefix, "_c_<uuid>-lock-" (ZKL_PREFIX_LEN bytes + NUL). */
 #define ZKL_PREFIX_LEN 45
 int zkl__make_prefix(char *buf);

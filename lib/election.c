@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "recipes.h"
 
 /* The node's data is the candidate's id, as LeaderLatch writes it. */
 static int latch_data(const void *arg, char *buf, size_t len) {

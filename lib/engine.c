@@ -250,11 +250,11 @@ static void req_begin(zkl_attempt *att) {
 
 /* A fresh unique prefix for the attempt's node. A try-once skips its
  * recipe's preparation (a semaphore's gate), and says so in it
- * (ZKL_UNGATED_TAG). */
+ * (ZKL_TRY_ONCE_TAG). */
 static int make_prefix(zkl_attempt *att) {
   char marker[ZKL_PREFIX_MAX];
   snprintf(marker, sizeof marker, "%s%s",
-           att->l->recipe->prepare_locked && att->try_once ? ZKL_UNGATED_TAG
+           att->l->recipe->prepare_locked && att->try_once ? ZKL_TRY_ONCE_TAG
                                                           : "",
            own_kind(att)->marker);
   return zkl__make_prefix_with(att->prefix, marker);

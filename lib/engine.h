@@ -17,10 +17,7 @@
  *   break.c       zkl_break(): a holder's node marked, then deleted after
  *                 a grace (the holder's side is in engine.c)
  * and one file per recipe, each a zkl_recipe descriptor and its public
- * constructor: mutex.c, rwlock.c (two recipes, read and write),
- * semaphore.c (a lease queue and its gate, a part driven through the
- * prepare hooks), election.c, multilock.c (a nodeless whole whose parts,
- * one mutex contender per name, are enqueued by one transaction).
+ * constructor (recipes.h lists them and what they share).
  *
  * Every recipe is a queue of ephemeral sequential nodes under one parent
  * with its own rule for "may I go now, and if not, whom do I watch". The
@@ -109,14 +106,6 @@ typedef struct zkl_recipe {
   void (*reconnected_locked)(zkl_attempt *att);
 } zkl_recipe;
 
-extern const zkl_recipe zkl__recipe_mutex; /* mutex.c */
-/* mutex.c: the mutex's rule, shared by the recipes that queue the same way
- * (elections, a read/write lock's writers): the first goes, every other
- * waits for its immediate predecessor. */
-void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
-extern const zkl_recipe zkl__recipe_latch; /* election.c */
-/* semaphore.c: the lease queue's rule; its arg is the limit, an intptr_t */
-extern const zkl_recipe zkl__recipe_lease;
 
 /* ------------------------------------------------------------------ breaks */
 

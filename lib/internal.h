@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "engine.h"
+#include "recipes.h"
 #include "session.h"
 
 /* For tests: what a session still holds. */

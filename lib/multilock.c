@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "recipes.h"
 #include "io.h"
 
 /* Where the preparation is. */

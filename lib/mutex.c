@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "engine.h"
+#include "recipes.h"
 
 /* The first goes; everyone else waits for its immediate predecessor, and
  * is granted when that one goes if it was the first (no node can come

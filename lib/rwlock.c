@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "recipes.h"
 
 struct zkl_rwlock {
   zkl_lock *read;

@@ -20,7 +20,7 @@
  * gate alone are more than its limit, it knows some other contender admits
  * more than it does, and if its wait times out it ends with ZKL_ELIMIT
  * instead of ZKL_ETIMEDOUT. A try-once's node (named _c_<uuid>-try-lease-,
- * see ZKL_UNGATED_TAG) proves nothing: it may be held, or about to go.
+ * see ZKL_TRY_ONCE_TAG) proves nothing: it may be held, or about to go.
  */
 #include "config.h"
 
@@ -29,17 +29,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "recipes.h"
 
 static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
 /* A try-once's node, made without the gate. */
 static bool ungated(const char *node) {
-  const char *tag = strstr(node, "-" ZKL_UNGATED_TAG), *marker;
+  const char *tag = strstr(node, "-" ZKL_TRY_ONCE_TAG), *marker;
   if (!tag)
     return false;
   marker = zkl__node_kinds[ZKL_NODE_LEASE].marker;
-  return strncmp(tag + 1 + strlen(ZKL_UNGATED_TAG), marker,
+  return strncmp(tag + 1 + strlen(ZKL_TRY_ONCE_TAG), marker,
                  strlen(marker)) == 0;
 }
 
