@@ -6,13 +6,17 @@
  *   contender HOSTS LOCK SLOT RESOURCE HISTORY LOG SESSION_MS ACQ_TIMEOUT_MS
  *             HOLD_MS [MODE]
  *
- * MODE is "mutex" (the default), "rw" (a read/write lock: each acquire
- * takes the read side or the write side; one write in two is a plain mutex
- * on the same name instead, which must exclude readers and writers alike:
- * one name, one lock) or "sem:N" (a semaphore of N leases). It loops: acquire (blocking, bounded by ACQ_TIMEOUT_MS), run a
- * short critical section on the shared RESOURCE, release. When its session
- * is lost (ZKL_ELOST or ZKL_EEXPIRED from acquire) it opens a new one and
- * goes on.
+ * MODE is "mutex" (the default: one acquire in two is a plain mutex of
+ * LOCK, the other a multi-lock of LOCK and LOCK-b, the names in a random
+ * order each time, so that opposite orders meet; a multi-lock holder holds
+ * LOCK and runs the mutex's section with its token), "rw" (a read/write
+ * lock: each acquire takes the read side or the write side; one write in
+ * two is a plain mutex on the same name instead, which must exclude
+ * readers and writers alike: one name, one lock) or "sem:N" (a semaphore
+ * of N leases). It loops: acquire (blocking, bounded by ACQ_TIMEOUT_MS),
+ * run a short critical section on the shared RESOURCE, release. When its
+ * session is lost (ZKL_ELOST or ZKL_EEXPIRED from acquire) it opens a new
+ * one and goes on.
  *
  * RESOURCE stands for a storage server (tests/fault_resource.h: its record,
  * and the HISTORY it appends, under flock, in the order it saw things).
@@ -57,8 +61,10 @@
  *   <t> BEGIN <pid> <slot>           process started
  *   <t> SESSION <id-hex> <timeout>   session opened (negotiated timeout)
  *   <t> SOPENFAIL <rc>               zkl_session_open failed, retrying
- *   <t> ACQ [r|w]                    acquire called (rw: which side)
- *   <t> START <token> [r|w]          acquire returned ZKL_OK: holds from here
+ *   <t> ACQ [r|w|m ab|m ba]          acquire called (rw: which side;
+ *                                    mutex: m for a multi-lock, with the
+ *                                    order of its names: ab = LOCK first)
+ *   <t> START <token> [r|w|m]        acquire returned ZKL_OK: holds from here
  *   <t> ARMED <token>                told the driver it holds (see SIGUSR1)
  *   <t> ACCEPT <token> <a> <b>       the resource took the write, vouched
  *                                    for the read, registered the lease
@@ -77,13 +83,22 @@
  *
  * Signals (handled by a sigwait thread; the library's threads inherit the
  * mask, so no handler ever runs inside the library):
- *   SIGUSR1  arm: at the next grant, write "H <token> <r|w|->\n" to fd 3 (a
+ *   SIGUSR1  arm: at the next grant, write "H <token> <r|w|m|->\n" to fd 3 (a
  *            pipe to the driver) once the resource has seen the holder
  *            (after step 1, R+ or S+), then work HOLD_MS instead, so that the
  *            driver can kill, stop or cut off a contender that surely holds.
  *            A value sent with sigqueue() carries the hold in ms (low 24
  *            bits; 0: HOLD_MS) and, for rw, the side to take at the next
- *            acquire (bits 24-25: 1 read, 2 write, 0 either).
+ *            acquire (bits 24-25: 1 read, 2 write, 0 either) and, for
+ *            mutex, the form (bits 26-27: 1 a plain mutex, 2 a multi-lock,
+ *            0 either; "H" says m for a multi-lock). With bit 28 set it
+ *            arms nothing: it pins the form of every acquire from then on
+ *            (bits 26-27; 0 unpins), and once an acquire of a pinned form
+ *            begins, writes "F p\n" or "F m\n" to fd 3: it holds nothing
+ *            of the other form then (the driver's lost create of a
+ *            multi-lock arms the proxies between a plain pin and a multi
+ *            one, so that the first multi its proxy sees is an enqueue,
+ *            not a multi-lock's release).
  *   SIGUSR2  quiesce: stop acquiring (a pending acquire is canceled), close
  *            nothing, log IDLE and write "I\n" to fd 3, then wait for SIGTERM.
  *   SIGTERM  finish the current critical section, release, free, close the
@@ -118,8 +133,13 @@
 #define SIDE_ANY 0
 #define SIDE_READ 1
 #define SIDE_WRITE 2
+#define FORM_ANY 0
+#define FORM_PLAIN 1
+#define FORM_MULTI 2
+#define PIN_ONLY (1 << 28) /* SIGUSR1's value: a pin, no arming */
 
 static const char *hosts, *lock_name, *resource_path;
+static char second_name[300]; /* mutex: LOCK-b, the multi-locks' other name */
 static int slot, session_ms, acq_timeout_ms, hold_ms;
 static int mode = FR_MUTEX, sem_limit;
 static int log_fd = -1, history_fd = -1, notify_fd = -1;
@@ -127,6 +147,11 @@ static int log_fd = -1, history_fd = -1, notify_fd = -1;
 static atomic_bool stop_flag, quiesce_flag, armed_flag;
 static atomic_int armed_hold_ms; /* the hold the driver asked for, 0: HOLD_MS */
 static atomic_int armed_side;    /* rw: the side it asked for, SIDE_* */
+static atomic_int armed_form;    /* mutex: the form it asked for, FORM_* */
+/* mutex: the form every acquire takes until told otherwise (FORM_ANY:
+ * chosen at random), and the generation of that order, told back once. */
+static atomic_int pinned_form;
+static atomic_uint pin_gen, pin_told;
 /* The token each side holds, for the lost callback's line (0: the mutex,
  * the semaphore and the read side; 1: the write side). */
 static atomic_llong current_token[2];
@@ -139,6 +164,8 @@ static zkl_session *cur_session;
 static zkl_lock *cur_lock;     /* mutex or semaphore */
 static zkl_rwlock *cur_rw;     /* rw */
 static zkl_lock *cur_mutex;    /* rw: a mutex on the same name, a writer */
+static zkl_lock *cur_multi[2]; /* mutex: multi-locks of {LOCK, LOCK-b} and
+                                  {LOCK-b, LOCK} */
 static zkl_lock *acquiring;
 
 static void sleep_us(long us) {
@@ -200,8 +227,14 @@ static void *signal_thread(void *arg) {
       continue;
     if (sig == SIGUSR1) {
       int v = info.si_code == SI_QUEUE ? info.si_value.sival_int : 0;
+      if (v & PIN_ONLY) {
+        atomic_store(&pinned_form, (v >> 26) & 3);
+        atomic_fetch_add(&pin_gen, 1);
+        continue;
+      }
       atomic_store(&armed_hold_ms, v & 0xffffff);
       atomic_store(&armed_side, (v >> 24) & 3);
+      atomic_store(&armed_form, (v >> 26) & 3);
       atomic_store(&armed_flag, true);
       continue;
     }
@@ -223,10 +256,13 @@ static void *signal_thread(void *arg) {
 
 static void close_session(void) {
   zkl_session *s;
-  zkl_lock *l, *m;
+  zkl_lock *l, *m, *ml[2];
   zkl_rwlock *rw;
   pthread_mutex_lock(&cur_mu);
   s = cur_session;
+  ml[0] = cur_multi[0];
+  ml[1] = cur_multi[1];
+  cur_multi[0] = cur_multi[1] = NULL;
   l = cur_lock;
   rw = cur_rw;
   m = cur_mutex;
@@ -238,17 +274,20 @@ static void close_session(void) {
   pthread_mutex_unlock(&cur_mu);
   zkl_lock_free(l);
   zkl_lock_free(m);
+  zkl_lock_free(ml[0]);
+  zkl_lock_free(ml[1]);
   zkl_rwlock_free(rw);
   zkl_session_close(s);
 }
 
 static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
-                     zkl_lock **m) {
+                     zkl_lock **m, zkl_lock **ml) {
   char info[32];
   int rc, i;
   *l = NULL;
   *rw = NULL;
   *m = NULL;
+  ml[0] = ml[1] = NULL;
   snprintf(info, sizeof info, "slot=%d", slot);
   if (mode == FR_RW) {
     rc = zkl_rwlock_new(rw, s, lock_name);
@@ -273,6 +312,21 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
     return rc;
   zkl_lock_set_owner_info(*l, info);
   zkl_lock_on_lost(*l, on_lost, (void *)(intptr_t)0);
+  if (mode != FR_MUTEX)
+    return ZKL_OK;
+  /* The two orders of the two names: opposite orders meet in the queues. */
+  for (i = 0; i < 2; i++) {
+    const char *names[2] = {i ? second_name : lock_name,
+                            i ? lock_name : second_name};
+    if ((rc = zkl_multilock_new(&ml[i], s, names, 2)) != ZKL_OK) {
+      zkl_lock_free(ml[0]);
+      zkl_lock_free(*l);
+      ml[0] = *l = NULL;
+      return rc;
+    }
+    zkl_lock_set_owner_info(ml[i], info);
+    zkl_lock_on_lost(ml[i], on_lost, (void *)(intptr_t)0);
+  }
   return ZKL_OK;
 }
 
@@ -281,7 +335,7 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
 static int open_session(void) {
   for (;;) {
     zkl_session *s = NULL;
-    zkl_lock *l, *m;
+    zkl_lock *l, *m, *ml[2];
     zkl_rwlock *rw;
     int rc;
     if (atomic_load(&stop_flag))
@@ -291,7 +345,7 @@ static int open_session(void) {
       logf_("SOPENFAIL %d", rc);
       continue; /* the open itself waited up to session_ms */
     }
-    rc = new_locks(s, &l, &rw, &m);
+    rc = new_locks(s, &l, &rw, &m, ml);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
       zkl_session_close(s);
@@ -307,6 +361,8 @@ static int open_session(void) {
     cur_lock = l;
     cur_rw = rw;
     cur_mutex = m;
+    cur_multi[0] = ml[0];
+    cur_multi[1] = ml[1];
     pthread_mutex_unlock(&cur_mu);
     return 0;
   }
@@ -347,19 +403,23 @@ static void hist(const char *fmt, ...) {
     die("cannot write the history");
 }
 
-/* Step 2: the work. Armed (for this side): tell the driver we hold, then
- * hold as long as it asked. */
-static void work(long long token, int side, long min_us, long spread_us,
-                 bool armable) {
-  int want = atomic_load(&armed_side);
+/* Step 2: the work. Armed (for this side, in this form): tell the driver
+ * we hold, then hold as long as it asked. */
+static void work(long long token, int side, int form, long min_us,
+                 long spread_us, bool armable) {
+  int want = atomic_load(&armed_side), want_form = atomic_load(&armed_form);
   if (armable && atomic_load(&armed_flag) &&
       (want == SIDE_ANY || want == side) &&
+      (want_form == FORM_ANY || want_form == form) &&
       atomic_exchange(&armed_flag, false)) {
     char msg[64];
     int ms = atomic_load(&armed_hold_ms);
     logf_("ARMED %lld", token);
     snprintf(msg, sizeof msg, "H %lld %c\n", token,
-             side == SIDE_READ ? 'r' : side == SIDE_WRITE ? 'w' : '-');
+             side == SIDE_READ    ? 'r'
+             : side == SIDE_WRITE ? 'w'
+             : form == FORM_MULTI ? 'm'
+                                  : '-');
     notify(msg);
     sleep_us((long)(ms > 0 ? ms : hold_ms) * 1000);
   } else {
@@ -369,7 +429,7 @@ static void work(long long token, int side, long min_us, long spread_us,
 
 /* The mutex's section (and the rw writer's, which also logs its entry).
  * Returns true when the write was accepted. */
-static bool write_section(long long token, bool armable) {
+static bool write_section(long long token, int form, bool armable) {
   fr_state st;
   long long counter;
   int fd = res_open();
@@ -383,7 +443,8 @@ static bool write_section(long long token, bool armable) {
   }
   flock(fd, LOCK_UN);
   /* 2. work */
-  work(token, mode == FR_RW ? SIDE_WRITE : SIDE_ANY, 1000, 2000, armable);
+  work(token, mode == FR_RW ? SIDE_WRITE : SIDE_ANY, form, 1000, 2000,
+       armable);
   /* 3. fenced write */
   res_lock(fd, &st);
   bool ok = token >= st.highest;
@@ -424,7 +485,7 @@ static void read_section(long long token, bool armable) {
   hist("R+ %lld %lld", token, c0);
   flock(fd, LOCK_UN);
   /* 2. work: longer than a writer's, so that readers meet */
-  work(token, SIDE_READ, 2000, 6000, armable);
+  work(token, SIDE_READ, FORM_ANY, 2000, 6000, armable);
   /* 3. leave */
   res_lock(fd, &st);
   bool ok = token >= st.highest;
@@ -458,7 +519,7 @@ static void sem_section(long long token) {
   flock(fd, LOCK_UN);
   logf_("ACCEPT %lld %d %d", token, held, sem_limit);
   /* 2. work */
-  work(token, SIDE_ANY, 2000, 6000, true);
+  work(token, SIDE_ANY, FORM_ANY, 2000, 6000, true);
   /* 3. unregister */
   res_lock(fd, &st);
   for (i = 0; i < FR_SEM_ENTRIES; i++)
@@ -546,16 +607,36 @@ static bool downgrade(zkl_rwlock *rw, long long wtoken) {
   return go_on(wrc, true) && go_on(rc, true);
 }
 
+/* mutex: the form of the next acquire. The driver's arming asks for one
+ * (kill that holder), else its pin (SIGUSR1 with PIN_ONLY: told back once
+ * per pin with "F p" or "F m", once an acquire of that form begins), else
+ * a plain mutex or a multi-lock, one in two. */
+static int choose_form(void) {
+  unsigned gen = atomic_load(&pin_gen);
+  int pin = atomic_load(&pinned_form);
+  int want = atomic_load(&armed_flag) ? atomic_load(&armed_form) : FORM_ANY;
+  if (want != FORM_ANY)
+    return want;
+  if (pin != FORM_ANY) {
+    if (atomic_exchange(&pin_told, gen) != gen)
+      notify(pin == FORM_MULTI ? "F m\n" : "F p\n");
+    return pin;
+  }
+  return rand() % 2 ? FORM_MULTI : FORM_PLAIN;
+}
+
 /* One acquire and its section. Returns whether to go on with the
  * session (go_on()). */
 static bool one_turn(void) {
   int64_t token = 0;
-  int rc, side = SIDE_ANY, idx = 0;
-  zkl_lock *l, *m;
+  int rc, side = SIDE_ANY, idx = 0, form = FORM_PLAIN;
+  zkl_lock *l, *m, *ml[2];
   zkl_rwlock *rw;
   bool as_mutex = false;
   pthread_mutex_lock(&cur_mu);
   l = cur_lock;
+  ml[0] = cur_multi[0];
+  ml[1] = cur_multi[1];
   rw = cur_rw;
   m = cur_mutex;
   pthread_mutex_unlock(&cur_mu);
@@ -568,6 +649,10 @@ static bool one_turn(void) {
     as_mutex = idx && rand() % 2 == 0;
     l = as_mutex ? m : idx ? zkl_rwlock_write(rw) : zkl_rwlock_read(rw);
     logf_("ACQ %c", side == SIDE_READ ? 'r' : 'w');
+  } else if (mode == FR_MUTEX && (form = choose_form()) == FORM_MULTI) {
+    int order = rand() % 2;
+    l = ml[order];
+    logf_("ACQ m %s", order ? "ba" : "ab");
   } else {
     logf_("ACQ");
   }
@@ -581,17 +666,17 @@ static bool one_turn(void) {
     logf_("START %lld %c", (long long)token, side == SIDE_READ ? 'r' : 'w');
     if (side == SIDE_READ) {
       read_section((long long)token, true);
-    } else if (write_section((long long)token, true) && !as_mutex &&
+    } else if (write_section((long long)token, FORM_ANY, true) && !as_mutex &&
                rand() % 4 == 0 &&
                !atomic_load(&quiesce_flag) && !atomic_load(&stop_flag)) {
       return downgrade(rw, (long long)token);
     }
   } else {
-    logf_("START %lld", (long long)token);
+    logf_("START %lld%s", (long long)token, form == FORM_MULTI ? " m" : "");
     if (mode == FR_SEM)
       sem_section((long long)token);
     else
-      write_section((long long)token, true);
+      write_section((long long)token, form, true);
   }
   return go_on(release(l, (long long)token, idx), true);
 }
@@ -618,6 +703,7 @@ int main(int argc, char **argv) {
   }
   hosts = argv[1];
   lock_name = argv[2];
+  snprintf(second_name, sizeof second_name, "%s-b", lock_name);
   slot = atoi(argv[3]);
   resource_path = argv[4];
   session_ms = atoi(argv[7]);

@@ -153,6 +153,7 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
     long long t, a3, a4, a5, a6;
     char kind[32], mode[32], *last = strrchr(line, ' ');
     bool reader = last && !strncmp(last, " reader", 7);
+    bool multi = last && !strncmp(last, " multi", 6);
     int slot, gen, fired, pi, n, lk;
     long pid;
     if (sscanf(line, "%lld %31s", &t, kind) != 2)
@@ -197,6 +198,8 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
         o->crashes++;
       if (k == FC_KILL_HOLDER && reader)
         o->on_readers[k]++;
+      if (k >= 0 && multi)
+        o->on_multi[k]++;
     } else if (!strcmp(kind, "PAUSE") &&
                sscanf(args, "%d %ld %lld %lld %lld %lld", &slot, &pid, &a3,
                       &a4, &a5, &a6) == 6) {
@@ -212,6 +215,7 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       p->highest = a6;
       out[p->lock].faults[FC_PAUSE_HOLDER]++;
       out[p->lock].on_readers[FC_PAUSE_HOLDER] += reader;
+      out[p->lock].on_multi[FC_PAUSE_HOLDER] += multi;
     } else if (!strcmp(kind, "PARTITION") &&
                sscanf(args, "%d %ld %lld %lld %lld %d", &slot, &pid, &a3, &a4,
                       &a5, &fired) == 6) {
@@ -226,12 +230,16 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       pa->early = fired;
       out[pa->lock].faults[FC_PARTITION]++;
       out[pa->lock].on_readers[FC_PARTITION] += reader;
+      out[pa->lock].on_multi[FC_PARTITION] += multi;
       out[pa->lock].partitions_early += fired != 0;
     } else if (!strcmp(kind, "LEADER-KILL")) {
       r->leader_kills++; /* every kind's */
     } else if (!strcmp(kind, "LOST-CREATE") &&
-               sscanf(args, "%d %ld %lld %d", &slot, &pid, &a3, &fired) == 4) {
+               (n = sscanf(args, "%d %ld %lld %d %lld", &slot, &pid, &a3,
+                           &fired, &a4)) >= 4) {
       out[lock_of_slot(r, slot)].faults[FC_LOST_CREATE] += fired;
+      if (n == 5 && a4 == FC_OP_MULTI) /* the op armed: a multi-lock's */
+        out[lock_of_slot(r, slot)].on_multi[FC_LOST_CREATE] += fired;
     } else if (!strcmp(kind, "SKIP")) {
       out[FC_MUTEX].skipped++; /* not per kind: counted in the total */
     }
@@ -329,6 +337,8 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       r->secs[s].t_start = t;
       if (p->lock == FC_RW && ncur > 0 && r->secs[s].side == 'r')
         out->downgrades++;
+      if (p->lock == FC_MUTEX && side[0] == 'm')
+        out->multi_grants++;
       if (ncur < 4)
         cur[ncur++] = s;
       out->grants++;
@@ -930,13 +940,14 @@ static void add_result(fc_result *into, const fc_result *from) {
   ADD(at_limit); ADD(overlaps); ADD(resource_overlaps); ADD(token_order);
   ADD(lost_updates); ADD(read_changed); ADD(stale_grants); ADD(late_accepts);
   ADD(unannounced); ADD(lease_late); ADD(accept_mismatch); ADD(violations);
-  ADD(stuck);
+  ADD(stuck); ADD(multi_grants);
 #undef ADD
   for (k = 0; k < 4; k++)
     into->lost_by_reason[k] += from->lost_by_reason[k];
   for (k = 0; k < FC_KINDS; k++) {
     into->faults[k] += from->faults[k];
     into->on_readers[k] += from->on_readers[k];
+    into->on_multi[k] += from->on_multi[k];
   }
   if (from->first_us && (!into->first_us || from->first_us < into->first_us))
     into->first_us = from->first_us;
@@ -1044,6 +1055,13 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
             r->faults[FC_PAUSE_HOLDER] - r->on_readers[FC_PAUSE_HOLDER],
             r->on_readers[FC_PARTITION],
             r->faults[FC_PARTITION] - r->on_readers[FC_PARTITION]);
+  if (lk == FC_MUTEX)
+    fprintf(out, "    multi-locks          %ld grants of %ld; holder killed "
+                 "%ld, waiter killed %ld, paused %ld, cut off %ld, create "
+                 "reply lost %ld\n",
+            r->multi_grants, r->grants, r->on_multi[FC_KILL_HOLDER],
+            r->on_multi[FC_KILL_WAITER], r->on_multi[FC_PAUSE_HOLDER],
+            r->on_multi[FC_PARTITION], r->on_multi[FC_LOST_CREATE]);
   fprintf(out, "    kills on target      %ld of %ld (holders in their "
                "section, seen holding by ZooKeeper; waiters in their "
                "acquire)\n",

@@ -9,11 +9,11 @@
  *   faults.log         the driver, one event a line, "<t> KIND args":
  *                        SPAWN slot gen pid [mutex|rw|sem:N]
  *                        KILL-HOLDER slot pid token verified [who]
- *                        KILL-WAITER slot pid node holder-slot
+ *                        KILL-WAITER slot pid node holder-slot [multi]
  *                        PAUSE slot pid token t0 t1 highest [who]
  *                        LEADER-KILL server t0 t1 restart-status
  *                                    restarted-at
- *                        LOST-CREATE slot pid proxy replies-lost
+ *                        LOST-CREATE slot pid proxy replies-lost [op]
  *                        PARTITION slot pid token t0 t1 early told-at [who]
  *                        CRASH slot pid status
  *                        SKIP kind why...
@@ -21,8 +21,13 @@
  *                      A slot runs one kind of lock (its SPAWN lines say
  *                      which; mutex when unsaid). A leader kill hits every
  *                      kind at once and counts for each. who: "reader",
- *                      "writer" (rw) or "holder".
- *   c<slot>-<gen>.log  a contender process (format: tests/contender.c)
+ *                      "writer" (rw), "multi" (mutex: a multi-lock of the
+ *                      mutex's name and another) or "holder"; "multi"
+ *                      after a KILL-WAITER: a multi-lock's waiter; op: the
+ *                      opcode the proxies were armed with (14, a multi: a
+ *                      multi-lock's enqueue; 15, a create2).
+ *   c<slot>-<gen>.log  a contender process (format: tests/contender.c;
+ *                      "START token m": a multi-lock, counted apart)
  *   history            the mutex's resource: every accepted write,
  *                      "token old new slot pid t"
  *   rw-history, sem-history   the other resources, in the order they saw
@@ -78,6 +83,10 @@ enum {
   FC_KINDS
 };
 
+/* The opcode of a zoo_multi: a LOST-CREATE armed with it lost a
+ * multi-lock's enqueue. */
+#define FC_OP_MULTI 14
+
 /* The kinds of lock; the same order as FR_MUTEX, FR_RW, FR_SEM. */
 enum { FC_MUTEX, FC_RW, FC_SEM, FC_LOCKS };
 
@@ -123,6 +132,10 @@ typedef struct fc_result {
   int limit;              /* N */
   long at_limit;          /* registrations that made N at once */
   long max_held;          /* unexcused holders registered at once */
+  /* mutex: multi-locks of its name and another */
+  long multi_grants;      /* sections of a multi-lock holder */
+  long on_multi[FC_KINDS]; /* faults aimed at one (lost create: replies
+                              lost of its enqueue) */
   /* violations */
   long overlaps, resource_overlaps, token_order, lost_updates, read_changed,
       stale_grants, late_accepts, unannounced, lease_late, accept_mismatch;

@@ -4,7 +4,8 @@
  * planted logs, with no server: it must count each kind of violation the
  * suite looks for (overlaps, refused resources, token order, lost updates,
  * changed reads, stale grants, late accepts, unannounced losses, late
- * leases, over-counted leases) and count nothing in a clean history. The
+ * leases, over-counted leases), also among multi-locks of the mutex's
+ * name (and count those apart), and count nothing in a clean history. The
  * fault suite (tests/test_fault_suite.c) is only as good as its checker.
  */
 #ifndef _GNU_SOURCE
@@ -148,6 +149,45 @@ static void test_checker(void) {
               "10 0 1 1 101 150\n20 1 2 2 102 20000350\n");
   CU_ASSERT_EQUAL(r.stuck, 1); /* 1 was silent inside its section */
   CU_ASSERT(r.longest_free_wait_us < 1000);
+}
+
+/* Multi-locks of the mutex's name take part in the mutex's checks, and
+ * are counted apart, with the faults aimed at them. */
+static void test_checker_multi(void) {
+  fc_result r;
+  /* clean: multi, plain, multi (killed holding); a multi-lock's and a
+   * plain create's reply lost */
+  r = planted3(SPAWNS "3 SPAWN 3 1 103\n500 KILL-HOLDER 3 103 30 1 multi\n"
+                      "600 LOST-CREATE 1 101 1 1 14\n"
+                      "700 LOST-CREATE 2 102 2 1 15\n",
+               "10 ACQ m ab\n100 START 10 m\n150 ACCEPT 10 0 1\n200 END 10\n"
+               "210 REL 0\n",
+               "20 ACQ\n300 START 20\n350 ACCEPT 20 1 2\n360 END 20\n"
+               "370 REL 0\n",
+               "30 ACQ m ba\n400 START 30 m\n410 ACCEPT 30 2 3\n420 ARMED 30\n",
+               "10 0 1 1 101 150\n20 1 2 2 102 350\n30 2 3 3 103 410\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.grants, 3);
+  CU_ASSERT_EQUAL(r.multi_grants, 2);
+  CU_ASSERT_EQUAL(r.on_multi[FC_KILL_HOLDER], 1);
+  CU_ASSERT_EQUAL(r.kills_aimed, 1);
+  CU_ASSERT_EQUAL(r.faults[FC_LOST_CREATE], 2);
+  CU_ASSERT_EQUAL(r.on_multi[FC_LOST_CREATE], 1);
+  /* a multi-lock holder beside a plain one: an overlap; its token below
+   * the plain one's, accepted after it: token order; a multi-lock's waiter
+   * killed */
+  r = planted3(SPAWNS "3 SPAWN 3 1 103\n"
+                      "900 KILL-WAITER 3 103 _c_x-lock-0000000007 1 multi\n",
+               "100 START 10 m\n250 ACCEPT 10 1 2\n260 END 10\n270 REL 0\n",
+               "190 START 20\n195 ACCEPT 20 0 1\n300 END 20\n310 REL 0\n",
+               "800 ACQ m ab\n",
+               "20 0 1 2 102 195\n10 1 2 1 101 250\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.token_order, 1);
+  CU_ASSERT_EQUAL(r.violations, 2);
+  CU_ASSERT_EQUAL(r.multi_grants, 1);
+  CU_ASSERT_EQUAL(r.on_multi[FC_KILL_WAITER], 1);
+  CU_ASSERT_EQUAL(r.kills_aimed, 1);
 }
 
 #define SPAWNS_RW "1 SPAWN 1 1 101 rw\n2 SPAWN 2 1 102 rw\n3 SPAWN 3 1 103 rw\n"
@@ -349,6 +389,7 @@ static void test_checker_sem(void) {
 int main(void) {
   static const zkt_test tests[] = {
       {"the checker sees planted violations", test_checker},
+      {"the checker counts multi-locks as the mutex's", test_checker_multi},
       {"the checker sees planted read/write lock violations",
        test_checker_rw},
       {"the checker sees planted semaphore violations", test_checker_sem},

@@ -7,7 +7,12 @@
  *
  * Three kinds of lock run side by side, each on its own name and resource
  * (tests/fault_resource.h), GROUP_SLOTS (5) contenders each:
- *   mutex  a fenced read-modify-write of a counter
+ *   mutex  a fenced read-modify-write of a counter; one acquire in two
+ *          is a multi-lock of the mutex's name and NAME-b (shared by the
+ *          group), its names in a random order each time, so that
+ *          opposite orders meet: it holds the mutex's name, so the same
+ *          exclusion and fencing apply (its token, the czxid of its
+ *          transaction, must come in grant order with the plain holders')
  *   rw     a read/write lock: readers (7 acquires in 10) check that the
  *          counter does not change while they are in, writers do the
  *          fenced read-modify-write (and one in four downgrades); the
@@ -28,12 +33,19 @@
  *                      read and write, after a reader's entry, after a
  *                      lease's registration), and gets SIGKILL; ZooKeeper
  *                      is checked to show it holding (mutex: the lowest
- *                      node; rw: a writer first, a reader with no writer
- *                      ahead; sem: a lease node). The rw holder is a reader
- *                      and a writer in turn.
+ *                      node, a multi-lock's the lowest in both queues; rw:
+ *                      a writer first, a reader with no writer ahead; sem:
+ *                      a lease node). The rw holder is a reader and a
+ *                      writer in turn, the mutex holder a multi-lock and a
+ *                      plain mutex in turn (so are the paused and cut-off
+ *                      holders below).
  *   waiter killed      while an armed contender holds (rw: a writer, so
  *                      that everyone else waits), one whose node is in the
- *                      queue (sem: at the gate) gets SIGKILL
+ *                      queue (sem: at the gate) gets SIGKILL; one time in
+ *                      two the mutex's is a multi-lock's waiter (a node in
+ *                      NAME-b's queue too): the group's others are pinned
+ *                      to multi-locks meanwhile, and only those are taken
+ *                      for most of the hold
  *   holder paused      an armed holder gets SIGSTOP, stays stopped longer
  *                      than its session timeout and until its lock went to
  *                      another (mutex, rw: a newer write token was
@@ -52,7 +64,14 @@
  *                      one's are armed with `reset-after-op 15`, so its next
  *                      create2 (sem: at the gate or of its lease) reaches
  *                      the server and the connection is reset before the
- *                      reply comes back
+ *                      reply comes back. The proxy matches the request's
+ *                      opcode, and a multi-lock's enqueue is a zoo_multi
+ *                      (14), not a create2: one time in two the mutex's
+ *                      victim is pinned to plain mutexes (so it holds no
+ *                      multi-lock, whose release is a multi too), its
+ *                      proxies armed with `reset-after-op 14`, then pinned
+ *                      to multi-locks: its multi-lock's transaction is the
+ *                      one whose reply is lost
  * Killed contenders are replaced by fresh processes (and the rw and sem
  * resources drop what they had registered, as a server drops a dead
  * client's). Between faults the driver waits for a random number of
@@ -61,10 +80,11 @@
  * processes of the machine.
  *
  * Then every contender is quiesced (it cancels its acquire and idles with
- * its session open): the locks' znodes must become empty (killed
- * contenders' sessions expire); then SIGTERM: each releases, closes and
- * exits 0, and they must stay empty. The checker's figures are printed as
- * one block, per kind of lock.
+ * its session open): the locks' znodes (NAME-b's too) must become empty
+ * (killed contenders' sessions expire); then SIGTERM: each releases,
+ * closes and exits 0, and they must stay empty. The checker's figures are
+ * printed as one block, per kind of lock; the mutex's say how many grants
+ * were multi-locks' and which faults hit one.
  *
  * tests/test_fault_checker plants each kind of violation in made-up logs
  * and checks that the checker counts it (and counts nothing in a clean
@@ -119,6 +139,7 @@
 #define SESSION_MS 3000  /* contenders' session timeout */
 #define HOLD_MS 1500     /* an armed holder's critical section */
 #define OP_CREATE2 15
+#define OP_MULTI FC_OP_MULTI
 #define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
 #define CONTENDER ZKL_TEST_BUILDDIR "/tests/contender"
 /* What the checker calls stuck; also the bound of most waits here. */
@@ -128,6 +149,11 @@
 #define SIDE_ANY 0
 #define SIDE_READ 1
 #define SIDE_WRITE 2
+/* The form an armed or pinned mutex contender takes (tests/contender.c). */
+#define FORM_ANY 0
+#define FORM_PLAIN 1
+#define FORM_MULTI 2
+#define PIN_ONLY (1 << 28)
 
 typedef struct {
   int kind;           /* FR_MUTEX, FR_RW, FR_SEM (= FC_*) */
@@ -136,8 +162,11 @@ typedef struct {
   char queue[512];    /* the znode its contenders queue under (sem: the
                          gate, NAME/locks) */
   char leases[512];   /* sem: NAME/leases */
+  char queue_b[512];  /* mutex: the queue of NAME-b, the multi-locks' other
+                         name; "" for the others */
   char resource[600], history[600];
   int side_turn[FC_KINDS]; /* rw: the side each kind of fault aims at next */
+  int form_turn[FC_KINDS]; /* mutex: the form each kind aims at next */
 } group_t;
 
 typedef struct {
@@ -447,8 +476,9 @@ static int list_nodes(const char *path, qent *out, int max) {
   return list_nodes_w(path, out, max, false);
 }
 
-/* Does ZooKeeper show pid holding g's lock (on `side`: 'r', 'w', '-')?
- * 1 yes, 0 no, -1 cannot tell. */
+/* Does ZooKeeper show pid holding g's lock (on `side`: 'r', 'w', '-'; 'm'
+ * a multi-lock of the mutex's name and NAME-b: first in both queues, as
+ * it is granted)? 1 yes, 0 no, -1 cannot tell. */
 static int holds_now(const group_t *g, long pid, char side) {
   qent q[32];
   int n, i, j;
@@ -463,8 +493,13 @@ static int holds_now(const group_t *g, long pid, char side) {
   }
   if ((n = list_nodes(g->queue, q, 32)) < 0)
     return -1;
-  if (g->kind == FR_MUTEX)
+  if (g->kind == FR_MUTEX) {
+    if (n == 0 || q[0].pid != pid || side != 'm')
+      return n > 0 && q[0].pid == pid;
+    if ((n = list_nodes(g->queue_b, q, 32)) < 0) /* the sync covers it */
+      return -1;
     return n > 0 && q[0].pid == pid;
+  }
   /* a mutex node ('l') in this queue is a writer */
   for (i = 0; i < n; i++) {
     char kind = q[i].kind == 'l' ? 'w' : q[i].kind;
@@ -502,7 +537,9 @@ static long wait_all_empty(const char *when) {
   int k;
   for (k = 0; k < GROUPS; k++) {
     const char *paths[2] = {groups[k].queue,
-                            groups[k].kind == FR_SEM ? groups[k].leases : NULL};
+                            groups[k].kind == FR_SEM     ? groups[k].leases
+                            : groups[k].kind == FR_MUTEX ? groups[k].queue_b
+                                                         : NULL};
     int p;
     for (p = 0; p < 2 && paths[p]; p++)
       if (zkt_wait_children(paths[p], 0, 2 * SESSION_MS + 10000) > 0)
@@ -753,18 +790,22 @@ typedef struct victim {
   slot_t *s;
   pid_t pid;
   int side;         /* rw: the side it is asked to hold (SIDE_*) */
+  int form;         /* mutex: the form it is asked to hold in (FORM_*) */
   bool held;        /* it said it holds */
   long long token;  /* ... with this token */
-  char got;         /* ... on this side: 'r', 'w', '-' */
+  char got;         /* ... on this side: 'r', 'w', 'm' (a multi-lock),
+                       '-' */
   long long t0, t1, told;
   long long mark;   /* sem: the resource's `over` when it was caught */
   int early;        /* cut off: healed at LOST */
+  bool want_multi;  /* kill-waiter: a multi-lock's waiter, when one comes */
   bool done;
 } victim_t;
 
 /* One live contender of each kind, chosen at random, for a fault of kind
- * fault: rw victims are a reader and a writer in turn, for each kind of
- * fault. */
+ * fault: rw victims are a reader and a writer in turn, and mutex victims
+ * of the faults aimed at a holder a multi-lock and a plain mutex in turn
+ * (a multi-lock first), for each kind of fault. */
 static void pick_victims(victim_t *v, int fault) {
   int k;
   memset(v, 0, sizeof *v * GROUPS);
@@ -774,7 +815,20 @@ static void pick_victims(victim_t *v, int fault) {
     v[k].pid = v[k].s->pid;
     v[k].side =
         g->kind == FR_RW ? SIDE_READ + g->side_turn[fault]++ % 2 : SIDE_ANY;
+    v[k].form = g->kind == FR_MUTEX &&
+                        (fault == FC_KILL_HOLDER || fault == FC_PAUSE_HOLDER ||
+                         fault == FC_PARTITION)
+                    ? FORM_MULTI - g->form_turn[fault]++ % 2
+                    : FORM_ANY;
   }
+}
+
+/* Pins the form of s's acquires from now on (FORM_ANY: unpins). */
+static void pin_form(slot_t *s, int form) {
+  union sigval val;
+  val.sival_int = PIN_ONLY | form << 26;
+  if (s->pid)
+    sigqueue(s->pid, SIGUSR1, val);
 }
 
 /* Arms each victim (its next grant of the side asked for holds hold_ms),
@@ -788,7 +842,7 @@ static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
   int k, left = 0;
   for (k = 0; k < GROUPS; k++) {
     union sigval val;
-    val.sival_int = hold_ms | v[k].side << 24;
+    val.sival_int = hold_ms | v[k].side << 24 | v[k].form << 26;
     ss[k] = NULL;
     notify_drain(v[k].s);
     if (sigqueue(v[k].pid, SIGUSR1, val) == 0) {
@@ -817,7 +871,10 @@ static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
 }
 
 static const char *what(const victim_t *v) {
-  return v->got == 'r' ? "reader" : v->got == 'w' ? "writer" : "holder";
+  return v->got == 'r'   ? "reader"
+         : v->got == 'w' ? "writer"
+         : v->got == 'm' ? "multi"
+                         : "holder";
 }
 
 /* Its lock went to another: a newer write token accepted (mutex, rw), or
@@ -917,23 +974,45 @@ static int waiters(const victim_t *v, const qent *q, int n, int *cand) {
   return ncand;
 }
 
+static bool has_pid(const qent *q, int n, long pid) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (q[i].pid == pid)
+      return true;
+  return false;
+}
+
 /* While v holds (rw: the write side, so that everyone else waits), kills
  * one of the others whose node is in the queue (sem: at the gate). When
  * there is none right then (they are between turns), waits for the queue
- * to change, at most for most of v's hold. */
+ * to change, at most for most of v's hold. A mutex's waiter with a node
+ * in NAME-b's queue too is a multi-lock's; with want_multi, only those
+ * are candidates for the first part of that time. */
 static void kill_waiter_now(victim_t *v) {
   const group_t *g = v->s->g;
   long long deadline = v->t0 + (HOLD_MS - 300) * 1000LL;
-  qent q[32];
-  int n, i, j, cand[32], ncand;
+  long long multi_until = v->want_multi ? v->t0 + (HOLD_MS - 600) * 1000LL : 0;
+  qent q[32], qb[32];
+  int n, nb = 0, i, j, cand[32], ncand;
+  bool multi;
   slot_t *victim = NULL;
   for (;;) {
     unsigned seen = child_events_now();
     sync_observer(g->queue);
     n = list_nodes_w(g->queue, q, 32, true);
-    if ((ncand = waiters(v, q, n, cand)) > 0 || now_us() >= deadline)
+    nb = g->kind == FR_MUTEX ? list_nodes_w(g->queue_b, qb, 32, true) : 0;
+    if (nb < 0)
+      nb = 0;
+    ncand = waiters(v, q, n, cand);
+    if (now_us() < multi_until) {
+      for (i = j = 0; i < ncand; i++)
+        if (has_pid(qb, nb, q[cand[i]].pid))
+          cand[j++] = cand[i];
+      ncand = j;
+    }
+    if (ncand > 0 || now_us() >= deadline)
       break;
-    wait_child_event(seen, deadline);
+    wait_child_event(seen, now_us() < multi_until ? multi_until : deadline);
   }
   if (ncand == 0) {
     dlog("SKIP kill-waiter no %s waiter in the queue (%d nodes)",
@@ -941,6 +1020,7 @@ static void kill_waiter_now(victim_t *v) {
     return;
   }
   i = cand[rnd_below(ncand)];
+  multi = has_pid(qb, nb, q[i].pid);
   for (j = 0; j < SLOTS; j++)
     if (slots[j].pid == q[i].pid)
       victim = &slots[j];
@@ -948,23 +1028,38 @@ static void kill_waiter_now(victim_t *v) {
     pid_t pid = victim->pid;
     kill(pid, SIGKILL);
     reap(victim);
-    dlog("KILL-WAITER %d %ld %s %d", victim->slot, (long)pid, q[i].name,
-         v->s->slot);
+    dlog("KILL-WAITER %d %ld %s %d%s", victim->slot, (long)pid, q[i].name,
+         v->s->slot, multi ? " multi" : "");
   }
   spawn(victim);
 }
 
+/* One time in two, the mutex's victim is a multi-lock's waiter: the
+ * others of its group are pinned to multi-locks meanwhile, so that some
+ * queue behind the holder. */
 static void fault_kill_waiter(void) {
   victim_t v[GROUPS];
-  int k;
+  int k, j;
   pick_victims(v, FC_KILL_WAITER);
-  for (k = 0; k < GROUPS; k++)
-    if (groups[k].kind == FR_RW)
+  for (k = 0; k < GROUPS; k++) {
+    group_t *g = &groups[k];
+    if (g->kind == FR_RW)
       v[k].side = SIDE_WRITE;
+    if (g->kind == FR_MUTEX && g->form_turn[FC_KILL_WAITER]++ % 2 == 0) {
+      v[k].want_multi = true;
+      for (j = 0; j < GROUP_SLOTS; j++)
+        if (&slots[k * GROUP_SLOTS + j] != v[k].s)
+          pin_form(&slots[k * GROUP_SLOTS + j], FORM_MULTI);
+    }
+  }
   arm_victims(v, HOLD_MS, kill_waiter_now, NULL);
-  for (k = 0; k < GROUPS; k++)
+  for (k = 0; k < GROUPS; k++) {
+    if (v[k].want_multi)
+      for (j = 0; j < GROUP_SLOTS; j++)
+        pin_form(&slots[k * GROUP_SLOTS + j], FORM_ANY);
     if (!v[k].held)
       dlog("SKIP kill-waiter slot %d never reported holding", v[k].s->slot);
+  }
 }
 
 static void stop_now(victim_t *v) {
@@ -1022,49 +1117,87 @@ static void fault_pause_holder(void) {
   }
 }
 
+/* Pins s to plain mutexes and waits (bounded) until it says an acquire
+ * of that form began: it holds no multi-lock then, and will not until
+ * pinned otherwise. Returns whether it said so. */
+static bool pinned_plain(slot_t *s) {
+  long long deadline = now_us() + (long long)STUCK_MS * 1000;
+  char line[64];
+  notify_drain(s);
+  pin_form(s, FORM_PLAIN);
+  while (notify_line(s, line, sizeof line, deadline) == 0)
+    if (!strcmp(line, "F p"))
+      return true;
+  pin_form(s, FORM_ANY);
+  return false;
+}
+
+/* The proxies reset the connection once the victim's next enqueue went
+ * through: a create2 (op 15), or one time in two for the mutex a
+ * multi-lock's transaction (op 14, a multi). A multi-lock's release is a
+ * multi too, so for that the victim is first pinned to plain mutexes (it
+ * then holds no multi-lock), the proxies armed, then it is pinned to
+ * multi-locks: the first multi they see is its enqueue. */
 static void fault_lost_create(void) {
   victim_t v[GROUPS];
-  long long deadline = now_us() + (long long)STUCK_MS * 1000;
-  int i, k, fired[GROUPS], before[GROUPS][SERVERS], left = 0;
+  long long deadline;
+  int i, k, fired[GROUPS], before[GROUPS][SERVERS], op[GROUPS], left = 0;
   pick_victims(v, FC_LOST_CREATE);
+  for (k = 0; k < GROUPS; k++)
+    op[k] = groups[k].kind == FR_MUTEX &&
+                    groups[k].form_turn[FC_LOST_CREATE]++ % 2 == 0 &&
+                    pinned_plain(v[k].s)
+                ? OP_MULTI
+                : OP_CREATE2;
+  deadline = now_us() + (long long)STUCK_MS * 1000;
   for (k = 0; k < GROUPS; k++) {
+    char cmd[32];
     fired[k] = -1;
+    snprintf(cmd, sizeof cmd, "reset-after-op %d", op[k]);
     for (i = 0; i < SERVERS; i++) {
       before[k][i] = proxyctl_fired_count(v[k].s->px[i]);
-      if (proxyctl_cmd(v[k].s->px[i], "reset-after-op 15", NULL, 0, 5000) !=
-          0) {
+      if (proxyctl_cmd(v[k].s->px[i], cmd, NULL, 0, 5000) != 0) {
         dlog("SKIP lost-create proxy %d of slot %d does not answer", i + 1,
              v[k].s->slot);
         fired[k] = -2;
       }
     }
     left += fired[k] == -1;
+    if (op[k] == OP_MULTI)
+      pin_form(v[k].s, FORM_MULTI);
   }
   /* Its next create goes through one of them (the one it is connected to
-   * right then). */
+   * right then). Its other proxies are disarmed at once: the next multi
+   * of a multi-lock after its recovery may be its release. */
   while (left > 0 && now_us() < deadline)
     for (k = 0; k < GROUPS; k++)
       for (i = 0; i < SERVERS && fired[k] == -1; i++)
         if (proxyctl_wait_fired(v[k].s->px[i], 10) == 0) {
+          int j;
           fired[k] = i;
           left--;
+          for (j = 0; j < SERVERS; j++)
+            proxyctl_cmd(v[k].s->px[j], "disarm", NULL, 0, 5000);
         }
   for (k = 0; k < GROUPS; k++) {
     int nfired = 0;
+    if (op[k] == OP_MULTI)
+      pin_form(v[k].s, FORM_ANY);
     if (fired[k] == -2)
       continue;
-    for (i = 0; i < SERVERS; i++)
-      proxyctl_cmd(v[k].s->px[i], "disarm", NULL, 0, 5000);
+    if (fired[k] == -1)
+      for (i = 0; i < SERVERS; i++)
+        proxyctl_cmd(v[k].s->px[i], "disarm", NULL, 0, 5000);
     if (fired[k] >= 0 &&
-        proxyctl_last_fired_op(v[k].s->px[fired[k]]) != OP_CREATE2)
+        proxyctl_last_fired_op(v[k].s->px[fired[k]]) != op[k])
       printf("    (proxy fired on op %d)\n",
              proxyctl_last_fired_op(v[k].s->px[fired[k]]));
-    /* Until the disarm, a second create (after the recovery) may have been
-     * caught by another of its proxies: each is one more lost reply. */
+    /* Until the disarm, a second enqueue (after the recovery) may have
+     * been caught by another of its proxies: each is one more lost reply. */
     for (i = 0; i < SERVERS; i++)
       nfired += proxyctl_fired_count(v[k].s->px[i]) - before[k][i];
-    dlog("LOST-CREATE %d %ld %d %d", v[k].s->slot, (long)v[k].pid,
-         fired[k] + 1, nfired);
+    dlog("LOST-CREATE %d %ld %d %d %d", v[k].s->slot, (long)v[k].pid,
+         fired[k] + 1, nfired, op[k]);
   }
 }
 
@@ -1203,6 +1336,11 @@ static void setup_groups(void) {
     snprintf(g->queue, sizeof g->queue, "%s%s", parent,
              k == FR_SEM ? "/locks" : "");
     snprintf(g->leases, sizeof g->leases, "%s/leases", parent);
+    if (k == FR_MUTEX) { /* the contender's LOCK-b */
+      char name_b[80];
+      snprintf(name_b, sizeof name_b, "%.64s-b", g->lock_name);
+      zkt_parent(g->queue_b, sizeof g->queue_b, name_b);
+    }
     path_in_run(g->resource, sizeof g->resource, res[k]);
     path_in_run(g->history, sizeof g->history, hist[k]);
     fd = open(g->history, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -1464,6 +1602,11 @@ static void test_fault_suite(void) {
     }
   }
   CU_ASSERT(per[FC_RW].writes > 0 && per[FC_RW].downgrades > 0);
+  /* Multi-locks held the mutex's name, and were killed holding and
+   * waiting (the first turn of each aims at one). */
+  CU_ASSERT(per[FC_MUTEX].multi_grants > 0);
+  CU_ASSERT(per[FC_MUTEX].on_multi[FC_KILL_HOLDER] >= 1);
+  CU_ASSERT(per[FC_MUTEX].on_multi[FC_KILL_WAITER] >= 1);
   CU_ASSERT(per[FC_SEM].at_limit > 0);
 
   if (CU_get_number_of_failures() == 0 && env_int("ZKL_FAULT_KEEP", 0) == 0)
