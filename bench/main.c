@@ -186,6 +186,10 @@ static void add_target(int gi, int num, int den, metric m, bool at_most,
   va_end(ap);
 }
 
+/* A ratio of two rows shown beside the targets, without one of its own. */
+#define add_ratio(gi, num, den, m, ...)                                       \
+  add_target(gi, num, den, m, false, NAN, __VA_ARGS__)
+
 /* The floor once more with the client's default host resolution (at every
  * poll): what that default costs, beside what the floor costs. */
 static void add_defaults_row(group *g) {
@@ -323,12 +327,17 @@ static void build_plan(const config *cf) {
     /* No target: the issue asks for the figures. Only Curator among the
      * peers has a multi-lock (InterProcessMultiLock); kazoo has none. */
     for (i = 0; i < cf->nmulti; i++) {
-      int n = cf->multi[i];
+      int n = cf->multi[i], lib, cur;
       g = add_group(7, "cycles/s", n, false,
-                    "multi-lock: N=%d names on one session", n);
+                    "multi-lock: N=%d names, one session", n);
       g->floor = add_row(g, "raw multi create+delete", K_RAW_MULTI, n);
-      add_row(g, "libzklock multi-lock", K_LIB_MULTI, n);
+      lib = add_row(g, "libzklock multi-lock", K_LIB_MULTI, n);
       add_peer_rows_of(g, cf->peers, cf->npeers, "multi", n, true, "curator");
+      gi = P.ngroups - 1; /* the ratio to the floor is the table's */
+      if ((cur = peer_row(g, "curator")) >= 0)
+        add_ratio(gi, lib, cur, M_RATE,
+                  "7  N=%d multi-lock cycles / Curator's InterProcessMultiLock",
+                  n);
     }
   }
 }

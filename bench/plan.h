@@ -25,7 +25,7 @@ typedef enum {
 
 #define MAX_ROWS 16
 #define MAX_GROUPS 24
-#define MAX_TARGETS 32
+#define MAX_TARGETS 48
 #define MAX_PEERS 4
 
 typedef struct row {
@@ -58,7 +58,7 @@ typedef struct target {
   int group, num, den; /* ratio of row num to row den of group */
   metric m;
   bool at_most; /* met when the median ratio is <= threshold (else >=) */
-  double threshold;
+  double threshold; /* NAN: a ratio shown without a target */
 } target;
 
 typedef struct peer {
