@@ -329,7 +329,7 @@ static void build_plan(const config *cf) {
     for (i = 0; i < cf->nmulti; i++) {
       int n = cf->multi[i], lib, cur;
       g = add_group(7, "cycles/s", n, false,
-                    "multi-lock: N=%d names, one session", n);
+                    "multi-lock: N=%d names on one session", n);
       g->floor = add_row(g, "raw multi create+delete", K_RAW_MULTI, n);
       lib = add_row(g, "libzklock multi-lock", K_LIB_MULTI, n);
       add_peer_rows_of(g, cf->peers, cf->npeers, "multi", n, true, "curator");
