@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// CuratorPeer - Apache Curator's InterProcessMutex, measured for zklock-bench.
+// CuratorPeer - Apache Curator's InterProcessMutex and InterProcessMultiLock,
+// measured for zklock-bench.
 //
 // usage: java CuratorPeer HOSTS MODE N WARM SECONDS
 //   MODE uncontended: one client cycles acquire+release on a lock of its own
 //   MODE contended:   N clients (one CuratorFramework, so one ZooKeeper
 //                     session, and one thread each) on one lock
+//   MODE multi:       one client cycles acquire+release on an
+//                     InterProcessMultiLock of N names (an InterProcessMutex
+//                     each, taken one after another, released in reverse)
 // It speaks zklock-bench's peer protocol (bench/peer.c): cycles for WARM
 // seconds, prints "ready", waits for "go" on stdin, counts the cycles of the
 // next SECONDS, prints one "result ..." line, and stops and exits when its
@@ -22,6 +26,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.RetryNTimes;
 
@@ -58,9 +64,14 @@ public class CuratorPeer {
     }
 
     public static void main(String[] a) throws Exception {
-        String hosts = a[0];
-        boolean contended = a[1].equals("contended");
-        int n = contended ? Integer.parseInt(a[2]) : 1;
+        String hosts = a[0], mode = a[1];
+        if (!mode.equals("uncontended") && !mode.equals("contended") && !mode.equals("multi")) {
+            System.err.println("CuratorPeer: unknown mode " + mode);
+            System.exit(2);
+        }
+        // n: clients; names: the lock's names (a multi-lock when > 1 or in mode multi)
+        int n = mode.equals("contended") ? Integer.parseInt(a[2]) : 1;
+        int names = mode.equals("multi") ? Integer.parseInt(a[2]) : 1;
         double warm = Double.parseDouble(a[3]), secs = Double.parseDouble(a[4]);
         String base = "/bench/curator-" + UUID.randomUUID().toString().substring(0, 8);
 
@@ -95,7 +106,14 @@ public class CuratorPeer {
         for (CuratorFramework c : clients) {
             Samples mine = new Samples();
             samples.add(mine);
-            InterProcessMutex m = new InterProcessMutex(c, base);
+            InterProcessLock m;
+            if (mode.equals("multi")) {
+                List<String> paths = new ArrayList<>();
+                for (int i = 0; i < names; i++) paths.add(base + "/" + i);
+                m = new InterProcessMultiLock(c, paths);
+            } else {
+                m = new InterProcessMutex(c, base);
+            }
             Thread t = new Thread(() -> {
                 while (!stopping) {
                     try {

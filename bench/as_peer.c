@@ -10,7 +10,8 @@
  * MODE uncontended runs workload 1 (blocking, one session), contended
  * workload 2 with N sessions, many workload 3 with N locks, queue-S
  * workload 4 with N waiters over S sessions (the last two only between
- * zklock-bench builds: see --build). The result line also carries cpu=, the
+ * zklock-bench builds: see --build), multi workload 7 with a multi-lock of
+ * N names. The result line also carries cpu=, the
  * process's own CPU time over the window (getrusage): its result is printed
  * only after its threads have stopped, so the parent's /proc reading would
  * also count the drain of the queue.
@@ -65,6 +66,8 @@ int as_peer_main(int argc, char **argv) {
     lib_many_locks(&c, n, &r);
   } else if (sessions > 0) {
     lib_long_queue(&c, sessions, n, &r);
+  } else if (strcmp(mode, "multi") == 0) {
+    lib_multilock(&c, n, &r);
   } else if (strcmp(mode, "uncontended") == 0 ||
              strcmp(mode, "contended") == 0) {
     lib_blocking(&c, n, &r);

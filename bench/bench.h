@@ -147,6 +147,9 @@ void raw_create_delete(const bench_ctx *c, bench_result *r);
 void raw_pipelined(const bench_ctx *c, int inflight, bench_result *r);
 /* the raw-call contended recipe: n sessions, one thread each, one lock */
 void raw_recipe(const bench_ctx *c, int n, bench_result *r);
+/* one session: one zoo_multi of `names` ephemeral sequential creates (one
+ * under each of `names` parents), then one zoo_multi of their deletes */
+void raw_multi(const bench_ctx *c, int names, bench_result *r);
 
 /* lib_blocking.c: libzklock's blocking API; n sessions, one thread each,
  * one lock (n = 1: the uncontended workload). */
@@ -155,10 +158,14 @@ void lib_blocking(const bench_ctx *c, int n, bench_result *r);
 typedef enum {
   BENCH_MUTEX,
   BENCH_RW_WRITE, /* the write side of a read/write lock */
-  BENCH_SEMAPHORE /* a semaphore of one lease */
+  BENCH_SEMAPHORE, /* a semaphore of one lease */
+  BENCH_MULTI      /* a multi-lock (lib_multilock) */
 } bench_lock_kind;
 void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
                        bench_result *r);
+/* One session, one thread: a multi-lock of `names` names
+ * (zkl_multilock_new), uncontended. */
+void lib_multilock(const bench_ctx *c, int names, bench_result *r);
 
 /* lib_async.c: libzklock's async API. */
 /* many locks: one session, `locks` different locks, each cycling */
@@ -169,8 +176,8 @@ void lib_long_queue(const bench_ctx *c, int sessions, int waiters,
                     bench_result *r);
 
 /* peer.c: a peer library's benchmark in a child process (see peer.c for
- * the protocol): COMMAND HOSTS MODE N WARM SECONDS, MODE uncontended or
- * contended. */
+ * the protocol): COMMAND HOSTS MODE N WARM SECONDS, MODE uncontended,
+ * contended or multi (N names). */
 void peer_run(const bench_ctx *c, const char *command, const char *mode,
               int n, bench_result *r);
 /* The peer process running now (0: none), for a signal handler to kill. */

@@ -75,6 +75,10 @@ def quantile_ms(xs, p):
 
 def main():
     hosts, mode = sys.argv[1], sys.argv[2]
+    if mode not in ('uncontended', 'contended'):
+        # e.g. multi: kazoo has no multi-lock recipe; never measure the
+        # wrong thing under the mode's name
+        sys.exit('kazoo_peer: unknown mode ' + mode)
     n = int(sys.argv[3]) if mode == 'contended' else 1
     warm, secs = float(sys.argv[4]), float(sys.argv[5])
     path = '/bench/kazoo-' + uuid.uuid4().hex[:8]

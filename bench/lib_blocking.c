@@ -5,7 +5,9 @@
  * is the uncontended workload). Each cycle is zkl_lock_acquire (no bound
  * but WAIT_MS), the exclusion check, zkl_lock_release. The lock is a mutex,
  * the write side of a read/write lock, or a semaphore of one lease: all
- * three exclude, so the same checks hold.
+ * three exclude, so the same checks hold. lib_multilock() runs the same
+ * cycles on one session with a multi-lock of several names
+ * (zkl_multilock_new): the token, the czxid its nodes share, rises too.
  */
 #include "config.h"
 
@@ -26,6 +28,8 @@ typedef struct blk_thread {
   bench_lock_kind kind;
   bench_window *w;
   const char *name;
+  const char *const *names; /* BENCH_MULTI: nnames names */
+  int nnames;
   bench_lat lat;
   /* tokens must rise from one grant to the next, whoever holds */
   pthread_mutex_t *order_mu;
@@ -51,6 +55,9 @@ static void *blk_main(void *arg) {
       break;
     case BENCH_SEMAPHORE:
       rc = zkl_semaphore_new(&l, s, t->name, 1);
+      break;
+    case BENCH_MULTI:
+      rc = zkl_multilock_new(&l, s, t->names, t->nnames);
       break;
     }
   }
@@ -90,19 +97,17 @@ static void *blk_main(void *arg) {
   return NULL;
 }
 
-void lib_blocking(const bench_ctx *c, int n, bench_result *r) {
-  lib_blocking_kind(c, n, BENCH_MUTEX, r);
-}
-
-void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
-                       bench_result *r) {
+/* n sessions, one thread each, on one lock; with BENCH_MULTI, n = 1 and
+ * names (nnames of them) are the multi-lock's. */
+static void run_blocking(const bench_ctx *c, int n, bench_lock_kind kind,
+                         const char *const *names, int nnames, const char *name,
+                         bench_result *r) {
   bench_window w;
   blk_thread *ts = calloc((size_t)n, sizeof *ts);
   pthread_mutex_t order_mu = PTHREAD_MUTEX_INITIALIZER;
   int64_t last_token = 0;
   atomic_uint_fast64_t order_errors;
   bench_lat all = {0};
-  char name[128];
   int i;
   if (!ts) {
     bench_fail(r, "out of memory");
@@ -110,13 +115,13 @@ void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
   }
   atomic_init(&order_errors, 0);
   bench_window_init(&w);
-  snprintf(name, sizeof name, "bench/%u/blocking-%u", c->run_id,
-           atomic_fetch_add(&name_serial, 1));
   for (i = 0; i < n; i++) {
     ts[i].c = c;
     ts[i].kind = kind;
     ts[i].w = &w;
     ts[i].name = name;
+    ts[i].names = names;
+    ts[i].nnames = nnames;
     ts[i].order_mu = &order_mu;
     ts[i].last_token = &last_token;
     ts[i].order_errors = &order_errors;
@@ -135,4 +140,35 @@ void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
   bench_lat_free(&all);
   free(ts);
   bench_window_destroy(&w);
+}
+
+void lib_blocking(const bench_ctx *c, int n, bench_result *r) {
+  lib_blocking_kind(c, n, BENCH_MUTEX, r);
+}
+
+void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
+                       bench_result *r) {
+  char name[128];
+  snprintf(name, sizeof name, "bench/%u/blocking-%u", c->run_id,
+           atomic_fetch_add(&name_serial, 1));
+  run_blocking(c, n, kind, NULL, 0, name, r);
+}
+
+void lib_multilock(const bench_ctx *c, int names, bench_result *r) {
+  char base[128], (*buf)[160] = calloc((size_t)names, sizeof *buf);
+  const char **ptrs = calloc((size_t)names, sizeof *ptrs);
+  int i;
+  if (!buf || !ptrs) {
+    bench_fail(r, "out of memory");
+  } else {
+    snprintf(base, sizeof base, "bench/%u/multi-%u", c->run_id,
+             atomic_fetch_add(&name_serial, 1));
+    for (i = 0; i < names; i++) {
+      snprintf(buf[i], sizeof buf[i], "%s/%d", base, i);
+      ptrs[i] = buf[i];
+    }
+    run_blocking(c, 1, BENCH_MULTI, ptrs, names, base, r);
+  }
+  free(ptrs);
+  free(buf);
 }

@@ -31,28 +31,33 @@ static void usage(FILE *out) {
 "Measures libzklock's mutex against the raw ZooKeeper C client's floor on\n"
 "the same server, in interleaved rounds, and prints a table.\n"
 "\n"
-"  -s HOSTS          server for workloads 1-4 (default: a throwaway one,\n"
-"                    fsync on, started with tests/zkserver)\n"
+"  -s HOSTS          server for workloads 1-4 and 7 (default: a throwaway\n"
+"                    one, fsync on, started with tests/zkserver)\n"
 "  -S HOSTS          server without fsync for workload 6 (default: a\n"
 "                    throwaway one, forceSync=no; with -s alone: -s's)\n"
-"  -w LIST           workloads, e.g. 1,2 (default 1,2,3,4,6):\n"
+"  -w LIST           workloads, e.g. 1,2 (default 1,2,3,4,6,7):\n"
 "                      1 uncontended: one session, one lock, cycles/s\n"
 "                      2 contended: N sessions, one thread each, one lock\n"
 "                      3 many locks: one session, K locks, async API\n"
 "                      4 long queue: W waiters on one lock vs a short queue\n"
 "                      5 the floors (raw C client): always run beside 1-3\n"
 "                      6 client cost: 1 and 2 (N=8) without fsync, CPU/op\n"
+"                      7 multi-lock: one session, a multi-lock of N names,\n"
+"                        uncontended, cycles/s\n"
 "  -r ROUNDS         interleaved rounds (default 5)\n"
 "  -t SECONDS        measured window of each run (default 3)\n"
 "  --warm SECONDS    warm-up of each run before its window (default 1)\n"
 "  -n LIST           N for workload 2 (default 2,8,32,128)\n"
+"  --multi-names LIST  N (names per multi-lock) for workload 7 (default\n"
+"                    1,2,4,8)\n"
 "  --locks K         workload 3: locks, and the floor's cycles in flight\n"
 "                    (default 1000)\n"
 "  --waiters W       workload 4: the long queue (default 1000)\n"
 "  --short-queue W   workload 4: the queue it is compared with (default 8)\n"
 "  --queue-sessions S  workload 4: sessions the waiters share (default 8)\n"
 "  --peer NAME=CMD   also run a peer benchmark in workloads 1, 2 and 6 (see\n"
-"                    bench/compare); NAME curator gets the issue's targets\n"
+"                    bench/compare); NAME curator gets the issue's targets,\n"
+"                    and is the only peer of workload 7 (MODE multi)\n"
 "  --csv FILE        also write every run and the medians as CSV (- for\n"
 "                    stdout, the table then goes to stderr)\n"
 "  --session-ms MS   session timeout of every client (default 10000)\n""  --floor-resolve MS  host resolution window of the floors' handles\n"
@@ -67,7 +72,7 @@ static void usage(FILE *out) {
 "  --as-peer HOSTS MODE N WARM SECONDS\n"
 "                    be a peer of another zklock-bench: this build's\n"
 "                    libzklock behind the peer protocol (MODE uncontended,\n"
-"                    contended, many, queue-SESSIONS)\n"
+"                    contended, many, queue-SESSIONS, multi)\n"
 "  -h, --help\n");
 }
 
@@ -128,14 +133,17 @@ static int add_row(group *g, const char *name, row_kind kind, int n) {
 }
 
 /* Adds a row per peer; builds_only: only the other zklock-bench builds,
- * which alone know the async workloads' modes. */
-static void add_peer_rows(group *g, const peer *peers, int npeers,
-                          const char *mode, int n, bool builds_only) {
+ * which alone know the async workloads' modes; and_named: that peer too
+ * (NULL: none), the one other peer that knows the mode. */
+static void add_peer_rows_of(group *g, const peer *peers, int npeers,
+                             const char *mode, int n, bool builds_only,
+                             const char *and_named) {
   int i;
   for (i = 0; i < npeers; i++) {
     char name[64];
     int k;
-    if (builds_only && !peers[i].build)
+    if (builds_only && !peers[i].build &&
+        !(and_named && strcmp(peers[i].name, and_named) == 0))
       continue;
     if (strncmp(mode, "queue-", 6) == 0)
       snprintf(name, sizeof name, "%s %d waiters", peers[i].name, n);
@@ -146,6 +154,11 @@ static void add_peer_rows(group *g, const peer *peers, int npeers,
     g->rows[k].peer_cmd = peers[i].cmd;
     g->rows[k].peer_mode = mode;
   }
+}
+
+static void add_peer_rows(group *g, const peer *peers, int npeers,
+                          const char *mode, int n, bool builds_only) {
+  add_peer_rows_of(g, peers, npeers, mode, n, builds_only, NULL);
 }
 
 static void add_target(int gi, int num, int den, metric m, bool at_most,
@@ -173,6 +186,10 @@ static void add_target(int gi, int num, int den, metric m, bool at_most,
   va_end(ap);
 }
 
+/* A ratio of two rows shown beside the targets, without one of its own. */
+#define add_ratio(gi, num, den, m, ...)                                       \
+  add_target(gi, num, den, m, false, NAN, __VA_ARGS__)
+
 /* The floor once more with the client's default host resolution (at every
  * poll): what that default costs, beside what the floor costs. */
 static void add_defaults_row(group *g) {
@@ -193,8 +210,9 @@ static int peer_row(const group *g, const char *name) {
 }
 
 typedef struct config {
-  bool w[7];
+  bool w[8];
   int ns[16], nn;
+  int multi[16], nmulti; /* workload 7: names per multi-lock */
   int locks, waiters, short_queue, queue_sessions;
   peer peers[MAX_PEERS];
   int npeers;
@@ -305,6 +323,23 @@ static void build_plan(const config *cf) {
     add_row(g, "libzklock", K_LIB_BLOCK, 8);
     add_peer_rows(g, cf->peers, cf->npeers, "contended", 8, false);
   }
+  if (cf->w[7]) {
+    /* No target: the issue asks for the figures. Only Curator among the
+     * peers has a multi-lock (InterProcessMultiLock); kazoo has none. */
+    for (i = 0; i < cf->nmulti; i++) {
+      int n = cf->multi[i], lib, cur;
+      g = add_group(7, "cycles/s", n, false,
+                    "multi-lock: N=%d names on one session", n);
+      g->floor = add_row(g, "raw multi create+delete", K_RAW_MULTI, n);
+      lib = add_row(g, "libzklock multi-lock", K_LIB_MULTI, n);
+      add_peer_rows_of(g, cf->peers, cf->npeers, "multi", n, true, "curator");
+      gi = P.ngroups - 1; /* the ratio to the floor is the table's */
+      if ((cur = peer_row(g, "curator")) >= 0)
+        add_ratio(gi, lib, cur, M_RATE,
+                  "7  N=%d multi-lock cycles / Curator's InterProcessMultiLock",
+                  n);
+    }
+  }
 }
 
 /* ------------------------------------------------------------ running */
@@ -342,6 +377,12 @@ static void run_row(const bench_ctx *ctx, row *rw, bench_result *r) {
     break;
   case K_LIB_QUEUE:
     lib_long_queue(c, rw->sessions, rw->n, r);
+    break;
+  case K_RAW_MULTI:
+    raw_multi(c, rw->n, r);
+    break;
+  case K_LIB_MULTI:
+    lib_multilock(c, rw->n, r);
     break;
   case K_PEER:
     peer_run(c, rw->peer_cmd, rw->peer_mode, rw->n, r);
@@ -453,7 +494,7 @@ static int parse_int(const char *s, const char *what, int min, int max) {
 int main(int argc, char **argv) {
   enum {
     O_WARM = 256, O_LOCKS, O_WAITERS, O_SHORT, O_QSESS, O_PEER, O_CSV,
-    O_SESSION, O_SMOKE, O_BUILD, O_RESOLVE
+    O_SESSION, O_SMOKE, O_BUILD, O_RESOLVE, O_MULTI
   };
   static const struct option longopts[] = {
       {"warm", required_argument, NULL, O_WARM},
@@ -467,6 +508,7 @@ int main(int argc, char **argv) {
       {"smoke", no_argument, NULL, O_SMOKE},
       {"build", required_argument, NULL, O_BUILD},
       {"floor-resolve", required_argument, NULL, O_RESOLVE},
+      {"multi-names", required_argument, NULL, O_MULTI},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   static config cf; /* static: what --build allocates stays reachable */
@@ -480,6 +522,8 @@ int main(int argc, char **argv) {
   memset(&cf, 0, sizeof cf);
   cf.nn = 4;
   cf.ns[0] = 2, cf.ns[1] = 8, cf.ns[2] = 32, cf.ns[3] = 128;
+  cf.nmulti = 4;
+  cf.multi[0] = 1, cf.multi[1] = 2, cf.multi[2] = 4, cf.multi[3] = 8;
   cf.locks = 1000;
   cf.waiters = 1000;
   cf.short_queue = 8;
@@ -504,7 +548,7 @@ int main(int argc, char **argv) {
         return 2;
       }
       for (i = 0; i < nw; i++)
-        if (ws[i] > 6) {
+        if (ws[i] > 7) {
           fprintf(stderr, "zklock-bench: -w: no workload %d\n", ws[i]);
           return 2;
         }
@@ -520,6 +564,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "zklock-bench: -n: bad list '%s'\n", optarg);
         return 2;
       }
+      break;
+    case O_MULTI:
+      if ((cf.nmulti = parse_list(optarg, cf.multi, 16)) <= 0) {
+        fprintf(stderr, "zklock-bench: --multi-names: bad list '%s'\n",
+                optarg);
+        return 2;
+      }
+      for (i = 0; i < cf.nmulti; i++)
+        if (cf.multi[i] > ZKL_MULTI_NAMES_MAX) {
+          fprintf(stderr, "zklock-bench: --multi-names: at most %d\n",
+                  ZKL_MULTI_NAMES_MAX);
+          return 2;
+        }
       break;
     case O_WARM:
       P.ctx.warm_s = parse_secs(optarg, "--warm");
@@ -592,14 +649,16 @@ int main(int argc, char **argv) {
     P.ctx.warm_s = 0.1;
     cf.nn = 1;
     cf.ns[0] = 4;
+    cf.nmulti = 1;
+    cf.multi[0] = 4;
     cf.locks = 50;
     cf.waiters = 40;
     cf.short_queue = 4;
     cf.queue_sessions = 2;
   }
   if (nw == 0) {
-    ws[0] = 1, ws[1] = 2, ws[2] = 3, ws[3] = 4, ws[4] = 6;
-    nw = 5;
+    ws[0] = 1, ws[1] = 2, ws[2] = 3, ws[3] = 4, ws[4] = 6, ws[5] = 7;
+    nw = 6;
   }
   for (i = 0; i < nw; i++)
     cf.w[ws[i]] = true;
@@ -614,7 +673,7 @@ int main(int argc, char **argv) {
   if (csv && strcmp(csv, "-") == 0)
     table = stderr;
 
-  /* Workloads 1-4 on the fsync'd server, then 6 on the other. */
+  /* Workloads 1-4 and 7 on the fsync'd server, then 6 on the other. */
   P.hosts_given = hosts != NULL;
   P.nofsync_given = hosts_nofsync != NULL || hosts != NULL;
   for (i = 0; i < P.ngroups; i++)

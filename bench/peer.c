@@ -5,6 +5,8 @@
  *
  * The protocol, one line each way:
  *   we run    sh -c 'exec COMMAND HOSTS MODE N WARM SECONDS'
+ *             (MODE uncontended, contended with N sessions, multi with a
+ *             multi-lock of N names; --as-peer knows more, see as_peer.c)
  *   it says   "ready" once its clients are connected and have run WARM
  *             seconds of cycles (JIT and caches warm);
  *   we say    "go": it counts the cycles of the next SECONDS and says

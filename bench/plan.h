@@ -18,12 +18,14 @@ typedef enum {
   K_LIB_SEM,     /* the same, a semaphore of one lease */
   K_LIB_MANY,    /* libzklock async, n locks on one session */
   K_LIB_QUEUE,   /* libzklock async, n waiters on one lock */
+  K_RAW_MULTI,   /* raw zoo_multi of n creates, then of n deletes */
+  K_LIB_MULTI,   /* libzklock blocking, a multi-lock of n names */
   K_PEER         /* a peer's process */
 } row_kind;
 
 #define MAX_ROWS 16
 #define MAX_GROUPS 24
-#define MAX_TARGETS 32
+#define MAX_TARGETS 48
 #define MAX_PEERS 4
 
 typedef struct row {
@@ -32,14 +34,14 @@ typedef struct row {
   int n;
   int sessions;          /* K_LIB_QUEUE */
   const char *peer_cmd;  /* K_PEER */
-  const char *peer_mode; /* K_PEER: "uncontended" or "contended" */
+  const char *peer_mode; /* K_PEER: "uncontended", "contended", "multi"... */
   bool client_defaults;  /* raw rows: the client's default host resolution */
   bool build;            /* K_PEER: another zklock-bench build (--build) */
   bench_result *res;     /* one per round */
 } row;
 
 typedef struct group {
-  int workload;     /* the number: 1, 2, 3, 4, 6 */
+  int workload;     /* the number: 1, 2, 3, 4, 6, 7 */
   char title[64];
   const char *unit; /* "cycles/s", "handoffs/s" */
   int n;            /* the group's N (contended clients...) for the plot */
@@ -56,7 +58,7 @@ typedef struct target {
   int group, num, den; /* ratio of row num to row den of group */
   metric m;
   bool at_most; /* met when the median ratio is <= threshold (else >=) */
-  double threshold;
+  double threshold; /* NAN: a ratio shown without a target */
 } target;
 
 typedef struct peer {

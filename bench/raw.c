@@ -16,6 +16,12 @@
  *                     of the listing (else list again). No unique ids, no
  *                     lost-reply recovery, no own-node watch, no lease: the
  *                     recipe stripped to the requests on the handoff path.
+ *   multi             one session, one thread, `names` parents: one
+ *                     zoo_multi of `names` ephemeral sequential creates (one
+ *                     under each parent), then one zoo_multi of their
+ *                     deletes. What a multi-lock's transaction costs at
+ *                     least: two round trips, 2 x names writes, whatever
+ *                     the count; no listing.
  */
 #include "config.h"
 
@@ -358,5 +364,95 @@ void raw_recipe(const bench_ctx *c, int n, bench_result *r) {
   }
   bench_zk_close(setup);
   free(ts);
+  bench_window_destroy(&w);
+}
+
+/* ------------------------------------------------------------------ multi */
+
+typedef struct multi_thread {
+  const bench_ctx *c;
+  bench_window *w;
+  int names;
+  bench_lat lat;
+} multi_thread;
+
+static void *multi_main(void *arg) {
+  multi_thread *t = arg;
+  int n = t->names, i, rc = ZOK, failures = 0;
+  char err[160];
+  char(*parents)[256] = calloc((size_t)n, sizeof *parents);
+  char(*paths)[300] = calloc((size_t)n, sizeof *paths);
+  char(*created)[300] = calloc((size_t)n, sizeof *created);
+  zoo_op_t *creates = calloc((size_t)n, sizeof *creates);
+  zoo_op_t *deletes = calloc((size_t)n, sizeof *deletes);
+  zoo_op_result_t *results = calloc((size_t)n, sizeof *results);
+  zhandle_t *zh = NULL;
+  if (!parents || !paths || !created || !creates || !deletes || !results) {
+    bench_window_fail(t->w, "out of memory");
+    goto out;
+  }
+  if (!(zh = bench_zk_connect(t->c, err, sizeof err))) {
+    bench_window_fail(t->w, "%s", err);
+    goto out;
+  }
+  for (i = 0; i < n && rc == ZOK; i++)
+    if ((rc = make_parent(zh, t->c, "multi", parents[i], sizeof parents[i])) ==
+        ZOK)
+      snprintf(paths[i], sizeof paths[i], "%s/lock-", parents[i]);
+  if (rc != ZOK) {
+    bench_window_fail(t->w, "create %s: %s", parents[i - 1], zerror(rc));
+    goto out;
+  }
+  for (i = 0; i < n; i++) {
+    zoo_create_op_init(&creates[i], paths[i], NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                       ZOO_EPHEMERAL_SEQUENTIAL, created[i],
+                       (int)sizeof created[i]);
+    zoo_delete_op_init(&deletes[i], created[i], -1);
+  }
+  bench_window_ready(t->w);
+  while (atomic_load(&t->w->phase) != BENCH_STOP && failures < MAX_ERRORS) {
+    double t0 = bench_now();
+    rc = zoo_multi(zh, n, creates, results);
+    if (rc != ZOK) {
+      atomic_fetch_add(&t->w->errors, 1);
+      failures++;
+      continue;
+    }
+    failures = 0;
+    if (atomic_load(&t->w->phase) == BENCH_MEASURE)
+      bench_lat_add(&t->lat, (bench_now() - t0) * 1e3);
+    bench_window_hold(t->w);
+    if (zoo_multi(zh, n, deletes, results) != ZOK)
+      atomic_fetch_add(&t->w->errors, 1);
+  }
+  bench_window_done(t->w);
+out:
+  if (zh) {
+    for (i = 0; i < n; i++)
+      if (parents[i][0])
+        bench_zk_rmtree(zh, parents[i]);
+    bench_zk_close(zh);
+  }
+  free(results);
+  free(deletes);
+  free(creates);
+  free(created);
+  free(paths);
+  free(parents);
+  return NULL;
+}
+
+void raw_multi(const bench_ctx *c, int names, bench_result *r) {
+  bench_window w;
+  multi_thread t = {0};
+  bench_window_init(&w);
+  t.c = c;
+  t.w = &w;
+  t.names = names;
+  if (bench_run_threads(c, &w, 1, multi_main, &t, sizeof t, r)) {
+    r->p50_ms = bench_lat_quantile(&t.lat, 0.50);
+    r->p99_ms = bench_lat_quantile(&t.lat, 0.99);
+  }
+  bench_lat_free(&t.lat);
   bench_window_destroy(&w);
 }

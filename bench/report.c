@@ -135,8 +135,43 @@ bool report_no_overlaps(const plan *p) {
   return true;
 }
 
+/* The targets (with_threshold), or the ratios shown without one. */
+static void report_targets(const plan *p, FILE *out, bool with_threshold) {
+  int t;
+  bool any = false;
+  for (t = 0; t < p->ntargets; t++) {
+    const target *tg = &p->targets[t];
+    double med, mn, mx;
+    int k;
+    const char *verdict = "";
+    char got[64];
+    if (isfinite(tg->threshold) != with_threshold)
+      continue;
+    if (!any)
+      fprintf(out, with_threshold
+                       ? "\nTargets, median ratio over the rounds [min-max]:\n"
+                       : "\nOther ratios, median over the rounds [min-max]:\n");
+    any = true;
+    k = plan_ratio_stats(p, &p->groups[tg->group], tg->num, tg->den, tg->m,
+                         &med, &mn, &mx);
+    if (with_threshold)
+      verdict = k == 0 ? "no data"
+                : (tg->at_most ? med <= tg->threshold : med >= tg->threshold)
+                    ? "met"
+                    : "NOT met";
+    if (k)
+      snprintf(got, sizeof got, "%.2f [%.2f-%.2f]", med, mn, mx);
+    else
+      snprintf(got, sizeof got, "-");
+    if (with_threshold)
+      fprintf(out, "  %-66s %-20s %s\n", tg->text, got, verdict);
+    else
+      fprintf(out, "  %-66s %s\n", tg->text, got);
+  }
+}
+
 void report_table(const plan *p, FILE *out) {
-  int gi, ri, t;
+  int gi, ri;
   char a[32], b[32], c[32], d[32], e[32], f[32];
   fprintf(out,
           "\nzklock-bench: libzklock %s; %d round%s of %g s windows (after "
@@ -188,27 +223,8 @@ void report_table(const plan *p, FILE *out) {
       fprintf(out, "\n");
     }
   }
-  if (p->ntargets == 0)
-    return;
-  fprintf(out, "\nTargets, median ratio over the rounds "
-               "[min-max]:\n");
-  for (t = 0; t < p->ntargets; t++) {
-    const target *tg = &p->targets[t];
-    double med, mn, mx;
-    int k = plan_ratio_stats(p, &p->groups[tg->group], tg->num, tg->den,
-                             tg->m, &med, &mn, &mx);
-    const char *verdict =
-        k == 0 ? "no data"
-        : (tg->at_most ? med <= tg->threshold : med >= tg->threshold)
-            ? "met"
-            : "NOT met";
-    char got[64];
-    if (k)
-      snprintf(got, sizeof got, "%.2f [%.2f-%.2f]", med, mn, mx);
-    else
-      snprintf(got, sizeof got, "-");
-    fprintf(out, "  %-66s %-20s %s\n", tg->text, got, verdict);
-  }
+  report_targets(p, out, true);
+  report_targets(p, out, false);
 }
 
 static void csv_str(FILE *out, const char *s) {
@@ -284,7 +300,8 @@ void report_csv(const plan *p, FILE *out) {
     const group *g = &p->groups[tg->group];
     double med, mn, mx;
     int k = plan_ratio_stats(p, g, tg->num, tg->den, tg->m, &med, &mn, &mx);
-    fprintf(out, "target,%d,", g->workload);
+    bool has = isfinite(tg->threshold);
+    fprintf(out, "%s,%d,", has ? "target" : "ratio", g->workload);
     csv_str(out, tg->text);
     fputc(',', out);
     csv_str(out, g->rows[tg->num].name);
@@ -292,6 +309,10 @@ void report_csv(const plan *p, FILE *out) {
     csv_num(out, k ? med : NAN);
     csv_num(out, k ? mn : NAN);
     csv_num(out, k ? mx : NAN);
+    if (!has) {
+      fprintf(out, ",,\n");
+      continue;
+    }
     fprintf(out, ",%s%g,%s\n", tg->at_most ? "<=" : ">=", tg->threshold,
             k == 0 ? "" :
             (tg->at_most ? med <= tg->threshold : med >= tg->threshold)

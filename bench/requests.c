@@ -11,6 +11,7 @@
  * Without -s it starts a throwaway server (forceSync=no: counts do not
  * depend on the disk). Runs, after a first cycle that creates the parents:
  *   uncontended   CYCLES acquire+release, blocking, one session
+ *   multi-lock    the same with a multi-lock of 1, then 8 names
  *   contended     8 sessions, one thread each, CYCLES grants in all
  *   many locks    100 locks on one session, async, CYCLES cycles in all
  *   long queue    200 waiters on one lock over 4 sessions, async, each
@@ -88,16 +89,24 @@ static int die(const char *what, int rc) {
 
 /* ------------------------------------------------------------ uncontended */
 
-static void uncontended(int cycles) {
+/* names 0: a mutex; else a multi-lock of that many names. */
+static void uncontended(int cycles, int names) {
   zkl_session *s;
   zkl_lock *l;
   tally t = {{0}, 0};
-  char name[64];
+  char name[64], multi[ZKL_MULTI_NAMES_MAX][64], what[64];
+  const char *ptrs[ZKL_MULTI_NAMES_MAX];
   int i, rc;
   snprintf(name, sizeof name, "requests/%u/one", run_id);
+  for (i = 0; i < names; i++) {
+    snprintf(multi[i], sizeof multi[i], "requests/%u/multi-%d/%d", run_id,
+             names, i);
+    ptrs[i] = multi[i];
+  }
   if ((rc = zkl_session_open(&s, hosts, 10000)) != ZKL_OK)
     die("session", rc);
-  if ((rc = zkl_lock_new(&l, s, name)) != ZKL_OK)
+  if ((rc = names ? zkl_multilock_new(&l, s, ptrs, names)
+                  : zkl_lock_new(&l, s, name)) != ZKL_OK)
     die("lock", rc);
   /* the first cycle creates the parents */
   if ((rc = zkl_lock_acquire(l, 10000, NULL)) != ZKL_OK ||
@@ -115,7 +124,12 @@ static void uncontended(int cycles) {
   add_counts(&t, s, 1);
   zkl_lock_free(l);
   zkl_session_close(s);
-  print("uncontended (blocking, one session)", &t);
+  if (names)
+    snprintf(what, sizeof what, "multi-lock of %d name%s (blocking, one "
+             "session)", names, names == 1 ? "" : "s");
+  else
+    snprintf(what, sizeof what, "uncontended (blocking, one session)");
+  print(what, &t);
 }
 
 /* -------------------------------------------------------------- contended */
@@ -307,7 +321,9 @@ int main(int argc, char **argv) {
   run_id = (unsigned)getpid() ^ (unsigned)time(NULL);
   printf("libzklock %s: requests sent per acquire+release cycle, by kind "
          "(zkl_session.sent)\n", zkl_version_string());
-  uncontended(cycles);
+  uncontended(cycles, 0);
+  uncontended(cycles, 1);
+  uncontended(cycles, 8);
   contended(cycles);
   async_cycles(cycles, 1, MANY, false,
                "many locks (100 locks on one session, async)");
