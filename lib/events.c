@@ -204,7 +204,8 @@ static void connected_locked(zkl_session *s, zhandle_t *zh) {
   if (s->hooks)
     s->hooks->connected_locked(s->hooks_ctx);
   zkl__cleanups_run_locked(s);
-  zkl__follow_connected_locked(s); /* a change may have come meanwhile */
+  if (s->follow.connected_locked) /* a change may have come meanwhile */
+    s->follow.connected_locked(s);
   if (s->was_connected)
     s->reconnects++;
   report_locked(s, s->was_connected ? ZKL_STATE_RECONNECTED

@@ -242,25 +242,19 @@ bool zkl__servers_same(const char *a, const char *b) {
 
 /* --------------------------------------------------------- the session */
 
+static void connected_locked(zkl_session *s);
+
 int zkl__follow_init(zkl_session *s, const char *hosts, bool on) {
   const char *slash = strchr(hosts, '/');
   size_t n = slash ? (size_t)(slash - hosts) : strlen(hosts);
   s->follow.servers = strndup(hosts, n);
   s->follow.chroot = strdup(slash ? slash : "");
-  if (!s->follow.servers || !s->follow.chroot) {
-    zkl__follow_free(s);
-    return ZKL_ENOMEM;
-  }
+  if (!s->follow.servers || !s->follow.chroot)
+    return ZKL_ENOMEM; /* the session's free frees what was made */
   s->follow.on = on;
   s->follow.version = -1;
+  s->follow.connected_locked = connected_locked;
   return ZKL_OK;
-}
-
-void zkl__follow_free(zkl_session *s) {
-  free(s->follow.servers);
-  free(s->follow.chroot);
-  free(s->follow.wanted);
-  s->follow.servers = s->follow.chroot = s->follow.wanted = NULL;
 }
 
 static bool following_locked(const zkl_session *s) {
@@ -470,7 +464,7 @@ static void read_locked(zkl_session *s) {
     zkl__req_abort_locked(r); /* a dead handle: the session is over */
 }
 
-void zkl__follow_connected_locked(zkl_session *s) { read_locked(s); }
+static void connected_locked(zkl_session *s) { read_locked(s); }
 
 /* ------------------------------------------------------------ accessor */
 

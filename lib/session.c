@@ -50,7 +50,9 @@ int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle) {
 void zkl__session_free(zkl_session *s) {
   if (s->hooks && s->hooks->free_locked)
     s->hooks->free_locked(s->hooks_ctx);
-  zkl__follow_free(s);
+  free(s->follow.servers); /* follow.c's state: strings only */
+  free(s->follow.chroot);
+  free(s->follow.wanted);
   pthread_cond_destroy(&s->cond);
   pthread_mutex_destroy(&s->mu);
   free(s);

@@ -179,6 +179,11 @@ typedef struct zkl_follow {
   bool move_queued;     /* the call that gives it is queued */
   int64_t version;      /* the newest configuration read, -1: none yet */
   bool told_unfollowable; /* logged once: nothing here to follow */
+  /* The session is connected (again): follow.c reads the configuration.
+   * Set by zkl__follow_init(); events.c calls it, so that the layer below
+   * never calls up into follow.c. The strings above are the session's to
+   * free (session.c). */
+  void (*connected_locked)(zkl_session *s);
 } zkl_follow;
 
 struct zkl_session {
@@ -377,9 +382,6 @@ bool zkl__tap_held_locked(const zkl_session *s);
 /* Sets up s->follow for hosts, the connect string of an own handle: on
  * says whether to follow. ZKL_OK or ZKL_ENOMEM. */
 int zkl__follow_init(zkl_session *s, const char *hosts, bool on);
-void zkl__follow_free(zkl_session *s);
-/* The session is connected (again): read the configuration, with a watch. */
-void zkl__follow_connected_locked(zkl_session *s);
 /* For tests: moves the client to servers ("host:port,...") now, on the
  * calling thread (not a completion thread, without s->mu), as a change of
  * the configuration would; nothing if the session does not follow. */
