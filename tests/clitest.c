@@ -589,3 +589,23 @@ int clit_main(int argc, char **argv, const char *suite, const zkt_test *tests) {
   atexit(kill_leftovers);
   return zkt_main(suite, tests);
 }
+
+bool command_started_at(proc *p, long long *token, char *node, size_t len) {
+  char line[1024], fmt[64];
+  if (!command_started(p, line, sizeof line))
+    return false;
+  snprintf(fmt, sizeof fmt, "start %%*d %%lld %%*s %%%zus", len - 1);
+  return sscanf(line, fmt, token, node) == 2;
+}
+
+int run_question(const char *const *args, char *out, size_t outlen,
+                 char *err, size_t errlen) {
+  proc p;
+  int status;
+  spawn_argv(&p, NULL, args);
+  status = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.out, out, outlen, T_WAIT) >= 0);
+  CU_ASSERT(read_all(p.err, err, errlen, T_WAIT) >= 0);
+  cleanup(&p);
+  return status;
+}

@@ -79,6 +79,12 @@ int read_line(int fd, char *buf, size_t len, int timeout_ms);
 int read_all(int fd, char *buf, size_t len, int timeout_ms);
 /* Waits for the command's "start" line and remembers its pid. */
 bool command_started(proc *p, char *line, size_t len);
+/* The same, and reads the line's token and node (node: len bytes). */
+bool command_started_at(proc *p, long long *token, char *node, size_t len);
+/* Runs zklock with args to its end: its exit status, and what it wrote on
+ * stdout and stderr. */
+int run_question(const char *const *args, char *out, size_t outlen,
+                 char *err, size_t errlen);
 /* SIGSTOP to zklock alone, and waits (bounded) until it has stopped: a
  * signal is acted on only when its target next runs. */
 bool stop_zklock(proc *p);

@@ -17,28 +17,6 @@
 
 #include "clitest.h"
 
-/* The command's "start" line: its token and node. */
-static bool started(proc *p, long long *token, char *node, size_t len) {
-  char line[1024], fmt[64];
-  if (!command_started(p, line, sizeof line))
-    return false;
-  snprintf(fmt, sizeof fmt, "start %%*d %%lld %%*s %%%zus", len - 1);
-  return sscanf(line, fmt, token, node) == 2;
-}
-
-/* Runs zklock with args to its end: its status, stdout and stderr. */
-static int question(const char *const *args, char *out, size_t outlen,
-                    char *err, size_t errlen) {
-  proc p;
-  int status;
-  spawn_argv(&p, NULL, args);
-  status = wait_exit(&p, T_WAIT);
-  CU_ASSERT(read_all(p.out, out, outlen, T_WAIT) >= 0);
-  CU_ASSERT(read_all(p.err, err, errlen, T_WAIT) >= 0);
-  cleanup(&p);
-  return status;
-}
-
 /* The command of p got SIGTERM, and zklock exited 4 saying why. */
 static void assert_stopped(proc *p, const char *name, const char *why) {
   char line[1024], err[4096], want[512];
@@ -46,8 +24,7 @@ static void assert_stopped(proc *p, const char *name, const char *why) {
   CU_ASSERT_STRING_EQUAL(line, "sig 15");
   CU_ASSERT_EQUAL(wait_exit(p, T_WAIT), 4);
   CU_ASSERT(read_all(p->err, err, sizeof err, T_WAIT) > 0);
-  snprintf(want, sizeof want, "zklock: lost the lock /locks/%s: %s", name,
-           why);
+  snprintf(want, sizeof want, "zklock: lost the lock /locks/%s: %s", name, why);
   zkt_check(strstr(err, want) != NULL, "stderr has \"%s\": %s", want, err);
 }
 
@@ -57,11 +34,11 @@ static void test_break_running(void) {
   char name[64], node[256], node2[256], out[1024], err[1024], want[512];
   long long token, token2;
   proc a, b;
-  const char *const brk[] = {"-s",    zkt_hosts(), "--break", name,
-                             "--grace", "0",        NULL};
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
   zkt_name(name, sizeof name, "cli-break");
   spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   spawn(&b, "-s", zkt_hosts(), "-q", "-w", "30", name, "--", HELPER("hold"),
         NULL);
   {
@@ -69,12 +46,12 @@ static void test_break_running(void) {
     zkt_parent(parent, sizeof parent, name);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   }
-  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
   CU_ASSERT_STRING_EQUAL(err, "");
   assert_stopped(&a, name, "it was broken (zklock --break)");
-  CU_ASSERT_FATAL(started(&b, &token2, node2, sizeof node2));
+  CU_ASSERT_FATAL(command_started_at(&b, &token2, node2, sizeof node2));
   CU_ASSERT(token2 > token);
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
@@ -83,15 +60,15 @@ static void test_break_running(void) {
   assert_no_node(name);
 
   /* nobody holds now */
-  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 1);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 1);
   CU_ASSERT_STRING_EQUAL(out, "");
   snprintf(want, sizeof want,
            "zklock: nobody holds /locks/%s: nothing to break\n", name);
   CU_ASSERT_STRING_EQUAL(err, want);
   {
-    const char *const quiet[] = {"-s",    zkt_hosts(), "-q", "--break", name,
-                                 "--grace", "0",        NULL};
-    CU_ASSERT_EQUAL(question(quiet, out, sizeof out, err, sizeof err), 1);
+    const char *const quiet[] = {"-s", zkt_hosts(), "-q", "--break",
+                                 name, "--grace",   "0",  NULL};
+    CU_ASSERT_EQUAL(run_question(quiet, out, sizeof out, err, sizeof err), 1);
     CU_ASSERT_STRING_EQUAL(err, "");
   }
 }
@@ -103,13 +80,13 @@ static void test_grace_let_go(void) {
   char name[64], node[256], out[1024], err[1024], want[512];
   long long token;
   proc a;
-  const char *const brk[] = {"-s",    zkt_hosts(), "--break", name,
-                             "--grace", "600",      NULL};
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "600",       NULL};
   zkt_name(name, sizeof name, "cli-break-grace");
   spawn(&a, "-s", zkt_hosts(), "--on-revoke", "TERM", name, "--",
         HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
-  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 1);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 1);
   CU_ASSERT_STRING_EQUAL(out, "");
   snprintf(want, sizeof want,
            "zklock: %s let go within the grace: not broken\n", node);
@@ -125,17 +102,16 @@ static void test_acl(void) {
   char name[64], node[256], out[1024], err[1024], want[512];
   long long token;
   proc a;
-  const char *const brk[] = {"-s",    zkt_hosts(), "--break", name,
-                             "--grace", "0",        NULL};
-  const char *const brk_auth[] = {"-s",      zkt_hosts(), "--auth",
-                                  "digest:alice:secret",  "--break",
-                                  name,      "--grace",   "0",
-                                  NULL};
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
+  const char *const brk_auth[] = {
+      "-s",      zkt_hosts(), "--auth", "digest:alice:secret", "--break", name,
+      "--grace", "0",         NULL};
   zkt_name(name, sizeof name, "cli-break-acl");
   spawn(&a, "-s", zkt_hosts(), "--auth", "digest:alice:secret", "--acl",
         "creator", name, "--", HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
-  CU_ASSERT_EQUAL(question(brk, out, sizeof out, err, sizeof err), 3);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 3);
   CU_ASSERT_STRING_EQUAL(out, "");
   snprintf(want, sizeof want,
            "zklock: cannot break /locks/%s: %s (the lock's nodes belong to "
@@ -143,7 +119,7 @@ static void test_acl(void) {
            name, zkl_strerror(ZNOAUTH));
   CU_ASSERT_STRING_EQUAL(err, want);
   CU_ASSERT(!a.reaped);
-  CU_ASSERT_EQUAL(question(brk_auth, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(run_question(brk_auth, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
   assert_stopped(&a, name, "it was broken");
@@ -158,14 +134,14 @@ static void test_max_hold(void) {
   long long token, token2;
   proc a, b;
   zkt_name(name, sizeof name, "cli-max-hold");
-  spawn(&a, "-s", zkt_hosts(), "--max-hold", "0.3", name, "--",
-        HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  spawn(&a, "-s", zkt_hosts(), "--max-hold", "0.3", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   spawn(&b, "-s", zkt_hosts(), "-q", "-w", "30", name, "--", HELPER("hold"),
         NULL);
   assert_stopped(&a, name,
                  "it was held for its maximum of 300 ms (--max-hold)");
-  CU_ASSERT_FATAL(started(&b, &token2, node2, sizeof node2));
+  CU_ASSERT_FATAL(command_started_at(&b, &token2, node2, sizeof node2));
   CU_ASSERT(token2 > token);
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
@@ -204,7 +180,7 @@ static void test_usage(void) {
     for (j = 0; cases[i].args[j]; j++)
       args[n++] = cases[i].args[j];
     args[n] = NULL;
-    CU_ASSERT_EQUAL(question(args, out, sizeof out, err, sizeof err), 2);
+    CU_ASSERT_EQUAL(run_question(args, out, sizeof out, err, sizeof err), 2);
     zkt_check(strstr(err, cases[i].want) != NULL, "case %zu: want \"%s\": %s",
               i, cases[i].want, err);
   }

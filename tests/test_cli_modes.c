@@ -30,28 +30,6 @@ static long long at(const log_rec *r, int n, long pid, const char *what) {
   return -1;
 }
 
-/* The command's start line: its token and node. */
-static bool started(proc *p, long long *token, char *node, size_t len) {
-  char line[1024], fmt[64];
-  if (!command_started(p, line, sizeof line))
-    return false;
-  snprintf(fmt, sizeof fmt, "start %%*d %%lld %%*s %%%zus", len - 1);
-  return sscanf(line, fmt, token, node) == 2;
-}
-
-/* Runs zklock with args to its end: its status, stdout and stderr. */
-static int question(const char *const *args, char *out, size_t outlen,
-                    char *err, size_t errlen) {
-  proc p;
-  int status;
-  spawn_argv(&p, NULL, args);
-  status = wait_exit(&p, T_WAIT);
-  CU_ASSERT(read_all(p.out, out, outlen, T_WAIT) >= 0);
-  CU_ASSERT(read_all(p.err, err, errlen, T_WAIT) >= 0);
-  cleanup(&p);
-  return status;
-}
-
 /* Splits a --list line on tabs; returns the number of fields. */
 static int fields(char *line, char **f, int max) {
   int n = 0;
@@ -67,9 +45,9 @@ static int list(const char *name, char *out, size_t len, char *f[][9],
                 int max) {
   char err[1024], *line, *next;
   int n = 0;
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "-H",
-                                                 "--list", name, NULL},
-                           out, len, err, sizeof err),
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(), "-H",
+                                                     "--list", name, NULL},
+                               out, len, err, sizeof err),
                   0);
   CU_ASSERT_STRING_EQUAL(err, "");
   for (line = out; *line && n < max; line = next) {
@@ -111,9 +89,9 @@ static void test_read_write(void) {
   log_name(log, sizeof log, name);
   spawn(&r1, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
   spawn(&r2, "-s", zkt_hosts(), "--read", name, "--", HELPER("log"), log, NULL);
-  CU_ASSERT_FATAL(started(&r1, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&r1, &token, node, sizeof node));
   CU_ASSERT(strstr(node, "-__READ__") != NULL);
-  CU_ASSERT_FATAL(started(&r2, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&r2, &token, node, sizeof node));
   /* both run now: neither has been told to end */
   spawn(&w, "-s", zkt_hosts(), "--write", name, "--", HELPER("log"), log, NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 3, T_WAIT), 3);
@@ -128,11 +106,11 @@ static void test_read_write(void) {
   go(&r2);
   CU_ASSERT_EQUAL(wait_exit(&r1, T_WAIT), 0);
   CU_ASSERT_EQUAL(wait_exit(&r2, T_WAIT), 0);
-  CU_ASSERT(started(&w, &token, node, sizeof node));
+  CU_ASSERT(command_started_at(&w, &token, node, sizeof node));
   CU_ASSERT(strstr(node, "-__WRIT__") != NULL);
   go(&w);
   CU_ASSERT_EQUAL(wait_exit(&w, T_WAIT), 0);
-  CU_ASSERT(started(&r3, &token, node, sizeof node));
+  CU_ASSERT(command_started_at(&r3, &token, node, sizeof node));
   go(&r3);
   CU_ASSERT_EQUAL(wait_exit(&r3, T_WAIT), 0);
   n = read_log(log, r, 16);
@@ -170,9 +148,9 @@ static void test_limit(void) {
         NULL);
   spawn(&b, "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("log"), log,
         NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   CU_ASSERT(strstr(node, "/leases/") != NULL && strstr(node, "-lease-"));
-  CU_ASSERT_FATAL(started(&b, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&b, &token, node, sizeof node));
   /* full: -n does not wait, and says who holds the leases */
   spawn(&d, "-s", zkt_hosts(), "-n", "--limit", "2", name, "--", HELPER("log"),
         log, NULL);
@@ -195,7 +173,7 @@ static void test_limit(void) {
   CU_ASSERT(strstr(line, " and 1 more") != NULL);
   go(&a);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
-  CU_ASSERT(started(&c, &token, node, sizeof node));
+  CU_ASSERT(command_started_at(&c, &token, node, sizeof node));
   go(&b);
   go(&c);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
@@ -229,7 +207,7 @@ static void test_elect(void) {
   log_name(log, sizeof log, name);
   spawn(&a, "-s", zkt_hosts(), "--elect", "alpha", name, "--", HELPER("log"),
         log, NULL);
-  CU_ASSERT_FATAL(started(&a, &token_a, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&a, &token_a, node, sizeof node));
   CU_ASSERT(strstr(node, "-latch-") != NULL);
   spawn(&b, "-s", zkt_hosts(), "--elect", "beta", name, "--", HELPER("log"),
         log, NULL);
@@ -238,10 +216,10 @@ static void test_elect(void) {
   CU_ASSERT(status_is(line, "waiting to lead", name, 1, "led"));
   CU_ASSERT(strstr(line, "led by 'alpha' since ") != NULL);
 
-  CU_ASSERT_EQUAL(
-      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
-               out, sizeof out, err, sizeof err),
-      0);
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--leader", name, NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
   snprintf(want, sizeof want, "alpha\t%lld\n", token_a);
   CU_ASSERT_STRING_EQUAL(out, want);
   CU_ASSERT_EQUAL_FATAL(list(name, out, sizeof out, f, 3), 2);
@@ -253,21 +231,21 @@ static void test_elect(void) {
 
   go(&a);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
-  CU_ASSERT(started(&b, &token_b, node, sizeof node));
+  CU_ASSERT(command_started_at(&b, &token_b, node, sizeof node));
   CU_ASSERT(token_b > token_a);
-  CU_ASSERT_EQUAL(
-      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
-               out, sizeof out, err, sizeof err),
-      0);
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--leader", name, NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
   snprintf(want, sizeof want, "beta\t%lld\n", token_b);
   CU_ASSERT_STRING_EQUAL(out, want);
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
   assert_no_node(name);
-  CU_ASSERT_EQUAL(
-      question((const char *const[]){"-s", zkt_hosts(), "--leader", name, NULL},
-               out, sizeof out, err, sizeof err),
-      1);
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--leader", name, NULL},
+                               out, sizeof out, err, sizeof err),
+                  1);
   CU_ASSERT_STRING_EQUAL(out, "");
   snprintf(want, sizeof want, "zklock: nobody leads /locks/%s\n", name);
   CU_ASSERT_STRING_EQUAL(err, want);
@@ -289,7 +267,7 @@ static void test_elect_lost(void) {
   zkt_name(name, sizeof name, "electlost");
   spawn(&p, "-s", zkt_hosts(), "--elect", "solo", name, "--", HELPER("hold"),
         NULL);
-  CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&p, &token, node, sizeof node));
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
   CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(line, "sig 15");
@@ -314,8 +292,8 @@ static void test_revoke(void) {
 
   spawn(&a, "-s", zkt_hosts(), "--on-revoke", "USR1", name, "--",
         HELPER("count"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
-  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
   CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
@@ -334,8 +312,8 @@ static void test_revoke(void) {
 
   /* without --on-revoke: said, not passed on */
   spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
-  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(read_line(a.err, line, sizeof line, T_WAIT) > 0);
   snprintf(want, sizeof want,
            "zklock: asked to let go of /locks/%s; the command is not told "
@@ -350,7 +328,7 @@ static void test_revoke(void) {
   assert_no_node(name);
 
   /* nobody to ask */
-  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 1);
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 1);
   CU_ASSERT_STRING_EQUAL(out, "");
   snprintf(want, sizeof want, "zklock: nobody holds /locks/%s: nobody to ask\n",
            name);
@@ -361,9 +339,9 @@ static void test_revoke(void) {
         HELPER("count"), NULL);
   spawn(&b, "-s", zkt_hosts(), "--read", "--on-revoke", "SIGUSR2", name, "--",
         HELPER("count"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
-  CU_ASSERT_FATAL(started(&b, &token, node2, sizeof node2));
-  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&b, &token, node2, sizeof node2));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(strstr(out, node) != NULL && strstr(out, node2) != NULL);
   CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(line, "sig 12");
@@ -380,8 +358,8 @@ static void test_revoke(void) {
   /* a semaphore's lease holder, asked by number (1: SIGHUP) */
   spawn(&a, "-s", zkt_hosts(), "--limit", "3", "--on-revoke", "1", name, "--",
         HELPER("count"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
-  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
   CU_ASSERT(strstr(out, "/leases/") != NULL);
@@ -404,7 +382,7 @@ static void hold_lease(zkt_holder *h, const char *name, int limit) {
 }
 
 /* The other child of parent than the node `not` (a full path): its path. */
-static bool other_child(const char *parent, const char *not, char *out,
+static bool other_child(const char *parent, const char * not, char *out,
                         size_t len) {
   struct String_vector v;
   bool found = false;
@@ -413,7 +391,7 @@ static bool other_child(const char *parent, const char *not, char *out,
     return false;
   for (i = 0; i < v.count && !found; i++) {
     snprintf(out, len, "%s/%s", parent, v.data[i]);
-    found = strcmp(out, not) != 0;
+    found = strcmp(out, not ) != 0;
   }
   deallocate_String_vector(&v);
   return found;
@@ -433,12 +411,12 @@ static void test_revoke_semaphore_waiter(void) {
   snprintf(leases, sizeof leases, "/locks/%s/leases", name);
   spawn(&a, "-s", zkt_hosts(), "--limit", "1", "--on-revoke", "USR1", name,
         "--", HELPER("count"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", "--on-revoke", "USR2",
         name, "--", HELPER("count"), NULL);
   CU_ASSERT_EQUAL_FATAL(zkt_wait_children(leases, 2, T_WAIT), 2);
   CU_ASSERT_FATAL(other_child(leases, node, waiting, sizeof waiting));
-  CU_ASSERT_EQUAL(question(revoke, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
   CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
@@ -454,7 +432,7 @@ static void test_revoke_semaphore_waiter(void) {
   CU_ASSERT_STRING_EQUAL(line, "end");
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
   /* the waiter got nothing: its first report is its start */
-  CU_ASSERT(started(&b, &token, node, sizeof node));
+  CU_ASSERT(command_started_at(&b, &token, node, sizeof node));
   go(&b);
   CU_ASSERT(read_line(b.report, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(line, "end");
@@ -504,23 +482,23 @@ static void test_semaphore_counts_agree(void) {
     hold_lease(&h[i], name, 2);
   snprintf(status, sizeof status, "zklock: waiting for a lease of /locks/%s",
            name);
-  spawn(&p, "-s", zkt_hosts(), "-v", "--limit", "2", name, "--",
-        HELPER("hold"), NULL);
+  spawn(&p, "-s", zkt_hosts(), "-v", "--limit", "2", name, "--", HELPER("hold"),
+        NULL);
   CU_ASSERT(status_and_queued(p.err, status, &in_status, &in_event));
   CU_ASSERT_EQUAL(in_status, 2);
   CU_ASSERT_EQUAL(in_event, 2);
   CU_ASSERT_EQUAL(zkt_children(leases), 3);
   /* a second one queues at the gate, behind the first */
-  spawn(&q, "-s", zkt_hosts(), "-v", "--limit", "2", name, "--",
-        HELPER("hold"), NULL);
+  spawn(&q, "-s", zkt_hosts(), "-v", "--limit", "2", name, "--", HELPER("hold"),
+        NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(gate, 2, T_WAIT), 2);
   CU_ASSERT(status_and_queued(q.err, status, &in_status, &in_event));
   CU_ASSERT_EQUAL(in_status, 1);
   CU_ASSERT_EQUAL(in_event, 1);
   zkt_unhold(&h[0]);
-  CU_ASSERT(started(&p, &token, node, sizeof node));
+  CU_ASSERT(command_started_at(&p, &token, node, sizeof node));
   zkt_unhold(&h[1]);
-  CU_ASSERT(started(&q, &token, node, sizeof node));
+  CU_ASSERT(command_started_at(&q, &token, node, sizeof node));
   go(&p);
   go(&q);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
@@ -552,7 +530,7 @@ static void test_semaphore_holders_by_their_limit(void) {
   CU_ASSERT(strstr(line, " and 3 more") != NULL);
   for (i = 0; i < 4; i++)
     zkt_unhold(&h[i]);
-  CU_ASSERT(started(&p, &token, node, sizeof node));
+  CU_ASSERT(command_started_at(&p, &token, node, sizeof node));
   go(&p);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
   cleanup(&p);
@@ -571,7 +549,7 @@ static void test_list_kinds(void) {
   zkt_name(name, sizeof name, "kinds");
   zkt_parent(parent, sizeof parent, name);
   spawn(&a, "-s", zkt_hosts(), "--read", name, "--", HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   spawn(&b, "-s", zkt_hosts(), "-q", "--write", name, "--", HELPER("hold"),
         NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
@@ -597,7 +575,7 @@ static void test_list_kinds(void) {
   snprintf(leases, sizeof leases, "/locks/%s/leases", name);
   spawn(&a, "-s", zkt_hosts(), "--limit", "1", name, "--", HELPER("hold"),
         NULL);
-  CU_ASSERT_FATAL(started(&a, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
         NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, T_WAIT), 2);
@@ -654,7 +632,7 @@ static void test_verbose_events(void) {
            clit_hostname, (long)getpid(), strrchr(own, '/') + 1);
   CU_ASSERT_STRING_EQUAL(msg, want);
   zkt_unhold(&h);
-  CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&p, &token, node, sizeof node));
   CU_ASSERT(expect_verbose(p.err, "granted ", msg, sizeof msg));
   snprintf(want, sizeof want, "granted /locks/%s after ", name);
   CU_ASSERT(strncmp(msg, want, strlen(want)) == 0);
@@ -684,7 +662,7 @@ static void test_verbose_events(void) {
 
   /* lost, and why */
   spawn(&p, "-s", zkt_hosts(), "-v", name, "--", HELPER("hold"), NULL);
-  CU_ASSERT_FATAL(started(&p, &token, node, sizeof node));
+  CU_ASSERT_FATAL(command_started_at(&p, &token, node, sizeof node));
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
   CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(line, "sig 15");
@@ -708,7 +686,8 @@ static const zkt_test tests[] = {
      test_revoke_semaphore_waiter},
     {"a semaphore's waiting line and -v count the same",
      test_semaphore_counts_agree},
-    {"a semaphore's holders by their own limit", test_semaphore_holders_by_their_limit},
+    {"a semaphore's holders by their own limit",
+     test_semaphore_holders_by_their_limit},
     {"--list shows the kind of each node", test_list_kinds},
     {"-v prints the lock's events with their times", test_verbose_events},
     {NULL, NULL}};

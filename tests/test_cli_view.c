@@ -22,19 +22,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Runs zklock with args to its end: its status, stdout and stderr. */
-static int question(const char *const *args, char *out, size_t outlen,
-                    char *err, size_t errlen) {
-  proc p;
-  int status;
-  spawn_argv(&p, NULL, args);
-  status = wait_exit(&p, T_WAIT);
-  CU_ASSERT(read_all(p.out, out, outlen, T_WAIT) >= 0);
-  CU_ASSERT(read_all(p.err, err, errlen, T_WAIT) >= 0);
-  cleanup(&p);
-  return status;
-}
-
 /* The locks of a test, held by the test's own session. */
 typedef struct {
   char base[64], mutex[128], rw[128], sem[128], elect[128];
@@ -70,9 +57,9 @@ static void scene_set(scene *sc) {
                         ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->m[0], T_WAIT, NULL), ZKL_OK);
   for (i = 1; i < 3; i++)
-    CU_ASSERT_EQUAL(zkl_lock_acquire_async(sc->m[i], -1, zkt_on_acquired,
-                                           &sc->got[i - 1]),
-                    ZKL_OK);
+    CU_ASSERT_EQUAL(
+        zkl_lock_acquire_async(sc->m[i], -1, zkt_on_acquired, &sc->got[i - 1]),
+        ZKL_OK);
   zkt_parent(path, sizeof path, sc->mutex);
   wait_children(path, 3);
   /* two readers */
@@ -98,8 +85,7 @@ static void scene_set(scene *sc) {
     CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&sc->sem_l[i], sc->s, sc->sem, 2),
                           ZKL_OK);
   for (i = 0; i < 2; i++)
-    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->sem_l[i], T_WAIT, NULL),
-                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->sem_l[i], T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(
       zkl_lock_acquire_async(sc->sem_l[2], -1, zkt_on_acquired, &sc->got[2]),
       ZKL_OK);
@@ -146,13 +132,14 @@ static void test_table(void) {
   int n = 0, i;
   scene_set(&sc);
   snprintf(prefix, sizeof prefix, "%s/", sc.base);
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
-                                                 prefix, NULL},
-                           out, sizeof out, err, sizeof err),
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--list", prefix, NULL},
+                               out, sizeof out, err, sizeof err),
                   0);
   CU_ASSERT_STRING_EQUAL(err, "");
-  CU_ASSERT(strncmp(out, "NAME\tKIND\tHOLDERS\tWAITERS\tHELD_S\tWAITED_S\tTOKEN"
-                         "\tHOLDER\tINFO\n",
+  CU_ASSERT(strncmp(out,
+                    "NAME\tKIND\tHOLDERS\tWAITERS\tHELD_S\tWAITED_S\tTOKEN"
+                    "\tHOLDER\tINFO\n",
                     strlen("NAME\tKIND")) == 0);
   /* name, kind, holders, waiters: mutex 2 waiters, then the election and
    * the semaphore with one (the election's waited longer), then rw */
@@ -162,8 +149,7 @@ static void test_table(void) {
   want[1][3] = "1";
   want[2][0] = sc.sem, want[2][1] = "semaphore", want[2][2] = "2",
   want[2][3] = "1";
-  want[3][0] = sc.rw, want[3][1] = "rwlock", want[3][2] = "2",
-  want[3][3] = "0";
+  want[3][0] = sc.rw, want[3][1] = "rwlock", want[3][2] = "2", want[3][3] = "0";
   for (line = strchr(out, '\n') + 1; *line; line = next, n++) {
     next = line + strcspn(line, "\n");
     if (*next)
@@ -189,24 +175,24 @@ static void test_table(void) {
   CU_ASSERT_EQUAL(n, 4);
   /* -H: no header; the semaphore's prefix alone */
   snprintf(prefix, sizeof prefix, "%s/deep/", sc.base);
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "-H",
-                                                 "--list", prefix, NULL},
-                           out, sizeof out, err, sizeof err),
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(), "-H",
+                                                     "--list", prefix, NULL},
+                               out, sizeof out, err, sizeof err),
                   0);
   CU_ASSERT(strncmp(out, sc.elect, strlen(sc.elect)) == 0);
   CU_ASSERT(strchr(out, '\n') == out + strlen(out) - 1);
   /* nothing there: only the header */
   snprintf(prefix, sizeof prefix, "%s/none/", sc.base);
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
-                                                 prefix, NULL},
-                           out, sizeof out, err, sizeof err),
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--list", prefix, NULL},
+                               out, sizeof out, err, sizeof err),
                   0);
   CU_ASSERT(strncmp(out, "NAME\t", 5) == 0 &&
             strchr(out, '\n') == out + strlen(out) - 1);
   /* the whole tree: ours among them */
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "-H",
-                                                 "--list", "/", NULL},
-                           out, sizeof out, err, sizeof err),
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(), "-H",
+                                                     "--list", "/", NULL},
+                               out, sizeof out, err, sizeof err),
                   0);
   CU_ASSERT(strstr(out, sc.sem) != NULL && strstr(out, sc.elect) != NULL);
   scene_end(&sc);
@@ -234,11 +220,11 @@ static void test_json(void) {
   scene sc;
   scene_set(&sc);
   snprintf(prefix, sizeof prefix, "%s/", sc.base);
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
-                                                 prefix, "--format", "json",
-                                                 NULL},
-                           out, sizeof out, err, sizeof err),
-                  0);
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", prefix,
+                                         "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
   CU_ASSERT_STRING_EQUAL(err, "");
   if (system("python3 -c 1 >/dev/null 2>&1") != 0) {
     /* no python: the shape by hand */
@@ -265,11 +251,11 @@ static void test_json(void) {
     CU_ASSERT_EQUAL(python_check(out, script), 0);
   }
   /* a single name with --format: the same document, of one lock */
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
-                                                 sc.rw, "--format", "json",
-                                                 NULL},
-                           out, sizeof out, err, sizeof err),
-                  0);
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", sc.rw,
+                                         "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
   CU_ASSERT(strncmp(out, "{\"locks\":[\n{\"name\":\"", 20) == 0);
   CU_ASSERT(strstr(out, "\"kind\":\"rwlock\"") != NULL);
   scene_end(&sc);
@@ -286,13 +272,12 @@ static void test_prometheus(void) {
   scene sc;
   int samples = 0;
   scene_set(&sc);
+  CU_ASSERT_EQUAL_FATAL(regcomp(&help,
+                                "^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) [^\n]+$",
+                                REG_EXTENDED),
+                        0);
   CU_ASSERT_EQUAL_FATAL(
-      regcomp(&help, "^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) [^\n]+$",
-              REG_EXTENDED),
-      0);
-  CU_ASSERT_EQUAL_FATAL(
-      regcomp(&type, "^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) gauge$",
-              REG_EXTENDED),
+      regcomp(&type, "^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) gauge$", REG_EXTENDED),
       0);
   CU_ASSERT_EQUAL_FATAL(
       regcomp(&sample,
@@ -301,11 +286,11 @@ static void test_prometheus(void) {
               REG_EXTENDED),
       0);
   snprintf(prefix, sizeof prefix, "%s/", sc.base);
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
-                                                 prefix, "--format",
-                                                 "prometheus", NULL},
-                           out, sizeof out, err, sizeof err),
-                  0);
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", prefix,
+                                         "--format", "prometheus", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
   CU_ASSERT_STRING_EQUAL(err, "");
   CU_ASSERT(out[0] && out[strlen(out) - 1] == '\n');
   for (line = out; *line; line = next) {
@@ -334,13 +319,13 @@ static void test_prometheus(void) {
   }
   CU_ASSERT_EQUAL(samples, 5 * 4 + 1);
   /* the values; reread (the loop cut the lines) */
-  CU_ASSERT_EQUAL(question((const char *const[]){"-s", zkt_hosts(), "--list",
-                                                 prefix, "--format",
-                                                 "prometheus", NULL},
-                           out, sizeof out, err, sizeof err),
-                  0);
-  snprintf(want, sizeof want, "\nzklock_holders{lock=\"%s\",kind=\"mutex\"} 1\n",
-           sc.mutex);
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", prefix,
+                                         "--format", "prometheus", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  snprintf(want, sizeof want,
+           "\nzklock_holders{lock=\"%s\",kind=\"mutex\"} 1\n", sc.mutex);
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
            "\nzklock_waiters{lock=\"%s\",kind=\"mutex\"} 2\n", sc.mutex);
@@ -383,7 +368,7 @@ static void test_usage(void) {
     for (j = 0; bad[i][j]; j++)
       args[2 + j] = bad[i][j];
     args[2 + j] = NULL;
-    zkt_check(question(args, out, sizeof out, err, sizeof err) == 2,
+    zkt_check(run_question(args, out, sizeof out, err, sizeof err) == 2,
               "case %zu: not a usage error", i);
     CU_ASSERT(strncmp(err, "zklock: ", 8) == 0);
   }
@@ -471,8 +456,8 @@ static void test_watch(void) {
            ZKLOCK, zkt_hosts(), prefix),
       0);
   /* the server's socket, to take away with it */
-  if (tmux(sock_path, sizeof sock_path, "display -p -t view '#{socket_path}'") !=
-      0)
+  if (tmux(sock_path, sizeof sock_path,
+           "display -p -t view '#{socket_path}'") != 0)
     sock_path[0] = '\0';
   sock_path[strcspn(sock_path, "\n")] = '\0';
   snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
