@@ -49,6 +49,9 @@ static const char *const kind_names[ZKL_RQ_KINDS] = {
     [ZKL_RQ_KIND_CHECK] = "kinds check list",
     [ZKL_RQ_MULTI_LOCK] = "multi-lock transaction",
     [ZKL_RQ_BREAK] = "break",
+    [ZKL_RQ_CONFIG] = "configuration read",
+    [ZKL_RQ_FLUSH] = "flush (ensemble move)",
+    [ZKL_RQ_PART_CHECK] = "first try: part queue list",
 };
 
 static const char *hosts;

@@ -631,6 +631,30 @@ ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
  * ZKL_EEXPIRED when the session is closed or expired. Never blocks. */
 ZKL_EXTERN int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms);
 
+/* How long a hold lasts before the library watches its own node: a watch
+ * (one read) that tells the holder at once when someone deletes its node
+ * (ZKL_LOST_NODE_DELETED), marks it for a break (zkl_break(): the revoke
+ * callback, then ZKL_LOST_BROKEN) or asks it to let go (zkl_revoke()).
+ * Most holds are shorter than this, and a read per cycle is a fifth of an
+ * uncontended cycle's cost, so a hold younger than watch_after_ms has no
+ * watch: a deletion meanwhile is noticed when the watch is armed (the lost
+ * callback, with ZKL_LOST_NODE_DELETED even for a break, whose mark went
+ * with the node), or by the release, which returns ZKL_ELOST (the lost
+ * callback runs too); a revoke or a break's mark is seen when the watch is
+ * armed. A waiter always watches its own node from the start of its wait,
+ * at no round trip of its own. The session still guards every hold: the
+ * lease (zkl_session_set_lease_margin()) and the session's expiry do not
+ * depend on this watch, and neither does the fencing token.
+ *   watch_after_ms  >= 0; 0 watches every hold from its grant. The default
+ *                   is ZKL_WATCH_AFTER_DEFAULT_MS. For a read/write lock,
+ *                   set each side; for a multi-lock, the multi-lock (its
+ *                   parts follow).
+ * Read at the next grant. Returns ZKL_OK; ZKL_EINVAL (NULL, or
+ * watch_after_ms < 0); ZKL_ECLOSED or ZKL_EEXPIRED when the session is
+ * closed or expired. Never blocks. */
+#define ZKL_WATCH_AFTER_DEFAULT_MS 100
+ZKL_EXTERN int zkl_lock_set_watch_after(zkl_lock *l, int watch_after_ms);
+
 /* Copies the full path of the contender's current node (while it waits or
  * holds) into buf. Returns ZKL_OK; ZKL_ENOTHELD when it has no node;
  * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL when buf is NULL or too

@@ -108,6 +108,11 @@ struct zkl_attempt {
   char *node;
   int64_t czxid;
   zkl_watch *own_watch;
+  /* Whether the watch on our own node is wanted yet (wants_own_watch):
+   * from the start of a wait, or once a hold has lasted the lock's
+   * watch_after_ms (own_watch_at_ms, on the timer; 0: not planned). */
+  bool own_watch_wanted;
+  int64_t own_watch_at_ms;
   /* What the watch on our own node read: a break's mark (zkl_break(),
    * break.c), or a change it could not read before the node went. Either
    * way a deletion that follows is a break. */
@@ -124,6 +129,10 @@ struct zkl_attempt {
    * contender in a semaphore's places always looks at the name itself. */
   enum { CHECK_NONE, CHECK_WANTED, CHECK_SENT, CHECK_DONE } check;
   const char *clash; /* the kind of lock found there that refuses us */
+  /* A first try before preparing (zkl_recipe.try_before_prepare), and
+   * whether its listings of the parts' queues found anyone there. */
+  bool unprepared_try;
+  bool parts_busy;
   /* LISTING (list_with_watch), WATCHING, WAITING */
   int wait_code; /* the rule's code should the wait time out now */
   zkl_watch *wait;
@@ -153,6 +162,7 @@ static void evaluate_locked(zkl_attempt *att,
 static void on_listing_locked(zkl_attempt *att, int rc,
                               const struct String_vector *children);
 static void arm_own_watch_locked(zkl_attempt *att);
+static void want_own_watch_locked(zkl_attempt *att);
 
 /* ------------------------------------------------------------ the diagram */
 
@@ -160,6 +170,7 @@ static void arm_own_watch_locked(zkl_attempt *att);
 static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
     E(NEW, PREPARING),        E(NEW, CREATING),        E(NEW, SUSPENDED),
     E(NEW, LISTING),          E(PREPARING, HELD),
+    E(CREATING, PREPARING),   E(LISTING, PREPARING),
     E(PREPARING, CREATING),   E(PREPARING, ENDING),
     E(CREATING, CREATING), E(CREATING, LISTING),    E(CREATING, WATCHING),
     E(CREATING, WAITING),  E(CREATING, HELD),       E(CREATING, SUSPENDED),
@@ -221,9 +232,10 @@ static bool acquiring(zkl_att_state st) {
   return st >= ZKL_AS_PREPARING && st <= ZKL_AS_SUSPENDED;
 }
 
-/* Where the watch on our own node is wanted. */
+/* Where the watch on our own node is wanted: once asked for (a wait, or a
+ * hold past its lock's watch_after_ms), while the node is ours. */
 static bool wants_own_watch(const zkl_attempt *att) {
-  return att->own == OWN_KNOWN &&
+  return att->own == OWN_KNOWN && att->own_watch_wanted &&
          ((att->state >= ZKL_AS_CREATING && att->state <= ZKL_AS_SUSPENDED) ||
           att->state == ZKL_AS_HELD);
 }
@@ -254,8 +266,10 @@ static void req_begin(zkl_attempt *att) {
 static int make_prefix(zkl_attempt *att) {
   char marker[ZKL_PREFIX_MAX];
   snprintf(marker, sizeof marker, "%s%s",
-           att->l->recipe->prepare_locked && att->try_once ? ZKL_TRY_ONCE_TAG
-                                                          : "",
+           att->l->recipe->prepare_locked &&
+                   (att->try_once || att->unprepared_try)
+               ? ZKL_TRY_ONCE_TAG
+               : "",
            own_kind(att)->marker);
   return zkl__make_prefix_with(att->prefix, marker);
 }
@@ -340,7 +354,9 @@ static void enter_locked(zkl_attempt *att, zkl_att_state from) {
     enter_watching_locked(att);
     break;
   case ZKL_AS_WAITING:
-    break; /* the listing armed the child watch; it is att->wait now */
+    /* the listing armed the child watch; it is att->wait now */
+    want_own_watch_locked(att);
+    break;
   case ZKL_AS_SUSPENDED:
     enter_suspended_locked(att);
     break;
@@ -396,6 +412,7 @@ static void suspend_locked(zkl_attempt *att) {
  * a long outage: if nothing proves the session alive lately, list once
  * more, and let that answer renew the lease before holding. */
 int zkl__test_stale_grants;
+int zkl__test_no_first_try;
 
 static void grant_locked(zkl_attempt *att) {
   bool stale_for_test =
@@ -531,10 +548,21 @@ void zkl__attempt_granted_locked(zkl_attempt *att, int64_t token) {
   GO(att, ZKL_AS_HELD);
 }
 
+/* The release found the hold's node gone: someone deleted it (zkl_break(),
+ * by hand) while no watch was on it yet (see zkl_lock_set_watch_after()),
+ * or just before. The hold ends as lost; the release says ZKL_ELOST. */
+static void lost_at_release_locked(zkl_attempt *att) {
+  end_locked(att, END_LOST,
+             att->break_marked || att->changed_unread ? ZKL_LOST_BROKEN
+                                                      : ZKL_LOST_NODE_DELETED);
+}
+
 void zkl__attempt_released_locked(zkl_attempt *att, int rc) {
   if (att->state != ZKL_AS_RELEASING)
     return;
-  if (rc == ZKL_OK) {
+  if (rc == ZKL_ELOST) {
+    lost_at_release_locked(att);
+  } else if (rc == ZKL_OK) {
     end_locked(att, END_RELEASED, ZKL_OK);
   } else {
     GO(att, ZKL_AS_HELD);
@@ -630,8 +658,7 @@ static void watch_released_locked(zkl_watch *w) {
 static const zkl_watch_ops own_watch_ops = {own_armed_locked, own_fired_locked,
                                             watch_released_locked};
 
-/* Not waited for: it is sent when the create returns, in the same round
- * trip as the listing, and only ever reports bad news. */
+/* Not waited for: it only ever reports bad news (or a revoke request). */
 static void arm_own_watch_locked(zkl_attempt *att) {
   char path[ZKL_PATH_MAX];
   int rc;
@@ -646,6 +673,14 @@ static void arm_own_watch_locked(zkl_attempt *att) {
     req_refused_locked(att, rc);
     zkl__log("no watch on own node of %s: %s", att->l->name, zkl_strerror(rc));
   }
+}
+
+/* From now on the watch on our own node is wanted: sent at once (a waiter
+ * sends it beside the watch it waits on, so it costs no round trip). */
+static void want_own_watch_locked(zkl_attempt *att) {
+  att->own_watch_wanted = true;
+  att->own_watch_at_ms = 0;
+  arm_own_watch_locked(att);
 }
 
 /* ------------------------------------------------------- waiting watches */
@@ -726,9 +761,7 @@ static void on_create_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
         att->create_rc = ZKL_ENOMEM;
       else
         zkl__cleanup_prefix_locked(s, att->l->queue, att->prefix);
-    } else if (current) {
-      arm_own_watch_locked(att);
-    } else if (!s->dead && !(s->closing && s->owns_handle)) {
+    } else if (!current && !s->dead && !(s->closing && s->owns_handle)) {
       delete_own_locked(att, ZKL_RQ_DELETE); /* the attempt moved on */
     }
   } else if (zkl__is_connection_loss(rc)) {
@@ -892,7 +925,9 @@ static void on_release_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
   int rc = rp->rc;
   if (att->state != ZKL_AS_RELEASING || rp->round != att->round)
     return;
-  if (rc == ZOK || rc == ZNONODE || zkl__is_session_over(rc)) {
+  if (rc == ZNONODE) {
+    lost_at_release_locked(att);
+  } else if (rc == ZOK || zkl__is_session_over(rc)) {
     end_locked(att, END_RELEASED, ZKL_OK);
   } else if (zkl__is_connection_loss(rc)) {
     zkl__cleanup_delete_locked(sess(att), rp->path);
@@ -933,6 +968,12 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
   case ZKL_RQ_KIND_CHECK:
     if (rp->round == att->round)
       on_kind_check_locked(att, rp);
+    break;
+  case ZKL_RQ_PART_CHECK:
+    /* anyone there, or no telling: give way (ZNONODE: nobody) */
+    if (rp->round == att->round &&
+        (rp->rc == ZOK ? rp->children->count > 0 : rp->rc != ZNONODE))
+      att->parts_busy = true;
     break;
   case ZKL_RQ_PARENT:
     on_parent_reply_locked(att, rp);
@@ -1010,6 +1051,23 @@ static int send_kind_check_locked(zkl_attempt *att) {
   return rc;
 }
 
+/* A first try before preparing lists its parts' queues (a semaphore's
+ * gate) after its create: a contender found there came first, and the try
+ * then gives way to it (strict FIFO). */
+static int send_part_check_locked(zkl_attempt *att) {
+  zkl_lock *l = att->l;
+  int rc = ZKL_OK, i;
+  att->parts_busy = false;
+  for (i = 0; i < l->n_parts && rc == ZKL_OK; i++) {
+    req_begin(att);
+    rc = zkl__io_list_locked(l->s, ZKL_RQ_PART_CHECK, l->parts[i]->queue,
+                             &io_ops, att, att->round);
+    if (rc != ZKL_OK)
+      rc = req_refused_locked(att, rc);
+  }
+  return rc;
+}
+
 /* Sends a listing of the queue: a plain one, or one that arms a child
  * watch (held in att->wait) for recipes that may wait for the queue. The
  * kinds check, when wanted, goes first. */
@@ -1019,8 +1077,13 @@ static int send_listing_locked(zkl_attempt *att) {
   if (att->state != ZKL_AS_RECOVERING &&
       (rc = send_kind_check_locked(att)) != ZKL_OK)
     return rc;
+  if (att->state == ZKL_AS_CREATING && att->unprepared_try &&
+      (rc = send_part_check_locked(att)) != ZKL_OK)
+    return rc;
   req_begin(att);
-  if (att->l->recipe->list_with_watch && att->state != ZKL_AS_RECOVERING) {
+  /* (a first try before preparing never waits: no watch) */
+  if (att->l->recipe->list_with_watch && att->state != ZKL_AS_RECOVERING &&
+      !att->unprepared_try) {
     att->wait = zkl__watch_arm_locked(s, ZKL_WATCH_CHILDREN,
                                       ZKL_RQ_CHILD_WATCH, att->l->queue,
                                       &wait_watch_ops, att, &rc);
@@ -1105,6 +1168,8 @@ static void enter_watching_locked(zkl_attempt *att) {
                                     att, &rc);
   if (!att->wait)
     end_locked(att, END_FAIL, req_refused_locked(att, rc));
+  else
+    want_own_watch_locked(att);
 }
 
 /* Where a suspended attempt picks up. */
@@ -1141,6 +1206,16 @@ static void enter_held_locked(zkl_attempt *att) {
   if (l->max_hold_ms > 0 && att->hold_deadline_ms == 0) {
     att->hold_deadline_ms = att->granted_ms + l->max_hold_ms;
     zkl__timer_kick_at_locked(&l->s->timer, att->hold_deadline_ms);
+  }
+  /* The watch on our own node, for a hold that lasts (a short one learns
+   * of a deletion at its release): see zkl_lock_set_watch_after(). */
+  if (att->own == OWN_KNOWN && !att->own_watch_wanted) {
+    if (l->watch_after_ms == 0) {
+      want_own_watch_locked(att);
+    } else if (att->own_watch_at_ms == 0) {
+      att->own_watch_at_ms = att->granted_ms + l->watch_after_ms;
+      zkl__timer_kick_at_locked(&l->s->timer, att->own_watch_at_ms);
+    }
   }
   unprepare_locked(att); /* a holder needs its preparation no more */
   zkl__notify_locked(l, &att->acq, ZKL_OK, att->czxid);
@@ -1211,7 +1286,6 @@ static const char *lost_reason_text(int reason) {
 static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   zkl_lock *l = att->l;
   zkl_session *s = l->s;
-  (void)from;
   /* Detached first: whoever is told finds the lock idle, free for the
    * next acquire (go_locked holds the attempt meanwhile). */
   if (l->att == att) {
@@ -1239,10 +1313,15 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
       zkl__cleanup_delete_locked(s, path);
     }
     if (!l->freed) {
-      l->lost = true;
-      l->lost_token = att->czxid;
+      /* A loss found by the release is told by the release itself. */
+      if (from != ZKL_AS_RELEASING) {
+        l->lost = true;
+        l->lost_token = att->czxid;
+      }
       zkl__notify_lost_locked(l, att->code, att->direct);
     }
+    if (from == ZKL_AS_RELEASING)
+      zkl__notify_locked(l, &att->rel, ZKL_ELOST, 0);
     zkl__log("lock %s lost (%s)", l->name, lost_reason_text(att->code));
     break;
   case END_CLOSED:
@@ -1253,6 +1332,21 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
 }
 
 /* -------------------------------------------------------------- the rule */
+
+/* A first try before preparing that is not granted at once: its node's
+ * delete goes first (a Curator semaphore counts every lease node, and
+ * would wait for it: ZOOKEEPER-NOTES' deadlock), then it prepares under a
+ * fresh prefix, as any acquire of its recipe. */
+static void back_off_locked(zkl_attempt *att) {
+  delete_own_locked(att, ZKL_RQ_DELETE);
+  att->own = OWN_NONE;
+  att->unprepared_try = false;
+  att->parts_busy = false;
+  if (make_prefix(att) != ZKL_OK)
+    end_locked(att, END_FAIL, ZKL_ESYSTEM);
+  else
+    GO(att, ZKL_AS_PREPARING);
+}
 
 static void evaluate_locked(zkl_attempt *att,
                             const struct String_vector *children) {
@@ -1297,7 +1391,10 @@ static void evaluate_locked(zkl_attempt *att,
     GO(att, ZKL_AS_LISTING);
   } else {
     l->recipe->decide_locked(&q, l->arg, &v);
-    if (v.kind == ZKL_GRANT) {
+    if (att->unprepared_try && (v.kind != ZKL_GRANT || att->parts_busy)) {
+      back_off_locked(att);
+    } else if (v.kind == ZKL_GRANT) {
+      att->unprepared_try = false;
       grant_locked(att);
     } else if (att->try_once) {
       end_locked(att, END_FAIL, ZKL_EBUSY);
@@ -1331,6 +1428,9 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
     return ZKL_ENOMEM;
   att->l = l;
   att->try_once = timeout_ms == 0;
+  att->unprepared_try =
+      l->recipe->try_before_prepare && !att->try_once && s->connected &&
+      !__atomic_load_n(&zkl__test_no_first_try, __ATOMIC_RELAXED);
   if (make_prefix(att) != ZKL_OK) {
     free(att);
     return ZKL_ESYSTEM;
@@ -1353,7 +1453,8 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   }
   /* A try-once does not prepare: preparing may wait (see zkl_recipe);
    * but a nodeless recipe's preparation is its whole acquire. */
-  if (l->recipe->prepare_locked && (!att->try_once || l->recipe->nodeless))
+  if (l->recipe->prepare_locked && !att->unprepared_try &&
+      (!att->try_once || l->recipe->nodeless))
     GO(att, ZKL_AS_PREPARING);
   else
     GO(att, s->connected ? ZKL_AS_CREATING : ZKL_AS_SUSPENDED);
@@ -1392,7 +1493,6 @@ int zkl__attempt_adopt_locked(zkl_lock *l, const char *prefix,
   }
   att->refs++; /* across the transition, which may end it */
   GO(att, s->connected ? ZKL_AS_LISTING : ZKL_AS_SUSPENDED);
-  arm_own_watch_locked(att); /* (only while it waits) */
   attempt_unref_locked(att);
   return ZKL_OK;
 }
@@ -1450,6 +1550,12 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
     int64_t due = att->state == ZKL_AS_HELD ? att->hold_deadline_ms
                   : acquiring(att->state)   ? att->deadline_ms
                                             : 0;
+    if (att->state == ZKL_AS_HELD && att->own_watch_at_ms > 0) {
+      if (att->own_watch_at_ms <= tick->now)
+        want_own_watch_locked(att); /* the hold outlived watch_after_ms */
+      else if (tick->next == 0 || att->own_watch_at_ms < tick->next)
+        tick->next = att->own_watch_at_ms;
+    }
     if (due == 0)
       break;
     if (due > tick->now) {

@@ -91,6 +91,14 @@ typedef struct zkl_recipe {
   /* The attempt needs what prepare got no more: granted, or ending (its
    * node's delete already sent). NULL: nothing. */
   void (*unprepare_locked)(zkl_attempt *att);
+  /* The first try of an acquire skips the preparation, as long as nobody
+   * is queued where the preparation would queue: it makes its node at
+   * once, tagged as a try-once's (ZKL_TRY_ONCE_TAG), and lists its parts'
+   * queues beside its own. Granted by that first verdict with the parts'
+   * queues empty, it holds; otherwise its node's delete is sent and it
+   * prepares after all (CREATING or LISTING -> PREPARING), so such a node
+   * never waits (a semaphore's gate-free first try: docs/recipe.md). */
+  bool try_before_prepare;
   /* The hold of one of l's parts (see zkl_lock.parts) was lost. NULL:
    * nothing. */
   void (*part_lost_locked)(zkl_lock *l, int reason);
@@ -326,6 +334,7 @@ struct zkl_lock {
   zkl_revoke_cb revoke_cb;
   void *revoke_arg;
   int max_hold_ms; /* zkl_lock_set_max_hold(); 0: none */
+  int watch_after_ms; /* zkl_lock_set_watch_after() */
 
   /* engine.c: the hold */
   zkl_attempt *att; /* current acquire, hold or release */

@@ -49,6 +49,7 @@ int zkl__lock_object_new(zkl_lock **out, zkl_session *s, const char *name,
   }
   l->recipe = r;
   l->arg = arg;
+  l->watch_after_ms = ZKL_WATCH_AFTER_DEFAULT_MS;
   pthread_mutex_lock(&s->mu);
   rc = zkl__session_usable_locked(s);
   /* the caller attached the engine (zkl__engine_of_locked) */
@@ -335,6 +336,23 @@ int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms) {
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK)
     l->max_hold_ms = max_hold_ms; /* read at the next grant (engine.c) */
+  pthread_mutex_unlock(&l->s->mu);
+  return rc;
+}
+
+int zkl_lock_set_watch_after(zkl_lock *l, int watch_after_ms) {
+  int rc, i;
+  if (!l || watch_after_ms < 0)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&l->s->mu);
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK) {
+    /* read at the next grant (engine.c); a multi-lock's holds are its
+     * parts', a semaphore's gate never holds */
+    l->watch_after_ms = watch_after_ms;
+    for (i = 0; i < l->n_parts; i++)
+      l->parts[i]->watch_after_ms = watch_after_ms;
+  }
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }

@@ -696,7 +696,9 @@ static void deleted_locked(txn *t, int rc) {
   if (rc != ZOK && !zkl__is_session_over(rc) && !s->dead)
     for (i = 0; i < t->count; i++)
       zkl__cleanup_delete_locked(s, t->paths[i]);
-  zkl__attempt_released_locked(t->att, ZKL_OK);
+  /* A node gone before the release: that part's hold was lost while no
+   * watch was on it yet (zkl_lock_set_watch_after()); so is the whole. */
+  zkl__attempt_released_locked(t->att, rc == ZNONODE ? ZKL_ELOST : ZKL_OK);
 }
 
 /* A part's hold was lost: the whole's too (a lease's loss reaches the

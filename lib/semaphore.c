@@ -13,6 +13,18 @@
  * holder watches the leases: waiters queue on the gate, one watch each, and
  * no herd wakes when a lease is returned.
  *
+ * The gate costs a second round trip and two writes, so the first try of
+ * every acquire skips it (zkl_recipe.try_before_prepare): it makes its
+ * lease node tagged as a try-once's, and lists the leases and the gate
+ * (and the name, as every contender in a semaphore's places does). With
+ * fewer than N leases ahead of it and nobody at the gate (who came first),
+ * it holds. Otherwise it deletes its node before anything else, and takes
+ * the gate as above. It never waits with a gate-free node in place: a
+ * Curator contender holding the gate counts every lease node, its own and
+ * those behind it, and one that waited there would wait for ours while we
+ * waited for it (the deadlock in ZOOKEEPER-NOTES). Two gate-free tries at
+ * once: the later listing sees both nodes, so at most N are granted.
+ *
  * At most N leases are held while every contender gives the same N (the
  * proof is at lease_decide). Nothing stores N (Curator lets each client pass
  * its own). A contender that counts more leases ahead than its own limit
@@ -172,6 +184,8 @@ const zkl_recipe zkl__recipe_lease = {
      * server first). The lease rule keeps it safe without the gate. */
     .prepare_locked = gate_take_locked,
     .unprepare_locked = gate_let_go_locked,
+    /* The gate-free first try: see the top of this file. */
+    .try_before_prepare = true,
     .part_lost_locked = gate_lost_locked,
 };
 

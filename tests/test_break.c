@@ -62,6 +62,9 @@ static void hold_with(holder *h, zkl_lock *l, zkl_session *s) {
   h->l = l;
   zkt_rec_init(&h->lost);
   zkl_lock_on_lost(l, zkt_on_lost, &h->lost);
+  /* watched from the grant: a break here meets a holder that sees it (a
+   * younger hold's is test_break_young_hold) */
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 0), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, &h->token), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, h->path, sizeof h->path),
                         ZKL_OK);
@@ -503,9 +506,40 @@ static void test_bad_input(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A hold younger than its watch_after_ms has no watch on its own node yet:
+ * a break with no grace deletes the node before the holder could see the
+ * mark, and the holder learns of it when its watch is armed, as a node
+ * deleted (the mark went with the node). */
+static void test_break_young_hold(void) {
+  char name[64];
+  zkl_session *s = zkt_session(T_SESSION), *breaker = zkt_session(T_SESSION);
+  zkl_lock *l;
+  int64_t token = 0;
+  char path[ZKL_PATH_MAX];
+  zkt_rec lost;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-young");
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep), ZKL_OK);
+  CU_ASSERT(reported(&rep, path, ZKL_OK));
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_NODE_DELETED);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  zkl_lock_free(l);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  zkl_session_close(breaker);
+  zkt_assert_no_contender(name);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"grace 0: broken at once", test_break_at_once},
+      {"a hold too young to watch its node", test_break_young_hold},
       {"a grace the holder uses to let go", test_grace_used_to_let_go},
       {"the holder's next node is not hit", test_new_node_not_hit},
       {"a node at the same path is not hit", test_same_path_not_hit},

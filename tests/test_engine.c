@@ -226,12 +226,20 @@ static void test_gate_and_queue(void) {
     s[i] = zkt_session(10000);
     CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[i], s[i], name, 1), ZKL_OK);
   }
+  /* through the gate, as when the first try is off */
+  __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l[0], ZKT_WAIT, NULL), ZKL_OK);
+  __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
   TAKEN(NEW, PREPARING);
   TAKEN(PREPARING, CREATING);
+  /* the first try finds the lease taken: its node goes, it takes the gate
+   * and waits for the lease */
+  snapshot();
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l[1], -1, zkt_on_acquired, &r1),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s[1], ZKT_WAIT), 0);
+  TAKEN(CREATING, PREPARING);
+  TAKEN(PREPARING, CREATING);
   TAKEN(CREATING, WAITING);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l[2], -1, zkt_on_acquired, &r2),
                         ZKL_OK);
@@ -294,6 +302,55 @@ static void test_suspended_start(void) {
   zkt_assert_quiet(p.s);
   zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
+}
+
+/* A semaphore's first try whose create reply is lost: recovered, adopted,
+ * and its first verdict, in LISTING, finds the lease taken: it gives way
+ * to the gate from there. */
+static void test_first_try_recovered(void) {
+  char name[64];
+  zkt_proxied p;
+  zkl_session *hs = zkt_session(10000);
+  zkl_lock *h, *l;
+  zkt_rec rec;
+  snapshot();
+  zkt_name(name, sizeof name, "edges-first-try");
+  zkt_rec_init(&rec);
+  zkt_proxied_open(&p, 5000);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&h, hs, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l, p.s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h, ZKT_WAIT, NULL), ZKL_OK);
+  /* the try's create goes through, its reply is lost; reconnects held */
+  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_suspended(p.s, 1, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(p.s, ZKT_WAIT), 0);
+  TAKEN(RECOVERING, LISTING);
+  TAKEN(LISTING, PREPARING);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(h), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(h);
+  zkl_lock_free(l);
+  zkt_assert_quiet(hs);
+  zkt_assert_quiet(p.s);
+  zkl_session_close(hs);
+  zkt_proxied_close(&p);
+  {
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/leases", name);
+    zkt_assert_parent_empty(sub);
+    snprintf(sub, sizeof sub, "%s/locks", name);
+    zkt_assert_parent_empty(sub);
+  }
 }
 
 /* A create whose reply is lost: recovered and adopted, the recovery's own
@@ -577,6 +634,7 @@ int main(void) {
       {"the gate and the lease queue", test_gate_and_queue},
       {"started while disconnected", test_suspended_start},
       {"a lost create: recovery", test_recovery},
+      {"a first try's lost create", test_first_try_recovered},
       {"a waiter's replies lost", test_waiter_replies_lost},
       {"cancelled while listing", test_cancel_while_listing},
       {"a release refused", test_release_refused},

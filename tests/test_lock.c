@@ -592,6 +592,44 @@ static void test_holder_node_deleted(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A hold younger than its watch_after_ms has no watch on its own node: a
+ * deletion meanwhile is found by the release, which says ZKL_ELOST (and
+ * runs the lost callback, once); nothing is left behind. */
+static void test_young_hold_node_deleted(void) {
+  char name[64], mine[512];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  zkl_debug_counts c0, c1;
+  int64_t t1 = 0, t2 = 0;
+  zkt_rec lost;
+  zkt_rec_init(&lost);
+  zkt_name(name, sizeof name, "young-deleted");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, -1), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(NULL, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 600000), ZKL_OK);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  zkl__debug_counts(s, &c0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &t1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, mine, sizeof mine), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), mine, -1), ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), t1); /* nobody told it yet */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, T_WAIT), ZKL_LOST_NODE_DELETED);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD); /* told once */
+  zkl__debug_counts(s, &c1);
+  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_OWN_GET] - c0.sent[ZKL_RQ_OWN_GET], 0);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, &t2), ZKL_OK);
+  CU_ASSERT(t2 > t1);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
+  zkl_lock_free(l);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  zkt_assert_parent_empty(name);
+}
+
 /* Rule 5: the parent is a container; when it is reaped between attempts
  * (here by the server itself, which checks every second in this test
  * program), the next acquire creates it again. */
@@ -780,15 +818,31 @@ static void test_request_counts(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
   zkt_assert_quiet(s1);
   zkl__debug_counts(s1, &c1);
+  /* A hold shorter than its watch_after_ms: three requests, no watch on
+   * its own node. */
   CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_CREATE] - c0.sent[ZKL_RQ_CREATE], 1);
   CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_LIST] - c0.sent[ZKL_RQ_LIST], 1);
-  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_OWN_GET] - c0.sent[ZKL_RQ_OWN_GET], 1);
   CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_RELEASE] - c0.sent[ZKL_RQ_RELEASE], 1);
-  CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_PARENT] - c0.sent[ZKL_RQ_PARENT], 0);
   for (k = 0; k < ZKL_RQ_KINDS; k++)
-    if (k != ZKL_RQ_CREATE && k != ZKL_RQ_LIST && k != ZKL_RQ_OWN_GET &&
-        k != ZKL_RQ_RELEASE)
+    if (k != ZKL_RQ_CREATE && k != ZKL_RQ_LIST && k != ZKL_RQ_RELEASE)
       CU_ASSERT_EQUAL(c1.sent[k] - c0.sent[k], 0);
+
+  /* Watched from the grant (watch_after_ms 0): one read more, sent behind
+   * the listing's answer, in no round trip of its own. */
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(a, 0), ZKL_OK);
+  zkl__debug_counts(s1, &c0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
+  zkt_assert_quiet(s1);
+  zkl__debug_counts(s1, &c1);
+  for (k = 0; k < ZKL_RQ_KINDS; k++)
+    CU_ASSERT_EQUAL(c1.sent[k] - c0.sent[k],
+                    k == ZKL_RQ_CREATE || k == ZKL_RQ_LIST ||
+                            k == ZKL_RQ_OWN_GET || k == ZKL_RQ_RELEASE
+                        ? 1
+                        : 0);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(a, ZKL_WATCH_AFTER_DEFAULT_MS),
+                  ZKL_OK);
 
   /* Handoff: b waits behind a (the lowest node) and is granted on a's
    * delete with nothing but its own create, listing and watches. */
@@ -807,6 +861,8 @@ static void test_request_counts(void) {
   zkl__debug_counts(s2, &w1);
   CU_ASSERT_EQUAL(w1.sent[ZKL_RQ_LIST] - w0.sent[ZKL_RQ_LIST], 1);
   CU_ASSERT_EQUAL(w1.sent[ZKL_RQ_PRED_GET] - w0.sent[ZKL_RQ_PRED_GET], 1);
+  /* a waiter watches its own node from the start of its wait */
+  CU_ASSERT_EQUAL(w1.sent[ZKL_RQ_OWN_GET] - w0.sent[ZKL_RQ_OWN_GET], 1);
   CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
   zkl_lock_free(a);
   zkl_lock_free(b);
@@ -832,6 +888,7 @@ int main(void) {
       {"predecessor vanishes (not lowest)", test_pred_vanishes_not_lowest},
       {"waiter's node deleted", test_waiter_node_deleted},
       {"holder's node deleted", test_holder_node_deleted},
+      {"a young hold's node deleted", test_young_hold_node_deleted},
       {"container parent reaped", test_container_reaped},
       {"non-lock children ignored", test_foreign_children_ignored},
       {"a lock-like name segment", test_lock_like_segment},

@@ -239,10 +239,13 @@ static void test_disagreeing_limits(void) {
   holder big[2], small;
   int i;
   zkt_name(name, sizeof name, "sem-disagree");
+  /* through the gate (a first try's lease proves nothing either) */
+  __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
   for (i = 0; i < 2; i++) {
     open_one(&big[i], name, 3);
     CU_ASSERT_EQUAL(zkl_lock_acquire(big[i].l, ZKT_WAIT, NULL), ZKL_OK);
   }
+  __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
   open_one(&small, name, 1);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ELIMIT);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
@@ -450,8 +453,10 @@ static void test_try_once_node_stays(void) {
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   CU_ASSERT_EQUAL_FATAL(zkl_session_open(&t.s, hosts, T_SESSION), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&t.l, t.s, name, 1), ZKL_OK);
-  /* h comes through the gate (a try-once would not) */
+  /* h comes through the gate (a try-once or a first try would not) */
+  __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h.l, ZKT_WAIT, NULL), ZKL_OK);
+  __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
   CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NULL(strstr(path, "-try-lease-"));
   /* 15: create2, the try-once's first request; its answer is lost */
@@ -480,6 +485,84 @@ static void test_try_once_node_stays(void) {
   close_one(&w);
   close_one(&t);
   proxyctl_stop(px);
+  assert_nothing_left(name);
+}
+
+/* The first try skips the gate: while the leases are free and nobody is
+ * at the gate it holds at once, in one round trip of five requests and no
+ * gate node; with a contender at the gate (who came first), it gives way:
+ * its lease node goes, and it queues at the gate. A disagreement among
+ * holders that took their leases this way ends as a plain timeout: their
+ * nodes say they came without the gate, and prove nothing. */
+static void test_first_try(void) {
+  char name[64], leases[256], gate[256], path[512], other[512];
+  holder h, h2, w;
+  zkt_rec rec;
+  zkl_debug_counts c0, c1;
+  int64_t token = 0;
+  int k, len = sizeof other;
+  zkt_name(name, sizeof name, "sem-first-try");
+  leases_path(leases, sizeof leases, name);
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  zkt_rec_init(&rec);
+  open_one(&h, name, 2);
+  open_one(&h2, name, 2);
+  open_one(&w, name, 1);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h.l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  zkl__debug_counts(h.s, &c0);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h.l, ZKT_WAIT, &token), ZKL_OK);
+  CU_ASSERT(token > 0);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(path, "-try-lease-"));
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  zkt_assert_quiet(h.s);
+  zkl__debug_counts(h.s, &c1);
+  for (k = 0; k < ZKL_RQ_KINDS; k++)
+    CU_ASSERT_EQUAL(c1.sent[k] - c0.sent[k],
+                    k == ZKL_RQ_CREATE || k == ZKL_RQ_KIND_CHECK ||
+                            k == ZKL_RQ_PART_CHECK || k == ZKL_RQ_LIST ||
+                            k == ZKL_RQ_RELEASE
+                        ? 1
+                        : 0);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), gate, 0, NULL), ZNONODE);
+
+  /* someone at the gate (as a Curator contender's node there): a lease is
+   * free, but the newcomer gives way */
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), gate, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0),
+                  ZOK);
+  snprintf(path, sizeof path, "%s/_c_firstcomer-lock-", gate);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), path, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
+                             other, len),
+                  ZOK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(h.l, -1, zkt_on_acquired, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(gate, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(h.s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
+  CU_ASSERT_EQUAL(zkt_children(leases), 0); /* its try's node is gone */
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), other, -1), ZOK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(rec.token > token);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
+  /* it came through the gate */
+  CU_ASSERT_PTR_NULL(strstr(path, "-try-lease-"));
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+
+  /* two leases taken by first tries (limit 2), and w (limit 1) counting
+   * them: more than its limit, but nothing proves a disagreement */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h.l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h2.l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_node_path(h2.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_PTR_NOT_NULL(strstr(path, "-try-lease-"));
+  CU_ASSERT_EQUAL(zkl_lock_acquire(w.l, 300, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(h2.l), ZKL_OK);
+  close_one(&h);
+  close_one(&h2);
+  close_one(&w);
   assert_nothing_left(name);
 }
 
@@ -558,6 +641,7 @@ int main(void) {
       {"a try-once beside a contender counting", test_try_once_beside_counting},
       {"a try-once's node that stays is no disagreement",
        test_try_once_node_stays},
+      {"a first try without the gate", test_first_try},
       {"the gate's ACL and owner", test_gate_settings},
       {"bad input", test_bad_input},
       {NULL, NULL}};
