@@ -587,6 +587,10 @@ int run_lock(const options *o) {
     rc = zkl_lock_set_acl(r.l, o->acl);
   if (rc == ZKL_OK && o->max_hold_ms > 0)
     rc = zkl_lock_set_max_hold(r.l, o->max_hold_ms);
+  /* A command holds for long, and is told of a break or a deletion at
+   * once, whatever its age: one read per acquire, nothing for a process. */
+  if (rc == ZKL_OK)
+    rc = zkl_lock_set_watch_after(r.l, 0);
   if (rc != ZKL_OK) {
     cli_error("cannot use the lock %s: %s", r.path, zkl_strerror(rc));
     free_lock(&r);

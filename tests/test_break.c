@@ -348,6 +348,8 @@ static void test_kinds(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&w, ws, name, 2), ZKL_OK);
   zkt_rec_init(&w_lost);
   zkl_lock_on_lost(w, zkt_on_lost, &w_lost);
+  /* granted below, and broken young: watched from its grant */
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(w, 0), ZKL_OK);
   zkt_rec_init(&granted);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired,
                                                &granted),
@@ -357,6 +359,10 @@ static void test_kinds(void) {
     zkt_parent(parent, sizeof parent, leases);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 3, ZKT_WAIT), 3);
   }
+  /* waiting for a lease, behind the gate (its first try's node, which
+   * the count above may have seen, is gone) */
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(ws, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&granted.calls), 0);
   /* a semaphore's place is no name of its own */
   CU_ASSERT_EQUAL(zkl_break(breaker, leases, child_of(l[0].path), 0, NULL,
                             NULL),
