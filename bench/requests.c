@@ -52,6 +52,7 @@ static const char *const kind_names[ZKL_RQ_KINDS] = {
     [ZKL_RQ_CONFIG] = "configuration read",
     [ZKL_RQ_FLUSH] = "flush (ensemble move)",
     [ZKL_RQ_PART_CHECK] = "first try: part queue list",
+    [ZKL_RQ_AHEAD_GET] = "getData ahead of pred",
 };
 
 static const char *hosts;

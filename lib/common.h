@@ -135,6 +135,12 @@ typedef struct zkl_queue {
  * zkl__queue_free(). */
 int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
                      const char *own, const char *prefix, zkl_queue *q);
+/* The same, but only up to own (the nodes ahead of it, and own): what a
+ * rule looks at (every rule looks ahead only), without sorting a long
+ * queue's tail on every listing. Everything when own is NULL. */
+int zkl__queue_build_ahead(char *const *names, int count,
+                           const zkl_nodes *which, const char *own,
+                           const char *prefix, zkl_queue *q);
 void zkl__queue_free(zkl_queue *q);
 
 /* --------------------------------------------------- owner descriptions */

@@ -64,20 +64,27 @@
  *   RELEASING   the delete (nodeless: what the recipe's release sent)
  *   ENDING      the cleanup it launched (the node's delete, or a deletion
  *               by prefix), until its requests settle
- * The watch on our own node is kept from the create's reply to the end of
- * the hold (wants_own_watch): it tells a waiter or holder at once when
+ * The watch on our own node is armed at the start of a wait, or once a
+ * hold has lasted its lock's watch_after_ms (zkl_lock_set_watch_after():
+ * most holds are shorter, and it is one read more per cycle), and kept to
+ * the end of the hold (wants_own_watch): it tells a waiter or holder when
  * someone deletes its node, and what was written into it first: a revoke
  * request, or a break's mark (break.c), after which the deletion is a break
- * (ZKL_LOST_BROKEN). Its last event is our own delete's.
+ * (ZKL_LOST_BROKEN). Its last event is our own delete's. A younger hold
+ * learns of a deletion at the arming, or from its release (ZNONODE: lost).
  *
  * Round trips, counted by the tests:
  *   acquire, lock free:    1 (create and listing sent back to back; the
- *                            token is the create's own czxid)
+ *                            token is the create's own czxid): 3 requests
+ *                            a cycle with the release's delete
  *   first use of a name:   +1 (the parents are created as containers,
  *                            pipelined with a second create and listing)
- *   handoff:               0 for a waiter whose predecessor was the lowest
- *                            node of its last listing: the predecessor's
- *                            deletion grants it without listing again
+ *   handoff:               0: a waiter watches its predecessor and the node
+ *                            before it (ahead); when that one goes, the
+ *                            waiter lists again while its predecessor holds
+ *                            (none when it was the first: ahead_grants), so
+ *                            the predecessor's deletion grants it with no
+ *                            listing on the way, however long the queue
  *   release:               1 (delete)
  */
 #include "config.h"
@@ -137,6 +144,16 @@ struct zkl_attempt {
   int wait_code; /* the rule's code should the wait time out now */
   zkl_watch *wait;
   char *wait_for; /* WATCHING: the node waited for */
+  /* WATCHING, when that node was not the first: the node before it, whose
+   * deletion usually makes it the first. Watched too, so that we list
+   * again while it holds, and are granted when it goes with no listing
+   * between (a handoff costs no listing of the queue, however long). */
+  zkl_watch *ahead;
+  char *ahead_of;
+  /* That node was the first: once it goes, nothing but the node waited
+   * for is ahead of ours, and the rule (asked then) grants us when that
+   * one goes, so its deletion needs no listing either. */
+  bool ahead_grants;
   bool grant_on_delete;
   /* the request */
   int64_t deadline_ms; /* 0: none */
@@ -249,6 +266,7 @@ static void attempt_unref_locked(zkl_attempt *att) {
   zkl__notice_free(att->rel.notice);
   free(att->node);
   free(att->wait_for);
+  free(att->ahead_of);
   free(att);
   zkl__lock_unref_locked(l);
 }
@@ -318,6 +336,10 @@ static void leave_locked(zkl_attempt *att, zkl_att_state from,
   if (att->wait && to != ZKL_AS_WAITING) {
     zkl__watch_drop_locked(att->wait); /* its events are stale from now */
     att->wait = NULL;
+  }
+  if (att->ahead) {
+    zkl__watch_drop_locked(att->ahead);
+    att->ahead = NULL;
   }
   if (from == ZKL_AS_HELD) {
     zkl__lease_hold_locked(sess(att), -1);
@@ -652,6 +674,8 @@ static void watch_released_locked(zkl_watch *w) {
     att->own_watch = NULL;
   if (att->wait == w)
     att->wait = NULL;
+  if (att->ahead == w)
+    att->ahead = NULL;
   attempt_unref_locked(att);
 }
 
@@ -726,6 +750,42 @@ static void wait_fired_locked(zkl_watch *w, int type) {
 
 static const zkl_watch_ops wait_watch_ops = {
     wait_armed_locked, wait_fired_locked, watch_released_locked};
+
+/* The node ahead of the one waited for is gone: the node waited for is
+ * the first now (ahead_grants), or the queue is listed again. The watch on
+ * the node waited for does the rest (a lost connection, an error: nothing
+ * here). Its deletion event comes before the one of the node waited for
+ * (events come in the order of the changes). */
+static void ahead_gone_locked(zkl_attempt *att) {
+  if (att->ahead_grants)
+    att->grant_on_delete = true;
+  else
+    GO(att, ZKL_AS_LISTING);
+}
+
+static void ahead_armed_locked(zkl_watch *w, int rc, const char *data,
+                               int len, const struct Stat *stat,
+                               const void *children) {
+  zkl_attempt *att = zkl__watch_owner(w);
+  (void)data;
+  (void)len;
+  (void)stat;
+  (void)children;
+  att->pending--;
+  if (att->ahead == w && att->state == ZKL_AS_WATCHING && rc == ZNONODE)
+    ahead_gone_locked(att);
+  maybe_deliver_locked(att);
+}
+
+static void ahead_fired_locked(zkl_watch *w, int type) {
+  zkl_attempt *att = zkl__watch_owner(w);
+  if (att->ahead == w && att->state == ZKL_AS_WATCHING &&
+      type == ZOO_DELETED_EVENT)
+    ahead_gone_locked(att);
+}
+
+static const zkl_watch_ops ahead_watch_ops = {
+    ahead_armed_locked, ahead_fired_locked, watch_released_locked};
 
 /* ---------------------------------------------------------------- replies */
 
@@ -1166,10 +1226,20 @@ static void enter_watching_locked(zkl_attempt *att) {
   att->wait = zkl__watch_arm_locked(sess(att), ZKL_WATCH_DATA,
                                     ZKL_RQ_PRED_GET, path, &wait_watch_ops,
                                     att, &rc);
-  if (!att->wait)
+  if (!att->wait) {
     end_locked(att, END_FAIL, req_refused_locked(att, rc));
-  else
-    want_own_watch_locked(att);
+    return;
+  }
+  want_own_watch_locked(att);
+  if (att->ahead_of && att->state == ZKL_AS_WATCHING) {
+    snprintf(path, sizeof path, "%s/%s", att->l->queue, att->ahead_of);
+    req_begin(att);
+    att->ahead = zkl__watch_arm_locked(sess(att), ZKL_WATCH_DATA,
+                                       ZKL_RQ_AHEAD_GET, path,
+                                       &ahead_watch_ops, att, &rc);
+    if (!att->ahead)
+      req_refused_locked(att, rc); /* a hint only: wait without it */
+  }
 }
 
 /* Where a suspended attempt picks up. */
@@ -1355,8 +1425,8 @@ static void evaluate_locked(zkl_attempt *att,
   zkl_queue q;
   zkl_verdict v = {0};
   int i;
-  if (zkl__queue_build(children->data, children->count, &nodes, att->node,
-                       att->prefix, &q) != ZKL_OK) {
+  if (zkl__queue_build_ahead(children->data, children->count, &nodes,
+                             att->node, att->prefix, &q) != ZKL_OK) {
     end_locked(att, END_FAIL, ZKL_ENOMEM);
     return;
   }
@@ -1408,6 +1478,23 @@ static void evaluate_locked(zkl_attempt *att,
       free(att->wait_for);
       att->wait_for = strdup(q.entries[v.node].name);
       att->grant_on_delete = v.grant_on_delete;
+      free(att->ahead_of);
+      att->ahead_of = !v.grant_on_delete && v.node > 0
+                          ? strdup(q.entries[v.node - 1].name)
+                          : NULL;
+      att->ahead_grants = false;
+      if (att->ahead_of && v.node == 1) {
+        /* the queue as it will be once the first goes: the rule again */
+        zkl_queue rest = q;
+        zkl_verdict after = {0};
+        rest.entries++;
+        rest.count--;
+        rest.own--;
+        l->recipe->decide_locked(&rest, l->arg, &after);
+        att->ahead_grants = after.kind == ZKL_WAIT_NODE &&
+                            after.node == v.node - 1 &&
+                            after.grant_on_delete;
+      }
       if (att->wait_for && moved)
         emit_locked(att, ZKL_EVENT_QUEUED, 0, att->wait_for, q.own);
       if (att->wait_for)

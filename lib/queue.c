@@ -21,8 +21,11 @@ static int cmp_sortable(const void *a, const void *b) {
   return strcmp(x->e.name, y->e.name);
 }
 
-int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
-                     const char *own, const char *prefix, zkl_queue *q) {
+/* ahead_only: with own, keep only the nodes up to it (the rest are never
+ * sorted). */
+static int build(char *const *names, int count, const zkl_nodes *which,
+                 const char *own, const char *prefix, bool ahead_only,
+                 zkl_queue *q) {
   sortable *tmp;
   size_t plen = prefix ? strlen(prefix) : 0;
   int32_t ref = 0, seq;
@@ -33,6 +36,8 @@ int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
   if (own && zkl__node_kind_of(own, which, &seq) >= 0) {
     ref = seq; /* order relative to our own number: right across the wrap */
     have_ref = true;
+  } else {
+    ahead_only = false;
   }
   if (count <= 0)
     return ZKL_OK;
@@ -58,10 +63,12 @@ int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
       ref = seq; /* any member works as the origin inside a 2^31 window */
       have_ref = true;
     }
+    tmp[kept].rel = zkl__seq_distance(ref, seq);
+    if (ahead_only && tmp[kept].rel > 0)
+      continue; /* behind our own node */
     tmp[kept].e.name = name;
     tmp[kept].e.seq = seq;
     tmp[kept].e.kind = kind;
-    tmp[kept].rel = zkl__seq_distance(ref, seq);
     kept++;
   }
   qsort(tmp, (size_t)kept, sizeof *tmp, cmp_sortable);
@@ -79,6 +86,17 @@ int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
   q->count = kept;
   free(tmp);
   return ZKL_OK;
+}
+
+int zkl__queue_build(char *const *names, int count, const zkl_nodes *which,
+                     const char *own, const char *prefix, zkl_queue *q) {
+  return build(names, count, which, own, prefix, false, q);
+}
+
+int zkl__queue_build_ahead(char *const *names, int count,
+                           const zkl_nodes *which, const char *own,
+                           const char *prefix, zkl_queue *q) {
+  return build(names, count, which, own, prefix, true, q);
 }
 
 void zkl__queue_free(zkl_queue *q) {

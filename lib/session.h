@@ -95,6 +95,7 @@ enum {
   ZKL_RQ_CONFIG,      /* a reading of the ensemble's configuration */
   ZKL_RQ_FLUSH,       /* after a move to other servers (follow.c) */
   ZKL_RQ_PART_CHECK,  /* a first try's listing of a part's queue */
+  ZKL_RQ_AHEAD_GET,   /* watch the node before the one waited for */
   ZKL_RQ_KINDS
 };
 

@@ -171,6 +171,22 @@ static void check_order(char **names, int count) {
       abort();
     if (q.count > count || q.n_duplicates != 0)
       abort();
+    /* the queue up to our node is the full queue's beginning */
+    {
+      zkl_queue head;
+      if (zkl__queue_build_ahead(names, count, &nodes, names[i], NULL,
+                                 &head) != ZKL_OK) {
+        zkl__queue_free(&q);
+        return;
+      }
+      if (head.own != q.own ||
+          head.count != (q.own >= 0 ? q.own + 1 : q.count))
+        abort();
+      for (j = 0; j < head.count; j++)
+        if (strcmp(head.entries[j].name, q.entries[j].name) != 0)
+          abort();
+      zkl__queue_free(&head);
+    }
     /* entries hold only nodes, each with the kind of its marker */
     for (j = 0; j < q.count; j++)
       if (zkl__node_kind_of(q.entries[j].name, &nodes, &seq) !=

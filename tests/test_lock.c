@@ -630,6 +630,77 @@ static void test_young_hold_node_deleted(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A waiter watches its predecessor and the node before it. The third in
+ * the queue, whose predecessor's predecessor is the first, needs no
+ * listing after its own: the first's deletion leaves its predecessor
+ * first, and that one's deletion grants it. The fourth lists again when
+ * the node before its predecessor goes, while its predecessor holds, and
+ * is granted when that one goes, with no listing between. */
+static void test_handoff_lists_nothing(void) {
+  char name[64], parent[512];
+  zkl_session *s[4];
+  zkl_lock *l[4];
+  zkt_rec rec[4];
+  zkl_debug_counts c0[4], c1;
+  int i;
+  zkt_name(name, sizeof name, "ahead");
+  zkt_parent(parent, sizeof parent, name);
+  for (i = 0; i < 4; i++) {
+    s[i] = zkt_session(T_SESSION);
+    zkt_rec_init(&rec[i]);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[i], s[i], name), ZKL_OK);
+  }
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l[0], -1, NULL), ZKL_OK);
+  for (i = 1; i < 4; i++) {
+    zkl__debug_counts(s[i], &c0[i]);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire_async(l[i], -1, zkt_on_acquired, &rec[i]), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, i + 1, T_WAIT), i + 1);
+    CU_ASSERT_EQUAL(zkl__debug_wait_settled(s[i], T_WAIT), 0);
+    zkl__debug_counts(s[i], &c1);
+    CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_LIST] - c0[i].sent[ZKL_RQ_LIST], 1);
+    CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_PRED_GET] - c0[i].sent[ZKL_RQ_PRED_GET],
+                    1);
+    /* the second waits for the first: nothing before it to watch */
+    CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_AHEAD_GET] - c0[i].sent[ZKL_RQ_AHEAD_GET],
+                    i > 1 ? 1 : 0);
+  }
+  CU_ASSERT_EQUAL(zkl_lock_release(l[0]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec[1], 1, T_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l[1]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec[2], 1, T_WAIT), ZKL_OK);
+  /* the fourth lists again while the third holds (after the second's
+   * deletion event: wait for it) */
+  {
+    int64_t deadline = zkt_now_ms() + T_WAIT;
+    while (zkt_now_ms() < deadline) {
+      zkl__debug_counts(s[3], &c1);
+      if (c1.sent[ZKL_RQ_LIST] - c0[3].sent[ZKL_RQ_LIST] >= 2)
+        break;
+      usleep(1000);
+    }
+  }
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s[3], T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec[3].calls), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l[2]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec[3], 1, T_WAIT), ZKL_OK);
+  CU_ASSERT(rec[3].token > rec[2].token && rec[2].token > rec[1].token);
+  CU_ASSERT_EQUAL(zkl_lock_release(l[3]), ZKL_OK);
+  /* listings after each one's own: none for the second and the third,
+   * one for the fourth */
+  for (i = 1; i < 4; i++) {
+    zkl__debug_counts(s[i], &c1);
+    CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_LIST] - c0[i].sent[ZKL_RQ_LIST],
+                    i == 3 ? 2 : 1);
+  }
+  for (i = 0; i < 4; i++) {
+    zkl_lock_free(l[i]);
+    zkt_assert_quiet(s[i]);
+    zkl_session_close(s[i]);
+  }
+  zkt_assert_parent_empty(name);
+}
+
 /* Rule 5: the parent is a container; when it is reaped between attempts
  * (here by the server itself, which checks every second in this test
  * program), the next acquire creates it again. */
@@ -894,6 +965,7 @@ int main(void) {
       {"a lock-like name segment", test_lock_like_segment},
       {"creator-only ACL", test_acl_creator},
       {"request counts", test_request_counts},
+      {"a handoff lists nothing", test_handoff_lists_nothing},
       {NULL, NULL}};
   /* Reap empty containers quickly, so that rule 1 of docs/recipe.md
    * (parents reaped between attempts) is tested for real. */
