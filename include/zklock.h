@@ -121,7 +121,7 @@ ZKL_EXTERN const char *zkl_version_string(void);
  * to, with its NUL (see zkl_session_servers()). */
 #define ZKL_SERVERS_MAX 4096
 /* Room enough for any full node path this library creates or reports:
- * ZKL_ROOT "/" name "/" "_c_" uuid "-" marker "-" sequence, plus the NUL. */
+ * ZKL_ROOT "/" name "/" "_c_" id "-" marker "-" sequence, plus the NUL. */
 #define ZKL_PATH_MAX 512
 
 /* ----------------------------------------------------------------- errors */
@@ -833,7 +833,7 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * through the mutex, each a held lease, are more than its limit, it fails
  * with ZKL_ELIMIT rather than ZKL_ETIMEDOUT: ZKL_ELIMIT is said only when
  * the disagreement is certain. A try-once does not queue at the mutex: it
- * makes its lease node, named _c_<uuid>-try-lease-<seq> (a lease node like
+ * makes its lease node, named _c_<id>-try-lease-<seq> (a lease node like
  * any other to Curator, which counts every node of leases/), counts, and
  * deletes it when busy. Such a node may be a held lease or one on its way
  * out (a try that found the leases full, or whose connection dropped), so
@@ -856,7 +856,7 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * (the rules of zkl_lock_new()), no two alike; copied.
  *
  * How: one ZooKeeper transaction (zoo_multi) creates its node in every
- * name's queue, a mutex node like any other (_c_<uuid>-lock-<seq>), so
+ * name's queue, a mutex node like any other (_c_<id>-lock-<seq>), so
  * every other contender of each name, a zkl_lock_new() mutex, another
  * multi-lock, Curator's InterProcessMutex or kazoo's Lock, queues beside it
  * by the usual rule. All the nodes of one transaction share its zxid, and
@@ -925,7 +925,7 @@ ZKL_EXTERN int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len);
 
 /* Creates a candidate in the election NAME with `id` (1..ZKL_ID_MAX bytes,
  * copied; written into its node), as Curator's LeaderLatch lays it out
- * (_c_<uuid>-latch-<seq>, the id as data), so that C services take part in
+ * (_c_<id>-latch-<seq>, the id as data), so that C services take part in
  * the same election as Java ones. The candidate is a zkl_lock:
  *   zkl_lock_acquire()/_async()  stand; granted = leading, with the token
  *                                (the node's czxid) as the epoch a resource

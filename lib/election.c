@@ -4,7 +4,7 @@
  *
  * The layout is Curator's LeaderLatch, so that C candidates take part in
  * the same election as Java ones: under /locks/NAME each candidate writes
- * _c_<uuid>-latch-<seq> with its id as the node's data; the lowest node
+ * _c_<id>-latch-<seq> with its id as the node's data; the lowest node
  * leads; every other candidate watches its predecessor. A candidate is a
  * zkl_lock: acquiring it is standing for election (granted: leading, with
  * the node's czxid as the epoch a resource can check), releasing or

@@ -55,14 +55,15 @@ typedef struct zkl_node_kind {
 
 /* The node kinds, indexes in zkl__node_kinds. */
 enum {
-  ZKL_NODE_MUTEX,      /* _c_<uuid>-lock-: ours and Curator's mutex */
+  ZKL_NODE_MUTEX,      /* _c_<id>-lock-: ours and Curator's mutex (<id>: our
+                          16 hex digits, or Curator's uuid) */
   ZKL_NODE_KAZOO_LOCK, /* <uuid>__lock__: kazoo's Lock and WriteLock */
-  ZKL_NODE_WRITE,      /* _c_<uuid>-__WRIT__: ours and Curator's */
-  ZKL_NODE_READ,       /* _c_<uuid>-__READ__: ours and Curator's */
+  ZKL_NODE_WRITE,      /* _c_<id>-__WRIT__: ours and Curator's */
+  ZKL_NODE_READ,       /* _c_<id>-__READ__: ours and Curator's */
   ZKL_NODE_KAZOO_READ, /* <uuid>__rlock__: kazoo's ReadLock */
-  ZKL_NODE_LATCH,      /* _c_<uuid>-latch-: ours and Curator's LeaderLatch */
-  ZKL_NODE_GATE,       /* locks/_c_<uuid>-lock-: a semaphore's gate */
-  ZKL_NODE_LEASE,      /* leases/_c_<uuid>-lease-: a semaphore's lease */
+  ZKL_NODE_LATCH,      /* _c_<id>-latch-: ours and Curator's LeaderLatch */
+  ZKL_NODE_GATE,       /* locks/_c_<id>-lock-: a semaphore's gate */
+  ZKL_NODE_LEASE,      /* leases/_c_<id>-lease-: a semaphore's lease */
   ZKL_NODE_COUNT
 };
 extern const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT];

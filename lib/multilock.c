@@ -4,7 +4,7 @@
  *
  * A multi-lock is a whole with no node of its own (a nodeless recipe) and
  * one part per name: a mutex contender of that name (its nodes are mutex
- * nodes, _c_<uuid>-lock-<seq>, so every other contender of the name, ours
+ * nodes, _c_<id>-lock-<seq>, so every other contender of the name, ours
  * or Curator's or kazoo's, queues beside it). Its preparation:
  *
  *   1. one zoo_multi creates the node of every part, all with one prefix

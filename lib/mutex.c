@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mutex.c - the mutex: Curator's InterProcessMutex layout,
- * _c_<uuid>-lock-<seq> under /locks/NAME, in one queue with every node of
+ * _c_<id>-lock-<seq> under /locks/NAME, in one queue with every node of
  * the lock family there (kazoo's __lock__ nodes, a read/write lock's
  * readers and writers: a mutex is a writer that nobody reads; kinds.h).
  * The lowest node holds; every other contender waits for its immediate

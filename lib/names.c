@@ -155,19 +155,26 @@ static int random_bytes(unsigned char *buf, size_t len) {
 }
 
 int zkl__make_prefix_with(char *buf, const char *marker) {
-  unsigned char u[16];
+  /* 64 random bits, as 16 hex digits: no dash (Curator finds the marker
+   * after the id), no letter of a marker, and 20 bytes shorter than a
+   * uuid in every listing of a long queue. Unique enough: a prefix is only
+   * ever looked for among the nodes of one queue. */
+  static const char hex[] = "0123456789abcdef";
+  unsigned char u[ZKL_ID_HEX / 2];
+  char *p = buf;
+  size_t i;
   if (random_bytes(u, sizeof u) != ZKL_OK)
     return ZKL_ESYSTEM;
-  u[6] = (unsigned char)((u[6] & 0x0F) | 0x40); /* version 4 */
-  u[8] = (unsigned char)((u[8] & 0x3F) | 0x80); /* RFC 4122 variant */
-  snprintf(buf, ZKL_PREFIX_MAX,
-           "_c_%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-           "%02x%02x%02x%02x%02x%02x-%s",
-           u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
-           u[11], u[12], u[13], u[14], u[15], marker);
+  memcpy(p, "_c_", 3);
+  p += 3;
+  for (i = 0; i < sizeof u; i++) {
+    *p++ = hex[u[i] >> 4];
+    *p++ = hex[u[i] & 0x0F];
+  }
+  *p++ = '-';
+  snprintf(p, ZKL_PREFIX_MAX - (size_t)(p - buf), "%s", marker);
   return ZKL_OK;
 }
-
 
 int zkl__make_prefix(char *buf) {
   char tmp[ZKL_PREFIX_MAX];

@@ -3,7 +3,7 @@
  * rwlock.c - read/write locks: two recipes on one queue.
  *
  * The layout is Curator's InterProcessReadWriteLock: under /locks/NAME,
- * readers write _c_<uuid>-__READ__<seq> and writers _c_<uuid>-__WRIT__<seq>,
+ * readers write _c_<id>-__READ__<seq> and writers _c_<id>-__WRIT__<seq>,
  * and one sequence (the parent's) orders both kinds. kazoo's ReadLock and
  * WriteLock nodes (__rlock__, __lock__) count as readers and writers too,
  * and so do mutex nodes (lock-): a mutex is a writer that nobody reads, so

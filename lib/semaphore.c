@@ -4,7 +4,7 @@
  *
  * The layout is Curator's InterProcessSemaphoreV2, so that Curator clients
  * with the same limit share it: under /locks/NAME, a mutex in locks/ (the
- * gate) and lease nodes _c_<uuid>-lease-<seq> in leases/. A contender takes
+ * gate) and lease nodes _c_<id>-lease-<seq> in leases/. A contender takes
  * the gate, creates its lease node, and lists leases/ with a child watch:
  * fewer than N lease nodes ahead of its own, it holds a lease and gives the
  * gate back; else it waits for the listing to change, still holding the gate
@@ -31,7 +31,7 @@
  * waits on, as Curator's does. If the nodes ahead that came through the
  * gate alone are more than its limit, it knows some other contender admits
  * more than it does, and if its wait times out it ends with ZKL_ELIMIT
- * instead of ZKL_ETIMEDOUT. A try-once's node (named _c_<uuid>-try-lease-,
+ * instead of ZKL_ETIMEDOUT. A try-once's node (named _c_<id>-try-lease-,
  * see ZKL_TRY_ONCE_TAG) proves nothing: it may be held, or about to go.
  */
 #include "config.h"

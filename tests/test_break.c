@@ -492,7 +492,7 @@ static void test_bad_input(void) {
                   ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl__make_prefix(prefix), ZKL_OK);
   /* a lease node's name is looked for in the name's places: not there */
-  snprintf(node, sizeof node, "_c_%.36s-lease-0000000001", prefix + 3);
+  snprintf(node, sizeof node, "_c_%.16s-lease-0000000001", prefix + 3);
   CU_ASSERT_EQUAL(zkl_break(s, name, node, 0, NULL, NULL), ZKL_ENOTHELD);
   /* a contender's name that is not there: nothing to break */
   snprintf(node, sizeof node, "%s0000000001", prefix);

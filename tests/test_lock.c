@@ -63,11 +63,13 @@ static void test_acquire_release(void) {
   CU_ASSERT(token > 0);
   CU_ASSERT_EQUAL(zkl_lock_token(l), token);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
-  /* /locks/<name>/_c_<uuid>-lock-<seq> */
+  /* /locks/<name>/_c_<id>-lock-<seq>, the id 16 hex digits */
   zkt_parent(parent, sizeof parent, name);
   CU_ASSERT_NSTRING_EQUAL(path, parent, strlen(parent));
   CU_ASSERT_NSTRING_EQUAL(path + strlen(parent), "/_c_", 4);
-  CU_ASSERT_NSTRING_EQUAL(path + strlen(parent) + 40, "-lock-", 6);
+  CU_ASSERT_EQUAL(strspn(path + strlen(parent) + 4, "0123456789abcdef"), 16);
+  CU_ASSERT_NSTRING_EQUAL(path + strlen(parent) + 20, "-lock-", 6);
+  CU_ASSERT_EQUAL(strlen(path + strlen(parent) + 26), 10);
 
   /* The token is the node's czxid, and the node is this session's. */
   CU_ASSERT_EQUAL_FATAL(stat_of(path, &st), ZOK);
