@@ -145,6 +145,9 @@ typedef struct bench_ctx {
 void raw_create_delete(const bench_ctx *c, bench_result *r);
 /* the same pipelined: `inflight` cycles in flight at once, one session */
 void raw_pipelined(const bench_ctx *c, int inflight, bench_result *r);
+/* The same shaped as a lock: one parent per cycle in flight, each cycle a
+ * create and a listing sent back to back, then the delete. */
+void raw_pipelined_locks(const bench_ctx *c, int inflight, bench_result *r);
 /* the raw-call contended recipe: n sessions, one thread each, one lock */
 void raw_recipe(const bench_ctx *c, int n, bench_result *r);
 /* one session: one zoo_multi of `names` ephemeral sequential creates (one
@@ -159,6 +162,8 @@ typedef enum {
   BENCH_MUTEX,
   BENCH_RW_WRITE, /* the write side of a read/write lock */
   BENCH_SEMAPHORE, /* a semaphore of one lease */
+  BENCH_WATCHED,   /* a mutex watching its own node from the grant
+                      (zkl_lock_set_watch_after(l, 0)) */
   BENCH_MULTI      /* a multi-lock (lib_multilock) */
 } bench_lock_kind;
 void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,

@@ -56,6 +56,10 @@ static void *blk_main(void *arg) {
     case BENCH_SEMAPHORE:
       rc = zkl_semaphore_new(&l, s, t->name, 1);
       break;
+    case BENCH_WATCHED:
+      if ((rc = zkl_lock_new(&l, s, t->name)) == ZKL_OK)
+        rc = zkl_lock_set_watch_after(l, 0);
+      break;
     case BENCH_MULTI:
       rc = zkl_multilock_new(&l, s, t->names, t->nnames);
       break;

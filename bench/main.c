@@ -232,16 +232,18 @@ static void build_plan(const config *cf) {
     /* the same cycles from the completion thread: what the blocking
      * caller's wake-up costs */
     add_row(g, "libzklock async API", K_LIB_MANY, 1);
+    /* what the own-node watch costs a cycle when armed at every grant */
+    add_row(g, "libzklock watch_after 0", K_LIB_WATCHED, 1);
     rwl = add_row(g, "libzklock rwlock (write)", K_LIB_RW, 1);
     sem = add_row(g, "libzklock semaphore (1)", K_LIB_SEM, 1);
     add_peer_rows(g, cf->peers, cf->npeers, "uncontended", 1, false);
     gi = P.ngroups - 1;
-    add_target(gi, lib, g->floor, M_RATE, false, 0.92,
-               "1  uncontended cycles >= 0.92 x raw create+delete");
-    add_target(gi, rwl, g->floor, M_RATE, false, 0.92,
-               "1  rwlock (write) uncontended >= 0.92 x raw");
-    add_target(gi, sem, g->floor, M_RATE, false, 0.92,
-               "1  semaphore (1) uncontended >= 0.92 x raw");
+    add_target(gi, lib, g->floor, M_RATE, false, 0.95,
+               "1  uncontended cycles >= 0.95 x raw create+delete");
+    add_target(gi, rwl, g->floor, M_RATE, false, 0.95,
+               "1  rwlock (write) uncontended >= 0.95 x raw");
+    add_target(gi, sem, g->floor, M_RATE, false, 0.85,
+               "1  semaphore (1) uncontended >= 0.85 x raw");
   }
   if (cf->w[2]) {
     for (i = 0; i < cf->nn; i++) {
@@ -256,31 +258,40 @@ static void build_plan(const config *cf) {
       gi = P.ngroups - 1;
       if (n != 8 && n != 32)
         continue;
-      add_target(gi, lib, g->floor, M_RATE, false, 0.95,
-                 "2  N=%d handoffs >= 0.95 x raw-call recipe", n);
-      add_target(gi, rwl, g->floor, M_RATE, false, 0.95,
-                 "2  N=%d rwlock (write) >= 0.95 x raw-call recipe", n);
-      add_target(gi, sem, g->floor, M_RATE, false, 0.95,
-                 "2  N=%d semaphore (1) >= 0.95 x raw-call recipe", n);
+      add_target(gi, lib, g->floor, M_RATE, false, 1.0,
+                 "2  N=%d handoffs >= 1.0 x raw-call recipe", n);
+      add_target(gi, rwl, g->floor, M_RATE, false, 1.0,
+                 "2  N=%d rwlock (write) >= 1.0 x raw-call recipe", n);
+      /* no target of its own: Curator's layout waits at the gate and
+       * then for the lease, two queues (docs/performance.md) */
+      add_ratio(gi, sem, g->floor, M_RATE,
+                "2  N=%d semaphore (1) x raw-call recipe", n);
       if ((cur = peer_row(g, "curator")) >= 0) {
         add_target(gi, lib, cur, M_RATE, false, 1.15,
                    "2  N=%d handoffs >= 1.15 x Curator", n);
-        add_target(gi, lib, cur, M_P99, true, 0.5,
-                   "2  N=%d acquire p99 <= 0.5 x Curator's", n);
+        add_target(gi, lib, cur, M_P99, true, 0.4,
+                   "2  N=%d acquire p99 <= 0.4 x Curator's", n);
       }
     }
   }
   if (cf->w[3]) {
-    int lib;
+    int lib, shaped;
     g = add_group(3, "cycles/s", cf->locks, false,
                   "many locks: %d locks on one session (async)", cf->locks);
     g->floor = add_row(g, "raw pipelined", K_RAW_PIPE, cf->locks);
     snprintf(g->rows[g->floor].name, sizeof g->rows[0].name,
              "raw pipelined (%d)", cf->locks);
+    shaped = add_row(g, "raw create+list+delete", K_RAW_PIPE_LOCK,
+                     cf->locks);
     lib = add_row(g, "libzklock", K_LIB_MANY, cf->locks);
     add_peer_rows(g, cf->peers, cf->npeers, "many", cf->locks, true);
-    add_target(P.ngroups - 1, lib, g->floor, M_RATE, false, 0.7,
-               "3  many locks >= 0.7 x raw pipelined create+delete");
+    add_target(P.ngroups - 1, lib, g->floor, M_RATE, false, 0.8,
+               "3  many locks >= 0.8 x raw pipelined create+delete");
+    /* the least a lock recipe sends: what the target above cannot pass */
+    add_ratio(P.ngroups - 1, shaped, g->floor, M_RATE,
+              "3  raw create+list+delete x raw pipelined create+delete");
+    add_ratio(P.ngroups - 1, lib, shaped, M_RATE,
+              "3  many locks x raw create+list+delete");
   }
   if (cf->w[4]) {
     int lng;
@@ -298,8 +309,8 @@ static void build_plan(const config *cf) {
     add_peer_rows(g, cf->peers, cf->npeers, cf_queue_mode, cf->short_queue,
                   true);
     add_peer_rows(g, cf->peers, cf->npeers, cf_queue_mode, cf->waiters, true);
-    add_target(P.ngroups - 1, lng, g->floor, M_RATE, false, 0.8,
-               "4  %d waiters >= 0.8 x %d waiters", cf->waiters,
+    add_target(P.ngroups - 1, lng, g->floor, M_RATE, false, 0.85,
+               "4  %d waiters >= 0.85 x %d waiters", cf->waiters,
                cf->short_queue);
   }
   if (cf->w[6]) {
@@ -315,8 +326,8 @@ static void build_plan(const config *cf) {
                "6  no fsync: cycles >= 0.8 x raw C client");
     for (k = 0; k < g->nrows; k++)
       if (g->rows[k].kind == K_PEER && !g->rows[k].build)
-        add_target(gi, lib, k, M_CPU, true, 1.0 / 3,
-                   "6  no fsync: CPU per cycle <= 1/3 x %s's",
+        add_target(gi, lib, k, M_CPU, true, 0.25,
+                   "6  no fsync: CPU per cycle <= 0.25 x %s's",
                    g->rows[k].name);
     g = add_group(6, "handoffs/s", 8, true, "no fsync: contended N=8");
     g->floor = add_row(g, "raw-call recipe", K_RAW_RECIPE, 8);
@@ -360,6 +371,9 @@ static void run_row(const bench_ctx *ctx, row *rw, bench_result *r) {
   case K_RAW_PIPE:
     raw_pipelined(c, rw->n, r);
     break;
+  case K_RAW_PIPE_LOCK:
+    raw_pipelined_locks(c, rw->n, r);
+    break;
   case K_RAW_RECIPE:
     raw_recipe(c, rw->n, r);
     break;
@@ -371,6 +385,9 @@ static void run_row(const bench_ctx *ctx, row *rw, bench_result *r) {
     break;
   case K_LIB_SEM:
     lib_blocking_kind(c, rw->n, BENCH_SEMAPHORE, r);
+    break;
+  case K_LIB_WATCHED:
+    lib_blocking_kind(c, rw->n, BENCH_WATCHED, r);
     break;
   case K_LIB_MANY:
     lib_many_locks(c, rw->n, r);

@@ -12,10 +12,12 @@
 typedef enum {
   K_RAW_CD,      /* raw create+delete */
   K_RAW_PIPE,    /* raw create+delete, n in flight */
+  K_RAW_PIPE_LOCK, /* the same with a listing, one parent per cycle */
   K_RAW_RECIPE,  /* raw-call contended recipe, n clients */
   K_LIB_BLOCK,   /* libzklock blocking, n clients */
   K_LIB_RW,      /* the same, a read/write lock's write side */
   K_LIB_SEM,     /* the same, a semaphore of one lease */
+  K_LIB_WATCHED, /* the same, a mutex watching its node from the grant */
   K_LIB_MANY,    /* libzklock async, n locks on one session */
   K_LIB_QUEUE,   /* libzklock async, n waiters on one lock */
   K_RAW_MULTI,   /* raw zoo_multi of n creates, then of n deletes */

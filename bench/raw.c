@@ -189,6 +189,120 @@ void raw_pipelined(const bench_ctx *c, int inflight, bench_result *r) {
   bench_window_destroy(&w);
 }
 
+/* ------------------------------------------- pipelined, shaped as a lock
+ *
+ * The least any lock recipe on ZooKeeper sends per uncontended cycle: the
+ * create, the listing that tells the contender it is first (sent right
+ * behind the create, as libzklock sends it), and the delete once the
+ * listing is back. One parent per slot, as one lock name per slot. */
+
+typedef struct lock_slot {
+  bench_window *w;
+  zhandle_t *zh;
+  char parent[300];
+  char path[320];
+  char made[340];
+} lock_slot;
+
+static void slot_next(lock_slot *sl);
+
+static void slot_deleted(int rc, const void *data) {
+  lock_slot *sl = (lock_slot *)data;
+  if (rc == ZOK)
+    bench_window_hold(sl->w);
+  else
+    atomic_fetch_add(&sl->w->errors, 1);
+  slot_next(sl);
+}
+
+static void slot_created(int rc, const char *value, const void *data) {
+  lock_slot *sl = (lock_slot *)data;
+  if (rc == ZOK)
+    snprintf(sl->made, sizeof sl->made, "%s", value);
+  else
+    sl->made[0] = '\0';
+}
+
+static void slot_listed(int rc, const struct String_vector *kids,
+                        const void *data) {
+  lock_slot *sl = (lock_slot *)data;
+  (void)kids;
+  if (rc != ZOK || !sl->made[0]) {
+    atomic_fetch_add(&sl->w->errors, 1);
+    slot_next(sl);
+    return;
+  }
+  if (zoo_adelete(sl->zh, sl->made, -1, slot_deleted, sl) != ZOK) {
+    atomic_fetch_add(&sl->w->errors, 1);
+    bench_window_done(sl->w);
+  }
+}
+
+static void slot_next(lock_slot *sl) {
+  if (atomic_load(&sl->w->phase) == BENCH_STOP ||
+      zoo_acreate(sl->zh, sl->path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                  ZOO_EPHEMERAL_SEQUENTIAL, slot_created, sl) != ZOK ||
+      zoo_aget_children(sl->zh, sl->parent, 0, slot_listed, sl) != ZOK)
+    bench_window_done(sl->w);
+}
+
+void raw_pipelined_locks(const bench_ctx *c, int inflight, bench_result *r) {
+  bench_window w;
+  lock_slot *slots = calloc((size_t)inflight, sizeof *slots);
+  zhandle_t *zh;
+  char err[160], parent[256];
+  int i, rc = ZOK, sent = 0;
+  bench_window_init(&w);
+  if (!slots) {
+    bench_fail(r, "out of memory");
+    bench_window_destroy(&w);
+    return;
+  }
+  zh = bench_zk_connect(c, err, sizeof err);
+  if (!zh) {
+    bench_fail(r, "%s", err);
+    free(slots);
+    bench_window_destroy(&w);
+    return;
+  }
+  rc = make_parent(zh, c, "locks", parent, sizeof parent);
+  for (i = 0; i < inflight && rc == ZOK; i++) {
+    slots[i].w = &w;
+    slots[i].zh = zh;
+    snprintf(slots[i].parent, sizeof slots[i].parent, "%s/%d", parent, i);
+    snprintf(slots[i].path, sizeof slots[i].path, "%s/lock-",
+             slots[i].parent);
+    rc = bench_zk_mkdirs(zh, slots[i].parent);
+  }
+  if (rc != ZOK) {
+    bench_fail(r, "create %s/...: %s", parent, zerror(rc));
+  } else {
+    for (i = 0; i < inflight; i++) {
+      if (zoo_acreate(zh, slots[i].path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_EPHEMERAL_SEQUENTIAL, slot_created,
+                      &slots[i]) != ZOK ||
+          zoo_aget_children(zh, slots[i].parent, 0, slot_listed,
+                            &slots[i]) != ZOK)
+        break;
+      sent++;
+    }
+    if (sent < inflight) {
+      bench_fail(r, "the client refused a request after %d cycles", sent);
+    } else {
+      bench_window_run(&w, c, r);
+      r->ok = true;
+    }
+    atomic_store(&w.phase, BENCH_STOP);
+    if (!bench_window_wait_done(&w, sent, WAIT_S))
+      bench_fail(r, "pipelined cycles did not stop within %.0f s", WAIT_S);
+    bench_window_totals(&w, r);
+  }
+  bench_zk_rmtree(zh, parent);
+  bench_zk_close(zh);
+  free(slots);
+  bench_window_destroy(&w);
+}
+
 /* ----------------------------------------------------------------- recipe */
 
 typedef struct recipe_thread {

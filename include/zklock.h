@@ -705,7 +705,8 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *   1. Mark: the node is read (its czxid names it) and its data rewritten,
  *      under the version read, as the bytes "__BREAK__\n" followed by what
  *      it held (the owner description stays readable). A holder of this
- *      library sees the mark through the watch it keeps on its own node:
+ *      library sees the mark through the watch it keeps on its own node
+ *      (from watch_after_ms into its hold: zkl_lock_set_watch_after()):
  *      its revoke callback runs (zkl_lock_on_revoke()), and it may let go
  *      within the grace.
  *   2. Grace: the caller waits grace_ms, or until every node marked is
@@ -715,8 +716,9 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *      only if its czxid is the one marked), so that a holder that let go
  *      and a newer holder, even one at the same path, are never hit. A
  *      holder loses the lock with ZKL_LOST_BROKEN (ZKL_LOST_NODE_DELETED if
- *      it never saw the mark: disconnected throughout the grace, say); a
- *      waiter's acquire fails with ZKL_ELOST.
+ *      it never saw the mark: disconnected throughout the grace, say, or
+ *      a hold younger than its watch_after_ms broken with a shorter
+ *      grace); a waiter's acquire fails with ZKL_ELOST.
  *   name      the lock NAME.
  *   node      the child name of the contender to break (the last segment
  *             of zkl_lock_node_path()), looked for in every place of the
@@ -825,7 +827,13 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * mutex that admits one contender at a time to count, and
  * /locks/NAME/leases), so that Curator clients with the same limit share
  * it. Waiters do not wake as a herd: only the contender counting watches the
- * leases. An uncontended acquire costs two round trips.
+ * leases. The first try of an acquire skips the mutex: it makes its lease
+ * node (named as a try-once's, below), and lists the leases and the mutex's
+ * queue; with fewer than `limit` leases ahead and nobody at the mutex (who
+ * came first: FIFO holds), it holds, in one round trip; otherwise it
+ * deletes its node, then queues at the mutex as above (it never waits with
+ * such a node in place: a Curator contender counting would wait for it).
+ * So an uncontended acquire costs one round trip, a contended one three.
  * Nothing stores the limit: every contender gives its own, as in Curator.
  * Contenders that disagree admit up to the largest limit among them; one
  * that finds more lease nodes ahead of its own than its limit waits on
@@ -838,8 +846,9 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * deletes it when busy. Such a node may be a held lease or one on its way
  * out (a try that found the leases full, or whose connection dropped), so
  * it keeps a counting contender waiting but never makes it say
- * ZKL_ELIMIT; an excess seen only through try-onces' nodes ends as
- * ZKL_ETIMEDOUT. A try-once itself cannot tell, and says ZKL_EBUSY.
+ * ZKL_ELIMIT; an excess seen only through try-onces' nodes (or first
+ * tries': holders that found the leases free) ends as ZKL_ETIMEDOUT. A
+ * try-once itself cannot tell, and says ZKL_EBUSY.
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
