@@ -180,6 +180,9 @@ static void on_listing_locked(zkl_attempt *att, int rc,
                               const struct String_vector *children);
 static void arm_own_watch_locked(zkl_attempt *att);
 static void want_own_watch_locked(zkl_attempt *att);
+static void on_refresh_listing_locked(zkl_attempt *att, int rc,
+                                      const struct String_vector *children);
+static const zkl_io_ops io_ops;
 
 /* ------------------------------------------------------------ the diagram */
 
@@ -757,10 +760,18 @@ static const zkl_watch_ops wait_watch_ops = {
  * here). Its deletion event comes before the one of the node waited for
  * (events come in the order of the changes). */
 static void ahead_gone_locked(zkl_attempt *att) {
-  if (att->ahead_grants)
+  int rc;
+  if (att->ahead_grants) {
     att->grant_on_delete = true;
-  else
+    return;
+  }
+  req_begin(att); /* answered in on_refresh_listing_locked */
+  rc = zkl__io_list_locked(sess(att), ZKL_RQ_LIST, att->l->queue, &io_ops,
+                           att, att->round);
+  if (rc != ZKL_OK) {
+    req_refused_locked(att, rc);
     GO(att, ZKL_AS_LISTING);
+  }
 }
 
 static void ahead_armed_locked(zkl_watch *w, int rc, const char *data,
@@ -786,6 +797,25 @@ static void ahead_fired_locked(zkl_watch *w, int type) {
 
 static const zkl_watch_ops ahead_watch_ops = {
     ahead_armed_locked, ahead_fired_locked, watch_released_locked};
+
+/* Watches the node before the one waited for (att->ahead_of), if any. */
+static void arm_ahead_locked(zkl_attempt *att) {
+  char path[ZKL_PATH_MAX];
+  int rc;
+  if (att->ahead) {
+    zkl__watch_drop_locked(att->ahead);
+    att->ahead = NULL;
+  }
+  if (!att->ahead_of || att->state != ZKL_AS_WATCHING)
+    return;
+  snprintf(path, sizeof path, "%s/%s", att->l->queue, att->ahead_of);
+  req_begin(att);
+  att->ahead = zkl__watch_arm_locked(sess(att), ZKL_WATCH_DATA,
+                                     ZKL_RQ_AHEAD_GET, path, &ahead_watch_ops,
+                                     att, &rc);
+  if (!att->ahead)
+    req_refused_locked(att, rc); /* a hint only: wait without it */
+}
 
 /* ---------------------------------------------------------------- replies */
 
@@ -862,7 +892,6 @@ static void on_created_listing_locked(zkl_attempt *att, int rc,
 
 static void on_recover_listing_locked(zkl_attempt *att, int rc,
                                       const struct String_vector *children);
-static const zkl_io_ops io_ops;
 
 static void on_listing_locked(zkl_attempt *att, int rc,
                               const struct String_vector *children) {
@@ -880,6 +909,9 @@ static void on_listing_locked(zkl_attempt *att, int rc,
       suspend_locked(att);
     else if (!zkl__is_session_over(rc))
       end_locked(att, END_FAIL, rc);
+    break;
+  case ZKL_AS_WATCHING:
+    on_refresh_listing_locked(att, rc, children);
     break;
   default:
     break;
@@ -1231,15 +1263,7 @@ static void enter_watching_locked(zkl_attempt *att) {
     return;
   }
   want_own_watch_locked(att);
-  if (att->ahead_of && att->state == ZKL_AS_WATCHING) {
-    snprintf(path, sizeof path, "%s/%s", att->l->queue, att->ahead_of);
-    req_begin(att);
-    att->ahead = zkl__watch_arm_locked(sess(att), ZKL_WATCH_DATA,
-                                       ZKL_RQ_AHEAD_GET, path,
-                                       &ahead_watch_ops, att, &rc);
-    if (!att->ahead)
-      req_refused_locked(att, rc); /* a hint only: wait without it */
-  }
+  arm_ahead_locked(att);
 }
 
 /* Where a suspended attempt picks up. */
@@ -1403,6 +1427,70 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
 
 /* -------------------------------------------------------------- the rule */
 
+/* A wait for q's node v->node: whether to watch the node before it too
+ * (ahead_of), and whether that one's deletion grants us when the node
+ * waited for goes (ahead_grants). */
+static void plan_ahead_locked(zkl_attempt *att, const zkl_queue *q,
+                              const zkl_verdict *v) {
+  zkl_lock *l = att->l;
+  att->grant_on_delete = v->grant_on_delete;
+  free(att->ahead_of);
+  att->ahead_of = !v->grant_on_delete && v->node > 0
+                      ? strdup(q->entries[v->node - 1].name)
+                      : NULL;
+  att->ahead_grants = false;
+  if (att->ahead_of && v->node == 1) {
+    /* the queue as it will be once the first goes: the rule again */
+    zkl_queue rest = *q;
+    zkl_verdict after = {0};
+    rest.entries++;
+    rest.count--;
+    rest.own--;
+    l->recipe->decide_locked(&rest, l->arg, &after);
+    att->ahead_grants = after.kind == ZKL_WAIT_NODE &&
+                        after.node == v->node - 1 && after.grant_on_delete;
+  }
+}
+
+/* WATCHING: the listing ahead_gone_locked() sent, the node waited for
+ * still watched. Waiting for that same node, only what is known of the
+ * nodes ahead changes (grant_on_delete, the node before it), and its watch
+ * is kept: no second read of it. Anything else looks afresh (LISTING). */
+static void on_refresh_listing_locked(zkl_attempt *att, int rc,
+                                      const struct String_vector *children) {
+  zkl_lock *l = att->l;
+  zkl_nodes nodes = queue_nodes(att);
+  zkl_queue q;
+  zkl_verdict v = {0};
+  bool same = false;
+  if (rc != ZOK) {
+    if (zkl__is_connection_loss(rc))
+      suspend_locked(att);
+    else if (!zkl__is_session_over(rc))
+      GO(att, ZKL_AS_LISTING);
+    return;
+  }
+  if (zkl__queue_build_ahead(children->data, children->count, &nodes,
+                             att->node, att->prefix, &q) != ZKL_OK) {
+    GO(att, ZKL_AS_LISTING);
+    return;
+  }
+  if (q.own >= 0 && q.n_duplicates == 0 &&
+      !(att->check == CHECK_NONE &&
+        zkl__kinds_has_places(children->data, children->count))) {
+    l->recipe->decide_locked(&q, l->arg, &v);
+    same = v.kind == ZKL_WAIT_NODE &&
+           strcmp(q.entries[v.node].name, att->wait_for) == 0;
+  }
+  if (same) {
+    plan_ahead_locked(att, &q, &v);
+    arm_ahead_locked(att);
+  } else {
+    GO(att, ZKL_AS_LISTING);
+  }
+  zkl__queue_free(&q);
+}
+
 /* A first try before preparing that is not granted at once: its node's
  * delete goes first (a Curator semaphore counts every lease node, and
  * would wait for it: ZOOKEEPER-NOTES' deadlock), then it prepares under a
@@ -1477,24 +1565,7 @@ static void evaluate_locked(zkl_attempt *att,
                    strcmp(att->wait_for, q.entries[v.node].name) != 0;
       free(att->wait_for);
       att->wait_for = strdup(q.entries[v.node].name);
-      att->grant_on_delete = v.grant_on_delete;
-      free(att->ahead_of);
-      att->ahead_of = !v.grant_on_delete && v.node > 0
-                          ? strdup(q.entries[v.node - 1].name)
-                          : NULL;
-      att->ahead_grants = false;
-      if (att->ahead_of && v.node == 1) {
-        /* the queue as it will be once the first goes: the rule again */
-        zkl_queue rest = q;
-        zkl_verdict after = {0};
-        rest.entries++;
-        rest.count--;
-        rest.own--;
-        l->recipe->decide_locked(&rest, l->arg, &after);
-        att->ahead_grants = after.kind == ZKL_WAIT_NODE &&
-                            after.node == v.node - 1 &&
-                            after.grant_on_delete;
-      }
+      plan_ahead_locked(att, &q, &v);
       if (att->wait_for && moved)
         emit_locked(att, ZKL_EVENT_QUEUED, 0, att->wait_for, q.own);
       if (att->wait_for)

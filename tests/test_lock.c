@@ -689,11 +689,14 @@ static void test_handoff_lists_nothing(void) {
   CU_ASSERT(rec[3].token > rec[2].token && rec[2].token > rec[1].token);
   CU_ASSERT_EQUAL(zkl_lock_release(l[3]), ZKL_OK);
   /* listings after each one's own: none for the second and the third,
-   * one for the fourth */
+   * one for the fourth; and none read its predecessor twice (the fourth's
+   * second listing kept the watch it had) */
   for (i = 1; i < 4; i++) {
     zkl__debug_counts(s[i], &c1);
     CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_LIST] - c0[i].sent[ZKL_RQ_LIST],
                     i == 3 ? 2 : 1);
+    CU_ASSERT_EQUAL(c1.sent[ZKL_RQ_PRED_GET] - c0[i].sent[ZKL_RQ_PRED_GET],
+                    1);
   }
   for (i = 0; i < 4; i++) {
     zkl_lock_free(l[i]);
