@@ -260,8 +260,11 @@ static void sem3_open(sem3 *t, const char *base) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(t->l[1], 5000, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(
       zkl_lock_acquire_async(t->l[2], -1, zkt_on_acquired, &t->got), ZKL_OK);
-  wait_children(t->leases, 3);
+  /* the gate first: the waiter's first try's lease node, which a count of
+   * leases could meet, is gone by then (its delete went before the gate's
+   * create), and the lease node it makes behind the gate comes next */
   wait_children(t->gate, 1);
+  wait_children(t->leases, 3);
 }
 
 static void sem3_close(sem3 *t) {

@@ -287,6 +287,9 @@ static void test_cancel_and_free(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h[2].l, -1, zkt_on_acquired, &r2),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(gate, 2, ZKT_WAIT), 2);
+  /* h1's lease node, made behind the gate (its first try's went first) */
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[1].s, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(h[1].l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&r1, 1, ZKT_WAIT), ZKL_ECANCELED);
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2); /* h2 now */
