@@ -64,8 +64,11 @@ static int build(char *const *names, int count, const zkl_nodes *which,
       have_ref = true;
     }
     tmp[kept].rel = zkl__seq_distance(ref, seq);
-    if (ahead_only && tmp[kept].rel > 0)
-      continue; /* behind our own node */
+    /* behind our own node (a number equal to ours, which only a node
+     * named by hand can have, sorts by name as below) */
+    if (ahead_only && (tmp[kept].rel > 0 ||
+                       (tmp[kept].rel == 0 && strcmp(name, own) > 0)))
+      continue;
     tmp[kept].e.name = name;
     tmp[kept].e.seq = seq;
     tmp[kept].e.kind = kind;
