@@ -670,7 +670,9 @@ typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
 
 /* Sets (or with NULL clears) the revoke callback, for a holder or a waiter.
  * The request reaches it through the data watch the contender keeps on its
- * own node anyway: no extra watch or request. */
+ * own node anyway: no extra watch or request. A contender of several nodes
+ * is asked as one, with itself as l: a multi-lock when any of its nodes is
+ * asked, a semaphore for its lease node or its node at the gate. */
 ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
 
 /* Asks holders of lock NAME to let go: writes the bytes __REVOKE__ into

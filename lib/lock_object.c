@@ -364,6 +364,11 @@ void zkl__lock_set_revoke_locked(zkl_lock *l, zkl_revoke_cb cb, void *arg) {
 
 void zkl__notify_revoke_locked(zkl_lock *l) {
   zkl_notice *n;
+  /* A part (a multi-lock's node in one name, a semaphore's place at its
+   * gate) is asked as its whole: the callback is the application's, set on
+   * the whole. */
+  while (l->whole)
+    l = l->whole;
   if (!l->revoke_cb || l->freed)
     return;
   if (!(n = notice_new(N_REVOKE))) {

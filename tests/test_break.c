@@ -290,6 +290,57 @@ static void test_same_path_not_hit(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A multi-lock is one contender: a revoke, or a break's mark, on its node
+ * in any one of its names reaches the multi-lock's own revoke callback (as
+ * the whole, not a part), and letting go there lets go of every name
+ * within the grace. */
+typedef struct {
+  zkt_counter asked;
+  zkl_lock *seen; /* written before asked counts */
+} revoke_seen;
+
+static void on_revoke_seen(zkl_lock *l, void *arg) {
+  revoke_seen *r = arg;
+  r->seen = l;
+  zkt_counter_add(&r->asked, 1);
+}
+
+static void test_multilock(void) {
+  char a[64], b[64];
+  const char *names[2] = {a, b};
+  zkl_session *asker = zkt_session(T_SESSION), *s = zkt_session(T_SESSION);
+  zkl_lock *l;
+  revoke_seen r;
+  holder h;
+  report rep = {0};
+  zkt_name(a, sizeof a, "break-multi-a");
+  zkt_name(b, sizeof b, "break-multi-b");
+  memset(&r, 0, sizeof r);
+  zkt_counter_init(&r.asked);
+  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+  hold_with(&h, l, s); /* h.path: its node in a */
+  zkl_lock_on_revoke(l, on_revoke_seen, &r);
+  /* revoked on its second name: the multi-lock is asked, once */
+  CU_ASSERT_EQUAL(zkl_revoke(asker, b, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&r.asked, 1, ZKT_WAIT), 1);
+  CU_ASSERT(r.seen == l);
+  /* broken on its first name: asked, it lets go of both in the grace */
+  zkl_lock_on_revoke(l, on_revoke_let_go, &r.asked);
+  CU_ASSERT_EQUAL(zkl_break(asker, a, NULL, LONG_GRACE, on_report, &rep),
+                  ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(rep.n, 1);
+  CU_ASSERT(reported(&rep, h.path, ZKL_ENOTHELD));
+  CU_ASSERT_EQUAL(zkt_counter_get(&r.asked), 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_quiet(h.s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.lost.calls), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
+  close_holder(&h, true);
+  zkt_assert_quiet(asker);
+  zkl_session_close(asker);
+  zkt_assert_parent_empty(a);
+  zkt_assert_parent_empty(b);
+}
+
 /* Readers sharing a read/write lock are all broken (the writer behind
  * them is granted above both); a semaphore's lease named by its node is
  * broken (the waiter for a lease is granted), then, with nobody waiting,
@@ -549,6 +600,7 @@ int main(void) {
       {"a grace the holder uses to let go", test_grace_used_to_let_go},
       {"the holder's next node is not hit", test_new_node_not_hit},
       {"a node at the same path is not hit", test_same_path_not_hit},
+      {"a multi-lock is asked as one, on any of its names", test_multilock},
       {"readers, leases and a leader", test_kinds},
       {"a creator-only lock", test_acl},
       {"bad input", test_bad_input},

@@ -3,7 +3,8 @@
  * the zklock command: `zklock --break NAME --grace 0` deletes a running
  * zklock's node, which stops its command, exits 4 and says it was broken,
  * while a waiting zklock gets the lock with a higher token; a holder that
- * lets go in its grace (--on-revoke TERM) is not broken (exit 1); nobody
+ * lets go in its grace (--on-revoke TERM) is not broken (exit 1), a
+ * holder of two names asked on its second as well; nobody
  * holding exits 1; a creator-only lock is refused without its credentials
  * (exit 3) and broken with them; `zklock --max-hold` stops its command at
  * the maximum, exits 4 and says why; bad usage exits 2. See clitest.h for
@@ -94,6 +95,28 @@ static void test_grace_let_go(void) {
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 128 + 15); /* as its command */
   cleanup(&a);
   assert_no_node(name);
+}
+
+/* A zklock that holds two names is asked as one: a break of its second
+ * name reaches its --on-revoke, and it lets go of both within the grace. */
+static void test_multi_let_go(void) {
+  char a[64], b[64], line[1024], out[1024], err[1024];
+  proc p;
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", b,
+                             "--grace", "600",       NULL};
+  zkt_name(a, sizeof a, "cli-break-multi-a");
+  zkt_name(b, sizeof b, "cli-break-multi-b");
+  spawn(&p, "-s", zkt_hosts(), "--on-revoke", "TERM", a, b, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 1);
+  CU_ASSERT_STRING_EQUAL(out, "");
+  zkt_check(strstr(err, "let go within the grace: not broken\n") != NULL,
+            "stderr: %s", err);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 128 + 15); /* as its command */
+  cleanup(&p);
+  assert_no_node(a);
+  assert_no_node(b);
 }
 
 /* A creator-only lock: without its credentials, refused (exit 3) and the
@@ -190,6 +213,7 @@ int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"--break stops the holder's command", test_break_running},
       {"a holder that lets go in its grace", test_grace_let_go},
+      {"a holder of two names lets go of both in its grace", test_multi_let_go},
       {"a creator-only lock", test_acl},
       {"--max-hold stops the command", test_max_hold},
       {"bad usage", test_usage},

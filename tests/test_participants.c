@@ -436,7 +436,13 @@ static void test_revoke_by_node(void) {
         zkl_revoke(t.s[0], t.name, strrchr(list[3].node, '/') + 1), ZKL_OK);
     CU_ASSERT_EQUAL(data_of(list[3].node, data, sizeof data, NULL), ZOK);
     CU_ASSERT_STRING_EQUAL(data, "__REVOKE__");
+    /* the gate's node is the semaphore's own: its callback is asked */
+    CU_ASSERT_NOT_EQUAL(zkt_rec_wait(&t.revoked[2], 2, ZKT_WAIT),
+                        ZKT_NO_CALL);
+    CU_ASSERT(t.revoked[2].lock == t.l[2]);
   }
+  CU_ASSERT_EQUAL(zkt_counter_get(&t.revoked[0].calls), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&t.revoked[1].calls), 0);
   zkl_participants_free(list);
   sem3_close(&t);
 }
