@@ -439,6 +439,11 @@ bool queue_describe_node(zkl_session *s, const char *name, const char *child,
                          char *buf, size_t len);
 /* Who holds name now, as queue_describe_holders() says it (one listing). */
 bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len);
+/* The first of names[0..count-1], in that order, that somebody holds:
+ * its index, and who holds it in buf, as queue_holder() says it; -1 when
+ * nobody holds any (one listing per name looked at). */
+int queue_first_held(zkl_session *s, char *const *names, int count,
+                     char *buf, size_t len);
 
 /* --list: prints the contenders of name on stdout, one line each, after
  * a header line unless no_header. Returns a ZKL_ code. */

@@ -147,6 +147,15 @@ bool queue_holder(zkl_session *s, const char *name, char *buf, size_t len) {
   return found;
 }
 
+int queue_first_held(zkl_session *s, char *const *names, int count,
+                     char *buf, size_t len) {
+  int i;
+  for (i = 0; i < count; i++)
+    if (queue_holder(s, names[i], buf, len))
+      return i;
+  return -1;
+}
+
 bool queue_describe_node(zkl_session *s, const char *name, const char *child,
                          char *buf, size_t len) {
   zkl_participant *list;

@@ -315,16 +315,21 @@ static int on_acquired(run *r, const ev_batch *b) {
     die_by_signal(r->die_sig);
   }
   if (rc == ZKL_EBUSY || rc == ZKL_ETIMEDOUT) {
-    char holder[600];
+    char holder[600], path[ZKL_PATH_MAX];
     const char *verb = r->o->kind == KIND_ELECT ? "led" : "held";
     if (!r->o->quiet) {
-      if (!queue_holder(r->s, r->o->name, holder, sizeof holder))
+      /* several names: the first that someone holds is the one in the
+       * way (our nodes are gone by now) */
+      int held = queue_first_held(r->s, r->o->names, r->o->n_names, holder,
+                                  sizeof holder);
+      if (held < 0)
         snprintf(holder, sizeof holder, "another owner");
+      names_parent(path, sizeof path, r->o->names[held > 0 ? held : 0]);
       if (r->o->wait_arg)
-        cli_error("gave up waiting for %s after %s s (%s by %s)", r->path,
+        cli_error("gave up waiting for %s after %s s (%s by %s)", path,
                   r->o->wait_arg, verb, holder);
       else
-        cli_error("%s is %s by %s; not waiting", r->path, verb, holder);
+        cli_error("%s is %s by %s; not waiting", path, verb, holder);
     }
     finish(r);
     return r->o->conflict_code;

@@ -11,6 +11,10 @@
  * starts; ZooKeeper answers a session's requests in order, so the creation
  * of our own node fires one.
  *
+ * Several names (one multi-lock): every name's queue is watched, and the
+ * line speaks of the first name, in the order given, where zklock is held
+ * up: a multi-lock waits in that queue (the library's events say so too).
+ *
  * The line is shown only while zklock is really held up: its node does not
  * hold, by the library's word (zkl_participant.holds: a mutex's or a
  * writer's contender behind anyone, a reader behind a writer, a candidate
@@ -34,8 +38,8 @@ static struct {
   zkl_session *s;
   zkl_lock *l;
   const options *o;
-  char path[ZKL_PATH_MAX];            /* /locks/NAME, for the line */
-  char watched[2][ZKL_PATH_MAX + 16]; /* the queues watched */
+  /* the queues watched: a semaphore's leases and gate, or each name's */
+  char watched[ZKL_MULTI_NAMES_MAX][ZKL_PATH_MAX + 16];
   int nwatched;
   char shown[1280];   /* the line on the terminal now ("" none) */
   bool plain_escapes; /* TERM=dumb: no "erase line", pad with spaces */
@@ -76,14 +80,17 @@ void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
   st.l = l;
   st.o = o;
   st.plain_escapes = !term || !*term || strcmp(term, "dumb") == 0;
-  names_parent(st.path, sizeof st.path, o->name);
   if (o->kind == KIND_SEMAPHORE) {
-    snprintf(st.watched[0], sizeof st.watched[0], "%s/leases", st.path);
-    snprintf(st.watched[1], sizeof st.watched[1], "%s/locks", st.path);
+    char path[ZKL_PATH_MAX];
+    names_parent(path, sizeof path, o->name);
+    snprintf(st.watched[0], sizeof st.watched[0], "%s/leases", path);
+    snprintf(st.watched[1], sizeof st.watched[1], "%s/locks", path);
     st.nwatched = 2;
   } else {
-    snprintf(st.watched[0], sizeof st.watched[0], "%s", st.path);
-    st.nwatched = 1;
+    int i;
+    for (i = 0; i < o->n_names && i < ZKL_MULTI_NAMES_MAX; i++)
+      names_parent(st.watched[i], sizeof st.watched[i], o->names[i]);
+    st.nwatched = i;
   }
   if (gethostname(st.host, sizeof st.host) != 0)
     st.host[0] = '\0';
@@ -162,21 +169,39 @@ static int ahead_of_us(const queue_view *v, const char *own, bool *blocked) {
   return ahead;
 }
 
-void status_refresh(void) {
-  char own[ZKL_PATH_MAX], line[1280], holders[600];
-  const char *what;
+/* Our node in the queue of name i (of a multi-lock: the i-th of its
+ * nodes), into own; false when it has none (yet). */
+static bool own_node(int i, char *own, size_t len) {
+  static char all[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX];
+  const char *p = all, *space;
+  if (st.o->n_names <= 1)
+    return zkl_lock_node_path(st.l, own, len) == ZKL_OK;
+  if (zkl_lock_node_paths(st.l, all, sizeof all) != ZKL_OK)
+    return false;
+  for (; i > 0 && p; i--)
+    p = (space = strchr(p, ' ')) != NULL ? space + 1 : NULL;
+  if (!p)
+    return false;
+  space = strchr(p, ' ');
+  snprintf(own, len, "%.*s", space ? (int)(space - p) : (int)strlen(p), p);
+  return true;
+}
+
+/* Shows where we stand in the queue of name i, when it holds us up.
+ * Returns false when it does not (or the listing failed, or does not
+ * show our node yet): the caller may look at the next name. */
+static bool show_if_held_up(int i) {
+  char own[ZKL_PATH_MAX], path[ZKL_PATH_MAX], line[1280], holders[600];
+  const char *what, *name = st.o->n_names > 1 ? st.o->names[i] : st.o->name;
   queue_view v;
-  bool blocked, has_own;
+  bool blocked, has_own, shown = false;
   int ahead;
-  if (st.mode == 0 || st.done)
-    return;
-  status_arm(); /* first, so that no change after the listing is missed */
-  if (queue_view_get(st.s, st.o->name, &v) != ZKL_OK)
-    return; /* it is only the status: the next change tries again */
+  if (queue_view_get(st.s, name, &v) != ZKL_OK)
+    return false; /* it is only the status: the next change tries again */
   /* Only now: the server tells the watch of our node's creation before it
    * answers the create, but answers the listing after it; so once the
    * listing is back, the library knows its node if it was created. */
-  has_own = zkl_lock_node_path(st.l, own, sizeof own) == ZKL_OK;
+  has_own = own_node(i, own, sizeof own);
   ahead = ahead_of_us(&v, has_own ? own : NULL, &blocked);
   if (ahead >= 0 && blocked &&
       queue_describe_holders(&v, holders, sizeof holders)) {
@@ -196,11 +221,24 @@ void status_refresh(void) {
     default:
       what = "waiting for";
     }
-    snprintf(line, sizeof line, "%s %s: %d ahead, %s by %s", what, st.path,
+    names_parent(path, sizeof path, name);
+    snprintf(line, sizeof line, "%s %s: %d ahead, %s by %s", what, path,
              ahead, st.o->kind == KIND_ELECT ? "led" : "held", holders);
     show(line);
+    shown = true;
   }
   queue_view_free(&v);
+  return shown;
+}
+
+void status_refresh(void) {
+  int i;
+  if (st.mode == 0 || st.done)
+    return;
+  status_arm(); /* first, so that no change after the listing is missed */
+  for (i = 0; i < (st.o->n_names > 1 ? st.o->n_names : 1); i++)
+    if (show_if_held_up(i))
+      return;
 }
 
 void status_clear(void) {

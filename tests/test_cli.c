@@ -355,6 +355,38 @@ static void test_several_names(void) {
   cleanup(&q);
 }
 
+/* Several names, the first free and the second held: the waiting line,
+ * and the messages of -w and -n, name the second, where zklock waits. */
+static void test_several_names_held_up(void) {
+  char a[64], b[64], err[2048], want[512];
+  zkt_holder h;
+  proc p;
+  zkt_name(a, sizeof a, "multi-wait-a");
+  zkt_name(b, sizeof b, "multi-wait-b");
+  zkt_hold(&h, b);
+  spawn(&p, "-s", zkt_hosts(), "-w", "1", a, b, "--", HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  expect_status(want, sizeof want, b, 1, (long)getpid());
+  zkt_check(strncmp(err, want, strlen(want)) == 0, "stderr: %s", err);
+  snprintf(want, sizeof want,
+           "zklock: gave up waiting for /locks/%s after 1 s (held by %s:%ld "
+           "since ",
+           b, clit_hostname, (long)getpid());
+  zkt_check(strstr(err, want) != NULL, "stderr: %s", err);
+  cleanup(&p);
+  spawn(&p, "-s", zkt_hosts(), "-n", a, b, "--", HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want, "zklock: /locks/%s is held by %s:%ld since ", b,
+           clit_hostname, (long)getpid());
+  zkt_check(strncmp(err, want, strlen(want)) == 0, "stderr: %s", err);
+  cleanup(&p);
+  zkt_unhold(&h);
+  assert_no_node(a);
+  assert_no_node(b);
+}
+
 /* --list shows the holder and the waiters in queue order; -H drops the
  * header. */
 static void test_list_queue(void) {
@@ -1128,6 +1160,7 @@ static const zkt_test tests[] = {
     {"a command killed by signal N gives 128+N", test_command_signaled},
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
     {"several names at once", test_several_names},
+    {"several names: the one held names the wait", test_several_names_held_up},
     {"--list shows holder and waiters in queue order", test_list_queue},
     {"--list of an unheld lock prints the header only", test_list_unheld},
     {"bad usage exits 2, says what was wrong, connects nowhere",
