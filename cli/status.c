@@ -222,8 +222,8 @@ static bool show_if_held_up(int i) {
       what = "waiting for";
     }
     names_parent(path, sizeof path, name);
-    snprintf(line, sizeof line, "%s %s: %d ahead, %s by %s", what, path,
-             ahead, st.o->kind == KIND_ELECT ? "led" : "held", holders);
+    snprintf(line, sizeof line, "%s %s: %d ahead, %s by %s", what, path, ahead,
+             st.o->kind == KIND_ELECT ? "led" : "held", holders);
     show(line);
     shown = true;
   }
