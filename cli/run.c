@@ -324,7 +324,7 @@ static int on_acquired(run *r, const ev_batch *b) {
                                   sizeof holder);
       if (held < 0)
         snprintf(holder, sizeof holder, "another owner");
-      names_parent(path, sizeof path, r->o->names[held > 0 ? held : 0]);
+      names_parent(path, sizeof path, r->o->names[held < 0 ? 0 : held]);
       if (r->o->wait_arg)
         cli_error("gave up waiting for %s after %s s (%s by %s)", path,
                   r->o->wait_arg, verb, holder);

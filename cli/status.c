@@ -169,13 +169,12 @@ static int ahead_of_us(const queue_view *v, const char *own, bool *blocked) {
   return ahead;
 }
 
-/* Our node in the queue of name i (of a multi-lock: the i-th of its
- * nodes), into own; false when it has none (yet). */
+/* Our node in the queue of name i (the i-th of our nodes: a multi-lock's
+ * in the order of its names, any other contender's one), into own; false
+ * when it has none (yet). */
 static bool own_node(int i, char *own, size_t len) {
   static char all[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX];
   const char *p = all, *space;
-  if (st.o->n_names <= 1)
-    return zkl_lock_node_path(st.l, own, len) == ZKL_OK;
   if (zkl_lock_node_paths(st.l, all, sizeof all) != ZKL_OK)
     return false;
   for (; i > 0 && p; i--)
@@ -192,7 +191,7 @@ static bool own_node(int i, char *own, size_t len) {
  * show our node yet): the caller may look at the next name. */
 static bool show_if_held_up(int i) {
   char own[ZKL_PATH_MAX], path[ZKL_PATH_MAX], line[1280], holders[600];
-  const char *what, *name = st.o->n_names > 1 ? st.o->names[i] : st.o->name;
+  const char *what, *name = st.o->names[i];
   queue_view v;
   bool blocked, has_own, shown = false;
   int ahead;
@@ -236,7 +235,7 @@ void status_refresh(void) {
   if (st.mode == 0 || st.done)
     return;
   status_arm(); /* first, so that no change after the listing is missed */
-  for (i = 0; i < (st.o->n_names > 1 ? st.o->n_names : 1); i++)
+  for (i = 0; i < st.o->n_names; i++)
     if (show_if_held_up(i))
       return;
 }
