@@ -7,7 +7,7 @@
  *                watchdog's own main
  *   options.c    the command line: parsing, checking, --help
  *   run.c        a run: the main loop and its states (waiting for the lock,
- *                confirming the session, running the command, lost), for
+ *                running the command, lost), for
  *                every kind of lock (mutex, either side of a read/write
  *                lock, a semaphore's lease, an election's lead)
  *   connect.c    opening the session, and saying exactly why it failed

@@ -8,21 +8,21 @@
  * zkl_lock, so the run is the same for all.
  *
  * One thread of our own: the main loop polls the self-pipe (events.c) and
- * the run is in one of four states, each one case of the switch in
+ * the run is in one of three states, each one case of the switch in
  * run_lock():
  *
- *   WAITING     the async acquire is under way; a signal cancels it.
- *   CONFIRMING  granted, but less than half a lease is left (the latest
- *               answer from the server is old): the command starts once the
- *               library's heartbeat has renewed it, under a fresh lease.
+ *   WAITING     the async acquire is under way; a signal cancels it. The
+ *               library grants with at least half a lease ahead (a grant
+ *               on an old proof of the session is confirmed first: see
+ *               zkl_session_set_lease_margin()), so the command starts at
+ *               once.
  *   RUNNING     the command runs: signals are forwarded, revoke requests
  *               passed on (--on-revoke), and the library's lease deadline
  *               handed to the watchdog; its exit releases.
  *   LOST        the command got SIGTERM (from zklock or its watchdog) and
  *               gets SIGKILL when the grace runs out.
  *
- *   WAITING --granted, fresh proof--------------------------> RUNNING
- *   WAITING --granted, old proof--> CONFIRMING --proof back--> RUNNING
+ *   WAITING --granted-----------------------------------> RUNNING
  *   RUNNING --lost notice, lease deadline, watchdog fired--> LOST
  *   RUNNING --watchdog died and cannot be replaced---------> LOST
  *   any state --acquire failed, signal, command exited--> exit status
@@ -48,11 +48,8 @@
 
 /* A loss zklock finds itself: the lease deadline passed (lease.c). */
 #define LOST_OWN_LEASE 100
-/* CONFIRMING: how often to look whether the lease was renewed (the
- * library does not tell; it takes one round trip). */
-#define CONFIRM_POLL_MS 20
 
-enum state { WAITING, CONFIRMING, RUNNING, LOST };
+enum state { WAITING, RUNNING, LOST };
 
 typedef struct {
   const options *o;
@@ -62,7 +59,6 @@ typedef struct {
   char path[ZKL_PATH_MAX]; /* /locks/NAME, for messages */
   enum state state;
   int64_t acquire_ms;
-  int64_t granted_ms;
   bool revoke_pending; /* asked to let go before the command ran */
   int die_sig; /* a signal came before the command ran: die by it */
   int64_t token;
@@ -194,7 +190,7 @@ static const char *lost_reason_text(const run *r, int reason) {
 
 /* ------------------------------------------------------------ transitions */
 
-/* WAITING or CONFIRMING: granted, and lost before the command ran. */
+/* WAITING: granted, and lost before the command ran. */
 static int lost_before_start(run *r, int reason) {
   cli_error("lost the lock %s before the command started: %s", r->path,
             lost_reason_text(r, reason));
@@ -240,7 +236,11 @@ static void pass_revoke(run *r) {
 /* -> RUNNING: starts the watchdog, then the command. Returns -1 to go on,
  * else an exit code. */
 static int start_command(run *r) {
+  int64_t deadline = lease_deadline();
   int rc;
+  if (deadline != 0)
+    cli_verbose_msg("the lease has %lld ms left",
+                    (long long)(deadline - cli_now_ms()));
   if (wd_start(r->path, r->o->grace_ms, !r->same_group,
                lease_deadline() + lease_margin() / 2) != 0) {
     if (errno != ENOSYS) {
@@ -267,13 +267,6 @@ static int start_command(run *r) {
   if (r->revoke_pending)
     pass_revoke(r);
   return -1;
-}
-
-/* Whether the lease left is long enough to start the command under: at
- * least half of it, counted from the grant. */
-static bool lease_fresh(const run *r) {
-  int64_t d = lease_deadline();
-  return d != 0 && d - r->granted_ms >= lease_timeout() / 2;
 }
 
 /* The acquire was refused: the name is a lock of another family. */
@@ -366,37 +359,12 @@ static int on_acquired(run *r, const ev_batch *b) {
     finish(r);
     return EXIT_ZOOKEEPER;
   }
-  r->granted_ms = cli_now_ms();
   r->token = b->token;
   if (b->lost)
     return lost_before_start(r, b->lost_reason);
   if (zkl_lock_node_paths(r->l, r->node, sizeof r->node) != ZKL_OK)
     return lost_before_start(r, 0);
-  /* A grant can come from a watch event, with no answer from the server
-   * since the wait began: the lease left may be short. The library renews
-   * it with a heartbeat as soon as the lock is held. */
-  if (lease_fresh(r))
-    return start_command(r);
-  cli_verbose_msg("less than half the lease is left: confirming the session "
-                  "first");
-  r->state = CONFIRMING;
-  return -1;
-}
-
-/* CONFIRMING: returns -1 to go on, else an exit code. */
-static int on_confirming(run *r, const ev_batch *b) {
-  if (b->nsignals > 0) { /* the command never ran: as while waiting */
-    release(r);
-    finish(r);
-    die_by_signal(b->signals[0]);
-  }
-  if (b->revokes > 0)
-    r->revoke_pending = true; /* passed on once the command runs */
-  if (b->lost)
-    return lost_before_start(r, b->lost_reason);
-  if (lease_fresh(r))
-    return start_command(r);
-  return -1;
+  return start_command(r);
 }
 
 /* RUNNING or LOST: the command has exited. Returns the exit code. */
@@ -546,8 +514,6 @@ static int make_lock(run *r) {
 static int64_t next_wake(run *r, int64_t now) {
   int64_t at, deadline;
   switch (r->state) {
-  case CONFIRMING:
-    return now + CONFIRM_POLL_MS;
   case RUNNING:
     /* The library renews the lease every T/6: pass it on to the watchdog
      * twice as often, and look at the deadline itself when it comes. */
@@ -662,9 +628,6 @@ int run_lock(const options *o) {
         code = on_acquired(&r, &b);
       else if (b.queue_changed)
         status_refresh();
-      break;
-    case CONFIRMING:
-      code = on_confirming(&r, &b);
       break;
     case RUNNING:
     case LOST:

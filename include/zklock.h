@@ -335,6 +335,11 @@ ZKL_EXTERN int zkl_session_servers(zkl_session *s, char *buf, size_t len);
  * (ZKL_LOST_LEASE_EXPIRED): before the server can expire the session, so
  * before anyone else can be granted them. If the connection comes back in
  * the same session before then, nothing is reported.
+ * A grant begins with at least half of the lease ahead: one that comes on
+ * a watch event (the node waited for was deleted) after more than half a
+ * lease without an answer (a stalled connection, a stopped process) lists
+ * the queue once more first, so that the holder is not declared lost a
+ * moment after its grant (one more round trip, only then).
  *   margin_ms  > 0: the margin; 0: the default, T/10 within [100, 2000] ms;
  *              < 0: no lease (locks are then reported lost only when the
  *              session is expired or their node deleted, as Curator does).

@@ -433,20 +433,35 @@ static void suspend_locked(zkl_attempt *att) {
     GO(att, ZKL_AS_SUSPENDED);
 }
 
-/* Granted by the rule. But a grant can come from a watch event right after
- * a long outage: if nothing proves the session alive lately, list once
- * more, and let that answer renew the lease before holding. */
+/* Granted by the rule: held, unless the lease says to confirm first.
+ * A grant on an answer (a listing, a watch that found the node gone) is
+ * proof that the session lived a round trip ago: held unless the lease has
+ * run out meanwhile. A grant on a watch event (the node waited for was
+ * deleted: the common handoff) proves nothing: the event may come after
+ * a pause of the process or a stalled connection, when the latest answer
+ * is old and the lease almost over; the holder would then be told
+ * ZKL_LOST_LEASE_EXPIRED a moment after it began its work. So an event
+ * grant is held at once only with at least half a lease ahead. Otherwise
+ * the queue is listed once more (one round trip, only after a silence of
+ * half a lease), and that answer renews the lease before holding. */
 int zkl__test_stale_grants;
 int zkl__test_no_first_try;
 
-static void grant_locked(zkl_attempt *att) {
+static void grant_locked(zkl_attempt *att, bool on_event) {
+  zkl_session *s = sess(att);
+  int64_t now = zkl__now_ms();
   bool stale_for_test =
       __atomic_load_n(&zkl__test_stale_grants, __ATOMIC_RELAXED) > 0 &&
       __atomic_sub_fetch(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED) >= 0;
-  if (stale_for_test || zkl__lease_expired_locked(sess(att), zkl__now_ms()))
+  if (stale_for_test || zkl__lease_expired_locked(s, now) ||
+      (on_event && !zkl__lease_fresh_locked(s, now))) {
+    zkl__log("lock %s: granted with the lease %s: listing once more to "
+             "confirm the session",
+             att->l->name, on_event ? "under half" : "run out");
     GO(att, ZKL_AS_LISTING);
-  else
+  } else {
     GO(att, ZKL_AS_HELD);
+  }
 }
 
 /* Deliver a failed acquire once the attempt's requests (its cleanup among
@@ -725,7 +740,7 @@ static void wait_armed_locked(zkl_watch *w, int rc, const char *data, int len,
     if (rc == ZNONODE) {
       /* Gone between our listing and the watch; getData set no watch. */
       if (att->grant_on_delete)
-        grant_locked(att);
+        grant_locked(att, false);
       else
         GO(att, ZKL_AS_LISTING);
     } else if (zkl__is_connection_loss(rc)) {
@@ -746,7 +761,7 @@ static void wait_fired_locked(zkl_watch *w, int type) {
     return;
   if (att->state == ZKL_AS_WATCHING && type == ZOO_DELETED_EVENT &&
       att->grant_on_delete)
-    grant_locked(att);
+    grant_locked(att, true);
   else if (att->state == ZKL_AS_WATCHING || att->state == ZKL_AS_WAITING)
     GO(att, ZKL_AS_LISTING); /* a waiter that gave up, or the queue moved */
 }
@@ -1553,7 +1568,7 @@ static void evaluate_locked(zkl_attempt *att,
       back_off_locked(att);
     } else if (v.kind == ZKL_GRANT) {
       att->unprepared_try = false;
-      grant_locked(att);
+      grant_locked(att, false);
     } else if (att->try_once) {
       end_locked(att, END_FAIL, ZKL_EBUSY);
     } else if (v.kind == ZKL_WAIT_CHILDREN) {

@@ -48,6 +48,15 @@ bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms) {
   return deadline == 0 || now_ms >= deadline;
 }
 
+bool zkl__lease_fresh_locked(const zkl_session *s, int64_t now_ms) {
+  int margin = zkl__lease_margin_ms(s);
+  int64_t deadline = deadline_locked(s);
+  if (margin < 0)
+    return true;
+  return deadline != 0 &&
+         deadline - now_ms >= (s->negotiated_timeout_ms - margin) / 2;
+}
+
 void zkl__lease_hold_locked(zkl_session *s, int delta) {
   if (delta > 0 && s->lease.held++ == 0)
     /* heartbeats, and the clock: the first is due T/6 after the latest

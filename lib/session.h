@@ -328,6 +328,9 @@ unsigned zkl__cleanups_count_locked(const zkl_session *s);
 int zkl__lease_margin_ms(const zkl_session *s);
 /* True when the lease is on and nothing proves the session alive now. */
 bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms);
+/* At least half of the lease is still ahead (always, with the lease off):
+ * what a grant on a watch event needs to be held at once (engine.c). */
+bool zkl__lease_fresh_locked(const zkl_session *s, int64_t now_ms);
 /* A lock was granted (+1) or stopped being held (-1). */
 void zkl__lease_hold_locked(zkl_session *s, int delta);
 /* For calls on held locks from the user's threads: a process frozen past

@@ -395,6 +395,81 @@ static void test_queued_grant_after_lease_lost(void) {
   zkt_assert_parent_empty(name_b);
 }
 
+/* What a waiter's grant saw of its lease: the acquire callback's status,
+ * and how much of the lease was left then. */
+typedef struct {
+  zkl_session *s;
+  zkt_counter calls;
+  int rc;
+  int64_t lease_left_ms;
+} grant_seen;
+
+static void on_grant_seen(zkl_lock *l, int rc, int64_t token, void *arg) {
+  grant_seen *g = arg;
+  (void)l;
+  (void)token;
+  g->rc = rc;
+  g->lease_left_ms = zkl_session_lease_deadline(g->s) - zkt_now_ms();
+  zkt_counter_add(&g->calls, 1);
+}
+
+/* The holder's release reaches a waiter late: the waiter's connection is
+ * cut off (its events are lost with it) for more than half its lease, then
+ * comes back in the same session, and the client's re-armed watch tells
+ * the deletion at once. The waiter heard no answer since it queued: a hold
+ * from that event would begin with less than half a lease and could be
+ * declared lost a moment later, its work under way (the fault suite once
+ * saw 1 ms left, and the next holder's section overlap). The grant must
+ * list the queue once more first, and begin with at least half a lease.
+ * Session 6 s, margin 600 ms: a lease of 5.4 s, half of it 2.7 s; the cut
+ * lasts 3.2 s, so that without the confirmation 2.2 s at most would be
+ * left, and the lease does not run out before the reconnect. */
+static void test_late_event_grant_confirms(void) {
+  char name[64], parent[512];
+  proxyctl *px;
+  zkl_session *ws, *hs;
+  zkl_lock *holder, *waiter;
+  grant_seen g;
+  unsigned long listed, at_once;
+  int half;
+  zkt_counter_init(&g.calls);
+  zkt_name(name, sizeof name, "late-event");
+  zkt_parent(parent, sizeof parent, name);
+  ws = proxied_session(&px, 6000);
+  hs = zkt_session(10000);
+  g.s = ws;
+  half = (zkl_session_timeout(ws) - zkl_session_timeout(ws) / 10) / 2;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, hs, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiter, ws, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(waiter, -1, on_grant_seen, &g),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(ws, T_WAIT), 0);
+  listed = zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_LISTING);
+  at_once = zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_HELD);
+
+  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
+  fault_lasts(3200);
+  CU_ASSERT_EQUAL(zkt_counter_get(&g.calls), 0); /* the event was lost */
+  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&g.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(g.rc, ZKL_OK);
+  CU_ASSERT(zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_LISTING) > listed);
+  CU_ASSERT_EQUAL(zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_HELD), at_once);
+  printf("\n    granted with %" PRId64 " ms of the lease left (half: %d ms)",
+         g.lease_left_ms, half);
+  CU_ASSERT(g.lease_left_ms >= half);
+  CU_ASSERT_EQUAL(zkl_lock_release(waiter), ZKL_OK);
+  zkl_lock_free(holder);
+  zkl_lock_free(waiter);
+  zkl_session_close(hs);
+  zkl_session_close(ws);
+  proxyctl_stop(px);
+  zkt_assert_parent_empty(name);
+}
+
 static void test_margin_bounds(void) {
   zkl_session *s = zkt_session(2000);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(NULL, 10), ZKL_EINVAL);
@@ -414,6 +489,8 @@ int main(int argc, char **argv) {
       {"frozen holder is told on waking", test_frozen_holder_told},
       {"a grant queued behind a callback while the lease runs out",
        test_queued_grant_after_lease_lost},
+      {"a grant on a late event confirms the session first",
+       test_late_event_grant_confirms},
       {"margin bounds", test_margin_bounds},
       {NULL, NULL}};
   self_path = argv[0];
