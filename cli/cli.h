@@ -336,9 +336,10 @@ int64_t lease_proven(void);
 
 /* Starts the watchdog for the command about to be started: it sends it
  * SIGTERM (then SIGCONT, then SIGKILL grace_ms later) when deadline_ms
- * passes without wd_renew(). lock_path is for its message. Returns 0, or
- * -1 with errno (a system without it: ENOSYS). */
-int wd_start(const char *lock_path, int grace_ms, bool own_group,
+ * passes without wd_renew(). what ("lock /locks/NAME", "locks /locks/A and
+ * /locks/B") is for its message. Returns 0, or -1 with errno (a system
+ * without it: ENOSYS). */
+int wd_start(const char *what, int grace_ms, bool own_group,
              int64_t deadline_ms);
 /* In the command's process between fork and exec, before its descriptors
  * are arranged: tells the watchdog whom to watch, and wakes it.

@@ -57,6 +57,11 @@ typedef struct {
   zkl_lock *l;
   zkl_rwlock *rw;          /* --read, --write: l is one of its sides */
   char path[ZKL_PATH_MAX]; /* /locks/NAME, for messages */
+  /* What is held, for messages about the hold: "lock" and "/locks/A", or
+   * with several names "locks" and "/locks/A and /locks/B" (the loss of
+   * any name, a revoke or break of any, is the whole's) */
+  const char *held_noun;
+  char held[ZKL_PATH_MAX - 8];
   enum state state;
   int64_t acquire_ms;
   bool revoke_pending; /* asked to let go before the command ran */
@@ -98,7 +103,7 @@ static int release(run *r) {
     return ZKL_LOST_LEASE_EXPIRED; /* is what a release itself finds */
   if (rc != ZKL_OK && rc != ZKL_ENOTHELD)
     cli_error("could not release %s: %s (it goes when the session closes)",
-              r->path, zkl_strerror(rc));
+              r->held, zkl_strerror(rc));
   return 0;
 }
 
@@ -188,12 +193,38 @@ static const char *lost_reason_text(const run *r, int reason) {
   return buf;
 }
 
+/* r->held: every name's path, "/locks/A", "/locks/A and /locks/B",
+ * "/locks/A, /locks/B and /locks/C"; past the buffer, "/locks/A and N
+ * more". */
+static void describe_hold(run *r) {
+  const options *o = r->o;
+  char path[ZKL_PATH_MAX];
+  size_t used = 0, lsep, lpath;
+  int i;
+  r->held_noun = o->n_names > 1 ? "locks" : "lock";
+  snprintf(r->held, sizeof r->held, "%.*s", (int)sizeof r->held - 1, r->path);
+  for (i = 0; o->n_names > 1 && i < o->n_names; i++) {
+    const char *sep = i == 0 ? "" : i == o->n_names - 1 ? " and " : ", ";
+    names_parent(path, sizeof path, o->names[i]);
+    lsep = strlen(sep);
+    lpath = strlen(path);
+    if (used + lsep + lpath >= sizeof r->held) {
+      snprintf(r->held, sizeof r->held, "%.*s and %d more",
+               (int)sizeof r->held - 32, r->path, o->n_names - 1);
+      return;
+    }
+    memcpy(r->held + used, sep, lsep);
+    memcpy(r->held + used + lsep, path, lpath + 1);
+    used += lsep + lpath;
+  }
+}
+
 /* ------------------------------------------------------------ transitions */
 
 /* WAITING: granted, and lost before the command ran. */
 static int lost_before_start(run *r, int reason) {
-  cli_error("lost the lock %s before the command started: %s", r->path,
-            lost_reason_text(r, reason));
+  cli_error("lost the %s %s before the command started: %s", r->held_noun,
+            r->held, lost_reason_text(r, reason));
   release(r);
   finish(r);
   return EXIT_LOST;
@@ -206,7 +237,8 @@ static void begin_lost(run *r, int reason, int64_t notice_ms) {
   const char *why = lost_reason_text(r, reason);
   r->kill_at_ms = cli_now_ms() + r->o->grace_ms;
   if (wd_take_over(r->kill_at_ms, &theirs)) {
-    cli_error("lost the lock %s: %s; stopping the command", r->path, why);
+    cli_error("lost the %s %s: %s; stopping the command", r->held_noun, r->held,
+              why);
     child_terminate(&r->child);
     cli_verbose_msg("SIGTERM sent to pid %ld %lld ms after the loss "
                     "notice; SIGKILL in %d ms",
@@ -214,8 +246,8 @@ static void begin_lost(run *r, int reason, int64_t notice_ms) {
                     r->o->grace_ms);
   } else {
     r->kill_at_ms = theirs;
-    cli_error("lost the lock %s: %s; the watchdog has stopped the command",
-              r->path, why);
+    cli_error("lost the %s %s: %s; the watchdog has stopped the command",
+              r->held_noun, r->held, why);
   }
   r->state = LOST;
 }
@@ -225,10 +257,10 @@ static void pass_revoke(run *r) {
   if (!r->o->revoke_sig) {
     cli_error("asked to let go of %s; the command is not told (see "
               "--on-revoke)",
-              r->path);
+              r->held);
     return;
   }
-  cli_error("asked to let go of %s: sending %s to the command", r->path,
+  cli_error("asked to let go of %s: sending %s to the command", r->held,
             r->o->revoke_sig_name);
   child_signal(&r->child, r->o->revoke_sig);
 }
@@ -237,11 +269,13 @@ static void pass_revoke(run *r) {
  * else an exit code. */
 static int start_command(run *r) {
   int64_t deadline = lease_deadline();
+  char what[sizeof r->held + 8];
   int rc;
   if (deadline != 0)
     cli_verbose_msg("the lease has %lld ms left",
                     (long long)(deadline - cli_now_ms()));
-  if (wd_start(r->path, r->o->grace_ms, !r->same_group,
+  snprintf(what, sizeof what, "%s %s", r->held_noun, r->held);
+  if (wd_start(what, r->o->grace_ms, !r->same_group,
                lease_deadline() + lease_margin() / 2) != 0) {
     if (errno != ENOSYS) {
       cli_error("cannot start the watchdog: %s; not running the command",
@@ -373,8 +407,8 @@ static int on_child_exit(run *r) {
   ev_batch late;
   /* Before the reap: nothing may signal a reaped pid. */
   if (wd_stop() && r->state == RUNNING) {
-    cli_error("lost the lock %s: %s; the watchdog stopped the command",
-              r->path, lost_reason_text(r, LOST_OWN_LEASE));
+    cli_error("lost the %s %s: %s; the watchdog stopped the command",
+              r->held_noun, r->held, lost_reason_text(r, LOST_OWN_LEASE));
     r->state = LOST;
   }
   if (r->state == LOST) {
@@ -392,7 +426,8 @@ static int on_child_exit(run *r) {
                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
   if ((reason = release(r)) != 0) {
     ev_take(&late); /* the notice, if it came meanwhile, says more */
-    cli_error("lost the lock %s while the command ran: %s", r->path,
+    cli_error("lost the %s %s while the command ran: %s", r->held_noun,
+              r->held,
               lost_reason_text(r, late.lost ? late.lost_reason : reason));
     finish(r);
     return EXIT_LOST;
@@ -536,6 +571,7 @@ int run_lock(const options *o) {
   memset(&r, 0, sizeof r);
   r.o = o;
   names_parent(r.path, sizeof r.path, o->name);
+  describe_hold(&r);
   if (ev_init() != 0) {
     cli_error("cannot create a pipe: %s", strerror(errno));
     return EXIT_ZOOKEEPER;

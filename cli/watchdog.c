@@ -15,7 +15,7 @@
  * async-signal-safe calls for the hours it runs, a contract too easy to
  * break. It renames itself "zklock-watchdog" for ps.
  *
- * What the two share: one page (a memfd both map) with the lock's path, the
+ * What the two share: one page (a memfd both map) with what is held, the
  * grace, the command's pid, and one 64-bit word: a state in the two low
  * bits, a time (monotonic ms) above them:
  *   ARMED  time = the deadline: the watchdog sends SIGTERM then, unless
@@ -96,7 +96,7 @@ struct wd_page {
   int zklock_pid;
   int grace_ms;
   int own_group;
-  char path[ZKL_PATH_MAX];
+  char what[ZKL_PATH_MAX]; /* "lock /locks/NAME", for its message */
   _Atomic long long word;
   _Atomic int command; /* its pid, from the command itself; 0 until then */
 };
@@ -151,7 +151,7 @@ static int spawn_watchdog(int *err) {
 }
 #endif
 
-int wd_start(const char *lock_path, int grace_ms, bool own_group,
+int wd_start(const char *what, int grace_ms, bool own_group,
              int64_t deadline_ms) {
 #if defined(__linux__) && defined(MFD_CLOEXEC)
   int fd, err = 0;
@@ -169,7 +169,7 @@ int wd_start(const char *lock_path, int grace_ms, bool own_group,
   page->zklock_pid = (int)getpid();
   page->grace_ms = grace_ms;
   page->own_group = own_group;
-  snprintf(page->path, sizeof page->path, "%s", lock_path);
+  snprintf(page->what, sizeof page->what, "%s", what);
   atomic_store(&page->word, WORD(deadline_ms, WD_ARMED));
   atomic_store(&page->command, 0);
   page_fd = fd;
@@ -187,7 +187,7 @@ fail:
   errno = err;
   return -1;
 #else
-  (void)lock_path;
+  (void)what;
   (void)grace_ms;
   (void)own_group;
   (void)deadline_ms;
@@ -341,10 +341,10 @@ static void fire(struct wd_page *pg, const child_proc *c, long long seen,
                                       WORD(now + pg->grace_ms, WD_FIRED)))
     return;
   child_terminate(c);
-  cli_error("watchdog: lost the lock %s: the lease ran out with no renewal "
+  cli_error("watchdog: lost the %s: the lease ran out with no renewal "
             "from zklock (pid %d), which may be stopped or hung; SIGTERM "
             "sent to the command (pid %ld), SIGKILL in %s",
-            pg->path, pg->zklock_pid, (long)c->pid,
+            pg->what, pg->zklock_pid, (long)c->pid,
             cli_duration(pg->grace_ms));
 }
 

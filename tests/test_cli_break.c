@@ -4,7 +4,8 @@
  * zklock's node, which stops its command, exits 4 and says it was broken,
  * while a waiting zklock gets the lock with a higher token; a holder that
  * lets go in its grace (--on-revoke TERM) is not broken (exit 1), a
- * holder of two names asked on its second as well; nobody
+ * holder of two names asked on its second as well (and it says so, naming
+ * both), one of three broken on its third says it lost all three; nobody
  * holding exits 1; a creator-only lock is refused without its credentials
  * (exit 3) and broken with them; `zklock --max-hold` stops its command at
  * the maximum, exits 4 and says why; bad usage exits 2. See clitest.h for
@@ -114,9 +115,43 @@ static void test_multi_let_go(void) {
   zkt_check(strstr(err, "let go within the grace: not broken\n") != NULL,
             "stderr: %s", err);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 128 + 15); /* as its command */
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(line, sizeof line,
+           "zklock: asked to let go of /locks/%s and /locks/%s: sending "
+           "SIGTERM to the command\n",
+           a, b);
+  zkt_check(strstr(err, line) != NULL, "stderr has \"%s\": %s", line, err);
   cleanup(&p);
   assert_no_node(a);
   assert_no_node(b);
+}
+
+/* A zklock that holds three names, broken on its last at once: it says it
+ * lost all three (they were held as one), stops its command and exits 4. */
+static void test_multi_broken(void) {
+  char a[64], b[64], c[64], line[1024], out[1024], err[4096], want[512];
+  proc p;
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", c,
+                             "--grace", "0",         NULL};
+  zkt_name(a, sizeof a, "cli-broken-multi-a");
+  zkt_name(b, sizeof b, "cli-broken-multi-b");
+  zkt_name(c, sizeof c, "cli-broken-multi-c");
+  spawn(&p, "-s", zkt_hosts(), a, b, c, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
+  CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: lost the locks /locks/%s, /locks/%s and /locks/%s: it "
+           "was broken (zklock --break)",
+           a, b, c);
+  zkt_check(strstr(err, want) != NULL, "stderr has \"%s\": %s", want, err);
+  cleanup(&p);
+  assert_no_node(a);
+  assert_no_node(b);
+  assert_no_node(c);
 }
 
 /* A creator-only lock: without its credentials, refused (exit 3) and the
@@ -214,6 +249,8 @@ int main(int argc, char **argv) {
       {"--break stops the holder's command", test_break_running},
       {"a holder that lets go in its grace", test_grace_let_go},
       {"a holder of two names lets go of both in its grace", test_multi_let_go},
+      {"a holder of three names broken on one loses all three",
+       test_multi_broken},
       {"a creator-only lock", test_acl},
       {"--max-hold stops the command", test_max_hold},
       {"bad usage", test_usage},
