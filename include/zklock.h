@@ -769,13 +769,14 @@ typedef void (*zkl_multi_cb)(zkl_lock *l, int rc, void *arg);
  *            caller's ops (the guard's own result is not included).
  * Returns ZKL_OK (every op applied); ZKL_ELOST when the guard failed, or the
  * lease had run out (nothing written); ZKL_ENOTHELD when l does not hold its
- * lock (nothing sent); the code of the first op that failed, as zoo_multi()
- * returns it (nothing written); ZKL_EINVAL (NULL, count <= 0 or above
- * ZKL_MULTI_MAX); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM; ZKL_EDEADLK on a
- * completion thread (blocking face). Works for any zkl_lock that holds: a
- * mutex, either side of a read/write lock, a semaphore lease, a leader, a
- * multi-lock (a check on each of its nodes: it commits only while every
- * name is held). */
+ * lock (nothing sent); ZBADARGUMENTS for an op whose path ZooKeeper
+ * refuses (nothing sent); the code of the first op that failed, as
+ * zoo_multi() returns it (nothing written); ZKL_EINVAL (NULL, count <= 0
+ * or above ZKL_MULTI_MAX); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
+ * ZKL_EDEADLK on a completion thread (blocking face). Works for any
+ * zkl_lock that holds: a mutex, either side of a read/write lock, a
+ * semaphore lease, a leader, a multi-lock (a check on each of its nodes: it
+ * commits only while every name is held). */
 ZKL_EXTERN int zkl_lock_multi(zkl_lock *l, int count, const zoo_op_t *ops,
                               zoo_op_result_t *results);
 /* The same, returning at once; cb (required) runs exactly once unless this

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "io.h"
 
 /* One transaction in flight. */
 typedef struct multi {
@@ -124,8 +125,8 @@ static int send_locked(multi *m) {
     return ZKL_ENOMEM;
   r->owner = m;
   r->answered_locked = multi_done_locked;
-  rc = zoo_amulti(s->zh, m->guards + m->count, m->ops, m->results,
-                  zkl__on_void, r);
+  rc = zkl__io_amulti(s->zh, m->guards + m->count, m->ops, m->results,
+                      zkl__on_void, r);
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
     return rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;

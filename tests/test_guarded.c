@@ -289,6 +289,31 @@ static void test_bad_input(void) {
                   ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_multi_async(l, 1, &op, &result, NULL, NULL),
                   ZKL_EINVAL);
+  /* A path ZooKeeper refuses, before a good op: refused before anything is
+   * sent (the C client, given these, frees a stale pointer for the op
+   * after the bad one: ASan sees it at once). */
+  {
+    static const char *const bad[] = {"guarded-bad", "/guarded-bad/",
+                                      "/a//b",       "/a/./b",
+                                      "/a/..",       "/a\001b"};
+    zoo_op_t two[2];
+    zoo_op_result_t res[2];
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      zoo_create_op_init(&two[0], bad[i], "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0,
+                         NULL, 0);
+      two[1] = op;
+      CU_ASSERT_EQUAL(zkl_lock_multi(l, 2, two, res), ZBADARGUMENTS);
+      zoo_delete_op_init(&two[0], bad[i], -1);
+      CU_ASSERT_EQUAL(zkl_lock_multi(l, 2, two, res), ZBADARGUMENTS);
+    }
+    /* a trailing '/' is a sequential create's prefix: good */
+    zoo_create_op_init(&two[0], "/guarded-bad-seq/", "v", 1,
+                       &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_SEQUENTIAL, NULL,
+                       0);
+    zoo_check_op_init(&two[1], "/guarded-bad-seq", 0);
+    CU_ASSERT_EQUAL(zkl_lock_multi(l, 2, two, res), ZNONODE);
+  }
   CU_ASSERT(!exists("/guarded-bad"));
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
