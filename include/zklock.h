@@ -325,33 +325,55 @@ ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
  * thread; never blocks. */
 ZKL_EXTERN int zkl_session_servers(zkl_session *s, char *buf, size_t len);
 
-/* The lease. A server expires a session T ms (the timeout it granted) after
- * it last heard from it, and then grants its locks to others; a holder cut
- * off from every server hears nothing of it. So the library keeps, for each
- * session, the latest moment the server is known to have heard it (the send
- * time of its latest answered request; while locks are held it sends a read
- * every T/6 to keep that recent), and when that moment + T - margin passes
- * without news it declares every held lock of the session lost
- * (ZKL_LOST_LEASE_EXPIRED): before the server can expire the session, so
- * before anyone else can be granted them. If the connection comes back in
+/* The lease: a holder is told it lost its locks before anyone else can be
+ * granted them. Only the ZooKeeper leader expires sessions, T ms (the
+ * timeout it granted) after it last heard of one, and a follower's answer
+ * is not the leader's: a follower cut off from the leader goes on answering
+ * its clients for up to syncLimit x tickTime, while the leader expires
+ * their sessions and hands their locks on. So the library counts only what
+ * the leader provably heard: a request X, then a sync sent at least P after
+ * X's answer, then a write that succeeded, all on one connection, prove
+ * that the leader heard of the session at or after X was sent and that it
+ * had a quorum (docs/correctness.md). P is half the servers' tickTime and a
+ * little (zkl_session_set_server_tick()). The library sends a sync every
+ * P/2 and, while a lock is held, a write after each (a check of "/" in a
+ * transaction); the locks' own writes count too. When X's send time + T -
+ * margin passes without a newer proof, every held lock of the session is
+ * declared lost (ZKL_LOST_LEASE_EXPIRED). If the connection comes back in
  * the same session before then, nothing is reported.
- * A grant begins with at least half of the lease ahead: one that comes on
- * a watch event (the node waited for was deleted) after more than half a
- * lease without an answer (a stalled connection, a stopped process) lists
- * the queue once more first, so that the holder is not declared lost a
- * moment after its grant (one more round trip, only then).
+ * The lease is therefore shorter than T: a fresh proof leaves T - margin -
+ * P at most, and a holder cut off from the leader is told between about
+ * T - margin - 2P and T - margin - P after the cut (with the defaults below,
+ * 0.35 T to 0.6 T; 3.5 s to 6 s of a 10 s session). Every grant begins with
+ * at least half of T - margin - P ahead; a grant that finds less waits for
+ * a write to prove a newer lease first (one round trip, when a sync is at
+ * hand; up to P more after a reconnect).
+ * Assumed: the servers' clocks and ours run at the same rate (the margin
+ * covers small differences); one ensemble; tickTime at most T/2 unless set
+ * otherwise (ZooKeeper's default minSessionTimeout, 2 x tickTime, ensures
+ * it: a server never grants a shorter session).
  *   margin_ms  > 0: the margin; 0: the default, T/10 within [100, 2000] ms;
  *              < 0: no lease (locks are then reported lost only when the
- *              session is expired or their node deleted, as Curator does).
+ *              session is expired or their node deleted, as Curator does;
+ *              no syncs or writes are sent for it).
  * Returns ZKL_OK; ZKL_EINVAL for NULL or a margin not below T; ZKL_ECLOSED
  * once close has begun. */
 ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
 
+/* The servers' tickTime, or a bound on it (ms), from which the lease takes
+ * P = tick/2 + tick/20; 0 (the default) assumes T/2, the most ZooKeeper's
+ * default minSessionTimeout allows. Set it when the servers' tickTime is
+ * known: the lease then gets longer (with ZooKeeper's shipped tickTime of
+ * 2000 and a 10 s session, P goes from 2.75 s to 1.1 s). A bound below the
+ * real tickTime breaks the promise above. Returns ZKL_OK; ZKL_EINVAL for
+ * NULL or tick_ms < 0; ZKL_ECLOSED once close has begun. Any thread. */
+ZKL_EXTERN int zkl_session_set_server_tick(zkl_session *s, int tick_ms);
+
 /* When the lease runs out, as things stand (CLOCK_MONOTONIC, ms): the
- * moment held locks will be declared lost unless the server answers
- * something first. 0 when the session holds no lock, the lease is off, or
- * nothing has been answered yet. For a process that must stop work it
- * cannot pause (zklock(1) hands it to a watchdog). */
+ * moment held locks will be declared lost unless a newer proof comes
+ * first. 0 when the session holds no lock, the lease is off, or nothing
+ * has been proven yet. For a process that must stop work it cannot pause
+ * (zklock(1) hands it to a watchdog). */
 ZKL_EXTERN int64_t zkl_session_lease_deadline(zkl_session *s);
 
 /* Adds credentials to the session, as zoo_add_auth() does, and waits for
@@ -1072,7 +1094,7 @@ typedef struct zkl_session_stats {
   uint64_t queries;      /* of them: the questions of zkl_participants(),
                             zkl_lock_names(), zkl_leader_get(),
                             zkl_revoke() */
-  uint64_t heartbeats;   /* of them: the lease's heartbeats */
+  uint64_t heartbeats;   /* of them: the lease's syncs and writes */
   uint64_t watch_events; /* watches of the session's locks that fired */
   uint64_t disconnects;  /* the connection was lost (the session lived) */
   uint64_t reconnects;   /* connected again within the same session */

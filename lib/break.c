@@ -99,9 +99,11 @@ static int ask_locked(zkl_session *s, answer *a, int op, const char *path,
     rc = zoo_aget(s->zh, path, 0, zkl__on_data, r);
     break;
   case OP_SET:
+    zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
     rc = zoo_aset(s->zh, path, data, len, version, zkl__on_stat, r);
     break;
   default:
+    zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
     rc = zoo_adelete(s->zh, path, version, zkl__on_void, r);
     break;
   }

@@ -84,6 +84,7 @@ static void job_run_locked(zkl_session *s, zkl_cleanup *job) {
   switch (job->kind) {
   case CLEAN_DELETE:
     r->answered_locked = deleted_locked;
+    zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
     rc = zoo_adelete(s->zh, job->path, -1, zkl__on_void, r);
     break;
   default:

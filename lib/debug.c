@@ -21,11 +21,17 @@ static unsigned calls_queued_locked(const zkl_session *s) {
   return n;
 }
 
+/* Requests in flight but the lease's beats: the session keeps them going
+ * for as long as it lives (lease.c); they are no leftover of a lock. */
+static unsigned inflight_locked(const zkl_session *s) {
+  return s->inflight - s->lease.requests;
+}
+
 void zkl__debug_counts(zkl_session *s, zkl_debug_counts *out) {
   pthread_mutex_lock(&s->mu);
   out->watches = zkl__watches_count_locked(s);
   out->cleanups = zkl__cleanups_count_locked(s);
-  out->inflight = s->inflight;
+  out->inflight = inflight_locked(s);
   out->parked = zkl__engine_suspended_locked(s);
   out->calls = calls_queued_locked(s);
   memcpy(out->sent, s->sent, sizeof out->sent);
@@ -39,7 +45,8 @@ static int wait_still(zkl_session *s, bool watches_too, int timeout_ms) {
   for (;;) {
     if ((!watches_too || zkl__watches_count_locked(s) == 0) &&
         zkl__cleanups_count_locked(s) == 0 &&
-        zkl__engine_suspended_locked(s) == 0 && zkl__session_quiet_locked(s)) {
+        zkl__engine_suspended_locked(s) == 0 && inflight_locked(s) == 0 &&
+        s->busy == 0 && !s->calls) {
       rc = 0;
       break;
     }
@@ -57,6 +64,17 @@ int zkl__debug_wait_quiet(zkl_session *s, int timeout_ms) {
 
 int zkl__debug_wait_settled(zkl_session *s, int timeout_ms) {
   return wait_still(s, false, timeout_ms);
+}
+
+void zkl__debug_lease(zkl_session *s, zkl_debug_lease *out) {
+  pthread_mutex_lock(&s->mu);
+  out->timeout_ms = s->negotiated_timeout_ms;
+  out->margin_ms = zkl__lease_margin_ms(s);
+  out->ping_bound_ms = zkl__lease_ping_bound_ms(s);
+  out->full_ms = out->timeout_ms - out->margin_ms - out->ping_bound_ms;
+  out->left_ms = zkl__lease_left_locked(s, zkl__now_ms());
+  out->proofs = s->lease.proofs;
+  pthread_mutex_unlock(&s->mu);
 }
 
 int zkl__debug_wait_connected(zkl_session *s, bool want, int timeout_ms) {

@@ -30,16 +30,18 @@
  *                 node was made for it)
  *   PREPARING  -> CREATING | ENDING | HELD (nodeless: the preparation got
  *                 the hold)
- *   CREATING   -> CREATING (the parents were missing) | LISTING (granted,
- *                 but the lease needs an answer first) | WATCHING |
- *                 WAITING | HELD | SUSPENDED | ENDING
+ *   CREATING   -> CREATING (the parents were missing) | CONFIRMING
+ *                 (granted, but with less than half a lease ahead) |
+ *                 WATCHING | WAITING | HELD | SUSPENDED | ENDING
  *   RECOVERING -> CREATING (our node is not there) | LISTING (adopted) |
  *                 SUSPENDED | ENDING
- *   LISTING    -> LISTING (lease, as above) | WATCHING | WAITING | HELD |
+ *   LISTING    -> CONFIRMING (as above) | WATCHING | WAITING | HELD |
  *                 SUSPENDED | ENDING
- *   WATCHING   -> LISTING | HELD | SUSPENDED | ENDING
+ *   WATCHING   -> LISTING | CONFIRMING | HELD | SUSPENDED | ENDING
  *   WAITING    -> LISTING | ENDING (its watch is armed: a lost connection
  *                 does not undo it)
+ *   CONFIRMING -> LISTING (the lease is fresh again: a listing confirms the
+ *                 grant still stands) | ENDING
  *   SUSPENDED  -> CREATING | RECOVERING | LISTING | ENDING
  *   HELD       -> RELEASING | ENDED (lost, or closed with the session)
  *   RELEASING  -> HELD (the server refused the delete) | ENDED
@@ -56,6 +58,7 @@
  *               recipes, handed to WAITING or dropped)
  *   WATCHING    the data watch on the node waited for (dropped on leaving)
  *   WAITING     the child watch (dropped on leaving)
+ *   CONFIRMING  its count among the grants the lease's beats hurry for
  *   SUSPENDED   nothing: the reconnect resumes it (the node is known: list;
  *               a create's outcome is unknown: recover; else create)
  *   HELD        the hold: the hold count, the token, the lease's count,
@@ -197,6 +200,8 @@ static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
     E(CREATING, ENDING),   E(RECOVERING, CREATING), E(RECOVERING, LISTING),
     E(RECOVERING, SUSPENDED), E(RECOVERING, ENDING), E(LISTING, LISTING),
     E(LISTING, WATCHING),  E(LISTING, WAITING),     E(LISTING, HELD),
+    E(CREATING, CONFIRMING), E(LISTING, CONFIRMING), E(WATCHING, CONFIRMING),
+    E(CONFIRMING, LISTING), E(CONFIRMING, ENDING),
     E(LISTING, SUSPENDED), E(LISTING, ENDING),      E(WATCHING, LISTING),
     E(WATCHING, HELD),     E(WATCHING, SUSPENDED),  E(WATCHING, ENDING),
     E(WAITING, LISTING),   E(WAITING, ENDING),
@@ -207,8 +212,10 @@ static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
 #undef E
 
 static const char *const state_names[ZKL_AS_COUNT] = {
-    "NEW",     "PREPARING",  "CREATING", "RECOVERING", "LISTING", "WATCHING",
-    "WAITING", "SUSPENDED", "HELD",   "RELEASING",  "ENDING",  "ENDED"};
+    "NEW",        "PREPARING", "CREATING", "RECOVERING",
+    "LISTING",    "WATCHING",  "WAITING",  "CONFIRMING",
+    "SUSPENDED",  "HELD",      "RELEASING", "ENDING",
+    "ENDED"};
 
 static unsigned long edge_counts[ZKL_AS_COUNT][ZKL_AS_COUNT];
 static unsigned long edge_violations;
@@ -344,6 +351,8 @@ static void leave_locked(zkl_attempt *att, zkl_att_state from,
     zkl__watch_drop_locked(att->ahead);
     att->ahead = NULL;
   }
+  if (from == ZKL_AS_CONFIRMING)
+    zkl__lease_confirming_locked(sess(att), -1);
   if (from == ZKL_AS_HELD) {
     zkl__lease_hold_locked(sess(att), -1);
     l->hold_count = 0;
@@ -381,6 +390,9 @@ static void enter_locked(zkl_attempt *att, zkl_att_state from) {
   case ZKL_AS_WAITING:
     /* the listing armed the child watch; it is att->wait now */
     want_own_watch_locked(att);
+    break;
+  case ZKL_AS_CONFIRMING:
+    zkl__lease_confirming_locked(sess(att), +1);
     break;
   case ZKL_AS_SUSPENDED:
     enter_suspended_locked(att);
@@ -433,17 +445,15 @@ static void suspend_locked(zkl_attempt *att) {
     GO(att, ZKL_AS_SUSPENDED);
 }
 
-/* Granted by the rule: held, unless the lease says to confirm first.
- * A grant on an answer (a listing, a watch that found the node gone) is
- * proof that the session lived a round trip ago: held unless the lease has
- * run out meanwhile. A grant on a watch event (the node waited for was
- * deleted: the common handoff) proves nothing: the event may come after
- * a pause of the process or a stalled connection, when the latest answer
- * is old and the lease almost over; the holder would then be told
- * ZKL_LOST_LEASE_EXPIRED a moment after it began its work. So an event
- * grant is held at once only with at least half a lease ahead. Otherwise
- * the queue is listed once more (one round trip, only after a silence of
- * half a lease), and that answer renews the lease before holding. */
+/* Granted by the rule: held, if at least half a lease is ahead. One rule
+ * for every grant, on an answer or on a watch event: an answer proves
+ * nothing of the lease by itself (a follower's is not the leader's,
+ * lease.c), and an event may come after a pause of the process or a
+ * stalled connection, when the lease is almost over; the holder would
+ * then be told ZKL_LOST_LEASE_EXPIRED a moment after it began its work.
+ * With less ahead, the grant waits (CONFIRMING) for the lease's next
+ * proof, which the beats hurry (a write at once when a sync is at hand),
+ * then lists once more: the node may have gone meanwhile. */
 int zkl__test_stale_grants;
 int zkl__test_no_first_try;
 
@@ -453,12 +463,12 @@ static void grant_locked(zkl_attempt *att, bool on_event) {
   bool stale_for_test =
       __atomic_load_n(&zkl__test_stale_grants, __ATOMIC_RELAXED) > 0 &&
       __atomic_sub_fetch(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED) >= 0;
-  if (stale_for_test || zkl__lease_expired_locked(s, now) ||
-      (on_event && !zkl__lease_fresh_locked(s, now))) {
-    zkl__log("lock %s: granted with the lease %s: listing once more to "
-             "confirm the session",
-             att->l->name, on_event ? "under half" : "run out");
-    GO(att, ZKL_AS_LISTING);
+  if (stale_for_test || !zkl__lease_fresh_locked(s, now)) {
+    zkl__log("lock %s: granted (on %s) with %lld ms of the lease left: "
+             "waiting for a fresher lease",
+             att->l->name, on_event ? "an event" : "an answer",
+             (long long)zkl__lease_left_locked(s, now));
+    GO(att, ZKL_AS_CONFIRMING);
   } else {
     GO(att, ZKL_AS_HELD);
   }
@@ -1720,6 +1730,9 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
     break;
   case ZKL_EV_TICK: { /* arg: a zkl_tick */
     zkl_tick *tick = arg;
+    if (att->state == ZKL_AS_CONFIRMING &&
+        zkl__lease_fresh_locked(s, tick->now))
+      GO(att, ZKL_AS_LISTING); /* the lease moved (it kicks the clock) */
     int64_t due = att->state == ZKL_AS_HELD ? att->hold_deadline_ms
                   : acquiring(att->state)   ? att->deadline_ms
                                             : 0;

@@ -210,6 +210,7 @@ typedef enum zkl_att_state {
   ZKL_AS_LISTING,    /* our node known; a listing in flight */
   ZKL_AS_WATCHING,   /* waiting for one node to go */
   ZKL_AS_WAITING,    /* waiting for the queue to change */
+  ZKL_AS_CONFIRMING, /* granted, waiting for a fresher lease (lease.c) */
   ZKL_AS_SUSPENDED,  /* the connection dropped before an answer */
   ZKL_AS_HELD,       /* granted */
   ZKL_AS_RELEASING,  /* the release's delete in flight */

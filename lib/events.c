@@ -180,6 +180,7 @@ static void over_locked(zkl_session *s, int why) {
     return;
   s->dead = why;
   s->connected = false;
+  zkl__lease_disconnected_locked(s);
   if (why == ZKL_EEXPIRED)
     s->expiries++;
   if (s->hooks)
@@ -200,7 +201,9 @@ static void connected_locked(zkl_session *s, zhandle_t *zh) {
   s->negotiated_timeout_ms = zoo_recv_timeout(zh);
   s->connected = true;
   pthread_cond_broadcast(&s->cond);
-  zkl__timer_kick_locked(&s->timer); /* a heartbeat may be due */
+  /* A session this library created is new at its first connection: its
+   * creation went through the leader (lease.c). */
+  zkl__lease_connected_locked(s, !s->was_connected);
   if (s->hooks)
     s->hooks->connected_locked(s->hooks_ctx);
   zkl__cleanups_run_locked(s);
@@ -226,6 +229,7 @@ void zkl__on_state_locked(zkl_session *s, zhandle_t *zh, int state) {
      * no locking): not connected. */
     s->connected = false;
     s->disconnects++;
+    zkl__lease_disconnected_locked(s);
     pthread_cond_broadcast(&s->cond);
     report_locked(s, ZKL_STATE_SUSPENDED);
   }

@@ -266,7 +266,7 @@ typedef struct move_call {
   zkl_session *s; /* reference */
 } move_call;
 
-/* Its answer renews the lease (the frame does it), that is all. */
+/* Its answer is all it is for. */
 static void flush_done_locked(zkl_req *r, const zkl_answer *a) {
   (void)r;
   (void)a;
@@ -297,6 +297,10 @@ static void move(zkl_session *s) {
       to = NULL;
     }
   }
+  /* The client may change its connection under us, without a session
+   * event: nothing sent meanwhile proves anything of the lease. */
+  if (to)
+    zkl__lease_moving_locked(s, true);
   pthread_mutex_unlock(&s->mu);
   if (!to)
     return;
@@ -309,6 +313,7 @@ static void move(zkl_session *s) {
     zoo_set_servers(s->zh, from);
 
   pthread_mutex_lock(&s->mu);
+  zkl__lease_moving_locked(s, false);
   if (rc == ZOK && !s->closing && !s->dead)
     flush_locked(s);
   if (rc == ZOK) {

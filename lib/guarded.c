@@ -125,8 +125,9 @@ static int send_locked(multi *m) {
     return ZKL_ENOMEM;
   r->owner = m;
   r->answered_locked = multi_done_locked;
-  rc = zkl__io_amulti(s->zh, m->guards + m->count, m->ops, m->results,
-                      zkl__on_void, r);
+  zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
+  rc = zkl__safe_amulti(s->zh, m->guards + m->count, m->ops, m->results,
+                        zkl__on_void, r);
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
     return rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc;

@@ -34,6 +34,17 @@ int zkl__debug_wait_suspended(zkl_session *s, unsigned want, int timeout_ms);
 /* Waits until the session is known to be over; returns why (0: timeout). */
 int zkl__debug_wait_dead(zkl_session *s, int timeout_ms);
 
+/* For tests: the lease's numbers as the library uses them (lease.c). */
+typedef struct zkl_debug_lease {
+  int timeout_ms;     /* T */
+  int margin_ms;      /* -1: off */
+  int ping_bound_ms;  /* P */
+  int full_ms;        /* T - margin - P: the most a proof leaves */
+  int64_t left_ms;    /* of the lease now (0: nothing proven) */
+  unsigned long proofs;
+} zkl_debug_lease;
+void zkl__debug_lease(zkl_session *s, zkl_debug_lease *out);
+
 /* Sessions allocated and not yet freed, in this process. */
 unsigned zkl__debug_sessions_alive(void);
 
@@ -43,8 +54,9 @@ unsigned zkl__debug_sessions_alive(void);
 extern void (*zkl__hook_before_watch)(const char *pred_path);
 
 /* Test hook: the next zkl__test_stale_grants grants are taken as if the
- * lease had run out meanwhile (they list once more before holding), so
- * tests can drive that path at will. 0 outside tests. */
+ * lease were under half (they wait for a fresher one, then list once more
+ * before holding), so tests can drive that path at will. 0 outside
+ * tests. */
 extern int zkl__test_stale_grants;
 /* Test hook: while non-zero, acquires skip their recipe's first try
  * before preparing (zkl_recipe.try_before_prepare): every semaphore

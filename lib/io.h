@@ -43,11 +43,5 @@ int zkl__io_set_locked(zkl_session *s, int kind, const char *path,
 /* zoo_adelete, any version. */
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
                           const zkl_io_ops *ops, void *owner, unsigned round);
-/* zoo_amulti, made safe to call: ZINVALIDSTATE without calling it once the
- * session is over, ZBADARGUMENTS for an op whose path the client would
- * refuse (io.c says why); else what zoo_amulti returns. */
-int zkl__io_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
-                   zoo_op_result_t *results, void_completion_t done,
-                   const void *data);
 
 #endif /* ZKL_IO_H */

@@ -1,24 +1,55 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lease.c - the lease: how long a holder may still trust its locks when it
- * hears nothing from ZooKeeper.
+ * hears nothing from ZooKeeper, counted only from what the leader heard.
  *
- * A server expires a session T ms (the negotiated timeout) after it last
- * heard from it, and then grants its locks to the next waiters. A client cut
- * off from every server hears nothing, not even that. What it does know: a
- * request it sent at time t and that the server answered reached the server
- * at t or later, so the session lives on the server until t + T at least
- * (the server's tick rounding only adds to that). The session keeps the send
- * time of the latest answered request (last_answer_ms, session.c), and every
- * held lock is declared lost at that time + T - margin: before anyone else
- * can be granted it. While locks are held a cheap read goes out every T/6
- * so that an idle holder's lease keeps moving; the client's own pings are
- * invisible to us. If the connection comes back in time, the next answer
- * renews the lease and nothing is reported.
+ * Only the leader expires sessions, and a follower's answer is not the
+ * leader's: a follower answers reads (and the client's pings) from its own
+ * state and reports the sessions it heard from only in its replies to the
+ * leader's pings; cut off from the leader, it goes on answering for up to
+ * syncLimit x tickTime while the leader expires those sessions after T. And
+ * a leader cut off into a minority answers until it steps down, while the
+ * majority may already have elected another. So an answer proves nothing
+ * by itself. What does (docs/correctness.md has the argument, and
+ * docs/lease.pml the model spin checks):
+ *
+ *   On one connection, X any answered request (its server touched the
+ *   session when X arrived, at or after X's send time); then Y, a sync or a
+ *   write (forwarded to the leader), sent at least P after X's answer and
+ *   answered; then M, a write sent after Y's answer, that succeeded. Then
+ *   the leader touched the session at or after X was sent (it pinged the
+ *   follower within P, and the reply carrying the touch went to it before
+ *   M, on one TCP stream), M's commit proves that it had a quorum, so no
+ *   later leader started counting before that either: the session lives
+ *   until X's send time + T at least. That time is the anchor.
+ *
+ * P is the longest a leader goes between two pings of a learner: half its
+ * tickTime and a little. The client cannot read tickTime; ZooKeeper never
+ * grants a session shorter than minSessionTimeout, 2 x tickTime unless the
+ * servers say otherwise, so tickTime <= T/2 is assumed unless the user
+ * gives a bound (zkl_session_set_server_tick()).
+ *
+ * A new session has a proof of its own: its creation is a write through the
+ * leader, which starts its clock then, so the anchor is the moment it began
+ * opening.
+ *
+ * The beats: a sync every P/2 (so that a Y with an X answered P before it
+ * is always at hand) and, while a lock is held or a grant waits for a
+ * fresher lease, a write right after each (a check of "/" in a
+ * transaction: committed, changes nothing). Every write of the locks
+ * themselves (creates, deletes, transactions) is an M too, so acquiring
+ * costs no round trip more. Held locks are declared lost at anchor + T -
+ * margin, before the leader can expire the session, so before anyone else
+ * can be granted them.
  */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "session.h"
+
+/* ---------------------------------------------------------- the numbers */
 
 int zkl__lease_margin_ms(const zkl_session *s) {
   int t = s->negotiated_timeout_ms, m;
@@ -32,13 +63,30 @@ int zkl__lease_margin_ms(const zkl_session *s) {
   return m;
 }
 
+int zkl__lease_ping_bound_ms(const zkl_session *s) {
+  int tick = s->lease.tick_ms > 0 ? s->lease.tick_ms
+                                  : s->negotiated_timeout_ms / 2;
+  /* the leader's loop waits half a tick, then pings every learner: its
+   * own work (a quorum check, the pings) comes on top, a millisecond or
+   * two; a tenth of the half tick covers that and a busy server. */
+  return tick / 2 + tick / 20 + 1;
+}
+
+/* What a fresh proof leaves at best: the anchor is at least P old when it
+ * is proven. */
+static int full_lease_ms(const zkl_session *s) {
+  return s->negotiated_timeout_ms - zkl__lease_margin_ms(s) -
+         zkl__lease_ping_bound_ms(s);
+}
+
 /* The instant (monotonic ms) before which the session is surely alive on
- * the server, minus the margin; 0 when the lease is off or unknown. */
+ * the leader, minus the margin; 0 when the lease is off or nothing is
+ * proven. */
 static int64_t deadline_locked(const zkl_session *s) {
   int margin = zkl__lease_margin_ms(s);
-  if (margin < 0 || s->negotiated_timeout_ms <= 0 || s->last_answer_ms == 0)
+  if (margin < 0 || s->negotiated_timeout_ms <= 0 || s->lease.anchor_ms == 0)
     return 0;
-  return s->last_answer_ms + s->negotiated_timeout_ms - margin;
+  return s->lease.anchor_ms + s->negotiated_timeout_ms - margin;
 }
 
 bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms) {
@@ -49,42 +97,240 @@ bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms) {
 }
 
 bool zkl__lease_fresh_locked(const zkl_session *s, int64_t now_ms) {
-  int margin = zkl__lease_margin_ms(s);
   int64_t deadline = deadline_locked(s);
-  if (margin < 0)
+  if (zkl__lease_margin_ms(s) < 0)
     return true;
-  return deadline != 0 &&
-         deadline - now_ms >= (s->negotiated_timeout_ms - margin) / 2;
+  return deadline != 0 && deadline - now_ms >= full_lease_ms(s) / 2;
 }
 
-void zkl__lease_hold_locked(zkl_session *s, int delta) {
-  if (delta > 0 && s->lease.held++ == 0)
-    /* heartbeats, and the clock: the first is due T/6 after the latest
-     * answer (a timer that plans to look by then need not be woken) */
-    zkl__timer_kick_at_locked(
-        &s->timer, s->last_answer_ms + s->negotiated_timeout_ms / 6);
-  else if (delta < 0)
-    s->lease.held--;
+int64_t zkl__lease_left_locked(const zkl_session *s, int64_t now_ms) {
+  int64_t deadline = deadline_locked(s);
+  return deadline == 0 ? 0 : deadline - now_ms;
 }
 
-/* The answer has renewed the lease already (the frame moves its clock). */
-static void heartbeat_done_locked(zkl_req *r, const zkl_answer *a) {
-  zkl_session *s = r->s;
-  (void)a;
-  s->lease.heartbeat_inflight = false;
+/* -------------------------------------------------------- the evidence */
+
+/* Everything a connection proved goes with it: a chain never spans two. */
+static void forget_connection_locked(zkl_session *s) {
+  s->lease.conn++;
+  s->lease.nbeats = 0;
+  s->lease.ncands = 0;
+  s->lease.beat_inflight = false; /* its answer belongs to the old one */
+}
+
+void zkl__lease_connected_locked(zkl_session *s, bool new_session) {
+  forget_connection_locked(s);
+  s->lease.next_beat_ms = zkl__now_ms(); /* the first X, at once */
+  if (new_session && s->lease.opened_ms > s->lease.anchor_ms)
+    s->lease.anchor_ms = s->lease.opened_ms;
   zkl__timer_kick_locked(&s->timer);
 }
 
-static void send_heartbeat_locked(zkl_session *s) {
-  zkl_req *r = zkl__req_new_locked(s, ZKL_RQ_HEARTBEAT);
-  if (!r)
-    return; /* tried again at the next tick */
-  r->answered_locked = heartbeat_done_locked;
-  if (zoo_aexists(s->zh, "/", 0, zkl__on_stat, r) != ZOK) {
+void zkl__lease_disconnected_locked(zkl_session *s) {
+  forget_connection_locked(s);
+}
+
+void zkl__lease_moving_locked(zkl_session *s, bool moving) {
+  forget_connection_locked(s);
+  s->lease.moving = moving;
+  if (!moving) {
+    s->lease.next_beat_ms = zkl__now_ms();
+    zkl__timer_kick_locked(&s->timer);
+  }
+}
+
+void zkl__lease_tag_locked(zkl_session *s, zkl_req *r, int proof) {
+  r->conn = s->lease.moving ? 0 : s->lease.conn;
+  r->proof = proof;
+}
+
+static bool on_this_connection(const zkl_session *s, const zkl_req *r) {
+  return r->conn != 0 && r->conn == s->lease.conn && !s->lease.moving &&
+         s->connected;
+}
+
+/* An answered beat: a possible X for a later Y. */
+static void remember_beat_locked(zkl_session *s, int64_t sent, int64_t at) {
+  zkl_lease *le = &s->lease;
+  if (le->nbeats == ZKL_LEASE_BEATS) {
+    memmove(&le->beats[0], &le->beats[1],
+            (ZKL_LEASE_BEATS - 1) * sizeof le->beats[0]);
+    le->nbeats--;
+  }
+  le->beats[le->nbeats].sent_ms = sent;
+  le->beats[le->nbeats].answered_ms = at;
+  le->nbeats++;
+}
+
+/* Y was sent at y_sent and answered at `at`: the newest X answered P
+ * before y_sent makes a candidate, which the next write proves. */
+static void forwarded_answered_locked(zkl_session *s, int64_t y_sent,
+                                      int64_t at) {
+  zkl_lease *le = &s->lease;
+  int64_t bound = y_sent - zkl__lease_ping_bound_ms(s);
+  unsigned i = le->nbeats;
+  while (i > 0 && le->beats[i - 1].answered_ms > bound)
+    i--;
+  if (i == 0)
+    return;
+  if (le->ncands > 0 &&
+      le->cands[le->ncands - 1].anchor_ms >= le->beats[i - 1].sent_ms)
+    return; /* nothing newer */
+  if (le->ncands == ZKL_LEASE_CANDS) {
+    memmove(&le->cands[0], &le->cands[1],
+            (ZKL_LEASE_CANDS - 1) * sizeof le->cands[0]);
+    le->ncands--;
+  }
+  le->cands[le->ncands].anchor_ms = le->beats[i - 1].sent_ms;
+  le->cands[le->ncands].after_ms = at;
+  le->ncands++;
+}
+
+void zkl__lease_answered_locked(zkl_session *s, zkl_req *r, int rc) {
+  zkl_lease *le = &s->lease;
+  unsigned i, proven = 0;
+  int64_t anchor = 0;
+  if (rc != ZOK || r->proof != ZKL_PROOF_WRITE || !on_this_connection(s, r))
+    return;
+  /* M: every candidate whose Y was answered before M was sent. */
+  for (i = 0; i < le->ncands; i++)
+    if (le->cands[i].after_ms <= r->sent_ms) {
+      proven = i + 1;
+      anchor = le->cands[i].anchor_ms;
+    }
+  if (proven == 0)
+    return;
+  memmove(&le->cands[0], &le->cands[proven],
+          (le->ncands - proven) * sizeof le->cands[0]);
+  le->ncands -= proven;
+  if (anchor <= le->anchor_ms)
+    return;
+  le->anchor_ms = anchor;
+  le->proofs++;
+  /* the deadline moved, and a grant waiting for a fresh lease may go */
+  zkl__timer_kick_locked(&s->timer);
+}
+
+/* ------------------------------------------------------------ the beats */
+
+typedef struct beat_write {
+  zoo_op_t op;
+  zoo_op_result_t result;
+} beat_write;
+
+static void send_sync_locked(zkl_session *s);
+
+static int beat_gap_ms(const zkl_session *s) {
+  return zkl__lease_ping_bound_ms(s) / 2;
+}
+
+static bool writes_wanted(const zkl_session *s) {
+  return s->lease.held > 0 || s->lease.confirming > 0;
+}
+
+static void beat_over_locked(zkl_session *s, int64_t at) {
+  s->lease.beat_inflight = false;
+  s->lease.next_beat_ms = at + beat_gap_ms(s);
+  zkl__timer_kick_at_locked(&s->timer, s->lease.next_beat_ms);
+}
+
+/* The write's proof is the frame's (zkl__lease_answered_locked): here it
+ * is only an X for later, and the end of the beat. */
+static void write_done_locked(zkl_req *r, const zkl_answer *a) {
+  zkl_session *s = r->s;
+  int64_t now = zkl__now_ms();
+  free(r->item);
+  s->lease.requests--;
+  if (r->conn != s->lease.conn)
+    return; /* a beat of a connection gone */
+  if (a->rc == ZOK && on_this_connection(s, r)) {
+    remember_beat_locked(s, r->sent_ms, now);
+  } else if (a->rc != ZOK && !zkl__is_connection_loss(a->rc) &&
+             !zkl__is_session_over(a->rc) && !s->lease.told_refused) {
+    zkl__log("the lease's write (a check of \"/\") was refused: %s; only the "
+             "locks' own writes renew the lease",
+             zerror(a->rc));
+    s->lease.told_refused = true;
+  }
+  beat_over_locked(s, now);
+}
+
+static void send_write_locked(zkl_session *s) {
+  beat_write *w = calloc(1, sizeof *w);
+  zkl_req *r;
+  int rc;
+  if (!w)
+    return;
+  if (!(r = zkl__req_new_locked(s, ZKL_RQ_LEASE_WRITE))) {
+    free(w);
+    return;
+  }
+  zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
+  r->answered_locked = write_done_locked;
+  r->item = w;
+  zoo_check_op_init(&w->op, "/", -1);
+  rc = zkl__safe_amulti(s->zh, 1, &w->op, &w->result, zkl__on_void, r);
+  if (rc != ZOK) {
+    free(w);
     zkl__req_abort_locked(r);
     return;
   }
-  s->lease.heartbeat_inflight = true;
+  s->lease.beat_inflight = true;
+  s->lease.requests++;
+}
+
+static void sync_done_locked(zkl_req *r, const zkl_answer *a) {
+  zkl_session *s = r->s;
+  int64_t now = zkl__now_ms();
+  s->lease.requests--;
+  if (r->conn != s->lease.conn)
+    return; /* a beat of a connection gone */
+  s->lease.beat_inflight = false;
+  if (a->rc != ZOK || !on_this_connection(s, r)) {
+    beat_over_locked(s, now);
+    return;
+  }
+  forwarded_answered_locked(s, r->sent_ms, now);
+  remember_beat_locked(s, r->sent_ms, now);
+  if (writes_wanted(s) && s->lease.ncands > 0 &&
+      s->lease.cands[s->lease.ncands - 1].anchor_ms > s->lease.anchor_ms) {
+    send_write_locked(s);
+    if (s->lease.beat_inflight)
+      return;
+  }
+  beat_over_locked(s, now);
+}
+
+static void send_sync_locked(zkl_session *s) {
+  zkl_req *r = zkl__req_new_locked(s, ZKL_RQ_LEASE_SYNC);
+  if (!r)
+    return; /* tried again at the next tick */
+  zkl__lease_tag_locked(s, r, ZKL_PROOF_FORWARDED);
+  r->answered_locked = sync_done_locked;
+  if (zoo_async(s->zh, "/", zkl__on_value, r) != ZOK) {
+    zkl__req_abort_locked(r);
+    return;
+  }
+  s->lease.beat_inflight = true;
+  s->lease.requests++;
+}
+
+/* --------------------------------------------------------- the holders */
+
+void zkl__lease_hold_locked(zkl_session *s, int delta) {
+  if (delta > 0)
+    s->lease.held++;
+  else if (delta < 0)
+    s->lease.held--;
+  zkl__timer_kick_locked(&s->timer);
+}
+
+void zkl__lease_confirming_locked(zkl_session *s, int delta) {
+  if (delta > 0)
+    s->lease.confirming++;
+  else if (delta < 0)
+    s->lease.confirming--;
+  zkl__timer_kick_locked(&s->timer);
 }
 
 static void declare_lost_locked(zkl_session *s, zkl_call **notices) {
@@ -117,29 +363,38 @@ zkl_call *zkl__lease_take_notices_locked(zkl_session *s) {
 
 int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now,
                                zkl_call **direct) {
-  int64_t deadline, next, beat;
-  if (s->lease.held == 0 || s->dead || s->closing ||
-      zkl__lease_margin_ms(s) < 0)
+  int64_t deadline, next = 0;
+  if (s->dead || s->closing || zkl__lease_margin_ms(s) < 0)
     return 0;
   deadline = deadline_locked(s);
-  if (deadline != 0 && now >= deadline) {
-    zkl__log("lease expired: nothing heard from the server for %lld ms of a "
-             "%d ms session; declaring %u lock(s) lost",
-             (long long)(now - s->last_answer_ms), s->negotiated_timeout_ms,
-             s->lease.held);
-    declare_lost_locked(s, direct);
-    return 0;
+  if (s->lease.held > 0) {
+    if (deadline == 0 || now >= deadline) {
+      zkl__log("lease expired: the leader may not have heard of the session "
+               "for %lld ms of a %d ms session; declaring %u lock(s) lost",
+               deadline == 0 ? -1LL
+                             : (long long)(now - s->lease.anchor_ms),
+               s->negotiated_timeout_ms, s->lease.held);
+      declare_lost_locked(s, direct);
+    } else {
+      next = deadline;
+    }
   }
-  next = deadline;
-  if (s->connected && !s->lease.heartbeat_inflight) {
-    beat = s->last_answer_ms + s->negotiated_timeout_ms / 6;
-    if (now >= beat)
-      send_heartbeat_locked(s);
-    else if (beat < next)
-      next = beat;
+  if (s->connected && !s->lease.moving && !s->lease.beat_inflight) {
+    /* A grant waiting for a fresher lease needs a write now if a
+     * candidate is ready; otherwise the beats make one. */
+    if (s->lease.confirming > 0 && s->lease.ncands > 0 &&
+        s->lease.cands[s->lease.ncands - 1].anchor_ms > s->lease.anchor_ms)
+      send_write_locked(s);
+    else if (now >= s->lease.next_beat_ms)
+      send_sync_locked(s);
+    if (!s->lease.beat_inflight && (next == 0 || s->lease.next_beat_ms < next))
+      next = now >= s->lease.next_beat_ms ? now + beat_gap_ms(s)
+                                          : s->lease.next_beat_ms;
   }
   return next;
 }
+
+/* ------------------------------------------------------------ the calls */
 
 int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
   int rc = ZKL_OK;
@@ -153,6 +408,20 @@ int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
     rc = ZKL_EINVAL; /* the lease would run out before it began */
   else
     s->lease.margin_ms = margin_ms < 0 ? -1 : margin_ms;
+  zkl__timer_kick_locked(&s->timer);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int zkl_session_set_server_tick(zkl_session *s, int tick_ms) {
+  int rc = ZKL_OK;
+  if (!s || tick_ms < 0)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  if (s->closing)
+    rc = ZKL_ECLOSED;
+  else
+    s->lease.tick_ms = tick_ms;
   zkl__timer_kick_locked(&s->timer);
   pthread_mutex_unlock(&s->mu);
   return rc;

@@ -187,7 +187,8 @@ static int txn_send_locked(txn *t) {
   r->owner = t;
   r->answered_locked = txn_done_locked;
   zkl__attempt_req_begin_locked(t->att);
-  rc = zkl__io_amulti(s->zh, t->count, t->ops, t->results, zkl__on_void, r);
+  zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
+  rc = zkl__safe_amulti(s->zh, t->count, t->ops, t->results, zkl__on_void, r);
   if (rc == ZOK)
     return ZKL_OK;
   zkl__req_abort_locked(r);

@@ -77,6 +77,7 @@ int zkl_session_open3(zkl_session **out, const char *hosts,
 
   pthread_mutex_lock(&s->mu);
   errno = 0;
+  s->lease.opened_ms = zkl__now_ms(); /* the new session's anchor */
   zh = zookeeper_init2(hosts, zkl__session_watcher, session_timeout_ms, NULL,
                        s, 0, zkl__zk_log);
   if (!zh) {

@@ -148,21 +148,12 @@ void zkl__enter_locked(zkl_session *s) {
   tls_in_session = s;
 }
 
-/* Everything but the client's own verdicts (a lost connection, a closing or
- * dead handle) is an answer from the server. */
-static bool server_answered(int rc) {
-  return rc == ZOK || (rc <= ZAPIERROR && rc != ZSESSIONEXPIRED &&
-                       rc != ZCLOSING && rc != ZSESSIONMOVED &&
-                       rc != ZAUTHFAILED);
-}
-
 int zkl__enter_req_locked(zkl_req *r, int rc) {
   zkl_session *s = r->s;
   zkl__enter_locked(s);
   if (rc == ZRUNTIMEINCONSISTENCY)
     rc = ZCONNECTIONLOSS; /* the outcome is unknown, as for a lost one */
-  if (server_answered(rc) && r->sent_ms > s->last_answer_ms)
-    s->last_answer_ms = r->sent_ms;
+  zkl__lease_answered_locked(s, r, rc);
   return rc;
 }
 

@@ -85,7 +85,8 @@ enum {
   ZKL_RQ_CLEANUP,     /* a background cleanup */
   ZKL_RQ_CARRIER,     /* only brings the completion thread round */
   ZKL_RQ_PROBE,       /* zkl_session_wrap's round trip */
-  ZKL_RQ_HEARTBEAT,   /* keeps the lease moving while locks are held */
+  ZKL_RQ_LEASE_SYNC,  /* the lease's beat: a sync (lease.c) */
+  ZKL_RQ_LEASE_WRITE, /* the lease's write: a check of "/" (lease.c) */
   ZKL_RQ_QUERY,       /* a question of a user's thread (ask.c) */
   ZKL_RQ_TAP,         /* a wrapped session's own watch on "/" */
   ZKL_RQ_MULTI,       /* a guarded transaction */
@@ -123,6 +124,10 @@ struct zkl_req {
   zkl_session *s;
   int kind;
   int64_t sent_ms; /* when it was queued: the server heard it later */
+  /* What its answer can prove of the lease (lease.c): set by the sender
+   * (zkl__lease_tag_locked) or zero, a read. */
+  unsigned conn;         /* the connection it went on: s->lease.conn */
+  unsigned char proof;   /* ZKL_PROOF_* */
   zkl_answered_fn answered_locked; /* set by the sender */
   /* the sender's */
   void *owner;
@@ -142,6 +147,13 @@ void zkl__on_data(int rc, const char *value, int len, const struct Stat *stat,
                   const void *data);
 void zkl__on_stat(int rc, const struct Stat *stat, const void *data);
 void zkl__on_void(int rc, const void *data);
+void zkl__on_value(int rc, const char *value, const void *data); /* sync */
+/* zoo_amulti, made safe to call: ZINVALIDSTATE without calling it once the
+ * session is over, ZBADARGUMENTS for an op whose path the client would
+ * refuse (requests.c says why); else what zoo_amulti returns. */
+int zkl__safe_amulti(zhandle_t *zh, int count, const zoo_op_t *ops,
+                     zoo_op_result_t *results, void_completion_t done,
+                     const void *data);
 
 typedef struct zkl_cleanups {
   zkl_link jobs;
@@ -150,11 +162,42 @@ typedef struct zkl_cleanups {
   void (*drained_locked)(zkl_session *s);
 } zkl_cleanups;
 
+/* What an answer can prove of the lease (lease.c). */
+enum {
+  ZKL_PROOF_READ = 0,  /* answered by its server alone: an X at most */
+  ZKL_PROOF_FORWARDED, /* a sync: answered through the leader (a Y) */
+  ZKL_PROOF_WRITE      /* a write: committed through the leader (a Y, an M) */
+};
+#define ZKL_LEASE_BEATS 4 /* answered beats kept: X candidates */
+#define ZKL_LEASE_CANDS 2 /* X, Y pairs waiting for a write */
+
 typedef struct zkl_lease {
-  unsigned held;           /* locks held: heartbeats run while > 0 */
-  bool heartbeat_inflight;
-  int margin_ms;           /* 0: default, -1: lease off, > 0: the user's */
-  zkl_call *notices;       /* lost notices for the timer thread to run */
+  unsigned held;       /* locks held: the beats carry writes while > 0 */
+  unsigned confirming; /* grants waiting for a fresher lease: writes too */
+  int margin_ms;       /* 0: default, -1: lease off, > 0: the user's */
+  int tick_ms;         /* the servers' tickTime at most; 0: T/2 */
+  zkl_call *notices;   /* lost notices for the timer thread to run */
+  /* The evidence. A connection's number changes when it drops, when a
+   * new one is made and around a move to other servers: a proof never
+   * mixes two (0: none, or moving). */
+  unsigned conn;
+  bool moving;
+  int64_t opened_ms;   /* a new session began opening then (0: wrapped) */
+  int64_t anchor_ms;   /* proven: the session lives until this + T */
+  unsigned long proofs;
+  bool told_refused;
+  /* the beats */
+  bool beat_inflight;  /* the beat of this connection is out */
+  unsigned requests;   /* the lease's requests whose completion has not run */
+  int64_t next_beat_ms;
+  struct {
+    int64_t sent_ms, answered_ms;
+  } beats[ZKL_LEASE_BEATS]; /* answered on conn, oldest first */
+  unsigned nbeats;
+  struct {
+    int64_t anchor_ms, after_ms; /* X's send time, Y's answer */
+  } cands[ZKL_LEASE_CANDS]; /* oldest first */
+  unsigned ncands;
 } zkl_lease;
 
 typedef struct zkl_timer {
@@ -217,7 +260,6 @@ struct zkl_session {
   unsigned refs;     /* user + locks + watch records + requests */
   unsigned inflight; /* requests whose completion has not run */
   unsigned busy;     /* completion-thread entries running right now */
-  int64_t last_answer_ms; /* send time of the latest answered request */
   zkl_call *calls;
   zkl_call **calls_tail;
   bool carrier_inflight;
@@ -286,11 +328,11 @@ void zkl__req_done_locked(zkl_req *r);
 /* Start of every completion-thread entry point: marks the thread, takes
  * the lock, counts the entry. */
 void zkl__enter_locked(zkl_session *s);
-/* The same for a request's completion; a server's answer (rc) moves
- * last_answer_ms, which the lease reads. Returns rc as the completion is
- * to take it: ZRUNTIMEINCONSISTENCY, the client's verdict on a connection
- * whose answers did not match its requests (after a move to other
- * servers, follow.c), is the lost connection it is: ZCONNECTIONLOSS. */
+/* The same for a request's completion; the answer goes to the lease
+ * first (a write may prove it). Returns rc as the completion is to take
+ * it: ZRUNTIMEINCONSISTENCY, the client's verdict on a connection whose
+ * answers did not match its requests (after a move to other servers,
+ * follow.c), is the lost connection it is: ZCONNECTIONLOSS. */
 int zkl__enter_req_locked(zkl_req *r, int rc);
 /* Drops the lock after running queued user callbacks; frees the session if
  * that was its last reference. s must not be used afterwards. */
@@ -326,19 +368,38 @@ unsigned zkl__cleanups_count_locked(const zkl_session *s);
 
 /* The margin in force (ms), or -1 when the lease is off. */
 int zkl__lease_margin_ms(const zkl_session *s);
+/* P: the longest the leader goes without pinging a learner (ms). */
+int zkl__lease_ping_bound_ms(const zkl_session *s);
 /* True when the lease is on and nothing proves the session alive now. */
 bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms);
 /* At least half of the lease is still ahead (always, with the lease off):
- * what a grant on a watch event needs to be held at once (engine.c). */
+ * what a grant needs to be held at once (engine.c). */
 bool zkl__lease_fresh_locked(const zkl_session *s, int64_t now_ms);
+/* What is left of it (ms; 0 when nothing is proven or the lease is off). */
+int64_t zkl__lease_left_locked(const zkl_session *s, int64_t now_ms);
+/* The connection as events.c and follow.c see it: connected (new_session:
+ * the first connection of a session this library created), dropped, and
+ * a move to other servers beginning (moving) and done. */
+void zkl__lease_connected_locked(zkl_session *s, bool new_session);
+void zkl__lease_disconnected_locked(zkl_session *s);
+void zkl__lease_moving_locked(zkl_session *s, bool moving);
+/* Marks a request as sent on the current connection, with what its
+ * answer can prove (ZKL_PROOF_*). Call before handing it to the client. */
+void zkl__lease_tag_locked(zkl_session *s, zkl_req *r, int proof);
+/* Every answer, in the frame (session.c): a write that succeeded proves
+ * the candidates whose Y came before it. */
+void zkl__lease_answered_locked(zkl_session *s, zkl_req *r, int rc);
 /* A lock was granted (+1) or stopped being held (-1). */
 void zkl__lease_hold_locked(zkl_session *s, int delta);
+/* A grant waits for a fresher lease (+1), or no longer (-1): the beats
+ * then carry a write at once. */
+void zkl__lease_confirming_locked(zkl_session *s, int delta);
 /* For calls on held locks from the user's threads: a process frozen past
  * its lease must be told before it takes one more step as a holder. When
  * the lease ran out, declares the held locks lost (their notices go to the
  * timer thread) and returns true. */
 bool zkl__lease_enforce_locked(zkl_session *s);
-/* Sends heartbeats, declares held locks lost when the lease runs out
+/* Sends the beats, declares held locks lost when the lease runs out
  * (notices to *direct); returns when to look again (0: no need). */
 int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now,
                                zkl_call **direct);

@@ -35,7 +35,7 @@ int zkl_session_get_stats(zkl_session *s, zkl_session_stats *out) {
   for (k = 0; k < ZKL_RQ_KINDS; k++)
     out->requests += s->sent[k];
   out->queries = s->sent[ZKL_RQ_QUERY];
-  out->heartbeats = s->sent[ZKL_RQ_HEARTBEAT];
+  out->heartbeats = s->sent[ZKL_RQ_LEASE_SYNC] + s->sent[ZKL_RQ_LEASE_WRITE];
   out->watch_events = s->watch_events;
   out->disconnects = s->disconnects;
   out->reconnects = s->reconnects;

@@ -227,7 +227,9 @@ static void test_lease_lost_session_survives(void) {
   zkt_assert_parent_empty(name);
 }
 
-/* An idle holder's lease does not run out: heartbeats keep it moving. */
+/* An idle holder's lease does not run out: the beats keep it moving, a
+ * sync and a write every P/2 (lease.c); with nothing held the writes stop
+ * and the syncs go on. */
 static void test_idle_holder_keeps_lease(void) {
   char name[64];
   zkl_session *s = zkt_session(1500);
@@ -244,14 +246,21 @@ static void test_idle_holder_keeps_lease(void) {
   zkl__debug_counts(s, &after);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
   CU_ASSERT(zkl_lock_token(l) > 0);
-  /* about six a session; count loosely, the point is that they happen */
-  CU_ASSERT(after.sent[ZKL_RQ_HEARTBEAT] - before.sent[ZKL_RQ_HEARTBEAT] >= 6);
+  /* about seven writes a session (T / (P/2), P = 0.275 T); count loosely,
+   * the point is that they happen */
+  CU_ASSERT(after.sent[ZKL_RQ_LEASE_WRITE] - before.sent[ZKL_RQ_LEASE_WRITE] >=
+            6);
+  CU_ASSERT(after.sent[ZKL_RQ_LEASE_SYNC] - before.sent[ZKL_RQ_LEASE_SYNC] >=
+            6);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
-  /* and stop when nothing is held */
+  /* the writes stop when nothing is held; the syncs go on */
   zkl__debug_counts(s, &before);
   fault_lasts(zkl_session_timeout(s));
   zkl__debug_counts(s, &after);
-  CU_ASSERT_EQUAL(after.sent[ZKL_RQ_HEARTBEAT], before.sent[ZKL_RQ_HEARTBEAT]);
+  CU_ASSERT_EQUAL(after.sent[ZKL_RQ_LEASE_WRITE],
+                  before.sent[ZKL_RQ_LEASE_WRITE]);
+  CU_ASSERT(after.sent[ZKL_RQ_LEASE_SYNC] - before.sent[ZKL_RQ_LEASE_SYNC] >=
+            2);
   zkl_lock_free(l);
   zkl_session_close(s);
   zkt_assert_parent_empty(name);
@@ -414,23 +423,25 @@ static void on_grant_seen(zkl_lock *l, int rc, int64_t token, void *arg) {
 }
 
 /* The holder's release reaches a waiter late: the waiter's connection is
- * cut off (its events are lost with it) for more than half its lease, then
- * comes back in the same session, and the client's re-armed watch tells
- * the deletion at once. The waiter heard no answer since it queued: a hold
- * from that event would begin with less than half a lease and could be
- * declared lost a moment later, its work under way (the fault suite once
- * saw 1 ms left, and the next holder's section overlap). The grant must
- * list the queue once more first, and begin with at least half a lease.
- * Session 6 s, margin 600 ms: a lease of 5.4 s, half of it 2.7 s; the cut
- * lasts 3.2 s, so that without the confirmation 2.2 s at most would be
- * left, and the lease does not run out before the reconnect. */
+ * cut off (its events are lost with it) for most of its lease, then comes
+ * back in the same session, and the client's re-armed watch tells the
+ * deletion at once. Nothing has proven the waiter's lease since before the
+ * cut: a hold from that event would begin with little or none of it and
+ * could be declared lost a moment later, its work under way (the fault
+ * suite once saw 1 ms left, and the next holder's section overlap). The
+ * grant must wait for a fresh proof (on the new connection: a beat, a sync
+ * P later, then a write), list the queue once more, and begin with at
+ * least half a lease. Session 6 s: T - margin - P = 6000 - 600 - 1651, so
+ * half a lease is 1874 ms; the cut lasts 4.2 s, after which at most about
+ * 1.2 s (from the session's opening, its newest proof) would be left. */
 static void test_late_event_grant_confirms(void) {
   char name[64], parent[512];
   proxyctl *px;
   zkl_session *ws, *hs;
   zkl_lock *holder, *waiter;
   grant_seen g;
-  unsigned long listed, at_once;
+  zkl_debug_lease le;
+  unsigned long confirmed, at_once;
   int half;
   zkt_counter_init(&g.calls);
   zkt_name(name, sizeof name, "late-event");
@@ -438,7 +449,8 @@ static void test_late_event_grant_confirms(void) {
   ws = proxied_session(&px, 6000);
   hs = zkt_session(10000);
   g.s = ws;
-  half = (zkl_session_timeout(ws) - zkl_session_timeout(ws) / 10) / 2;
+  zkl__debug_lease(ws, &le);
+  half = le.full_ms / 2;
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, hs, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiter, ws, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, T_WAIT, NULL), ZKL_OK);
@@ -446,17 +458,17 @@ static void test_late_event_grant_confirms(void) {
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(ws, T_WAIT), 0);
-  listed = zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_LISTING);
+  confirmed = zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_CONFIRMING);
   at_once = zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_HELD);
 
   CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
-  fault_lasts(3200);
+  fault_lasts(4200);
   CU_ASSERT_EQUAL(zkt_counter_get(&g.calls), 0); /* the event was lost */
   CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&g.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(g.rc, ZKL_OK);
-  CU_ASSERT(zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_LISTING) > listed);
+  CU_ASSERT(zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_CONFIRMING) > confirmed);
   CU_ASSERT_EQUAL(zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_HELD), at_once);
   printf("\n    granted with %" PRId64 " ms of the lease left (half: %d ms)",
          g.lease_left_ms, half);
