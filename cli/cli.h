@@ -152,6 +152,7 @@ typedef struct {
   int session_ms;
   int connect_ms; /* --connect-timeout */
   bool no_follow; /* --no-follow-config */
+  int server_tick_ms; /* --server-tick: the servers' tickTime; 0: T/2 */
   const char *wait_arg; /* -w as given, for messages */
   int wait_ms;          /* -1: without bound, 0: -n */
   int conflict_code;
@@ -320,7 +321,7 @@ int child_reap(const child_proc *c);
  * the server can expire the session). proven_ms: a moment at or after
  * which the server is known to have heard the session (the start of the
  * connect), until a deadline says more. Returns a ZKL_ code. */
-int lease_init(zkl_session *s, int64_t proven_ms);
+int lease_init(zkl_session *s, int64_t proven_ms, int server_tick_ms);
 /* The session timeout T the server granted, and the margin m. */
 int lease_timeout(void);
 int lease_margin(void);

@@ -2,11 +2,11 @@
 /*
  * lease.c - the library's lease, as zklock and its watchdog enforce it.
  *
- * The library keeps the lease (see zkl_session_set_lease_margin()): the
- * send time t of the latest request the server answered proves the session
- * alive on the server until t + T at least; held locks are declared lost at
- * t + T - m; while a lock is held the library sends a read every T/6 to
- * keep t recent. zkl_session_lease_deadline() tells zklock that deadline,
+ * The library keeps the lease (see zkl_session_set_lease_margin()): its
+ * anchor t is a moment the leader provably heard of the session at or
+ * after, so the session lives until t + T at least; held locks are
+ * declared lost at t + T - m; the library's beats keep t recent.
+ * zkl_session_lease_deadline() tells zklock that deadline,
  * and zklock hands it to its watchdog, which acts m/2 later should zklock
  * not have: still before t + T, when the server could expire the session.
  * For that, zklock must know m: it sets it itself, to the library's default
@@ -27,14 +27,15 @@ static int timeout_ms, margin_ms;
 static int64_t last_deadline; /* the latest non-zero deadline seen */
 static int64_t first_proof;   /* before any: when connecting began */
 
-int lease_init(zkl_session *s, int64_t proven_ms) {
-  int t = zkl_session_timeout(s), m = t / 10;
+int lease_init(zkl_session *s, int64_t proven_ms, int server_tick_ms) {
+  int t = zkl_session_timeout(s), m = t / 10, rc;
   session = s;
   timeout_ms = t;
   first_proof = proven_ms;
   m = m < 100 ? 100 : m > 2000 ? 2000 : m;
   margin_ms = m < t ? m : t / 2; /* a server with a tiny tick */
-  return zkl_session_set_lease_margin(s, margin_ms);
+  rc = zkl_session_set_server_tick(s, server_tick_ms);
+  return rc == ZKL_OK ? zkl_session_set_lease_margin(s, margin_ms) : rc;
 }
 
 int lease_timeout(void) { return timeout_ms; }

@@ -69,6 +69,8 @@ static void usage(void) {
       "                          give up connecting after that long (5)",
       "      --no-follow-config  keep to HOSTS: do not follow the ensemble's",
       "                          configuration when its servers change",
+      "      --server-tick MS    the servers' tickTime (or a bound on it), for",
+      "                          a longer lease (default: half the session)",
       "  -w, --wait SECONDS      give up after waiting that long (e.g. 0.5),",
       "                          connecting included",
       "  -n, --nonblock          do not wait: give up at once if it is held",
@@ -306,6 +308,7 @@ enum {
   OPT_GRACE,
   OPT_MAX_HOLD,
   OPT_NO_FOLLOW,
+  OPT_SERVER_TICK,
   OPT_FORMAT,
   OPT_WATCH
 };
@@ -350,6 +353,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"session-timeout", required_argument, NULL, 't'},
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
       {"no-follow-config", no_argument, NULL, OPT_NO_FOLLOW},
+      {"server-tick", required_argument, NULL, OPT_SERVER_TICK},
       {"wait", required_argument, NULL, 'w'},
       {"nonblock", no_argument, NULL, 'n'},
       {"conflict-exit-code", required_argument, NULL, 'E'},
@@ -420,6 +424,13 @@ void options_parse(int argc, char **argv, options *o) {
       break;
     case OPT_NO_FOLLOW:
       o->no_follow = true;
+      break;
+    case OPT_SERVER_TICK:
+      if (!parse_int(optarg, 1, INT_MAX, &v))
+        cli_usage_error("--server-tick: %s is not a tickTime in milliseconds "
+                        "(a whole number from 1 to %d)",
+                        cli_quote(optarg), INT_MAX);
+      o->server_tick_ms = (int)v;
       break;
     case 'w':
       seconds_or_exit("-w", optarg, &o->wait_ms);

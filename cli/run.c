@@ -582,7 +582,8 @@ int run_lock(const options *o) {
   /* Signals keep their default action until the session is open: nothing
    * to clean up before. */
   r.s = connect_or_exit(o, bound);
-  rc = lease_init(r.s, t0); /* the server heard us after we began */
+  rc = lease_init(r.s, t0, o->server_tick_ms); /* the leader heard us after
+                                                 we began */
   if (rc == ZKL_OK && cli_verbose) {
     rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
     if (rc == ZKL_OK)

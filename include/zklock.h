@@ -343,8 +343,9 @@ ZKL_EXTERN int zkl_session_servers(zkl_session *s, char *buf, size_t len);
  * the same session before then, nothing is reported.
  * The lease is therefore shorter than T: a fresh proof leaves T - margin -
  * P at most, and a holder cut off from the leader is told between about
- * T - margin - 2P and T - margin - P after the cut (with the defaults below,
- * 0.35 T to 0.6 T; 3.5 s to 6 s of a 10 s session). Every grant begins with
+ * T - margin - 1.5 P and T - margin - P after the cut (with the defaults
+ * below, 0.49 T to 0.62 T: 4.9 s to 6.2 s of a 10 s session). Every grant
+ * begins with
  * at least half of T - margin - P ahead; a grant that finds less waits for
  * a write to prove a newer lease first (one round trip, when a sync is at
  * hand; up to P more after a reconnect).
@@ -356,8 +357,8 @@ ZKL_EXTERN int zkl_session_servers(zkl_session *s, char *buf, size_t len);
  *              < 0: no lease (locks are then reported lost only when the
  *              session is expired or their node deleted, as Curator does;
  *              no syncs or writes are sent for it).
- * Returns ZKL_OK; ZKL_EINVAL for NULL or a margin not below T; ZKL_ECLOSED
- * once close has begun. */
+ * Returns ZKL_OK; ZKL_EINVAL for NULL or a margin that leaves no lease (not
+ * below T - P); ZKL_ECLOSED once close has begun. */
 ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
 
 /* The servers' tickTime, or a bound on it (ms), from which the lease takes
@@ -366,7 +367,8 @@ ZKL_EXTERN int zkl_session_set_lease_margin(zkl_session *s, int margin_ms);
  * known: the lease then gets longer (with ZooKeeper's shipped tickTime of
  * 2000 and a 10 s session, P goes from 2.75 s to 1.1 s). A bound below the
  * real tickTime breaks the promise above. Returns ZKL_OK; ZKL_EINVAL for
- * NULL or tick_ms < 0; ZKL_ECLOSED once close has begun. Any thread. */
+ * NULL, tick_ms < 0, or a tick that leaves the margin set no lease;
+ * ZKL_ECLOSED once close has begun. Any thread. */
 ZKL_EXTERN int zkl_session_set_server_tick(zkl_session *s, int tick_ms);
 
 /* When the lease runs out, as things stand (CLOCK_MONOTONIC, ms): the

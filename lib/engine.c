@@ -455,6 +455,7 @@ static void suspend_locked(zkl_attempt *att) {
  * proof, which the beats hurry (a write at once when a sync is at hand),
  * then lists once more: the node may have gone meanwhile. */
 int zkl__test_stale_grants;
+int zkl__test_hold_confirming;
 int zkl__test_no_first_try;
 
 static void grant_locked(zkl_attempt *att, bool on_event) {
@@ -1731,7 +1732,8 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
   case ZKL_EV_TICK: { /* arg: a zkl_tick */
     zkl_tick *tick = arg;
     if (att->state == ZKL_AS_CONFIRMING &&
-        zkl__lease_fresh_locked(s, tick->now))
+        zkl__lease_fresh_locked(s, tick->now) &&
+        !__atomic_load_n(&zkl__test_hold_confirming, __ATOMIC_RELAXED))
       GO(att, ZKL_AS_LISTING); /* the lease moved (it kicks the clock) */
     int64_t due = att->state == ZKL_AS_HELD ? att->hold_deadline_ms
                   : acquiring(att->state)   ? att->deadline_ms

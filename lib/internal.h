@@ -58,6 +58,9 @@ extern void (*zkl__hook_before_watch)(const char *pred_path);
  * before holding), so tests can drive that path at will. 0 outside
  * tests. */
 extern int zkl__test_stale_grants;
+/* Test hook: while non-zero, grants waiting for a fresher lease go on
+ * waiting (CONFIRMING), fresh or not. 0 outside tests. */
+extern int zkl__test_hold_confirming;
 /* Test hook: while non-zero, acquires skip their recipe's first try
  * before preparing (zkl_recipe.try_before_prepare): every semaphore
  * contender comes through its gate, as before that try existed. */

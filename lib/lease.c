@@ -31,7 +31,11 @@
  *
  * A new session has a proof of its own: its creation is a write through the
  * leader, which starts its clock then, so the anchor is the moment it began
- * opening.
+ * opening. So has a reconnect: the server revalidates the session with the
+ * leader, which touches it, before it answers the handshake; the handshake
+ * went out after the old connection's last answer came, so a write sent
+ * after the reconnect that succeeds proves the send time of that answer's
+ * request (the leader touched the session later, and had a quorum).
  *
  * The beats: a sync every P/2 (so that a Y with an X answered P before it
  * is always at hand) and, while a lock is held or a grant waits for a
@@ -63,13 +67,24 @@ int zkl__lease_margin_ms(const zkl_session *s) {
   return m;
 }
 
-int zkl__lease_ping_bound_ms(const zkl_session *s) {
-  int tick = s->lease.tick_ms > 0 ? s->lease.tick_ms
-                                  : s->negotiated_timeout_ms / 2;
-  /* the leader's loop waits half a tick, then pings every learner: its
-   * own work (a quorum check, the pings) comes on top, a millisecond or
-   * two; a tenth of the half tick covers that and a busy server. */
+/* P for a tick (0: T/2). The leader's loop waits half a tick, then pings
+ * every learner: its own work (a quorum check, the pings) comes on top, a
+ * millisecond or two; a tenth of the half tick covers that and a busy
+ * server. */
+static int ping_bound(int timeout_ms, int tick_ms) {
+  int tick = tick_ms > 0 ? tick_ms : timeout_ms / 2;
   return tick / 2 + tick / 20 + 1;
+}
+
+int zkl__lease_ping_bound_ms(const zkl_session *s) {
+  return ping_bound(s->negotiated_timeout_ms, s->lease.tick_ms);
+}
+
+/* Whether a margin (> 0) and a tick leave any lease: a proof leaves
+ * T - margin - P at most. */
+static bool lease_possible(int timeout_ms, int margin_ms, int tick_ms) {
+  return timeout_ms <= 0 ||
+         margin_ms < timeout_ms - ping_bound(timeout_ms, tick_ms);
 }
 
 /* What a fresh proof leaves at best: the anchor is at least P old when it
@@ -100,7 +115,8 @@ bool zkl__lease_fresh_locked(const zkl_session *s, int64_t now_ms) {
   int64_t deadline = deadline_locked(s);
   if (zkl__lease_margin_ms(s) < 0)
     return true;
-  return deadline != 0 && deadline - now_ms >= full_lease_ms(s) / 2;
+  return deadline != 0 && deadline > now_ms &&
+         deadline - now_ms >= full_lease_ms(s) / 2;
 }
 
 int64_t zkl__lease_left_locked(const zkl_session *s, int64_t now_ms) {
@@ -119,10 +135,17 @@ static void forget_connection_locked(zkl_session *s) {
 }
 
 void zkl__lease_connected_locked(zkl_session *s, bool new_session) {
+  int64_t now = zkl__now_ms();
   forget_connection_locked(s);
-  s->lease.next_beat_ms = zkl__now_ms(); /* the first X, at once */
-  if (new_session && s->lease.opened_ms > s->lease.anchor_ms)
+  s->lease.next_beat_ms = now; /* the first X, at once */
+  if (new_session && s->lease.opened_ms > s->lease.anchor_ms) {
     s->lease.anchor_ms = s->lease.opened_ms;
+  } else if (!new_session && s->lease.answered_ms > s->lease.anchor_ms) {
+    /* the reconnect's own candidate: the next write proves it */
+    s->lease.cands[0].anchor_ms = s->lease.answered_ms;
+    s->lease.cands[0].after_ms = now;
+    s->lease.ncands = 1;
+  }
   zkl__timer_kick_locked(&s->timer);
 }
 
@@ -186,10 +209,20 @@ static void forwarded_answered_locked(zkl_session *s, int64_t y_sent,
   le->ncands++;
 }
 
+/* Everything but the client's own verdicts (a lost connection, a closing or
+ * dead handle) is an answer from the server. */
+static bool server_answered(int rc) {
+  return rc == ZOK || (rc <= ZAPIERROR && rc != ZSESSIONEXPIRED &&
+                       rc != ZCLOSING && rc != ZSESSIONMOVED &&
+                       rc != ZAUTHFAILED);
+}
+
 void zkl__lease_answered_locked(zkl_session *s, zkl_req *r, int rc) {
   zkl_lease *le = &s->lease;
   unsigned i, proven = 0;
   int64_t anchor = 0;
+  if (server_answered(rc) && r->sent_ms > le->answered_ms)
+    le->answered_ms = r->sent_ms;
   if (rc != ZOK || r->proof != ZKL_PROOF_WRITE || !on_this_connection(s, r))
     return;
   /* M: every candidate whose Y was answered before M was sent. */
@@ -228,6 +261,12 @@ static bool writes_wanted(const zkl_session *s) {
   return s->lease.held > 0 || s->lease.confirming > 0;
 }
 
+/* A candidate is ready that a write would prove, newer than the anchor. */
+static bool candidate_ready(const zkl_session *s) {
+  return s->lease.ncands > 0 &&
+         s->lease.cands[s->lease.ncands - 1].anchor_ms > s->lease.anchor_ms;
+}
+
 static void beat_over_locked(zkl_session *s, int64_t at) {
   s->lease.beat_inflight = false;
   s->lease.next_beat_ms = at + beat_gap_ms(s);
@@ -246,10 +285,14 @@ static void write_done_locked(zkl_req *r, const zkl_answer *a) {
   if (a->rc == ZOK && on_this_connection(s, r)) {
     remember_beat_locked(s, r->sent_ms, now);
   } else if (a->rc != ZOK && !zkl__is_connection_loss(a->rc) &&
-             !zkl__is_session_over(a->rc) && !s->lease.told_refused) {
-    zkl__log("the lease's write (a check of \"/\") was refused: %s; only the "
-             "locks' own writes renew the lease",
-             zerror(a->rc));
+             !zkl__is_session_over(a->rc)) {
+    /* Refused (an ACL on "/", say): it will be again. The candidates wait
+     * for a write of the locks; the beats make new ones. */
+    s->lease.ncands = 0;
+    if (!s->lease.told_refused)
+      zkl__log("the lease's write (a check of \"/\") was refused: %s; only "
+               "the locks' own writes renew the lease",
+               zerror(a->rc));
     s->lease.told_refused = true;
   }
   beat_over_locked(s, now);
@@ -292,8 +335,7 @@ static void sync_done_locked(zkl_req *r, const zkl_answer *a) {
   }
   forwarded_answered_locked(s, r->sent_ms, now);
   remember_beat_locked(s, r->sent_ms, now);
-  if (writes_wanted(s) && s->lease.ncands > 0 &&
-      s->lease.cands[s->lease.ncands - 1].anchor_ms > s->lease.anchor_ms) {
+  if (writes_wanted(s) && candidate_ready(s)) {
     send_write_locked(s);
     if (s->lease.beat_inflight)
       return;
@@ -380,10 +422,10 @@ int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now,
     }
   }
   if (s->connected && !s->lease.moving && !s->lease.beat_inflight) {
-    /* A grant waiting for a fresher lease needs a write now if a
-     * candidate is ready; otherwise the beats make one. */
-    if (s->lease.confirming > 0 && s->lease.ncands > 0 &&
-        s->lease.cands[s->lease.ncands - 1].anchor_ms > s->lease.anchor_ms)
+    /* A holder, or a grant waiting for a fresher lease, needs a write now
+     * if a candidate is ready (after a reconnect, say); otherwise the
+     * beats make one. */
+    if (writes_wanted(s) && candidate_ready(s))
       send_write_locked(s);
     else if (now >= s->lease.next_beat_ms)
       send_sync_locked(s);
@@ -403,8 +445,8 @@ int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
   pthread_mutex_lock(&s->mu);
   if (s->closing)
     rc = ZKL_ECLOSED;
-  else if (margin_ms > 0 && s->negotiated_timeout_ms > 0 &&
-           margin_ms >= s->negotiated_timeout_ms)
+  else if (margin_ms > 0 && !lease_possible(s->negotiated_timeout_ms,
+                                            margin_ms, s->lease.tick_ms))
     rc = ZKL_EINVAL; /* the lease would run out before it began */
   else
     s->lease.margin_ms = margin_ms < 0 ? -1 : margin_ms;
@@ -420,6 +462,10 @@ int zkl_session_set_server_tick(zkl_session *s, int tick_ms) {
   pthread_mutex_lock(&s->mu);
   if (s->closing)
     rc = ZKL_ECLOSED;
+  else if (s->lease.margin_ms > 0 &&
+           !lease_possible(s->negotiated_timeout_ms, s->lease.margin_ms,
+                           tick_ms))
+    rc = ZKL_EINVAL;
   else
     s->lease.tick_ms = tick_ms;
   zkl__timer_kick_locked(&s->timer);

@@ -184,6 +184,7 @@ typedef struct zkl_lease {
   bool moving;
   int64_t opened_ms;   /* a new session began opening then (0: wrapped) */
   int64_t anchor_ms;   /* proven: the session lives until this + T */
+  int64_t answered_ms; /* send time of the latest request answered */
   unsigned long proofs;
   bool told_refused;
   /* the beats */

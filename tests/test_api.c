@@ -48,18 +48,20 @@ static void test_name_explain(void) {
 
 static void test_lease_deadline(void) {
   char name[64];
+  int64_t opened = zkt_now_ms(), deadline;
   zkl_session *s = zkt_session(6000);
   zkl_lock *l;
-  int64_t before, deadline;
   zkt_name(name, sizeof name, "api-deadline");
   CU_ASSERT_EQUAL(zkl_session_lease_deadline(s), 0); /* nothing held */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
-  before = zkt_now_ms();
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
   deadline = zkl_session_lease_deadline(s);
-  /* the acquire's answer, plus T, minus the default margin (T/10) */
-  CU_ASSERT(deadline >= before + 6000 - 600);
+  /* A new session's lease counts from when it began opening (its creation
+   * went through the leader), plus T, minus the default margin (T/10); a
+   * grant needs half of T - margin - P, P = 0.275 T: 1.87 s. */
+  CU_ASSERT(deadline >= opened + 6000 - 600);
   CU_ASSERT(deadline <= zkt_now_ms() + 6000 - 600);
+  CU_ASSERT(deadline - zkt_now_ms() >= (6000 - 600 - 1651) / 2);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_lease_deadline(s), 0); /* lease off */
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 0), ZKL_OK);

@@ -186,13 +186,17 @@ static void test_relist_and_cancel(void) {
   zkt_assert_parent_empty(name);
 }
 
-/* A grant whose lease looks stale lists once more first (the test hook
- * makes the next grants look so): from the create's listing, and from a
- * listing. */
+/* Grants with less than half a lease ahead wait for a fresher one
+ * (CONFIRMING), then list once more: after a creating, a listing and a
+ * watch event (zkl__test_stale_grants makes them stale); and one held
+ * waiting (zkl__test_hold_confirming) is canceled, or goes once let. */
 static void test_stale_grants(void) {
   char name[64];
   zkl_session *s = zkt_session(10000);
+  zkt_holder h;
   zkl_lock *l;
+  zkt_rec rec;
+  zkt_rec_init(&rec);
   snapshot();
   zkt_name(name, sizeof name, "edges-stale");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
@@ -200,13 +204,96 @@ static void test_stale_grants(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(__atomic_load_n(&zkl__test_stale_grants, __ATOMIC_RELAXED),
                   0);
-  TAKEN(CREATING, LISTING);
-  TAKEN(LISTING, LISTING);
+  TAKEN(CREATING, CONFIRMING);
+  TAKEN(CONFIRMING, LISTING);
+  TAKEN(LISTING, CONFIRMING);
   TAKEN(LISTING, HELD);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+
+  /* a grant held waiting: canceled there, or let go on */
+  snapshot();
+  __atomic_store_n(&zkl__test_hold_confirming, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
+  TAKEN(CREATING, CONFIRMING);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
+  TAKEN(CONFIRMING, ENDING);
+  __atomic_store_n(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 1);
+  /* the beats tick the clock every P/2: it looks again */
+  __atomic_store_n(&zkl__test_hold_confirming, 0, __ATOMIC_RELAXED);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 2, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+
+  /* a grant on the deletion of the node waited for */
+  snapshot();
+  zkt_hold(&h, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
+  TAKEN(CREATING, WATCHING);
+  __atomic_store_n(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED);
+  zkt_unhold(&h);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 3, ZKT_WAIT), ZKL_OK);
+  TAKEN(WATCHING, CONFIRMING);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
   zkl_session_close(s);
+  zkt_assert_parent_empty(name);
+}
+
+/* A semaphore's places under a mutex's name are looked in before any
+ * verdict (kinds.h): from a creating's listing, and from a later listing
+ * when they appear meanwhile. */
+static void test_places_looked_in(void) {
+  char name[64], parent[512], place[600];
+  zkl_session *s = zkt_session(10000);
+  zkt_holder h;
+  zkl_lock *l;
+  zkt_rec rec;
+  zkt_rec_init(&rec);
+  snapshot();
+  zkt_name(name, sizeof name, "edges-places");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  /* places there from the start (empty: no semaphore holds) */
+  zkt_hold(&h, name);
+  snprintf(place, sizeof place, "%s/leases", parent);
+  CU_ASSERT_EQUAL_FATAL(zoo_create(zkt_observer(), place, NULL, -1,
+                                   &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL,
+                                   0),
+                        ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
+  TAKEN(CREATING, LISTING);
+  /* and seen only by a later listing: the grant is made stale, so that it
+   * lists once more after waiting for the lease */
+  CU_ASSERT_EQUAL_FATAL(zoo_delete(zkt_observer(), place, -1), ZOK);
+  snapshot();
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL_FATAL(zoo_create(zkt_observer(), place, NULL, -1,
+                                   &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL,
+                                   0),
+                        ZOK);
+  __atomic_store_n(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED);
+  zkt_unhold(&h);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  TAKEN(CONFIRMING, LISTING);
+  TAKEN(LISTING, LISTING);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  (void)zoo_delete(zkt_observer(), place, -1);
   zkt_assert_parent_empty(name);
 }
 
@@ -630,7 +717,8 @@ int main(void) {
   static const zkt_test tests[] = {
       {"plain paths", test_plain_paths},
       {"listing again, and cancel", test_relist_and_cancel},
-      {"stale grants list once more", test_stale_grants},
+      {"stale grants wait for a fresher lease", test_stale_grants},
+      {"a semaphore's places are looked in", test_places_looked_in},
       {"the gate and the lease queue", test_gate_and_queue},
       {"started while disconnected", test_suspended_start},
       {"a lost create: recovery", test_recovery},

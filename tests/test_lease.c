@@ -485,8 +485,17 @@ static void test_late_event_grant_confirms(void) {
 static void test_margin_bounds(void) {
   zkl_session *s = zkt_session(2000);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(NULL, 10), ZKL_EINVAL);
+  /* a proof leaves T - margin - P of lease at most: P = 551 ms here
+   * (tickTime assumed T/2), so the margin must be under 1449 ms */
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 2000), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 1999), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 1449), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 1448), ZKL_OK);
+  /* a tick bound that would leave no lease with that margin is refused */
+  CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, 2000), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, 500), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, -1), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_set_server_tick(NULL, 500), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
   zkl_session_close(s);
