@@ -211,10 +211,10 @@ static int server_count(void) {
 }
 
 #define MAX_SERVERS 9
-static char server_one[MAX_SERVERS + 1][64];
+static char server_one[MAX_SERVERS + 1][96];
 
 const char *zkt_server_hosts(int id) {
-  char args[700], addr[64], port[16];
+  char args[700], addr[64], port[16]; /* "ADDR:PORT" fits server_one */
   const char *dir = zkt_zkdir();
   if (id < 1 || id > MAX_SERVERS || !dir) {
     fprintf(stderr, "zkt_server_hosts: no server %d\n", id);
