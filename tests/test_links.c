@@ -26,11 +26,12 @@
 #include "zktest.h"
 
 #define N 3
-#define T_DROP 10000   /* a server cut off stops serving (1 s expected) */
-#define T_ELECT 15000  /* a new leader is elected */
-#define T_REJOIN 30000 /* a healed server serves again: its election's
-                          notification interval doubles while it is cut
-                          off, so this grows with the cut */
+#define T_DROP 10000  /* a server cut off stops serving (1 s expected) */
+#define T_ELECT 15000 /* a new leader is elected */
+#define T_REJOIN                                                               \
+  30000 /* a healed server serves again: its election's                        \
+           notification interval doubles while it is cut                       \
+           off, so this grows with the cut */
 #define DELAY_MS 300
 
 /* --------------------------------------------------------------- helpers */
@@ -42,12 +43,12 @@ typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cond;
   bool connected;
-  int losses;       /* connected -> not connected */
-  int64_t lost_at;  /* zkt_now_ms() of the latest loss */
+  int losses;      /* connected -> not connected */
+  int64_t lost_at; /* zkt_now_ms() of the latest loss */
 } pinned;
 
-static void pinned_watcher(zhandle_t *zh, int type, int state,
-                           const char *path, void *ctx) {
+static void pinned_watcher(zhandle_t *zh, int type, int state, const char *path,
+                           void *ctx) {
   pinned *p = ctx;
   (void)zh;
   (void)path;
@@ -334,8 +335,10 @@ static void assert_nothing_left(const char *dir, int slot, const char *how) {
   zkt_check(n == 0, "%s: no namespace, bridge or veth of slot %d left (%d, %s)",
             how, slot, n, first);
   n = orphans(dir, first, sizeof first);
-  zkt_check(n == 0, "%s: no namespace, bridge or veth that no ensemble owns "
-            "(%d, %s)", how, n, first);
+  zkt_check(n == 0,
+            "%s: no namespace, bridge or veth that no ensemble owns "
+            "(%d, %s)",
+            how, n, first);
   n = processes_naming(dir, first, sizeof first);
   zkt_check(n == 0, "%s: no process of %s left (%d: %s)", how, dir, n, first);
   zkt_check(access(dir, F_OK) != 0, "%s: %s is gone", how, dir);
@@ -375,7 +378,9 @@ static void test_isolate_follower(void) {
   zkt_check(out >= 0, "the isolated follower %d stops serving", f);
   zkt_check(pinned_wait(&p, false, 1, T_DROP),
             "a session to follower %d alone loses its connection", f);
+  pthread_mutex_lock(&p.mu);
   int64_t lost = p.lost_at - t0;
+  pthread_mutex_unlock(&p.mu);
   /* the other two keep their leader, and serve */
   zkt_check(zkt_server_mode(l) == ZKT_MODE_LEADER, "%d still leads", l);
   zkt_check(zkt_server_mode(other) == ZKT_MODE_FOLLOWER, "%d still follows",
@@ -424,8 +429,7 @@ static void test_isolate_leader(void) {
     usleep(20 * 1000);
   }
   zkt_check(elected >= 0, "the two others elect a new leader (%d)", nl);
-  zkt_check(is_out(zkt_server_mode(l)), "the old leader %d does not serve",
-            l);
+  zkt_check(is_out(zkt_server_mode(l)), "the old leader %d does not serve", l);
   zkt_print_links();
   printf("    old leader %d not serving after %lld ms; %d leads, elected "
          "after %lld ms\n",
@@ -524,9 +528,9 @@ static void test_delay(void) {
   printf("\n    leader %d; writes through %d (its link to the leader "
          "delayed %d ms each way): %lld..%lld ms, before %lld..%lld; "
          "through %d: %lld..%lld ms, before %lld..%lld\n",
-         l, f, DELAY_MS, (long long)d_min, (long long)d_max,
-         (long long)f_min, (long long)f_max, healthy, (long long)dh_min,
-         (long long)dh_max, (long long)h_min, (long long)h_max);
+         l, f, DELAY_MS, (long long)d_min, (long long)d_max, (long long)f_min,
+         (long long)f_max, healthy, (long long)dh_min, (long long)dh_max,
+         (long long)h_min, (long long)h_max);
   /* The write goes to the leader and its commit comes back: two delays.
    * Asserted: one, beyond the slowest healthy write. */
   zkt_check(d_min >= f_max + DELAY_MS,
@@ -540,10 +544,12 @@ static void test_delay(void) {
   zkt_check(processes_naming(dir_marker, first, sizeof first) == 0,
             "healed: no linkdelay left (%s)", first);
   timed_writes(pf.zh, path, 5, &d_min, &d_max);
-  printf("    healed: writes through %d: %lld..%lld ms\n", f,
-         (long long)d_min, (long long)d_max);
-  zkt_check(d_min < DELAY_MS, "healed: a write through %d is not delayed "
-            "(%lld ms)", f, (long long)d_min);
+  printf("    healed: writes through %d: %lld..%lld ms\n", f, (long long)d_min,
+         (long long)d_max);
+  zkt_check(d_min < DELAY_MS,
+            "healed: a write through %d is not delayed "
+            "(%lld ms)",
+            f, (long long)d_min);
   zoo_delete(ph.zh, path, -1);
   pinned_close(&pf);
   pinned_close(&ph);
@@ -575,16 +581,17 @@ static void test_flap(void) {
   printf("\n    leader %d, follower %d: flap 2000 1500\n", l, f);
   int64_t t0 = zkt_now_ms();
   CU_ASSERT_EQUAL_FATAL(zkt_link(l, f, "flap 2000 1500"), 0);
-  zkt_check(processes_naming(flapper, first, sizeof first) == 1,
-            "one flapper runs (%s)", first);
+  /* (its command substitutions are copies of it for a moment: >= 1) */
+  zkt_check(processes_naming(flapper, first, sizeof first) >= 1,
+            "a flapper runs");
   /* Out, in, out again: the link went down, up and down. */
   bool out = false;
   int64_t deadline = t0 + 20000;
   while (drops < 2 && zkt_now_ms() < deadline) {
     bool now_out = is_out(zkt_server_mode(f));
     if (now_out != out) {
-      printf("    %lld ms: follower %d %s\n", (long long)(zkt_now_ms() - t0),
-             f, now_out ? "out" : "back");
+      printf("    %lld ms: follower %d %s\n", (long long)(zkt_now_ms() - t0), f,
+             now_out ? "out" : "back");
       if (now_out)
         drops++;
       else
@@ -604,8 +611,7 @@ static void test_flap(void) {
             "the follower drops out, comes back, drops out again (%d drops, "
             "%d rejoins)",
             drops, rejoins);
-  zkt_check(changes >= 3, "the link's phase changed %d times (>= 3)",
-            changes);
+  zkt_check(changes >= 3, "the link's phase changed %d times (>= 3)", changes);
   zkt_check(zkt_leader() == l, "%d leads throughout", l);
 
   CU_ASSERT_EQUAL(zkt_link(l, f, "heal"), 0);
@@ -714,6 +720,13 @@ static void test_stop_leaves_nothing(void) {
   zkt_print_links();
   int64_t t0 = zkt_now_ms();
   zkt_stop_servers();
+  /* servers this program did not start (zkserver run): stopped here too,
+   * as `run` would (stop is idempotent) */
+  if (access(dir, F_OK) == 0) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "stop '%s'", dir);
+    CU_ASSERT_EQUAL(zkt_zkserver(cmd), 0);
+  }
   printf("\n    stopped in %lld ms\n", (long long)(zkt_now_ms() - t0));
   assert_nothing_left(dir, slot, "stop");
 }
@@ -731,8 +744,7 @@ int main(void) {
        test_oneway_follower_to_leader},
       {"delay: writes through the delayed follower take the delay longer",
        test_delay},
-      {"flap: the link goes down and up, the follower out and in",
-       test_flap},
+      {"flap: the link goes down and up, the follower out and in", test_flap},
       {"the owner dies: the watchdog leaves nothing behind", test_owner_dies},
       {"a start that fails leaves nothing behind", test_failed_start},
       {"stop leaves nothing behind", test_stop_leaves_nothing},

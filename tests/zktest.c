@@ -589,8 +589,7 @@ int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
   }
 }
 
-void zkt_assert_parent_empty_at(const char *name, const char *file,
-                                int line) {
+void zkt_assert_parent_empty_at(const char *name, const char *file, int line) {
   char parent[512];
   int64_t deadline = zkt_now_ms() + ZKT_WAIT;
   zhandle_t *zh = zkt_observer();
@@ -641,24 +640,21 @@ static int contender_nodes(const char *name, int *rc) {
   return left;
 }
 
-void zkt_assert_no_contender_at(const char *name, const char *file,
-                                int line) {
+void zkt_assert_no_contender_at(const char *name, const char *file, int line) {
   int64_t deadline = zkt_now_ms() + ZKT_WAIT;
   int rc, n;
   for (;;) {
     unsigned seen = obs_seen();
     n = contender_nodes(name, &rc);
-    if (n == 0 || (rc != ZOK && !obs_transient(rc)) ||
-        zkt_now_ms() >= deadline)
+    if (n == 0 || (rc != ZOK && !obs_transient(rc)) || zkt_now_ms() >= deadline)
       break;
     obs_wait_event(seen, deadline);
   }
   if (rc != ZOK)
-    zkt_check_at(false, file, line, "the observer could not list %s: %s",
-                 name, zerror(rc));
+    zkt_check_at(false, file, line, "the observer could not list %s: %s", name,
+                 zerror(rc));
   else
-    zkt_check_at(n == 0, file, line, "%s has %d contender nodes left", name,
-                 n);
+    zkt_check_at(n == 0, file, line, "%s has %d contender nodes left", name, n);
 }
 
 void zkt_assert_quiet_at(zkl_session *s, const char *file, int line) {
@@ -732,8 +728,8 @@ zkl_session *zkt_session(int timeout_ms) {
  * connected in the victim's session, or to EXPIRE_GONE when the server says
  * that session is over already. */
 #define EXPIRE_GONE 1000
-static void expire_watcher(zhandle_t *zh, int type, int state,
-                           const char *path, void *ctx) {
+static void expire_watcher(zhandle_t *zh, int type, int state, const char *path,
+                           void *ctx) {
   zkt_counter *c = ctx;
   (void)zh;
   (void)path;

@@ -101,13 +101,13 @@ int zkt_children_at(const char *path, const char *file, int line);
 /* Waits (bounded) until path has `want` children (-1: path gone); uses a
  * child watch, not sleeps. Returns the final count (-1: gone), whatever it
  * is when the bound passes. */
-#define zkt_wait_children(path, want, timeout_ms) \
+#define zkt_wait_children(path, want, timeout_ms)                              \
   zkt_wait_children_at((path), (want), (timeout_ms), __FILE__, __LINE__)
 int zkt_wait_children_at(const char *path, int want, int timeout_ms,
                          const char *file, int line);
 /* Waits (bounded, with a watch) until path does not exist: 0, or -1 when
  * it still exists at the bound. */
-#define zkt_wait_absent(path, timeout_ms) \
+#define zkt_wait_absent(path, timeout_ms)                                      \
   zkt_wait_absent_at((path), (timeout_ms), __FILE__, __LINE__)
 int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
                        int line);
@@ -116,16 +116,15 @@ int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
  * ZKT_WAIT ms. An error of the observer's own connection fails the test
  * too: a check that cannot see cannot pass. */
 #define ZKT_WAIT 15000
-#define zkt_assert_parent_empty(name) \
+#define zkt_assert_parent_empty(name)                                          \
   zkt_assert_parent_empty_at((name), __FILE__, __LINE__)
 void zkt_assert_parent_empty_at(const char *name, const char *file, int line);
 /* The same for every kind of lock: no contender node is left under the
  * name, nor in a semaphore's places there (NAME/locks, NAME/leases), which
  * may stay as empty containers until the server reaps them. */
-#define zkt_assert_no_contender(name) \
+#define zkt_assert_no_contender(name)                                          \
   zkt_assert_no_contender_at((name), __FILE__, __LINE__)
-void zkt_assert_no_contender_at(const char *name, const char *file,
-                                int line);
+void zkt_assert_no_contender_at(const char *name, const char *file, int line);
 /* Asserts that s holds nothing any more (no watch record, cleanup, request,
  * suspended attempt or queued callback) within ZKT_WAIT ms, and says what
  * it still holds when it does. */
