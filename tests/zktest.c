@@ -113,8 +113,8 @@ const char *zkt_hosts(void) {
     pthread_mutex_unlock(&server_mu);
     return server_hosts;
   }
-  /* Servers of another kind than asked for (a netns ensemble, or not) are
-   * no use: start our own. */
+  /* A netns ensemble was asked for and the servers given are none: no use
+   * for links between servers, so start our own. */
   if (env && *env && ensemble_netns &&
       !(getenv("ZKL_TEST_ZKDIR") && dir_is_netns(getenv("ZKL_TEST_ZKDIR"))))
     env = NULL;
