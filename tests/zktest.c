@@ -7,13 +7,18 @@
 
 #include <CUnit/Basic.h>
 #include <CUnit/TestRun.h>
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +28,7 @@ static char server_dir[512];
 static bool server_started;
 static int ensemble_size = 1;
 static bool ensemble_reconfig;
+static bool ensemble_netns;
 static const char *java_opts;
 
 static zhandle_t *observer;
@@ -76,6 +82,28 @@ void zkt_use_reconfig_ensemble(int n) {
 }
 void zkt_server_java_opts(const char *opts) { java_opts = opts; }
 
+bool zkt_netns_available(void) { return geteuid() == 0; }
+
+void zkt_use_netns_ensemble(int n) {
+  if (!zkt_netns_available()) {
+    printf("zktest: an ensemble in network namespaces needs root (ip netns, "
+           "veths, iptables); skipped\n");
+    exit(77);
+  }
+  ensemble_size = n;
+  ensemble_netns = true;
+  /* zkserver runs it inside the servers' namespaces; a path given in the
+   * environment wins. */
+  setenv("ZKSERVER_LINKDELAY", ZKL_TEST_BUILDDIR "/tests/linkdelay", 0);
+}
+
+/* Is DIR an ensemble started with --netns? */
+static bool dir_is_netns(const char *dir) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/netns", dir);
+  return access(path, F_OK) == 0;
+}
+
 const char *zkt_hosts(void) {
   const char *env = getenv("ZKL_TEST_HOSTS");
   char cmd[2048];
@@ -85,6 +113,11 @@ const char *zkt_hosts(void) {
     pthread_mutex_unlock(&server_mu);
     return server_hosts;
   }
+  /* A netns ensemble was asked for and the servers given are none: no use
+   * for links between servers, so start our own. */
+  if (env && *env && ensemble_netns &&
+      !(getenv("ZKL_TEST_ZKDIR") && dir_is_netns(getenv("ZKL_TEST_ZKDIR"))))
+    env = NULL;
   if (env && *env) {
     snprintf(server_hosts, sizeof server_hosts, "%s", env);
     env = getenv("ZKL_TEST_ZKDIR");
@@ -104,10 +137,11 @@ const char *zkt_hosts(void) {
   /* Without fsync, as the tests always ran: what they test is not the
    * disk, and a slow one would only stretch their time bounds. */
   snprintf(cmd, sizeof cmd,
-           "'%s/tests/zkserver' start --no-fsync --servers %d%s --owner %ld "
+           "'%s/tests/zkserver' start --no-fsync --servers %d%s%s --owner %ld "
            "'%s'",
            ZKL_TEST_SRCDIR, ensemble_size,
-           ensemble_reconfig ? " --reconfig" : "", (long)getpid(), server_dir);
+           ensemble_reconfig ? " --reconfig" : "",
+           ensemble_netns ? " --netns" : "", (long)getpid(), server_dir);
   p = popen(cmd, "r");
   if (!p || !fgets(server_hosts, sizeof server_hosts, p)) {
     fprintf(stderr, "zktest: could not start ZooKeeper with: %s\n", cmd);
@@ -140,6 +174,215 @@ int zkt_zkserver(const char *args) {
   snprintf(cmd, sizeof cmd, "'%s/tests/zkserver' %s", ZKL_TEST_SRCDIR, args);
   rc = system(cmd);
   return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+void zkt_stop_servers(void) {
+  pthread_mutex_lock(&server_mu);
+  stop_server();
+  pthread_mutex_unlock(&server_mu);
+}
+
+/* ------------------------------------------------- servers one by one */
+
+/* The first line `tests/zkserver ARGS` prints, into buf; 0, or -1 when it
+ * failed or printed nothing. */
+static int zkserver_line(const char *args, char *buf, size_t len) {
+  char cmd[2048];
+  FILE *p;
+  int ok;
+  snprintf(cmd, sizeof cmd, "'%s/tests/zkserver' %s", ZKL_TEST_SRCDIR, args);
+  p = popen(cmd, "r");
+  if (!p)
+    return -1;
+  ok = fgets(buf, (int)len, p) != NULL;
+  if (pclose(p) != 0 || !ok)
+    return -1;
+  buf[strcspn(buf, "\r\n")] = '\0';
+  return 0;
+}
+
+/* Servers in the connect string: the ensemble's size, whoever started it. */
+static int server_count(void) {
+  const char *h = zkt_hosts();
+  int n = 1;
+  for (; *h; h++)
+    n += *h == ',';
+  return n;
+}
+
+#define MAX_SERVERS 9
+static char server_one[MAX_SERVERS + 1][96];
+
+const char *zkt_server_hosts(int id) {
+  char args[700], addr[64], port[16]; /* "ADDR:PORT" fits server_one */
+  const char *dir = zkt_zkdir();
+  if (id < 1 || id > MAX_SERVERS || !dir) {
+    fprintf(stderr, "zkt_server_hosts: no server %d\n", id);
+    exit(99);
+  }
+  pthread_mutex_lock(&server_mu);
+  if (!server_one[id][0]) {
+    snprintf(args, sizeof args, "addr '%s' %d", dir, id);
+    if (zkserver_line(args, addr, sizeof addr) == 0) {
+      snprintf(args, sizeof args, "port '%s' %d", dir, id);
+      if (zkserver_line(args, port, sizeof port) == 0)
+        snprintf(server_one[id], sizeof server_one[id], "%s:%s", addr, port);
+    }
+  }
+  pthread_mutex_unlock(&server_mu);
+  if (!server_one[id][0]) {
+    fprintf(stderr, "zkt_server_hosts: zkserver knows no server %d\n", id);
+    exit(99);
+  }
+  return server_one[id];
+}
+
+int zkt_4lw(int id, const char *word, char *buf, size_t len) {
+  char host[64];
+  struct sockaddr_in sa;
+  int64_t deadline = zkt_now_ms() + 2000;
+  size_t got = 0;
+  int fd, rc;
+  snprintf(host, sizeof host, "%s", zkt_server_hosts(id));
+  char *colon = strrchr(host, ':');
+  if (!colon || len == 0)
+    return -1;
+  *colon = '\0';
+  memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)atoi(colon + 1));
+  if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    return -1;
+  /* Nonblocking throughout: a server cut off, or stopped, must cost the
+   * bound and no more. */
+  fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+  if (rc < 0 && errno != EINPROGRESS)
+    goto fail;
+  for (;;) {
+    struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+    int left = (int)(deadline - zkt_now_ms());
+    int err = 0;
+    socklen_t elen = sizeof err;
+    if (left <= 0 || poll(&pfd, 1, left) <= 0)
+      goto fail;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err)
+      goto fail;
+    break;
+  }
+  if (send(fd, word, strlen(word), MSG_NOSIGNAL) != (ssize_t)strlen(word))
+    goto fail;
+  for (;;) {
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int left = (int)(deadline - zkt_now_ms());
+    ssize_t n;
+    if (left <= 0 || poll(&pfd, 1, left) <= 0)
+      goto fail;
+    n = recv(fd, buf + got, len - 1 - got, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+      continue;
+    if (n <= 0 || got + (size_t)n == len - 1) {
+      if (n > 0)
+        got += (size_t)n;
+      break;
+    }
+    got += (size_t)n;
+  }
+  close(fd);
+  buf[got] = '\0';
+  return got > 0 ? (int)got : -1;
+fail:
+  close(fd);
+  buf[0] = '\0';
+  return -1;
+}
+
+zkt_mode zkt_server_mode(int id) {
+  char answer[4096];
+  const char *mode;
+  if (zkt_4lw(id, "srvr", answer, sizeof answer) < 0)
+    return ZKT_MODE_NONE;
+  mode = strstr(answer, "Mode: ");
+  if (!mode)
+    return strstr(answer, "not currently serving") ? ZKT_MODE_NOT_SERVING
+                                                   : ZKT_MODE_NONE;
+  mode += 6;
+  if (strncmp(mode, "leader", 6) == 0)
+    return ZKT_MODE_LEADER;
+  if (strncmp(mode, "follower", 8) == 0)
+    return ZKT_MODE_FOLLOWER;
+  if (strncmp(mode, "observer", 8) == 0)
+    return ZKT_MODE_OBSERVER;
+  if (strncmp(mode, "standalone", 10) == 0)
+    return ZKT_MODE_STANDALONE;
+  return ZKT_MODE_NONE;
+}
+
+const char *zkt_mode_name(zkt_mode m) {
+  switch (m) {
+  case ZKT_MODE_NONE:
+    return "no answer";
+  case ZKT_MODE_NOT_SERVING:
+    return "not serving";
+  case ZKT_MODE_STANDALONE:
+    return "standalone";
+  case ZKT_MODE_LEADER:
+    return "leader";
+  case ZKT_MODE_FOLLOWER:
+    return "follower";
+  case ZKT_MODE_OBSERVER:
+    return "observer";
+  }
+  return "?";
+}
+
+int zkt_leader(void) {
+  int64_t deadline = zkt_now_ms() + ZKT_WAIT;
+  int n = server_count();
+  for (;;) {
+    int id, leaders = 0, leader = -1;
+    for (id = 1; id <= n; id++) {
+      zkt_mode m = zkt_server_mode(id);
+      if (m == ZKT_MODE_LEADER || (m == ZKT_MODE_STANDALONE && n == 1)) {
+        leaders++;
+        leader = id;
+      }
+    }
+    if (leaders == 1)
+      return leader;
+    if (zkt_now_ms() >= deadline)
+      return -1;
+    /* An election takes ticks (200 ms each); asking again sooner only
+     * loads the servers. */
+    usleep(50 * 1000);
+  }
+}
+
+int zkt_link(int a, int b, const char *how) {
+  char args[800];
+  snprintf(args, sizeof args, "link '%s' %d %d %s", zkt_zkdir(), a, b, how);
+  return zkt_zkserver(args);
+}
+
+int zkt_isolate(int id) {
+  char args[700];
+  snprintf(args, sizeof args, "isolate '%s' %d", zkt_zkdir(), id);
+  return zkt_zkserver(args);
+}
+
+int zkt_heal(void) {
+  char args[700];
+  snprintf(args, sizeof args, "heal '%s'", zkt_zkdir());
+  return zkt_zkserver(args);
+}
+
+void zkt_print_links(void) {
+  char args[700];
+  fflush(stdout);
+  snprintf(args, sizeof args, "links '%s'", zkt_zkdir());
+  zkt_zkserver(args);
 }
 
 static void obs_watcher(zhandle_t *zh, int type, int state, const char *path,
@@ -346,8 +589,7 @@ int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
   }
 }
 
-void zkt_assert_parent_empty_at(const char *name, const char *file,
-                                int line) {
+void zkt_assert_parent_empty_at(const char *name, const char *file, int line) {
   char parent[512];
   int64_t deadline = zkt_now_ms() + ZKT_WAIT;
   zhandle_t *zh = zkt_observer();
@@ -398,24 +640,21 @@ static int contender_nodes(const char *name, int *rc) {
   return left;
 }
 
-void zkt_assert_no_contender_at(const char *name, const char *file,
-                                int line) {
+void zkt_assert_no_contender_at(const char *name, const char *file, int line) {
   int64_t deadline = zkt_now_ms() + ZKT_WAIT;
   int rc, n;
   for (;;) {
     unsigned seen = obs_seen();
     n = contender_nodes(name, &rc);
-    if (n == 0 || (rc != ZOK && !obs_transient(rc)) ||
-        zkt_now_ms() >= deadline)
+    if (n == 0 || (rc != ZOK && !obs_transient(rc)) || zkt_now_ms() >= deadline)
       break;
     obs_wait_event(seen, deadline);
   }
   if (rc != ZOK)
-    zkt_check_at(false, file, line, "the observer could not list %s: %s",
-                 name, zerror(rc));
+    zkt_check_at(false, file, line, "the observer could not list %s: %s", name,
+                 zerror(rc));
   else
-    zkt_check_at(n == 0, file, line, "%s has %d contender nodes left", name,
-                 n);
+    zkt_check_at(n == 0, file, line, "%s has %d contender nodes left", name, n);
 }
 
 void zkt_assert_quiet_at(zkl_session *s, const char *file, int line) {
@@ -489,8 +728,8 @@ zkl_session *zkt_session(int timeout_ms) {
  * connected in the victim's session, or to EXPIRE_GONE when the server says
  * that session is over already. */
 #define EXPIRE_GONE 1000
-static void expire_watcher(zhandle_t *zh, int type, int state,
-                           const char *path, void *ctx) {
+static void expire_watcher(zhandle_t *zh, int type, int state, const char *path,
+                           void *ctx) {
   zkt_counter *c = ctx;
   (void)zh;
   (void)path;

@@ -35,6 +35,54 @@ void zkt_use_ensemble(int n);
 void zkt_use_reconfig_ensemble(int n);
 /* Extra JVM flags for the server (call before zkt_hosts()). */
 void zkt_server_java_opts(const char *opts);
+/* Starts the server as an ensemble of n, each server in a network namespace
+ * of its own (zkserver start --netns), so that the links between servers
+ * can be cut, delayed or made to flap (zkt_link()); the test stays in the
+ * root namespace and reaches each server at its own address. Call before
+ * zkt_hosts(). Needs root: without it the program exits here with 77
+ * (skipped) and says why. As root it must work: a start that fails is a
+ * hard error (99), never a skip, so that CI, which runs as root, cannot
+ * pass a test that did not run. */
+void zkt_use_netns_ensemble(int n);
+/* Whether this process may start a netns ensemble (it is root). */
+bool zkt_netns_available(void);
+
+/* Per server, by id (1..n, as zkserver numbers them). */
+/* "ADDR:PORT" of server id alone, for a session pinned to it. */
+const char *zkt_server_hosts(int id);
+/* Server id's answer to a four-letter word (its client port, a 2 s bound)
+ * into buf, NUL-terminated: its length, or -1 if it did not answer. */
+int zkt_4lw(int id, const char *word, char *buf, size_t len);
+/* What server id says it is (srvr): ZKT_MODE_NONE when it does not answer,
+ * ZKT_MODE_NOT_SERVING when it answers that it does not serve (a server
+ * without a quorum: looking for a leader). */
+typedef enum {
+  ZKT_MODE_NONE,
+  ZKT_MODE_NOT_SERVING,
+  ZKT_MODE_STANDALONE,
+  ZKT_MODE_LEADER,
+  ZKT_MODE_FOLLOWER,
+  ZKT_MODE_OBSERVER
+} zkt_mode;
+zkt_mode zkt_server_mode(int id);
+const char *zkt_mode_name(zkt_mode m);
+/* The id of the leader once exactly one server answers as leader (a
+ * standalone server: 1), waiting up to ZKT_WAIT ms; -1 if none by then. */
+int zkt_leader(void);
+/* The links between servers of a netns ensemble (zkserver link, isolate,
+ * heal), in force when they return: zkt_link(a, b, how) with how "cut",
+ * "oneway" (packets from a to b dropped), "delay MS", "flap UP_MS DOWN_MS"
+ * or "heal"; zkt_isolate(id) cuts every link of server id (its clients
+ * still reach it); zkt_heal() heals every link. Each returns zkserver's
+ * exit status: 0 when done. */
+int zkt_link(int a, int b, const char *how);
+int zkt_isolate(int id);
+int zkt_heal(void);
+/* Prints the links' state (zkserver links) on stdout, for the test's log. */
+void zkt_print_links(void);
+/* Stops the servers now (as at exit), closing the observer first: for a
+ * test of what stopping leaves behind. */
+void zkt_stop_servers(void);
 
 /* A plain ZooKeeper handle of the test itself, connected; closed at exit. */
 zhandle_t *zkt_observer(void);
@@ -53,13 +101,13 @@ int zkt_children_at(const char *path, const char *file, int line);
 /* Waits (bounded) until path has `want` children (-1: path gone); uses a
  * child watch, not sleeps. Returns the final count (-1: gone), whatever it
  * is when the bound passes. */
-#define zkt_wait_children(path, want, timeout_ms) \
+#define zkt_wait_children(path, want, timeout_ms)                              \
   zkt_wait_children_at((path), (want), (timeout_ms), __FILE__, __LINE__)
 int zkt_wait_children_at(const char *path, int want, int timeout_ms,
                          const char *file, int line);
 /* Waits (bounded, with a watch) until path does not exist: 0, or -1 when
  * it still exists at the bound. */
-#define zkt_wait_absent(path, timeout_ms) \
+#define zkt_wait_absent(path, timeout_ms)                                      \
   zkt_wait_absent_at((path), (timeout_ms), __FILE__, __LINE__)
 int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
                        int line);
@@ -68,16 +116,15 @@ int zkt_wait_absent_at(const char *path, int timeout_ms, const char *file,
  * ZKT_WAIT ms. An error of the observer's own connection fails the test
  * too: a check that cannot see cannot pass. */
 #define ZKT_WAIT 15000
-#define zkt_assert_parent_empty(name) \
+#define zkt_assert_parent_empty(name)                                          \
   zkt_assert_parent_empty_at((name), __FILE__, __LINE__)
 void zkt_assert_parent_empty_at(const char *name, const char *file, int line);
 /* The same for every kind of lock: no contender node is left under the
  * name, nor in a semaphore's places there (NAME/locks, NAME/leases), which
  * may stay as empty containers until the server reaps them. */
-#define zkt_assert_no_contender(name) \
+#define zkt_assert_no_contender(name)                                          \
   zkt_assert_no_contender_at((name), __FILE__, __LINE__)
-void zkt_assert_no_contender_at(const char *name, const char *file,
-                                int line);
+void zkt_assert_no_contender_at(const char *name, const char *file, int line);
 /* Asserts that s holds nothing any more (no watch record, cleanup, request,
  * suspended attempt or queued callback) within ZKT_WAIT ms, and says what
  * it still holds when it does. */
