@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_partitions - the lease when the ensemble itself is partitioned.
+ *
+ * Three servers, each in a network namespace of its own (tests/zkserver
+ * start --netns), so that any link between two servers can be cut, cut one
+ * way, delayed or made to flap, while every client keeps its own link to
+ * its server. Each contender's session is pinned to one server.
+ *
+ * A shape is one partition, applied while a holder of every kind holds and
+ * a waiter of the same kind waits on another server:
+ *   mutex; read/write (a writer holds, a reader waits); semaphore of one;
+ *   election (two candidates); multi-lock (of the name and a second one,
+ *   a mutex waiting on the name); and zklock with its watchdog (the
+ *   commands log their start and their signals on one monotonic clock).
+ * For each, the holder must be told it lost the lock (its lost callback;
+ * for zklock, its command's SIGTERM) before the waiter is granted (its
+ * acquire callback; the waiting zklock's command starting): the margin
+ * between the two is recorded, and a negative one, or a grant while the
+ * holder was never told, is a violation. Shapes that should cost nobody
+ * their lock (the waiter on the cut-off side, a link between the two
+ * followers) check that too: the holder keeps its lock and nobody else is
+ * granted until it lets go.
+ *
+ * Sessions of 3 s on servers of tickTime 200 (syncLimit 5: a server hears
+ * of a lost leader after 1 s). The library's default assumes tickTime up to
+ * half the session (P = 826 ms); one shape gives it the real tickTime
+ * (zkl_session_set_server_tick, zklock --server-tick), where the margins
+ * are smallest.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clitest.h"
+#include "internal.h"
+#include "zktest.h"
+
+#define SESSION_MS 3000
+#define TICK_MS 200
+#define SETTLE_MS 20000 /* bound on anything the ensemble does by itself */
+
+enum {
+  K_MUTEX,
+  K_RWLOCK,
+  K_SEMAPHORE,
+  K_ELECTION,
+  K_MULTILOCK,
+  K_ZKLOCK,
+  K_COUNT
+};
+static const char *const kind_names[K_COUNT] = {
+    "mutex", "read/write", "semaphore", "election", "multi-lock", "zklock"};
+
+static int64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ------------------------------------------------------ one contender */
+
+/* What one contender saw, in µs on the monotonic clock (0: not yet). */
+typedef struct party {
+  pthread_mutex_t mu;
+  int server;
+  zkl_session *s;
+  zkl_rwlock *rw; /* K_RWLOCK */
+  zkl_lock *l;
+  int64_t granted_us, told_us, released_us;
+  int acquire_rc, lost_reason;
+  zkt_counter events;
+  /* K_ZKLOCK */
+  proc p;
+  bool spawned;
+  char log[256];
+} party;
+
+static void on_granted(zkl_lock *l, int rc, int64_t token, void *arg) {
+  party *p = arg;
+  int64_t t = now_us();
+  (void)l;
+  (void)token;
+  pthread_mutex_lock(&p->mu);
+  p->acquire_rc = rc;
+  if (rc == ZKL_OK)
+    p->granted_us = t;
+  pthread_mutex_unlock(&p->mu);
+  zkt_counter_add(&p->events, 1);
+}
+
+static void on_lost(zkl_lock *l, int reason, void *arg) {
+  party *p = arg;
+  int64_t t = now_us();
+  (void)l;
+  pthread_mutex_lock(&p->mu);
+  if (p->told_us == 0) {
+    p->told_us = t;
+    p->lost_reason = reason;
+  }
+  pthread_mutex_unlock(&p->mu);
+  zkt_counter_add(&p->events, 1);
+}
+
+static int64_t get_us(party *p, const int64_t *field) {
+  int64_t v;
+  pthread_mutex_lock(&p->mu);
+  v = *field;
+  pthread_mutex_unlock(&p->mu);
+  return v;
+}
+
+/* ------------------------------------------------------------- a run */
+
+typedef struct run {
+  int kind;
+  char name[64], second[64];
+  party holder, waiter;
+} run;
+
+typedef struct shape {
+  const char *title;
+  /* what nobody should lose: the waiter is on the cut-off side, or the cut
+   * is between the followers */
+  bool nobody_loses;
+  bool tick_known; /* the contenders are given tickTime */
+} shape;
+
+static int violations, runs_checked;
+
+static zkl_session *pinned_session(int server, bool tick_known) {
+  zkl_session *s = NULL;
+  int rc = zkl_session_open3(&s, zkt_server_hosts(server), SESSION_MS,
+                             SETTLE_MS, ZKL_OPEN_NO_FOLLOW_CONFIG);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  if (tick_known)
+    CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, TICK_MS), ZKL_OK);
+  return s;
+}
+
+/* The contender of run r's kind, for the holder (first: it holds) or the
+ * waiter. */
+static void contender_new(run *r, party *p, bool first, bool tick_known) {
+  const char *names[2];
+  char id[32];
+  pthread_mutex_init(&p->mu, NULL);
+  zkt_counter_init(&p->events);
+  p->s = pinned_session(p->server, tick_known);
+  switch (r->kind) {
+  case K_MUTEX:
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&p->l, p->s, r->name), ZKL_OK);
+    break;
+  case K_RWLOCK:
+    CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&p->rw, p->s, r->name), ZKL_OK);
+    p->l = first ? zkl_rwlock_write(p->rw) : zkl_rwlock_read(p->rw);
+    break;
+  case K_SEMAPHORE:
+    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&p->l, p->s, r->name, 1), ZKL_OK);
+    break;
+  case K_ELECTION:
+    snprintf(id, sizeof id, "%s-%d", first ? "holder" : "waiter", p->server);
+    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&p->l, p->s, r->name, id), ZKL_OK);
+    break;
+  case K_MULTILOCK:
+    if (first) {
+      names[0] = r->name;
+      names[1] = r->second;
+      CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&p->l, p->s, names, 2), ZKL_OK);
+    } else {
+      CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&p->l, p->s, r->name), ZKL_OK);
+    }
+    break;
+  default:
+    break;
+  }
+  zkl_lock_on_lost(p->l, on_lost, p);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(p->l, -1, on_granted, p),
+                        ZKL_OK);
+}
+
+/* zklock as a contender: its command logs start, signals and end to
+ * p->log with the monotonic clock's ns (clitest.c). */
+static void zklock_new(run *r, party *p, bool tick_known) {
+  static const spawn_opts none = {{NULL}, -1, false, false};
+  spawn_opts so = none;
+  char env[300], t[16], tick[16];
+  snprintf(p->log, sizeof p->log, "%s/partitions-%d-%s-%d.log",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(),
+           r->name, p->server);
+  unlink(p->log);
+  snprintf(env, sizeof env, "CLITEST_LOG=%s", p->log);
+  snprintf(t, sizeof t, "%d", SESSION_MS);
+  snprintf(tick, sizeof tick, "%d", tick_known ? TICK_MS : 0);
+  so.env[0] = env;
+  if (tick_known)
+    spawn_with(&p->p, &so, "-s", zkt_server_hosts(p->server), "-t", t,
+               "--server-tick", tick, "--no-follow-config", r->name, "--",
+               HELPER("hold"), NULL);
+  else
+    spawn_with(&p->p, &so, "-s", zkt_server_hosts(p->server), "-t", t,
+               "--no-follow-config", r->name, "--", HELPER("hold"), NULL);
+  p->spawned = true;
+}
+
+/* The first "what" line of a zklock contender's log, in µs (0: none). */
+static int64_t zklock_log_us(const party *p, const char *what) {
+  char line[256];
+  long long pid, ns;
+  int64_t at = 0;
+  FILE *f = fopen(p->log, "r");
+  if (!f)
+    return 0;
+  while (fgets(line, sizeof line, f)) {
+    char word[16];
+    long long arg = 0;
+    if (strncmp(line, "sig", 3) == 0) {
+      if (sscanf(line, "%15s %lld %lld %lld", word, &arg, &pid, &ns) == 4 &&
+          strcmp(what, "sig") == 0) {
+        at = ns / 1000;
+        break;
+      }
+    } else if (sscanf(line, "%15s %lld %lld %lld", word, &arg, &pid, &ns) ==
+                   4 &&
+               strcmp(word, what) == 0) {
+      at = ns / 1000;
+      break;
+    }
+  }
+  fclose(f);
+  return at;
+}
+
+static const char *server_word(int id, int leader) {
+  return id == leader ? "the leader" : "a follower";
+}
+
+/* Starts the run's holder on `victim` and its waiter on `other`; returns
+ * when the holder holds and the waiter waits. */
+static void run_start(run *r, int kind, int holder_at, int waiter_at,
+                      const shape *sh, int n) {
+  char parent[512];
+  memset(r, 0, sizeof *r);
+  r->kind = kind;
+  snprintf(r->name, sizeof r->name, "part-%d-%d-%d", (int)getpid(), n, kind);
+  snprintf(r->second, sizeof r->second, "%s-b", r->name);
+  r->holder.server = holder_at;
+  r->waiter.server = waiter_at;
+  zkt_parent(parent, sizeof parent, r->name);
+  if (kind == K_ZKLOCK) {
+    char line[512];
+    zklock_new(r, &r->holder, sh->tick_known);
+    CU_ASSERT_FATAL(command_started(&r->holder.p, line, sizeof line));
+    zklock_new(r, &r->waiter, sh->tick_known);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, SETTLE_MS), 2);
+    return;
+  }
+  contender_new(r, &r->holder, true, sh->tick_known);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&r->holder.events, 1, SETTLE_MS), 1);
+  CU_ASSERT_EQUAL_FATAL(r->holder.acquire_rc, ZKL_OK);
+  contender_new(r, &r->waiter, false, sh->tick_known);
+  /* a semaphore's waiter queues at the gate; the others beside the holder */
+  if (kind != K_SEMAPHORE)
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, SETTLE_MS), 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(r->waiter.s, SETTLE_MS), 0);
+}
+
+/* When the holder was told (µs; 0: never) and when the waiter was granted. */
+static void run_times(run *r, int64_t *told, int64_t *granted) {
+  if (r->kind == K_ZKLOCK) {
+    int64_t sig = zklock_log_us(&r->holder, "sig"),
+            end = zklock_log_us(&r->holder, "end");
+    *told = sig ? sig : end;
+    *granted = zklock_log_us(&r->waiter, "start");
+    return;
+  }
+  *told = get_us(&r->holder, &r->holder.told_us);
+  if (*told == 0)
+    *told = get_us(&r->holder, &r->holder.released_us);
+  *granted = get_us(&r->waiter, &r->waiter.granted_us);
+}
+
+static bool run_granted(run *r) {
+  int64_t told, granted;
+  run_times(r, &told, &granted);
+  return granted != 0;
+}
+
+/* Tells a zklock contender's command to exit, if it still runs: a holder's
+ * was stopped when it lost the lock, and its pipe is then closed. */
+static void zklock_go(party *p) {
+  struct sigaction ign, old;
+  char b = 'g';
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old);
+  if (write(p->p.go, &b, 1) < 0) {
+  } /* EPIPE: it has exited */
+  sigaction(SIGPIPE, &old, NULL);
+}
+
+/* Lets the holder go (when it still holds), so that the waiter is granted
+ * in the end, and frees everything. */
+static void run_end(run *r) {
+  party *ps[2] = {&r->holder, &r->waiter};
+  int i;
+  if (r->kind == K_ZKLOCK) {
+    for (i = 0; i < 2; i++) {
+      zklock_go(ps[i]);
+      wait_exit(&ps[i]->p, SETTLE_MS);
+      cleanup(&ps[i]->p);
+      unlink(ps[i]->log);
+    }
+    assert_no_node(r->name);
+    return;
+  }
+  for (i = 0; i < 2; i++) {
+    party *p = ps[i];
+    if (p->rw)
+      zkl_rwlock_free(p->rw);
+    else if (p->l)
+      zkl_lock_free(p->l);
+    zkl_session_close(p->s);
+    pthread_mutex_destroy(&p->mu);
+  }
+  zkt_assert_no_contender(r->name);
+  if (r->kind == K_MULTILOCK)
+    zkt_assert_no_contender(r->second);
+}
+
+/* Judges one run after the partition: told before the next grant, or
+ * (nobody_loses) nobody told and nobody granted. */
+static void run_judge(run *r, const shape *sh, int64_t cut_us) {
+  int64_t told, granted;
+  run_times(r, &told, &granted);
+  runs_checked++;
+  if (sh->nobody_loses) {
+    bool ok = granted == 0 && told == 0;
+    printf("\n    %-10s holder %s, waiter %s%s", kind_names[r->kind],
+           told ? "told" : "kept its lock", granted ? "granted" : "waits",
+           ok ? "" : "   VIOLATION");
+    if (!ok)
+      violations++;
+    zkt_check(granted == 0, "%s: %s: the waiter was granted while the holder "
+                            "held",
+              sh->title, kind_names[r->kind]);
+    zkt_check(told == 0, "%s: %s: the holder lost its lock (reason %d)",
+              sh->title, kind_names[r->kind], r->holder.lost_reason);
+    return;
+  }
+  if (granted == 0) {
+    printf("\n    %-10s told %6.0f ms after the cut; nobody granted",
+           kind_names[r->kind], told ? (told - cut_us) / 1000.0 : -1.0);
+    return; /* the holder's session survived: nobody got it */
+  }
+  printf("\n    %-10s told %6.0f ms, next grant %6.0f ms after the cut: "
+         "margin %5.0f ms%s",
+         kind_names[r->kind], told ? (told - cut_us) / 1000.0 : -1.0,
+         (granted - cut_us) / 1000.0,
+         told ? (granted - told) / 1000.0 : -1.0,
+         told && told < granted ? "" : "   VIOLATION");
+  if (!told || told >= granted)
+    violations++;
+  zkt_check(told != 0 && told < granted,
+            "%s: %s: the waiter was granted %s the holder was told",
+            sh->title, kind_names[r->kind], told ? "before" : "and never");
+}
+
+/* ------------------------------------------------------------- shapes */
+
+/* Heals every link and waits (bounded) until the ensemble is whole: one
+ * leader, the two others following it. */
+static void ensemble_whole(void) {
+  int64_t deadline = zkt_now_ms() + SETTLE_MS;
+  int leaders = 0, followers = 0, id;
+  CU_ASSERT_EQUAL_FATAL(zkt_heal(), 0);
+  for (;;) {
+    leaders = followers = 0;
+    for (id = 1; id <= 3; id++) {
+      zkt_mode m = zkt_server_mode(id);
+      leaders += m == ZKT_MODE_LEADER;
+      followers += m == ZKT_MODE_FOLLOWER;
+    }
+    if ((leaders == 1 && followers == 2) || zkt_now_ms() >= deadline)
+      break;
+    {
+      zkt_counter never; /* a bounded poll of the servers' own word */
+      zkt_counter_init(&never);
+      zkt_counter_wait(&never, 1, 100);
+    }
+  }
+  if (leaders != 1 || followers != 2)
+    zkt_print_links();
+  CU_ASSERT_FATAL(leaders == 1 && followers == 2);
+}
+
+typedef int (*cut_fn)(int leader, int f1, int f2);
+
+/* One shape: holders on holder_at, waiters on waiter_at (server ids picked
+ * by pick() from the leader), the cut applied, then judged once every
+ * waiter is granted (or, for shapes where nobody loses, after two session
+ * timeouts), healed. */
+static void one_shape(const shape *sh, int holder_role, int waiter_role,
+                      cut_fn cut) {
+  static int n;
+  run runs[K_COUNT];
+  int leader, f1, f2, ids[3], k, holder_at, waiter_at;
+  int64_t cut_us, deadline;
+  ensemble_whole();
+  leader = zkt_leader();
+  CU_ASSERT_FATAL(leader > 0);
+  f1 = leader % 3 + 1;
+  f2 = f1 % 3 + 1;
+  ids[0] = leader;
+  ids[1] = f1;
+  ids[2] = f2;
+  holder_at = ids[holder_role];
+  waiter_at = ids[waiter_role];
+  printf("\n  %s (holders on %s %d, waiters on %s %d)", sh->title,
+         server_word(holder_at, leader), holder_at,
+         server_word(waiter_at, leader), waiter_at);
+  n++;
+  for (k = 0; k < K_COUNT; k++)
+    run_start(&runs[k], k, holder_at, waiter_at, sh, n);
+  cut_us = now_us();
+  CU_ASSERT_EQUAL_FATAL(cut(leader, f1, f2), 0);
+  deadline = zkt_now_ms() + (sh->nobody_loses ? 2 * SESSION_MS : SETTLE_MS);
+  /* The condition waited for: every waiter granted (bounded). A shape
+   * where nobody loses has no such event: its window is the observation
+   * that nothing happens, two session timeouts long. */
+  for (;;) {
+    bool all = true;
+    for (k = 0; k < K_COUNT; k++)
+      all = all && run_granted(&runs[k]);
+    if ((all && !sh->nobody_loses) || zkt_now_ms() >= deadline)
+      break;
+    {
+      zkt_counter never;
+      zkt_counter_init(&never);
+      zkt_counter_wait(&never, 1, 50);
+    }
+  }
+  for (k = 0; k < K_COUNT; k++)
+    run_judge(&runs[k], sh, cut_us);
+  ensemble_whole();
+  for (k = 0; k < K_COUNT; k++)
+    run_end(&runs[k]);
+}
+
+enum { LEADER, F1, F2 };
+
+static int isolate_f1(int l, int f1, int f2) {
+  (void)l;
+  (void)f2;
+  return zkt_isolate(f1);
+}
+static int isolate_leader(int l, int f1, int f2) {
+  (void)f1;
+  (void)f2;
+  return zkt_isolate(l);
+}
+static int f1_to_leader(int l, int f1, int f2) {
+  (void)f2;
+  return zkt_link(f1, l, "oneway");
+}
+static int leader_to_f1(int l, int f1, int f2) {
+  (void)f2;
+  return zkt_link(l, f1, "oneway");
+}
+static int f2_to_leader(int l, int f1, int f2) {
+  (void)f1;
+  return zkt_link(f2, l, "oneway");
+}
+static int leader_to_f2(int l, int f1, int f2) {
+  (void)f1;
+  return zkt_link(l, f2, "oneway");
+}
+static int f1_to_f2(int l, int f1, int f2) {
+  (void)l;
+  return zkt_link(f1, f2, "oneway");
+}
+static int f2_to_f1(int l, int f1, int f2) {
+  (void)l;
+  return zkt_link(f2, f1, "oneway");
+}
+static int followers_cut(int l, int f1, int f2) {
+  (void)l;
+  return zkt_link(f1, f2, "cut");
+}
+static int flap_f1(int l, int f1, int f2) {
+  (void)f2;
+  return zkt_link(l, f1, "flap 200 2000");
+}
+
+static void test_follower_cut_off(void) {
+  static const shape sh = {"a holder on a follower cut off from the others",
+                           false, false};
+  one_shape(&sh, F1, LEADER, isolate_f1);
+}
+
+static void test_follower_cut_off_tick_known(void) {
+  static const shape sh = {"the same, the contenders told tickTime", false,
+                           true};
+  one_shape(&sh, F1, LEADER, isolate_f1);
+}
+
+static void test_leader_cut_off(void) {
+  static const shape sh = {"a holder on the leader, cut off into a minority",
+                           false, false};
+  one_shape(&sh, LEADER, F1, isolate_leader);
+}
+
+static void test_waiter_cut_off(void) {
+  static const shape sh = {"the waiter on a follower cut off: nobody loses",
+                           true, false};
+  one_shape(&sh, LEADER, F1, isolate_f1);
+}
+
+static void test_one_way_to_leader(void) {
+  static const shape sh = {"a holder's follower cannot send to the leader",
+                           false, false};
+  one_shape(&sh, F1, LEADER, f1_to_leader);
+}
+
+static void test_one_way_from_leader(void) {
+  static const shape sh = {"a holder's follower hears nothing from the leader",
+                           false, false};
+  one_shape(&sh, F1, LEADER, leader_to_f1);
+}
+
+static void test_one_way_other_to_leader(void) {
+  static const shape sh = {
+      "the other follower cannot send to the leader: nobody loses", true,
+      false};
+  one_shape(&sh, F1, LEADER, f2_to_leader);
+}
+
+static void test_one_way_leader_to_other(void) {
+  static const shape sh = {
+      "the other follower hears nothing from the leader: nobody loses", true,
+      false};
+  one_shape(&sh, F1, LEADER, leader_to_f2);
+}
+
+static void test_one_way_between_followers(void) {
+  static const shape sh = {"one follower cannot send to the other: nobody "
+                           "loses",
+                           true, false};
+  one_shape(&sh, F1, F2, f1_to_f2);
+}
+
+static void test_one_way_between_followers_back(void) {
+  static const shape sh = {"the other way between the followers: nobody "
+                           "loses",
+                           true, false};
+  one_shape(&sh, F1, F2, f2_to_f1);
+}
+
+static void test_followers_cut(void) {
+  static const shape sh = {"the followers cut from each other: nobody loses",
+                           true, false};
+  one_shape(&sh, F1, LEADER, followers_cut);
+}
+
+static void test_flapping(void) {
+  static const shape sh = {
+      "a holder's follower on a flapping link (up 200 ms, down 2 s)", false,
+      false};
+  one_shape(&sh, F1, LEADER, flap_f1);
+}
+
+static void test_summary(void) {
+  printf("\n    %d runs judged, %d violations", runs_checked, violations);
+  CU_ASSERT_EQUAL(violations, 0);
+}
+
+int main(int argc, char **argv) {
+  static const zkt_test tests[] = {
+      {"holder on a cut-off follower", test_follower_cut_off},
+      {"holder on a cut-off follower, tickTime known",
+       test_follower_cut_off_tick_known},
+      {"holder on a cut-off leader", test_leader_cut_off},
+      {"waiter on the cut-off side", test_waiter_cut_off},
+      {"one way: holder's follower to leader", test_one_way_to_leader},
+      {"one way: leader to holder's follower", test_one_way_from_leader},
+      {"one way: other follower to leader", test_one_way_other_to_leader},
+      {"one way: leader to other follower", test_one_way_leader_to_other},
+      {"one way: follower to follower", test_one_way_between_followers},
+      {"one way: follower to follower, back",
+       test_one_way_between_followers_back},
+      {"followers cut from each other", test_followers_cut},
+      {"flapping link", test_flapping},
+      {"no violation in all", test_summary},
+      {NULL, NULL}};
+  if (!(argc >= 2 && strcmp(argv[1], "--helper") == 0)) {
+    zkt_use_netns_ensemble(3); /* tickTime 200, syncLimit 5 */
+    /* A server that was cut off backs its election notices off up to 60 s
+     * by default, and so rejoins late after a long cut. A cap of 1 s makes
+     * the shapes quick to heal, and elections quick: the race between a
+     * cut-off leader and the majority's new one is then at its tightest,
+     * the hardest case for the lease. */
+    zkt_server_java_opts("-Dzookeeper.fastleader.maxNotificationInterval=1000");
+  }
+  return clit_main(argc, argv, "partitions", tests);
+}
