@@ -5,6 +5,12 @@
  * at random, seeded moments; then a checker (tests/fault_check.c) reads the
  * logs.
  *
+ * The servers run each in a network namespace of its own (zkserver start
+ * --netns, so root only: without it the suite is skipped, 77), at its own
+ * address, so that the links between them can be cut as well as the
+ * clients' (tests/zktest.h: zkt_isolate, zkt_link). tickTime 200, syncLimit
+ * 5: a server that lost the leader drops its clients after 1 s.
+ *
  * Three kinds of lock run side by side, each on its own name and resource
  * (tests/fault_resource.h), GROUP_SLOTS (5) contenders each:
  *   mutex  a fenced read-modify-write of a counter; one acquire in two
@@ -59,6 +65,34 @@
  *                      healed either at once after that (the session
  *                      survives) or once its lock went to another (the
  *                      session has expired)
+ *   server cut off     a holder's server is cut off from both others
+ *                      (zkt_isolate; its clients still reach it): a
+ *                      follower and the leader in turn, so the holder is on
+ *                      a follower that goes on answering for a while, or on
+ *                      a leader cut off into a minority while the others
+ *                      elect one of theirs. The victims (one of each kind)
+ *                      are first pinned to that server (their proxies to
+ *                      the other two refuse and reset, so they reconnect
+ *                      there), then armed; once all hold (or 2 s after the
+ *                      first did), those seen connected there alone by
+ *                      their proxies' stats are hit: their proxies to the
+ *                      other servers become black holes, as a rack's
+ *                      clients lose what is outside the rack, and the
+ *                      server is isolated. Their sessions can then be
+ *                      renewed nowhere and expire at the leader: each must
+ *                      be told LOST by its lease before anyone else is
+ *                      granted what excludes it (the rule of "holder cut
+ *                      off"). Healed once every victim was told and its
+ *                      lock went to another (or at a bound); the next fault
+ *                      waits (bounded) for the ensemble to be whole again
+ *   leader link        the same victims and bookkeeping, on a follower
+ *                      whose link to the leader is one-way (its packets to
+ *                      the leader dropped, or the leader's to it, at
+ *                      random) or flaps (up 200 ms, down 2 s), the two in
+ *                      turn. A victim
+ *                      never told whose lock nobody else was granted kept
+ *                      it (a flapping link may let its server through in
+ *                      time): no harm, counted apart
  *   create reply lost  every contender talks to the servers through three
  *                      tests/faultproxy processes of its own; the chosen
  *                      one's are armed with `reset-after-op 15`, so its next
@@ -72,6 +106,9 @@
  *                      proxies armed with `reset-after-op 14`, then pinned
  *                      to multi-locks: its multi-lock's transaction is the
  *                      one whose reply is lost
+ * Where a server cut off was the leader or a follower, and which shape a
+ * link had, is logged (ENSEMBLE-CUT) and counted in the summary, with the
+ * margin from each victim's notice to the next grant of its lock.
  * Killed contenders are replaced by fresh processes (and the rw and sem
  * resources drop what they had registered, as a server drops a dead
  * client's). Between faults the driver waits for a random number of
@@ -91,7 +128,9 @@
  * history): the suite is only as good as its checker.
  *
  * Environment:
- *   ZKL_FAULT_SECONDS  length of the fault phase (default 100)
+ *   ZKL_FAULT_SECONDS  length of the fault phase (default 100); it runs
+ *                      two rounds of every fault whatever it says (about
+ *                      90 s on a 2-core machine)
  *   ZKL_FAULT_SEED     the seed (default: from the clock; printed); it
  *                      repeats the driver's choices, not the timing
  *   ZKL_FAULT_KEEP=1   keep the run directory (kept anyway on failure)
@@ -1342,9 +1381,9 @@ static void unpin(slot_t *s) {
 /* A cut inside the ensemble, with a holder of each kind on the server cut
  * off. FC_SERVER_CUT isolates that server from both others (zkserver
  * isolate), a follower and the leader in turn; FC_LEADER_LINK gives a
- * follower's link to the leader a shape: its packets to the leader dropped,
- * the leader's to it dropped, or the link flapping (up 200 ms, down 2 s),
- * in turn. The server's clients still reach it.
+ * follower's link to the leader a shape: one-way (its packets to the
+ * leader dropped, or the leader's to it, at random) and flapping (up 200
+ * ms, down 2 s) in turn. The server's clients still reach it.
  *
  * The victims are pinned to the server first (pin_to_server), then armed;
  * once every one holds, or CUT_GATHER_MS after the first did, those seen
@@ -1360,6 +1399,7 @@ static void unpin(slot_t *s) {
  * whole again before the next fault. */
 static void fault_ensemble(int fault) {
   static int turn[FC_KINDS];
+  static bool turns_drawn;
   static const char *const link_how[FC_LINK_SHAPES] = {"oneway", "oneway",
                                                        "flap 200 2000"};
   const char *fname = fault == FC_SERVER_CUT ? "server-cut" : "leader-link";
@@ -1376,12 +1416,20 @@ static void fault_ensemble(int fault) {
     dlog("SKIP %s the ensemble is not whole", fname);
     return;
   }
-  /* a follower: either of the two */
+  /* A follower (either of the two), and the leader or a follower in turn;
+   * a link one-way (either way) and flapping in turn. A run has two faults
+   * of each kind at least: each meets both, whichever comes first (seeded). */
+  if (!turns_drawn) {
+    turn[FC_SERVER_CUT] = rnd_below(2);
+    turn[FC_LEADER_LINK] = rnd_below(2);
+    turns_drawn = true;
+  }
   target = (leader + rnd_below(SERVERS - 1)) % SERVERS + 1;
-  if (fault == FC_SERVER_CUT && turn[fault]++ % 2 == 1)
+  if (fault == FC_SERVER_CUT && turn[fault] % 2 == 1)
     target = leader;
   if (fault == FC_LEADER_LINK)
-    shape = turn[fault]++ % FC_LINK_SHAPES;
+    shape = turn[fault] % 2 == 1 ? FC_FLAP : FC_ONEWAY_OUT + rnd_below(2);
+  turn[fault]++;
   role = target == leader ? "leader" : "follower";
 
   pick_victims(v, fault);
