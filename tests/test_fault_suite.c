@@ -223,6 +223,7 @@ typedef struct {
   size_t llen;
   proxyctl *px[SERVERS];
   char hosts[128];
+  long long busy_until; /* an armed hold of a fault goes on until then */
 } slot_t;
 
 static group_t groups[GROUPS];
@@ -661,6 +662,7 @@ static void spawn(slot_t *s) {
   s->llen = 0;
   fcntl(s->notify_fd, F_SETFL, O_NONBLOCK);
   s->pid = pid;
+  s->busy_until = 0;
   dlog("SPAWN %d %d %ld %s", s->slot, s->gen, (long)pid, s->g->mode);
 }
 
@@ -808,11 +810,24 @@ static void reap_crashed(void) {
   }
 }
 
+/* A live contender of g, at random; one still in the long hold a former
+ * fault armed (a cut's victim holds on past the heal) only if every one
+ * is: it could not hold again for the next fault until that hold ends. */
 static slot_t *random_slot(const group_t *g) {
+  slot_t *free_[GROUP_SLOTS], *any = NULL;
+  long long now = now_us();
+  int j, nfree = 0;
+  for (j = 0; j < GROUP_SLOTS; j++) {
+    slot_t *s = &slots[(g - groups) * GROUP_SLOTS + j];
+    if (s->pid && s->busy_until <= now)
+      free_[nfree++] = s;
+  }
+  if (nfree > 0)
+    return free_[rnd_below(nfree)];
   for (;;) {
-    slot_t *s = &slots[(g - groups) * GROUP_SLOTS + rnd_below(GROUP_SLOTS)];
-    if (s->pid)
-      return s;
+    any = &slots[(g - groups) * GROUP_SLOTS + rnd_below(GROUP_SLOTS)];
+    if (any->pid)
+      return any;
   }
 }
 
@@ -897,6 +912,7 @@ static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
       continue;
     v[i].held = true;
     v[i].t0 = now_us();
+    v[i].s->busy_until = v[i].t0 + hold_ms * 1000LL;
     if (!on_line)
       ss[i] = NULL;
     left--;
@@ -1453,6 +1469,7 @@ static void fault_ensemble(int fault) {
     if (sscanf(line, "H %lld %c", &v[i].token, &v[i].got) != 2)
       continue;
     v[i].held = true;
+    v[i].s->busy_until = now_us() + CUT_HOLD_MS * 1000LL;
     ss[i] = NULL;
     left--;
     if (!gather)
