@@ -1389,6 +1389,39 @@ static void rack_cut(slot_t *s, int id) {
     }
 }
 
+struct all_taken {
+  const victim_t *v;
+  const bool *hit;
+};
+
+/* v's lock went to another: for the mutex and the rw lock as taken_over
+ * says; for the semaphore, N leases granted after its own are registered
+ * at once. Not "more than N registered with it" (taken_over): its own
+ * registration ends with its hold, which may come before anyone is granted
+ * (a cut leader's ensemble can take seconds to elect another), and a
+ * former victim's registration, still in its hold, would count for it. */
+static int lease_taken(const victim_t *v) {
+  fr_state st;
+  int e, newer = 0;
+  if (v->s->g->kind != FR_SEM)
+    return taken_over(v);
+  if (fr_peek(v->s->g->resource, v->s->g->kind, &st) != 0)
+    return 0;
+  for (e = 0; e < FR_SEM_ENTRIES; e++)
+    newer += st.pid[e] != 0 && st.token[e] > v->token;
+  return newer >= SEM_LIMIT;
+}
+
+/* Every victim hit has lost its lock to another. */
+static int all_taken_over(const void *arg) {
+  const struct all_taken *at = arg;
+  int k;
+  for (k = 0; k < GROUPS; k++)
+    if (at->hit[k] && !lease_taken(&at->v[k]))
+      return 0;
+  return 1;
+}
+
 static void unpin(slot_t *s) {
   proxies(s, "pass");
   proxies(s, "accept");
@@ -1530,9 +1563,13 @@ static void fault_ensemble(int fault) {
   }
   /* ... and its lock went to another (the session expired at the
    * leader): nothing more to see while the cut lasts. */
-  for (k = 0; k < GROUPS; k++)
-    if (hit[k] && rc == 0)
-      wait_until(taken_over, &v[k], now_us() + (long long)STUCK_MS * 1000);
+  if (rc == 0) {
+    struct all_taken at = {v, hit};
+    if (wait_until(all_taken_over, &at,
+                   now_us() + (long long)STUCK_MS * 1000) != 0)
+      printf("    (a lock did not go to another while its holder's server "
+             "was cut off)\n");
+  }
 
   if (zkt_heal() != 0)
     ensemble_failures++;
