@@ -1026,11 +1026,11 @@ static void add_result(fc_result *into, const fc_result *from) {
     into->told_first[k] += from->told_first[k];
     into->kept_lock[k] += from->kept_lock[k];
     into->on_leader[k] += from->on_leader[k];
-    if (from->margins[k] && (!into->margins[k] ||
-                             from->margin_min_us[k] < into->margin_min_us[k]))
+    if (from->margins[k] &&
+        (!into->margins[k] || from->margin_min_us[k] < into->margin_min_us[k]))
       into->margin_min_us[k] = from->margin_min_us[k];
-    if (from->margins[k] && (!into->margins[k] ||
-                             from->margin_max_us[k] > into->margin_max_us[k]))
+    if (from->margins[k] &&
+        (!into->margins[k] || from->margin_max_us[k] > into->margin_max_us[k]))
       into->margin_max_us[k] = from->margin_max_us[k];
     into->margins[k] += from->margins[k];
   }

@@ -473,8 +473,9 @@ static void test_checker_ensemble(void) {
                              "follower oneway-in reader\n",
                    "100 START 10 r\n5000 LOST 3 10\n6000 REJECT 10 20\n"
                    "6001 END 10\n",
-                   "", "4000 START 20 w\n4100 ACCEPT 20 0 1\n4200 END 20\n"
-                       "4300 REL 0 20\n",
+                   "",
+                   "4000 START 20 w\n4100 ACCEPT 20 0 1\n4200 END 20\n"
+                   "4300 REL 0 20\n",
                    "R+ 10 0 1 101 110\nW+ 20 0 3 103 4010\n"
                    "W 20 0 1 3 103 4100\n");
   CU_ASSERT_EQUAL(r.lease_late, 1);

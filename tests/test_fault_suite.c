@@ -1891,9 +1891,9 @@ static void test_fault_suite(void) {
    * hit rw readers and rw writers. */
   CU_ASSERT(per[FC_RW].readers_together > 0);
   {
-    static const int aimed[] = {FC_KILL_HOLDER, FC_PAUSE_HOLDER,
-                                FC_PARTITION};
-    for (i = 0; i < 3; i++) {
+    static const int aimed[] = {FC_KILL_HOLDER, FC_PAUSE_HOLDER, FC_PARTITION,
+                                FC_SERVER_CUT, FC_LEADER_LINK};
+    for (i = 0; i < (int)(sizeof aimed / sizeof aimed[0]); i++) {
       long readers = per[FC_RW].on_readers[aimed[i]];
       CU_ASSERT(readers >= 1 && per[FC_RW].faults[aimed[i]] - readers >= 1);
     }
