@@ -16,7 +16,12 @@
  *   many locks    100 locks on one session, async, CYCLES cycles in all
  *   long queue    200 waiters on one lock over 4 sessions, async, each
  *                 queueing again after its release; CYCLES handoffs
- * and prints, for each, the requests per cycle of each kind.
+ * and prints, for each, the requests per cycle of each kind. Then what the
+ * lease costs an idle session (-i SECONDS, default 20; 0: skipped): a 10 s
+ * session holding nothing, then holding one lock, then the same with the
+ * servers' tickTime given (2000, as ZooKeeper ships it): requests a second
+ * of each kind, and of them the writes (the lease's, which the servers
+ * log to disk).
  */
 #include "config.h"
 
@@ -307,13 +312,82 @@ static void async_cycles(int cycles, int sessions, int locks, bool one_name,
   print(what, &t);
 }
 
+/* ------------------------------------------------------------ idle */
+
+/* A window of `seconds` with nothing to do, bounded by a timed wait on a
+ * condition nobody signals: what is measured is what the session sends
+ * by itself meanwhile. */
+static void idle_window(int seconds) {
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += seconds;
+  pthread_mutex_lock(&mu);
+  while (pthread_cond_timedwait(&cond, &mu, &ts) == 0) {
+  }
+  pthread_mutex_unlock(&mu);
+}
+
+static void idle_print(const char *what, const tally *t, int seconds) {
+  int k;
+  unsigned long total = 0;
+  printf("\n%s: %d s\n", what, seconds);
+  for (k = 0; k < ZKL_RQ_KINDS; k++) {
+    if (!t->sent[k])
+      continue;
+    total += t->sent[k];
+    printf("  %-28s %6.3f a second\n", kind_names[k],
+           (double)t->sent[k] / seconds);
+  }
+  printf("  %-28s %6.3f a second\n", "all requests",
+         (double)total / seconds);
+}
+
+/* tick_ms: what the session is told of the servers' tickTime (0: none). */
+static void idle(int seconds, int tick_ms) {
+  zkl_session *s;
+  zkl_lock *l;
+  tally none = {{0}, 0}, held = {{0}, 0};
+  char name[64], what[160];
+  int rc;
+  snprintf(name, sizeof name, "requests/%u/idle-%d", run_id, tick_ms);
+  if ((rc = zkl_session_open(&s, hosts, 10000)) != ZKL_OK)
+    die("session", rc);
+  if (tick_ms && (rc = zkl_session_set_server_tick(s, tick_ms)) != ZKL_OK)
+    die("server tick", rc);
+  if ((rc = zkl_lock_new(&l, s, name)) != ZKL_OK)
+    die("lock", rc);
+  add_counts(&none, s, -1);
+  idle_window(seconds);
+  add_counts(&none, s, 1);
+  if ((rc = zkl_lock_acquire(l, 10000, NULL)) != ZKL_OK)
+    die("acquire", rc);
+  add_counts(&held, s, -1);
+  idle_window(seconds);
+  add_counts(&held, s, 1);
+  if ((rc = zkl_lock_release(l)) != ZKL_OK)
+    die("release", rc);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  snprintf(what, sizeof what, "idle session of 10 s, %s, holding nothing",
+           tick_ms ? "tickTime 2000 given" : "tickTime not given");
+  idle_print(what, &none, seconds);
+  snprintf(what, sizeof what, "idle session of 10 s, %s, holding one lock",
+           tick_ms ? "tickTime 2000 given" : "tickTime not given");
+  idle_print(what, &held, seconds);
+}
+
 int main(int argc, char **argv) {
-  int cycles = 2000, opt;
-  while ((opt = getopt(argc, argv, "s:h")) != -1) {
+  int cycles = 2000, opt, idle_s = 20;
+  while ((opt = getopt(argc, argv, "s:i:h")) != -1) {
     if (opt == 's') {
       hosts = optarg;
+    } else if (opt == 'i') {
+      idle_s = atoi(optarg);
     } else {
-      fprintf(stderr, "usage: zklock-requests [-s HOSTS] [CYCLES]\n");
+      fprintf(stderr, "usage: zklock-requests [-s HOSTS] [-i SECONDS] "
+                      "[CYCLES]\n");
       return opt == 'h' ? 0 : 2;
     }
   }
@@ -335,6 +409,10 @@ int main(int argc, char **argv) {
   async_cycles(cycles, QUEUE_SESSIONS, QUEUE, true,
                "long queue (200 waiters on one lock over 4 sessions, async; "
                "a cycle is a handoff)");
+  if (idle_s > 0) {
+    idle(idle_s, 0);
+    idle(idle_s, 2000);
+  }
   server_stop_all();
   return 0;
 }

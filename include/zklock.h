@@ -336,7 +336,7 @@ ZKL_EXTERN int zkl_session_servers(zkl_session *s, char *buf, size_t len);
  * that the leader heard of the session at or after X was sent and that it
  * had a quorum (docs/correctness.md). P is half the servers' tickTime and a
  * little (zkl_session_set_server_tick()). The library sends a sync every
- * P/2 and, while a lock is held, a write after each (a check of "/" in a
+ * P/2 (at least every T/8) and, while a lock is held, a write after each (a check of "/" in a
  * transaction); the locks' own writes count too. When X's send time + T -
  * margin passes without a newer proof, every held lock of the session is
  * declared lost (ZKL_LOST_LEASE_EXPIRED). If the connection comes back in

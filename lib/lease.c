@@ -38,8 +38,9 @@
  * request (the leader touched the session later, and had a quorum).
  *
  * The beats: a sync every P/2 (so that a Y with an X answered P before it
- * is always at hand) and, while a lock is held or a grant waits for a
- * fresher lease, a write right after each (a check of "/" in a
+ * is always at hand), or every T/8 when P is small (tickTime given: no
+ * need to renew faster than the default lease does), and, while a lock is
+ * held or a grant waits for a fresher lease, a write right after each (a check of "/" in a
  * transaction: committed, changes nothing). Every write of the locks
  * themselves (creates, deletes, transactions) is an M too, so acquiring
  * costs no round trip more. Held locks are declared lost at anchor + T -
@@ -253,8 +254,12 @@ typedef struct beat_write {
 
 static void send_sync_locked(zkl_session *s);
 
+/* With P/2 the lease never falls below T - margin - 1.5 P; with a gap g of
+ * P or more, below T - margin - 2g: T/8 keeps that above 0.65 T. */
 static int beat_gap_ms(const zkl_session *s) {
-  return zkl__lease_ping_bound_ms(s) / 2;
+  int half_p = zkl__lease_ping_bound_ms(s) / 2,
+      eighth = s->negotiated_timeout_ms / 8;
+  return half_p > eighth ? half_p : eighth;
 }
 
 static bool writes_wanted(const zkl_session *s) {
