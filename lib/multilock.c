@@ -32,10 +32,12 @@
  * whatever order callers name their locks in.
  *
  * A create whose reply is lost (the connection dropped): after the
- * reconnect, every queue is listed for the prefix, and the first name's
- * node is adopted only if its ephemeralOwner is this session (rule 6 of
- * docs/recipe.md); by atomicity, then every name has one. Otherwise the
- * transaction goes again.
+ * reconnect, a write, then every queue is listed for the prefix (the
+ * write orders the listings after the lost transaction, should it ever be
+ * applied: find_locked says why), and the first name's node is adopted
+ * only if its ephemeralOwner is this session (rule 6 of docs/recipe.md);
+ * by atomicity, then every name has one. Otherwise the transaction goes
+ * again.
  *
  * The release is one transaction of deletes; the parts end as released
  * without deleting (their recipe keeps the node while the whole deletes).
@@ -83,7 +85,9 @@ typedef struct multi {
 enum txn_kind {
   T_CREATE,  /* makes every part's node: the enqueue */
   T_RELEASE, /* deletes every node: the whole's release */
-  T_UNDO     /* deletes what a T_CREATE made for an attempt that moved on */
+  T_UNDO,    /* deletes what a T_CREATE made for an attempt that moved on */
+  T_ORDER    /* a check of "/": a write that the recovery's listings follow
+                (find_locked) */
 };
 
 /* One transaction in flight. */
@@ -188,8 +192,9 @@ static void txn_done_locked(zkl_req *r, const zkl_answer *a) {
     created_locked(t, a->rc);
   else if (t->kind == T_RELEASE)
     deleted_locked(t, a->rc);
-  else
+  else if (t->kind == T_UNDO)
     undone_locked(t, a->rc);
+  /* T_ORDER: any answer will do (see find_locked) */
   zkl__attempt_req_end_locked(t->att); /* may free the attempt */
   txn_free(t);
 }
@@ -513,13 +518,78 @@ static void created_locked(txn *t, int rc) {
   }
 }
 
-/* After a lost reply: is the transaction there? */
+/* A write, sent first on the connection the listings go out on: a
+ * transaction with one check of "/", which changes nothing. Its answer,
+ * whatever it is, does not matter: only its place in the order does. */
+static int send_order_locked(multi *m) {
+  txn *t = txn_new(m->att, 1, T_ORDER);
+  int rc;
+  if (!t)
+    return ZKL_ENOMEM;
+  snprintf(t->paths[0], ZKL_PATH_MAX, "/");
+  zoo_check_op_init(&t->ops[0], t->paths[0], -1);
+  if ((rc = txn_send_locked(t)) != ZKL_OK)
+    txn_free(t);
+  return rc;
+}
+
+/* After a lost reply (the reconnect made): is the transaction there? Every
+ * queue is listed for its prefix. If it is ever applied, these listings
+ * must see its nodes: else they are nobody's (the transaction goes again,
+ * and the lost one's nodes stay until the session ends, blocking their
+ * queues once ours are gone). So a write goes first (send_order_locked),
+ * the listings right behind it, for no round trip more; then:
+ * - The listings see everything applied before that write. Writes are
+ *   ordered by the leader's PrepRequestProcessor (one thread, which gives
+ *   them their zxids), every server applies them in zxid order, and
+ *   answers a session's requests in order (its CommitProcessor keeps a
+ *   session's reads behind its pending write; a standalone server's
+ *   pipeline is first in, first out).
+ * - The write went out after the new connection's handshake, which the
+ *   server answers only once the leader has revalidated the session and
+ *   made that server the session's owner (Leader.revalidateSession;
+ *   LeaderZooKeeperServer.revalidateSession for the leader's own clients;
+ *   SessionTrackerImpl.setOwner).
+ * - PrepRequestProcessor checks every create against the session's owner
+ *   (checkSession). The lost transaction, if the leader prepares it after
+ *   that and it came through another server, fails whole
+ *   (ZSESSIONMOVED): nothing. If the leader prepared it before, its zxid
+ *   is below the write's, so the listings see it.
+ * - Through the same server as before (the same follower, the leader, a
+ *   standalone server) the owner does not change, but the server closed
+ *   the old connection before it answered the handshake
+ *   (ZooKeeperServer.processConnectRequest), dropping what it had not yet
+ *   read; what it had read is in its pipeline ahead of the write.
+ * Without the write, a listing served by a server that had not yet
+ * applied the transaction missed it: a follower other than the one the
+ * transaction went through, which knows it only as the leader's proposal
+ * until the commit comes, and answers a read of the session at once (the
+ * follower it went through, and the leader, whose CommitProcessor gets
+ * what followers forward too (ProposalRequestProcessor), keep the
+ * session's reads behind it). That is
+ * the window issue 24 named: the transaction went again, and the lost
+ * one's nodes, applied a moment later, stayed until the session ended
+ * when the attempt ended before a part listed its queue (a cancel while
+ * it was sent again). tests/test_late_create shows both, the links of an
+ * ensemble slowed.
+ * What the order does not cover: a request that one of the server's I/O
+ * threads read from the old connection just as another handled the
+ * reconnect's handshake, and handed on after the write
+ * (ZooKeeperServer.processPacket is not atomic with the close), a race
+ * inside the server of a few instructions against two round trips of the
+ * client. Its nodes would have the prefix the transaction is sent again
+ * with: a part that lists its queue afterwards deletes them as
+ * duplicates; otherwise they stay until the session ends. */
 static void find_locked(multi *m) {
   int i, rc;
   forget_nodes(m);
   m->gen++;
   m->phase = M_FINDING;
   m->answers = 0;
+  if ((rc = send_order_locked(m)) != ZKL_OK) {
+    fail_locked(m, rc);
+    return;
+  }
   for (i = 0; i < m->count; i++)
     if ((rc = send_io_locked(m, ZKL_RQ_LIST, part(m, i)->queue)) != ZKL_OK) {
       fail_locked(m, rc);
