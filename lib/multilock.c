@@ -562,16 +562,15 @@ static int send_order_locked(multi *m) {
  *   read; what it had read is in its pipeline ahead of the write.
  * Without the write, a listing served by a server that had not yet
  * applied the transaction missed it: a follower other than the one the
- * transaction went through, which knows it only as the leader's proposal
- * until the commit comes, and answers a read of the session at once (the
- * follower it went through, and the leader, whose CommitProcessor gets
- * what followers forward too (ProposalRequestProcessor), keep the
- * session's reads behind it). That is
- * the window issue 24 named: the transaction went again, and the lost
- * one's nodes, applied a moment later, stayed until the session ended
- * when the attempt ended before a part listed its queue (a cancel while
- * it was sent again). tests/test_late_create shows both, the links of an
- * ensemble slowed.
+ * transaction went through knows it only as the leader's proposal until
+ * the commit comes, and answers a read of the session at once. (The
+ * follower it went through keeps the session's reads behind it, and so
+ * does the leader, whose CommitProcessor gets the requests followers
+ * forward too: ProposalRequestProcessor.) That is the window issue 24
+ * named: the transaction went again, and the lost one's nodes, applied a
+ * moment later, stayed until the session ended when the attempt ended
+ * before a part listed its queue (a cancel while it was sent again).
+ * tests/test_late_create shows both, the links of an ensemble slowed.
  * What the order does not cover: a request that one of the server's I/O
  * threads read from the old connection just as another handled the
  * reconnect's handshake, and handed on after the write
