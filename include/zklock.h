@@ -510,7 +510,9 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * session expired; ZKL_ELOST when the contender's node was deleted while it
  * waited (by someone else, or by the server as the session expired: the
  * session's next calls then return ZKL_EEXPIRED), or when it was granted
- * but lost (its lease ran out) before this call returned; ZKL_ECONNECT
+ * but lost (its lease ran out) before this call returned, or (a
+ * multi-lock) when a name it held for itself while it waited for the
+ * others stopped holding (see zkl_multilock_new()); ZKL_ECONNECT
  * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
  * under way; ZKL_EUPGRADE (a read/write lock's write side while its read
@@ -918,7 +920,17 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * kind), so a resource guarded by any one of the names can check it as
  * for a plain mutex. While held, loss of any one name (its node deleted,
  * the session's end, the lease) is loss of the whole: one lost callback,
- * with that name's reason; the other nodes are deleted. Timeouts, cancel,
+ * with that name's reason; the other nodes are deleted. While it waits,
+ * the names where it is first already hold for it, and it is granted only
+ * while every one of them still holds: when one stops holding before the
+ * last is granted (its node deleted, or broken by zkl_break(), its lease
+ * run out, the session over), the acquire fails with ZKL_ELOST (the
+ * session's code when it is over, ZKL_ECLOSED when it closes) once its
+ * other nodes are deleted, and no lost callback runs: it was never
+ * granted, and the next holder of that name holds it alone. A cancel or a
+ * timeout while its transaction is on its way is told once the
+ * transaction's answer came and the nodes it made are deleted (as
+ * zkl_lock_acquire() says of every failure). Timeouts, cancel,
  * try-once (granted only when it is first in every queue at once; else
  * ZKL_EBUSY, and its nodes are deleted), the async face, events and stats
  * are as for every kind: the events are the whole's (while it waits, the

@@ -1447,6 +1447,11 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   case END_CLOSED:
     break; /* closing the session deletes the node */
   }
+  /* A part's hold ended, for whatever reason: what that means for its
+   * whole is the whole's recipe's to say (a multi-lock waiting for its
+   * other parts cannot be granted with this one gone). */
+  if (l->whole && (from == ZKL_AS_HELD || from == ZKL_AS_RELEASING))
+    zkl__notify_part_ended_locked(l, att->why == END_LOST ? att->code : 0);
   if (l->recipe->ended_locked)
     l->recipe->ended_locked(l->arg, l);
 }
