@@ -175,7 +175,8 @@ typedef struct {
   int revoke_sig;      /* --on-revoke: the signal, 0: none */
   const char *revoke_sig_name; /* ... as "SIGUSR1" */
   const char *name;    /* the first NAME */
-  char *const *names;  /* every NAME (several: one multi-lock), in argv */
+  char **names;        /* every NAME (several: one multi-lock), in the
+                          order given; main() frees the array */
   int n_names;
   char **command;
   int break_grace_ms; /* --break: --grace */
