@@ -1181,8 +1181,11 @@ ZKL_EXTERN void zkl_participants_free(zkl_participant *list);
  * lock name, or "" for every lock), walked level by level (one round trip
  * per level). A node is a lock when one of its children is a contender
  * node of any kind the library knows (ours, Curator's, kazoo's; see
- * zkl_participant.kind) or a semaphore's place (locks, leases); a lock's
- * name may also be the prefix of another's. The prefix itself is listed
+ * zkl_participant.kind) or a semaphore's place (a "locks" or "leases"
+ * child of a lock's node: never of /locks itself, so the locks "locks",
+ * "leases", "locks/x" and "leases/x/y", which the name rules allow, are
+ * found like any other); a lock's name may also be the prefix of
+ * another's. The prefix itself is listed
  * when it is a lock. At most max_nodes nodes are listed below the prefix
  * (and 64 levels); what lies beyond is not looked at.
  *   names      receives the names, sorted (strcmp), without the

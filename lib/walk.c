@@ -8,6 +8,13 @@
  * and have no children; a semaphore's places are not walked into; every
  * other child is, since a name may have several segments and a lock's name
  * may be the prefix of another's.
+ *
+ * A place is a "locks" or "leases" child of a lock's node, never of
+ * /locks itself: the name rules (names.c) refuse those segments anywhere
+ * but first in a name, so under /locks/NAME they can only be a semaphore's
+ * places, and under /locks, where no lock has its node (no name is
+ * empty), they are the first segment of a name: the locks "locks",
+ * "leases", "locks/x" (which the walk used to hide as places of /locks).
  */
 #include "config.h"
 
@@ -62,7 +69,7 @@ static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
   walk *w = (walk *)a;
   const struct String_vector *c = rp->children;
   size_t plen = strlen(rp->path);
-  bool lock = false;
+  bool lock = false, places;
   int i, rc = ZKL_OK;
   (void)index;
   if (rp->rc == ZNONODE)
@@ -72,8 +79,9 @@ static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
       a->rc = zkl__ask_code(rp->rc);
     return;
   }
+  places = plen >= w->root_len; /* under a name, not /locks itself */
   for (i = 0; i < c->count && !lock; i++)
-    lock = is_contender(c->data[i]) || is_place(c->data[i]);
+    lock = is_contender(c->data[i]) || (places && is_place(c->data[i]));
   if (lock && plen > w->root_len) {
     char *name = strdup(rp->path + w->root_len);
     if (!name || push(&w->names, &w->count, &w->cap, name) != ZKL_OK) {

@@ -513,6 +513,75 @@ static void test_lock_names(void) {
   CU_ASSERT(zkt_children(other) <= 1);
 }
 
+/* Whether names[0..n-1] has name. */
+static bool has_name(char **names, int n, const char *name) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* zkl_lock_names() of locks whose name starts with "locks" or "leases",
+ * which the name rules allow as a first segment (issue 24 item 7: the walk
+ * took /locks/locks and /locks/leases for places of /locks, and hid them):
+ * a mutex "locks", a semaphore "leases" (whose own places are not names),
+ * a mutex "locks/U" and an election "leases/U/y". */
+static void test_lock_names_locks_leases(void) {
+  char u[64], name[4][128], **names;
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l[4];
+  int n, i;
+  bool cut = true;
+  zkt_name(u, sizeof u, "walk-ll");
+  snprintf(name[0], sizeof name[0], "locks");
+  snprintf(name[1], sizeof name[1], "leases");
+  snprintf(name[2], sizeof name[2], "locks/%s", u);
+  snprintf(name[3], sizeof name[3], "leases/%s/y", u);
+  for (i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL_FATAL(zkl_name_check(name[i]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, name[0]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[1], s, name[1], 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[2], s, name[2]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&l[3], s, name[3], "id"), ZKL_OK);
+  for (i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_names(s, "", 100000, &names, &n, &cut), ZKL_OK);
+  CU_ASSERT_FALSE(cut);
+  for (i = 0; i < 4; i++)
+    zkt_check(has_name(names, n, name[i]), "'%s' not listed", name[i]);
+  CU_ASSERT_FALSE(has_name(names, n, "leases/locks"));
+  CU_ASSERT_FALSE(has_name(names, n, "leases/leases"));
+  zkl_lock_names_free(names, n);
+  /* under a prefix that is one of them */
+  CU_ASSERT_EQUAL(zkl_lock_names(s, "leases", 100000, &names, &n, NULL),
+                  ZKL_OK);
+  CU_ASSERT(has_name(names, n, name[1]) && has_name(names, n, name[3]));
+  CU_ASSERT_FALSE(has_name(names, n, "leases/locks"));
+  CU_ASSERT_FALSE(has_name(names, n, "leases/leases"));
+  zkl_lock_names_free(names, n);
+  CU_ASSERT_EQUAL(zkl_lock_names(s, name[2], 10, &names, &n, NULL), ZKL_OK);
+  CU_ASSERT(n == 1 && strcmp(names[0], name[2]) == 0);
+  zkl_lock_names_free(names, n);
+  for (i = 3; i >= 0; i--) {
+    CU_ASSERT_EQUAL(zkl_lock_release(l[i]), ZKL_OK);
+    zkl_lock_free(l[i]);
+  }
+  /* "locks" and "leases" keep the parents of the others (containers,
+   * until the server reaps them), which zkt_assert_no_contender would
+   * count: nobody is left in their queues */
+  for (i = 0; i < 2; i++) {
+    zkl_participant *list;
+    CU_ASSERT_EQUAL(zkl_participants(s, name[i], &list, &n), ZKL_OK);
+    zkt_check(n == 0, "%d contenders left in %s", n, name[i]);
+    zkl_participants_free(list);
+  }
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  for (i = 2; i < 4; i++)
+    zkt_assert_no_contender(name[i]);
+}
+
 /* zkl_session_get_stats(): requests counted, a lock held and one waiting,
  * the waiter's watch firing when the holder lets go; the other session's
  * counters are its own. */
@@ -589,6 +658,8 @@ int main(void) {
       {"revoke asks every lease holder", test_revoke_semaphore_holders},
       {"revoke by node: contenders only", test_revoke_by_node},
       {"zkl_lock_names: the locks under a prefix", test_lock_names},
+      {"zkl_lock_names: names that start with locks or leases",
+       test_lock_names_locks_leases},
       {"zkl_session_get_stats: the session's counters", test_session_stats},
       {NULL, NULL}};
   return zkt_main("participants", tests);
