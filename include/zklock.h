@@ -707,7 +707,11 @@ typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
 ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
 
 /* Asks holders of lock NAME to let go: writes the bytes __REVOKE__ into
- * their nodes, as Curator's Revoker does (so Curator holders hear it too).
+ * their nodes, as Curator's Revoker does (so Curator holders hear it too);
+ * an election candidate's node is read and written again as it is
+ * instead, so that its data stays its id, which zkl_leader_get(), `zklock
+ * --leader` and Curator's LeaderLatch read (the candidate hears the new
+ * version: see zkl_election_new()).
  * Whom, as zkl_participants() tells it:
  *   node  NULL: every contender that holds (its `holds`): a mutex's or a
  *         writer's holder, every reader holding, an election's leader,
@@ -716,13 +720,14 @@ ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  *         waiting, in NAME's own queue or among a semaphore's leases or at
  *         its gate; a name that no contender's node can have (a
  *         semaphore's "leases" or "locks", say) is refused.
- * The writes replace the nodes' owner descriptions. Blocks for three round
- * trips (zkl_participants()' two, then the writes at once). Returns ZKL_OK
- * (asked; whether each lets go is its choice); ZKL_ENOTHELD when there is
- * nobody to ask (nobody holds, no such contender, or it left meanwhile);
- * ZKL_EINVAL (nothing is sent); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a
- * completion thread; or a ZooKeeper error (ZNOAUTH for a creator-only
- * node). */
+ * The writes replace the nodes' owner descriptions (not a candidate's id).
+ * Blocks for three round trips (zkl_participants()' two, then the writes
+ * at once; four when a candidate is asked: its read comes first). Returns
+ * ZKL_OK (asked; whether each lets go is its choice); ZKL_ENOTHELD when
+ * there is nobody to ask (nobody holds, no such contender, or it left
+ * meanwhile); ZKL_EINVAL (nothing is sent); ZKL_ECLOSED; ZKL_EEXPIRED;
+ * ZKL_EDEADLK on a completion thread; or a ZooKeeper error (ZNOAUTH for a
+ * creator-only node). */
 ZKL_EXTERN int zkl_revoke(zkl_session *s, const char *name, const char *node);
 
 /* What zkl_break() did to one node it went after: node is its full path
@@ -737,7 +742,9 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  * the lock. For each node:
  *   1. Mark: the node is read (its czxid names it) and its data rewritten,
  *      under the version read, as the bytes "__BREAK__\n" followed by what
- *      it held (the owner description stays readable). A holder of this
+ *      it held (the owner description stays readable); an election
+ *      candidate's data, its id, is written again as it is, and its new
+ *      version is the mark (see zkl_election_new()). A holder of this
  *      library sees the mark through the watch it keeps on its own node
  *      (from watch_after_ms into its hold: zkl_lock_set_watch_after()):
  *      its revoke callback runs (zkl_lock_on_revoke()), and it may let go
@@ -989,14 +996,24 @@ ZKL_EXTERN int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len);
  *                                lease's early notice)
  * While the lease rule is on, two candidates never both believe they lead:
  * a cut-off leader is told before the server can expire it.
+ * The node's data is the id for as long as the node lives: zkl_revoke() and
+ * zkl_break() never write anything else into a candidate's node (Curator's
+ * LeaderLatch, zkl_leader_get(), zkl_leader_watch_new() and `zklock
+ * --leader` read the data as the id), but write the id again as it is. The
+ * candidate takes any such write (its node's version above 0) as a request
+ * to let go: its revoke callback runs (zkl_lock_on_revoke()), and since a
+ * revoke and a break's mark then look the same, a deletion of its node
+ * after one is told as ZKL_LOST_BROKEN (a revoke never deletes). Do not
+ * write into a candidate's node yourself: that too asks it to let go.
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED;
  * ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_election_new(zkl_lock **out, zkl_session *s,
                                 const char *name, const char *id);
 
 /* Who leads the election NAME now: the leader's id (copied into id, at most
- * len bytes with the NUL; may be NULL) and token (may be NULL). Two round
- * trips; a snapshot. Returns ZKL_OK; ZKL_ENOTHELD when nobody leads;
+ * len bytes with the NUL; may be NULL), its node's data, which revokes and
+ * breaks leave as it is, and token (may be NULL). Two round trips; a
+ * snapshot. Returns ZKL_OK; ZKL_ENOTHELD when nobody leads;
  * ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread;
  * or a ZooKeeper error. */
 ZKL_EXTERN int zkl_leader_get(zkl_session *s, const char *name, char *id,

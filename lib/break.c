@@ -6,8 +6,9 @@
  * The holder hears of it through the data watch it keeps on its own node
  * (engine.c): the mark (ZKL_BREAK_MARK, a newline, the node's old data, so
  * that zkl_participants() and `zklock --list` still name the holder during
- * the grace) runs its revoke callback, and the deletion that follows ends
- * its hold with ZKL_LOST_BROKEN.
+ * the grace; for an election candidate, whose data is read as its id, the
+ * data written again as it is) runs its revoke callback, and the deletion
+ * that follows ends its hold with ZKL_LOST_BROKEN.
  *
  * Which node is "the same": the one whose czxid was read before the mark.
  * The delete is made under the version read after the mark; a node that
@@ -238,8 +239,11 @@ static void mark_locked(zkl_session *s, victim *v) {
       v->rc = rc == ZOK || rc == ZNONODE ? ZKL_ENOTHELD : code_locked(s, rc);
       return;
     }
-    /* A node marked already (a second break) keeps one mark. */
-    len = zkl__is_break_mark(got.data, got.len)
+    /* A node marked already (a second break) keeps one mark; one whose
+     * data others read as it is (an election's id: kinds.h keeps_data) is
+     * written again unchanged, and its version is the mark. */
+    len = zkl__is_break_mark(got.data, got.len) ||
+                  zkl__node_keeps_data(strrchr(v->path, '/') + 1)
               ? got.len
               : ZKL_BREAK_MARK_LEN + 1 + got.len;
     if (!(mark = malloc((size_t)len))) {

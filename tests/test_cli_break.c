@@ -75,6 +75,39 @@ static void test_break_running(void) {
   }
 }
 
+/* An --elect leader keeps its id through --revoke and --break (issue 24
+ * item 6: --leader and --list printed __REVOKE__, or the break's mark, as
+ * its id): --leader and --list name it after a revoke; broken, it stops
+ * its command, exits 4 and says it was broken. */
+static void test_leader_keeps_id(void) {
+  char name[64], node[256], out[2048], err[1024], want[512];
+  long long token;
+  proc a;
+  const char *const revoke[] = {"-s", zkt_hosts(), "--revoke", name, NULL};
+  const char *const leader[] = {"-s", zkt_hosts(), "--leader", name, NULL};
+  const char *const list[] = {"-s", zkt_hosts(), "-H", "--list", name, NULL};
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
+  zkt_name(name, sizeof name, "cli-break-leader");
+  spawn(&a, "-s", zkt_hosts(), "--elect", "alpha", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  CU_ASSERT_EQUAL(run_question(leader, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "alpha\t%lld\n", token);
+  zkt_check(strcmp(out, want) == 0, "--leader: %s", out);
+  CU_ASSERT_EQUAL(run_question(list, out, sizeof out, err, sizeof err), 0);
+  zkt_check(strstr(out, "\talpha\t") != NULL, "--list: %s", out);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  assert_stopped(&a, name, "it was broken (zklock --break)");
+  cleanup(&a);
+  assert_no_node(name);
+}
+
 /* A holder that lets go in its grace: --on-revoke TERM ends its command,
  * zklock releases, and the break, with a grace far longer than the test
  * waits, ends with nothing broken. */
@@ -251,6 +284,8 @@ int main(int argc, char **argv) {
       {"a holder of two names lets go of both in its grace", test_multi_let_go},
       {"a holder of three names broken on one loses all three",
        test_multi_broken},
+      {"an --elect leader keeps its id through --revoke and --break",
+       test_leader_keeps_id},
       {"a creator-only lock", test_acl},
       {"--max-hold stops the command", test_max_hold},
       {"bad usage", test_usage},
