@@ -57,6 +57,18 @@
  *   instead of hanging. zkl_session_close() called from a callback returns
  *   at once (ZKL_EBACKGROUND) and finishes on a thread of its own.
  *
+ * Questions
+ *   The blocking calls that ask and return (zkl_participants,
+ *   zkl_leader_get, zkl_lock_names, zkl_revoke, zkl_break) ask again when
+ *   the connection is lost under them, as it is when a session that
+ *   follows the ensemble moves to other servers just after it opened: once
+ *   the session is connected again, from the start, for as long as the
+ *   session timeout from the call's start allows (zkl_break: from the
+ *   start of each of its steps). Only then do they return ZCONNECTIONLOSS;
+ *   the session's end meanwhile returns ZKL_EEXPIRED or ZKL_ECLOSED. What
+ *   they write may be written twice: a holder may hear one zkl_revoke() or
+ *   one break's mark twice.
+ *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
  *   execs inherits the session's connection unless it closes descriptors it
@@ -779,7 +791,9 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  * without the rights the node's ACL demands (ZKL_ACL_CREATOR: the
  * creator's credentials): nothing is deleted; ZKL_ECLOSED; ZKL_EEXPIRED;
  * ZKL_ENOMEM; ZKL_EDEADLK on a completion thread; or another ZooKeeper
- * error (ZCONNECTIONLOSS: whether the node was deleted is unknown). When
+ * error (ZCONNECTIONLOSS: the connection was lost under the delete and the
+ * node is gone, so whether this call deleted it is unknown; or it stayed
+ * lost past the session timeout: see "Questions" at the top). When
  * several nodes are picked, an error wins over ZKL_OK. */
 ZKL_EXTERN int zkl_break(zkl_session *s, const char *name, const char *node,
                          int grace_ms, zkl_break_cb cb, void *arg);

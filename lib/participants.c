@@ -223,12 +223,16 @@ int zkl__participants_locked(zkl_session *s, const char *name,
 
 int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
                      int *count) {
+  zkl_ask_retry t;
   int rc;
   if (!s || !out || !count || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
-  rc = zkl__participants_locked(s, name, out, count);
+  zkl__ask_retry_init_locked(s, &t);
+  do /* *out is set only on success: a lost try leaves nothing */
+    rc = zkl__participants_locked(s, name, out, count);
+  while (zkl__ask_again_locked(s, &t, &rc));
   zkl__ask_leave(s);
   return rc;
 }

@@ -106,15 +106,12 @@ static bool contender_name(const char *node) {
   return false;
 }
 
-int zkl_revoke(zkl_session *s, const char *name, const char *node) {
+/* One try: the contenders read, those that keep their data read, the
+ * writes; with s->mu held. Everything it allocates is freed. */
+static int revoke_locked(zkl_session *s, const char *name, const char *node) {
   zkl_participant *list = NULL;
   revoking r;
   int count = 0, rc, i;
-  if (!s || zkl__validate_name(name) != ZKL_OK ||
-      (node && !contender_name(node)))
-    return ZKL_EINVAL;
-  if ((rc = zkl__ask_enter(s)) != ZKL_OK)
-    return rc;
   rc = zkl__participants_locked(s, name, &list, &count);
   memset(&r, 0, sizeof r);
   if (rc == ZKL_OK)
@@ -141,13 +138,31 @@ int zkl_revoke(zkl_session *s, const char *name, const char *node) {
       rc = ZKL_ENOTHELD; /* nobody holds, or they left meanwhile */
     zkl__ask_destroy(&r.ask);
   }
-  zkl__ask_leave(s);
   for (i = 0; r.kept && i < count; i++)
     free(r.kept[i]);
   free(r.kept);
   free(r.kept_len);
   if (list)
     zkl_participants_free(list);
+  return rc;
+}
+
+int zkl_revoke(zkl_session *s, const char *name, const char *node) {
+  zkl_ask_retry t;
+  int rc;
+  if (!s || zkl__validate_name(name) != ZKL_OK ||
+      (node && !contender_name(node)))
+    return ZKL_EINVAL;
+  if ((rc = zkl__ask_enter(s)) != ZKL_OK)
+    return rc;
+  /* A lost try asks again from the listing: a holder whose write went
+   * through before the loss is asked twice, which its callback may hear
+   * twice (a request, not an order: the same either way). */
+  zkl__ask_retry_init_locked(s, &t);
+  do
+    rc = revoke_locked(s, name, node);
+  while (zkl__ask_again_locked(s, &t, &rc));
+  zkl__ask_leave(s);
   return rc;
 }
 
