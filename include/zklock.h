@@ -1126,9 +1126,11 @@ typedef struct zkl_lock_stats {
 
 /* Copies l's counters into out: a mutex and a few fields, cheap enough to
  * call every second. Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched);
- * ZKL_ECLOSED once zkl_session_close() has begun, as every call on the
- * session's locks, but out is filled all the same: the counters as the
- * close left them. */
+ * as every call on the session's locks, ZKL_ECLOSED once
+ * zkl_session_close() has begun and ZKL_EEXPIRED once the session has
+ * expired (ZAUTHFAILED once its credentials were refused), but out is
+ * filled all the same: the counters as the close or the end left them
+ * (the losses it caused counted). */
 ZKL_EXTERN int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out);
 
 /* The session's own counters since it was opened, beside each lock's
@@ -1153,7 +1155,8 @@ typedef struct zkl_session_stats {
 /* Copies s's counters into out, with the session's mutex held for a moment
  * (cheap enough to call every second, from any thread, a callback
  * included). Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched); ZKL_ECLOSED
- * once zkl_session_close() has begun, with out filled all the same. */
+ * once zkl_session_close() has begun, ZKL_EEXPIRED (ZAUTHFAILED) once the
+ * session is over, with out filled all the same (expiries counts it). */
 ZKL_EXTERN int zkl_session_get_stats(zkl_session *s, zkl_session_stats *out);
 
 /* ------------------------------------------------------------ participants */

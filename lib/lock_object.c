@@ -391,8 +391,9 @@ int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out) {
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
   *out = l->stats;
-  /* Copied all the same: the counters as the close left them. */
-  rc = l->s->closing ? ZKL_ECLOSED : ZKL_OK;
+  /* Copied all the same: the counters as the close or the session's end
+   * left them; the code says which, as every call on its locks does. */
+  rc = zkl__session_usable_locked(l->s);
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }
