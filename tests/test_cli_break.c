@@ -108,6 +108,43 @@ static void test_leader_keeps_id(void) {
   assert_no_node(name);
 }
 
+/* --break on a semaphore breaks its lease holders only (issue 24: zklock(1)
+ * said a contender waiting at the gate, its lease node made, was broken
+ * too, and its wait failed; it was not, and is not): the holder's command
+ * is stopped (exit 4), the waiter's node is not touched, and the waiter
+ * runs its command next. */
+static void test_semaphore_waiter_not_broken(void) {
+  char name[64], leases[160], gate[160], node[256], node2[256], out[1024],
+      err[1024], want[512];
+  long long token, token2;
+  proc a, b;
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
+  zkt_name(name, sizeof name, "cli-break-sem");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  spawn(&a, "-s", zkt_hosts(), "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
+  /* at the gate, its lease node made (its first try's is gone by then) */
+  CU_ASSERT_EQUAL_FATAL(zkt_wait_children(gate, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkt_wait_children(leases, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  zkt_check(strcmp(out, want) == 0, "broken: %s", out);
+  assert_stopped(&a, name, "it was broken (zklock --break)");
+  CU_ASSERT_FATAL(command_started_at(&b, &token2, node2, sizeof node2));
+  CU_ASSERT(token2 > token);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  assert_empty(leases);
+  assert_empty(gate);
+}
+
 /* A holder that lets go in its grace: --on-revoke TERM ends its command,
  * zklock releases, and the break, with a grace far longer than the test
  * waits, ends with nothing broken. */
@@ -286,6 +323,8 @@ int main(int argc, char **argv) {
        test_multi_broken},
       {"an --elect leader keeps its id through --revoke and --break",
        test_leader_keeps_id},
+      {"--break on a semaphore spares the contender at its gate",
+       test_semaphore_waiter_not_broken},
       {"a creator-only lock", test_acl},
       {"--max-hold stops the command", test_max_hold},
       {"bad usage", test_usage},
