@@ -770,7 +770,20 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *      holder loses the lock with ZKL_LOST_BROKEN (ZKL_LOST_NODE_DELETED if
  *      it never saw the mark: disconnected throughout the grace, say, or
  *      a hold younger than its watch_after_ms broken with a shorter
- *      grace); a waiter's acquire fails with ZKL_ELOST.
+ *      grace, or one broken at once in the round trip after its grant,
+ *      before its watch's first read; see below); a waiter's acquire
+ *      fails with ZKL_ELOST.
+ *   Why a holder that never saw the mark is told ZKL_LOST_NODE_DELETED,
+ *   and not ZKL_LOST_BROKEN: the mark goes with the node, so all it finds
+ *   is its node gone, as after any delete. Telling a break apart would
+ *   need a trace the break leaves elsewhere, read before the loss is told:
+ *   a round trip more between the deletion (after which the next contender
+ *   may be granted) and the holder's notice to stop. The library tells the
+ *   loss at once and names only what it saw; a wrong reason would be worse
+ *   than a plainer one. To be told ZKL_LOST_BROKEN, a holder watches its
+ *   node from the grant (zkl_lock_set_watch_after(l, 0), as zklock does)
+ *   and a break gives a grace longer than the holders' watch_after_ms
+ *   (zklock --break: 5 s by default).
  *   name      the lock NAME.
  *   node      the child name of the contender to break (the last segment
  *             of zkl_lock_node_path()), looked for in every place of the
