@@ -947,7 +947,8 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * as containers, then the transaction again. By atomicity, a transaction
  * refused for one name (ZNOAUTH: an ACL that does not let this session
  * create there) creates nothing in the others: the acquire fails with that
- * code and leaves nothing behind.
+ * code and leaves nothing behind, and zkl_multilock_refused_name() says
+ * which name it was.
  *
  * The token is the czxid all of its nodes share: in each of its queues it
  * is greater than the token of every earlier holder of that name (of any
@@ -998,6 +999,15 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * many, a bad name or two alike); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_multilock_new(zkl_lock **out, zkl_session *s,
                                  const char *const *names, int count);
+
+/* Which of a multi-lock's names ZooKeeper refused at its last acquire: the
+ * name whose node, or a parent of it, could not be made (ZNOAUTH: that
+ * name's nodes belong to other credentials; ZINVALIDACL, ...), when the
+ * acquire failed so; NULL otherwise, before any acquire, and for a lock
+ * that is no multi-lock (its one name is zkl_lock_name()). Borrowed: one
+ * of the names as given, valid until zkl_lock_free(); reset when the next
+ * acquire starts. Never blocks. */
+ZKL_EXTERN const char *zkl_multilock_refused_name(const zkl_lock *l);
 
 /* Copies the full paths of every node of the contender (while it waits or
  * holds) into buf, one space between two, in the order of its names: a

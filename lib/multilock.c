@@ -72,6 +72,9 @@ typedef struct multi {
   enum phase phase;
   int parent_rounds;
   int parent_rc;   /* a parent's create refused for a reason of its own */
+  const char *refused; /* the name ZooKeeper refused at the last acquire
+                          (a part's name), or NULL: see
+                          zkl_multilock_refused_name() */
   int answers;     /* M_FINDING: listings answered */
   char **nodes;    /* per name: our node there, not (yet) a part's */
   char first[ZKL_PATH_MAX]; /* M_PARTS: the first name's node (the token's) */
@@ -461,6 +464,30 @@ static bool any_result(const txn *t, int err) {
   return false;
 }
 
+/* The name whose create the transaction failed on. ZooKeeper answers a
+ * failed multi with ZOK for the ops before the one that failed and
+ * ZRUNTIMEINCONSISTENCY for those after it; op i is part i's create. */
+static const char *refused_name(const multi *m, const txn *t) {
+  int i;
+  for (i = 0; i < t->count && i < m->count; i++)
+    if (t->results[i].err != ZOK && t->results[i].err != ZRUNTIMEINCONSISTENCY)
+      return part(m, i)->name;
+  return NULL;
+}
+
+/* The name whose queue needs the parent at path (the first, when several
+ * share it). */
+static const char *name_under(const multi *m, const char *path) {
+  size_t n = strlen(path);
+  int i;
+  for (i = 0; i < m->count; i++) {
+    const char *q = part(m, i)->queue;
+    if (strncmp(q, path, n) == 0 && (q[n] == '\0' || q[n] == '/'))
+      return part(m, i)->name;
+  }
+  return NULL;
+}
+
 static void created_locked(txn *t, int rc) {
   zkl_attempt *att = t->att;
   multi *m = multi_of(att);
@@ -508,12 +535,13 @@ static void created_locked(txn *t, int rc) {
      * then the transaction again, a few times in case they keep
      * vanishing. */
     if (m->parent_rc)
-      fail_locked(m, m->parent_rc);
+      fail_locked(m, m->parent_rc); /* m->refused: that parent's name */
     else if (m->parent_rounds++ < 3)
       send_create_locked(m, true);
     else
       fail_locked(m, ZNONODE);
   } else {
+    m->refused = refused_name(m, t);
     fail_locked(m, rc); /* refused (ZNOAUTH...): nothing was made */
   }
 }
@@ -683,8 +711,11 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
     /* ZNODEEXISTS is the usual answer; a refusal of its own is kept: the
      * transaction then fails with ZNONODE, which would hide the cause. */
     if (rp->rc != ZOK && rp->rc != ZNODEEXISTS && rp->rc != ZNONODE &&
-        !zkl__is_connection_loss(rp->rc) && !zkl__is_session_over(rp->rc))
+        !zkl__is_connection_loss(rp->rc) && !zkl__is_session_over(rp->rc)) {
+      if (!m->parent_rc)
+        m->refused = name_under(m, rp->path);
       m->parent_rc = rp->rc;
+    }
     break;
   case ZKL_RQ_OWN_GET:
     if (m->phase == M_PARTS)
@@ -715,6 +746,7 @@ static void multi_prepare_locked(zkl_attempt *att) {
   m->att = att;
   m->phase = M_IDLE;
   m->parent_rounds = 0;
+  m->refused = NULL;
   m->czxid_known = false;
   forget_nodes(m);
   if (zkl__make_prefix_with(m->prefix,
@@ -998,4 +1030,17 @@ int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len) {
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+const char *zkl_multilock_refused_name(const zkl_lock *l) {
+  zkl_session *s;
+  const char *name = NULL;
+  if (!l)
+    return NULL;
+  s = zkl__lock_session(l);
+  pthread_mutex_lock(&s->mu);
+  if (l->recipe == &multi_recipe)
+    name = ((const multi *)l->arg)->refused;
+  pthread_mutex_unlock(&s->mu);
+  return name;
 }

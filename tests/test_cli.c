@@ -355,6 +355,35 @@ static void test_several_names(void) {
   cleanup(&q);
 }
 
+/* Several names, the second's parent read-only (its ACL lets nobody
+ * create there): the transaction is refused, nothing is made, and zklock
+ * names the name that refused, not the first (issue 24: "could not
+ * acquire /locks/A: not authenticated" when B refused). */
+static void test_several_names_refused(void) {
+  char a[64], b[64], parent[128], err[2048], want[512];
+  struct ACL read_only = {0};
+  struct ACL_vector acl;
+  proc p;
+  zkt_name(a, sizeof a, "multi-acl-a");
+  zkt_name(b, sizeof b, "multi-acl-b");
+  read_only.perms = ZOO_PERM_READ | ZOO_PERM_ADMIN;
+  read_only.id.scheme = "world";
+  read_only.id.id = "anyone";
+  acl.count = 1;
+  acl.data = &read_only;
+  zkt_parent(parent, sizeof parent, b);
+  CU_ASSERT_EQUAL_FATAL(
+      zoo_create(zkt_observer(), parent, NULL, -1, &acl, 0, NULL, 0), ZOK);
+  spawn(&p, "-s", zkt_hosts(), a, b, "--", HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want, "zklock: could not acquire /locks/%s: ", b);
+  zkt_check(strncmp(err, want, strlen(want)) == 0, "stderr: %s", err);
+  cleanup(&p);
+  assert_no_node(a);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
+}
+
 /* Options between the names and '--' act as options (issue 24 item 5:
  * they became lock names). -n after the name gives up at once on a held
  * lock; --read after the name takes the read side of that one name, and
@@ -1237,6 +1266,7 @@ static const zkt_test tests[] = {
     {"several names at once", test_several_names},
     {"several names: the one held names the wait", test_several_names_held_up},
     {"options after the names act as options", test_options_after_names},
+    {"several names: the one refused is named", test_several_names_refused},
     {"--list shows holder and waiters in queue order", test_list_queue},
     {"--list of an unheld lock prints the header only", test_list_unheld},
     {"bad usage exits 2, says what was wrong, connects nowhere",

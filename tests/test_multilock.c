@@ -325,12 +325,42 @@ static void test_refused_by_acl(void) {
       zoo_create(zkt_observer(), parent, NULL, -1, &acl, 0, NULL, 0), ZOK);
   l = multi(s, n, 3);
   CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(l)); /* no acquire yet */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZNOAUTH);
+  /* the name refused, not the first (issue 24: zklock named the first) */
+  zkt_check(zkl_multilock_refused_name(l) &&
+                strcmp(zkl_multilock_refused_name(l), n[1]) == 0,
+            "refused: %s",
+            zkl_multilock_refused_name(l) ? zkl_multilock_refused_name(l)
+                                          : "(null)");
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
+  CU_ASSERT(zkl_multilock_refused_name(l) &&
+            strcmp(zkl_multilock_refused_name(l), n[1]) == 0);
   CU_ASSERT(kids(n[0]) <= 0);
   CU_ASSERT_EQUAL(kids(n[1]), 0);
   CU_ASSERT(kids(n[2]) <= 0);
   zkl_lock_free(l);
+  /* a name under it: its parent's create is the one refused */
+  {
+    char sub[2][80];
+    const char *names[2] = {sub[0], sub[1]};
+    snprintf(sub[0], sizeof sub[0], "%s", n[0]);
+    snprintf(sub[1], sizeof sub[1], "%s/sub", n[1]);
+    CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZNOAUTH);
+    zkt_check(zkl_multilock_refused_name(l) &&
+                  strcmp(zkl_multilock_refused_name(l), sub[1]) == 0,
+              "refused: %s",
+              zkl_multilock_refused_name(l) ? zkl_multilock_refused_name(l)
+                                            : "(null)");
+    zkl_lock_free(l);
+  }
+  /* a lock of one name is no multi-lock */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, n[1]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
+  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(l));
+  zkl_lock_free(l);
+  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(NULL));
   close_session(s);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
   assert_empty(n, 3);
