@@ -398,9 +398,12 @@ ZKL_EXTERN int64_t zkl_session_lease_deadline(zkl_session *s);
  *   credentials  len bytes; copied.
  * Returns ZKL_OK; ZAUTHFAILED when the server refused them (the session is
  * then over, as ZooKeeper ends it); ZKL_EINVAL; ZKL_EEXPIRED; ZKL_ECLOSED;
- * ZKL_EDEADLK on a completion thread; or ZCONNECTIONLOSS when the connection
- * dropped first (the client still holds the credentials for the reconnect).
- */
+ * ZKL_EDEADLK on a completion thread; or ZCONNECTIONLOSS when no verdict
+ * came within the session timeout. A connection lost before the verdict
+ * (a server that refuses a scheme closes the connection as it answers, and
+ * its answer can be lost with it) is waited out: the client shows the
+ * credentials again at the reconnect, and a read answered after that says
+ * they were accepted. */
 ZKL_EXTERN int zkl_session_add_auth(zkl_session *s, const char *scheme,
                                     const char *credentials, int len);
 
