@@ -31,20 +31,20 @@
  */
 
 /* ------------------------------------------------------------ constants */
-/* A model tick is tickTime/2: the leader pings every tick (H = 1), at any
- * moment of the tick, so two pings are less than 2 ticks apart.
- * tickTime = 2 ticks; T = 2 x tickTime, the least ZooKeeper grants (its
- * minSessionTimeout), the case the client's default P = T/4 is made for. */
-#ifndef T
-#define T 4 /* session timeout */
-#endif
-#define TT 2 /* tickTime */
-#define H 1  /* the leader queues a ping to each learner every H */
-#ifndef SYNC
+/* A model tick is tickTime/2, the leader's ping period: each tick begins
+ * with a ping to F. (JITTER: the ping comes at any moment of its tick, so
+ * two pings are up to 2 ticks apart.) T = 2 x tickTime, the least
+ * ZooKeeper grants (its minSessionTimeout): the case the client's default
+ * P = T/4 = tickTime/2 is made for. */
+#define TT 2   /* tickTime */
+#define T 4    /* session timeout */
 #define SYNC 2 /* syncLimit x tickTime (syncLimit = 1): read timeouts */
-#endif
 #ifndef P
-#define P 2 /* the client's ping bound: H plus a little */
+#ifdef JITTER
+#define P 2 /* the client's ping bound: at least the longest ping gap */
+#else
+#define P 1
+#endif
 #endif
 #ifndef CAP
 #define CAP 1 /* messages one direction of the L-F connection holds */
@@ -60,15 +60,9 @@
 mtype = { PING, PINGR, SYNCQ, WRITEQ, SYNCA, WRES, CLOSE };
 
 /* ---------------------------------------------------------------- state */
-#ifdef NOCLOCK /* (for a breadth-first search, which refuses hidden) */
-#define clock 0
-#define TICK skip
-#else
 hidden short clock; /* printouts only */
-#define TICK clock++
-#endif
-mtype m; /* scratch, within one atomic step (then reset) */
-byte b, k;
+hidden mtype m;     /* scratch, within one atomic step */
+hidden byte b, k;
 
 /* the client */
 byte srv;        /* 0: not connected; ON_L; ON_F */
@@ -89,7 +83,7 @@ bool closing;  /* L has begun closing the session ... */
 bool cpend;    /* ... and its closeSession waits for a quorum */
 byte lw;       /* a write waiting for a quorum: 0, ON_L or ON_F (whose) */
 byte lqage;    /* ticks since L last heard from the majority */
-bool ping_due; /* a ping to F is to be queued in this tick */
+bool ping_due; /* a ping to F is to be queued in this tick (JITTER) */
 
 /* the follower F (idle when the client stays on L) */
 #if CLIENT_ON == ON_L
@@ -151,11 +145,14 @@ bool expired; /* a leader that can commit has closed the session */
   fol = 0; fage = 0; touched = 0; LF_END; \
   if :: srv == ON_F -> C_END :: else fi
 
+/* L steps down: it closes every connection, MJ's too (which MJ sees at
+ * once if that direction is up). */
 #define L_STEPS_DOWN \
   printf("@%d L: steps down\n", clock); \
   lead = 0; le = 0; closing = 0; cpend = 0; lw = 0; lqage = 0; ping_due = 0; \
   LF_END; \
-  if :: srv == ON_L -> C_END :: else fi
+  if :: srv == ON_L -> C_END :: else fi; \
+  if :: mjL && lm -> mjage = SYNC :: else fi
 
 /* A leader with a quorum closes the session: its locks move on. */
 #define COMMITTED_CLOSE(who) \
@@ -207,8 +204,12 @@ bool expired; /* a leader that can commit has closed the session */
 active proctype Clock() {
   do
   :: atomic {
+#ifdef JITTER
        !ping_due ->
-       TICK;
+#else
+       (!lead || nfull(lf) || !lf_ok) -> /* room for the ping */
+#endif
+       clock++;
        DOWN(dl);
        if :: rk != 0 -> UP(rage, T) :: else fi;
        /* a candidate anchor that could no longer move the deadline is
@@ -240,7 +241,11 @@ active proctype Clock() {
         * counts whole ticks, so up to a tickTime late: here at the latest */
        if :: lead && lqage > SYNC + TT -> L_STEPS_DOWN :: else fi;
        /* the ping loop */
+#ifdef JITTER
        if :: lead -> ping_due = 1 :: else fi
+#else
+       if :: lead && lf_ok -> lf!PING, 0 :: else fi
+#endif
      }
   od
 }
@@ -248,12 +253,14 @@ active proctype Clock() {
 /* ---------------------------------------------------------------- leader */
 active proctype Leader() {
   do
+#ifdef JITTER
   /* a ping to F, queued at some moment of its tick */
   :: atomic {
        ping_due && (nfull(lf) || !lf_ok) ->
        if :: lf_ok -> lf!PING, 0 :: else fi;
        ping_due = 0
      }
+#endif
   /* a message from F, in TCP order */
   :: atomic {
        lead && nempty(fl) && (nfull(lf) || !lf_ok || fl?[PINGR, _]) ->
@@ -275,7 +282,6 @@ active proctype Leader() {
 #endif
           fi
        fi;
-       m = PING; b = 0
      }
   /* the session tracker: expiry, and the closeSession it proposes (which
    * never commits without a quorum: the quorum does not come back) */
@@ -326,13 +332,12 @@ active proctype Follower() {
           :: else /* its connection is gone */
           fi
        fi;
-       m = PING; b = 0
      }
   /* leaves L for another reason (L closed the connection, a restart) */
   :: atomic { fol -> printf("@%d F: leaves L\n", clock); F_LEAVES }
   /* joins L again over a new connection, and learns what L committed */
   :: atomic {
-       !fol && lead ->
+       F_UP && !fol && lead ->
        printf("@%d F: follows L again\n", clock);
        fol = 1; lf_ok = 1; fl_ok = 1; fgone = (closing && !cpend)
      }
@@ -347,6 +352,9 @@ active proctype Majority() {
   :: atomic {
        mjL && mjage >= SYNC ->
        printf("@%d MJ: elects L2\n", clock);
+       /* MJ's servers closed their connections to L: if that direction
+        * is up, L sees it at once, and steps down at its next tick check */
+       if :: lead && ml && lqage < SYNC -> lqage = SYNC :: else fi;
        mjL = 0; mjage = 0; lm = 0; ml = 0; l2 = 1; l2e = T
      }
   :: atomic { l2 && l2e == 0 && !expired -> COMMITTED_CLOSE(2) }
@@ -382,12 +390,15 @@ active proctype Client() {
   do
   /* connects, over a new connection, to L or to F while they serve */
 #if !defined(CLIENT_ON) || CLIENT_ON == ON_L
-  :: atomic { srv == 0 && lead && !closing ->
-              srv = ON_L; printf("@%d client: connects to L\n", clock) }
+  :: atomic { srv == 0 && lead && !closing -> /* L touches the session */
+              srv = ON_L; le = T; printf("@%d client: connects to L\n", clock) }
 #endif
 #if !defined(CLIENT_ON) || CLIENT_ON == ON_F
-  :: atomic { srv == 0 && fol && !fgone && !fwd -> /* old answers gone */
-              srv = ON_F; printf("@%d client: connects to F\n", clock) }
+  /* F has L revalidate the session (a round trip, here at once: L
+   * touches it) before it takes the connection */
+  :: atomic { srv == 0 && fol && !fgone && !fwd && /* old answers gone */
+              lead && !closing && lf_ok && fl_ok ->
+              srv = ON_F; le = T; printf("@%d client: connects to F\n", clock) }
 #endif
   /* a request to L: touched, answered at once */
   :: atomic {
@@ -407,8 +418,7 @@ active proctype Client() {
 #else
           C_END /* none will come: the client gives up */
 #endif
-       fi;
-       k = 0
+       fi
      }
   /* a request to F: touched; a read answered from F's state, a sync or a
    * write forwarded to L */
@@ -427,8 +437,7 @@ active proctype Client() {
           rk = k; rage = 0; isY = IS_Y(k); isM = IS_M(k);
           if :: fl_ok -> fl!(k == SY -> SYNCQ : WRITEQ), 0; fwd = 1
              :: else fi
-       fi;
-       k = 0
+       fi
      }
   /* gives the connection up: its time-out, a cut of its link, any other
    * reason; a request in flight is lost */
