@@ -124,9 +124,32 @@ bool expired; /* a leader that can commit has closed the session */
   :: T - a > dl -> \
      printf("@%d client: deadline @%d\n", clock, clock + T - a); \
      assert(!expired); /* a lock moved on, and the client holds it */ \
-     dl = T - a \
+     dl = T - a; PROBE_VIA \
   :: else \
   fi
+
+/* Probes, which spin must find violated, so that the new rule's deadline
+ * is not vacuously early. With the client's deadline set by a triple, the
+ * model reaches L's close at the very tick the client is told, the triple
+ * through F (PROBE=1); and L2's close SLACK ticks after it (PROBE=2; the
+ * least is P + SYNC: MJ heard from L when M committed, and waits SYNC). */
+#ifdef PROBE
+#ifndef SLACK
+#define SLACK (P + SYNC)
+#endif
+byte via;              /* the server the deadline's triple went through */
+byte told = SLACK + 1; /* ticks since the client was told (capped) */
+#define PROBE_VIA via = srv; told = SLACK + 1
+#define PROBE_TICK \
+  if :: dl == 1 -> told = 0 :: dl == 0 -> UP(told, SLACK + 1) :: else fi
+#define PROBE_CLOSE(who) \
+  assert(!(PROBE == 1 && who == 1 && told == 0 && via == ON_F)); \
+  assert(!(PROBE == 2 && who == 2 && told <= SLACK && via != 0))
+#else
+#define PROBE_VIA skip
+#define PROBE_TICK skip
+#define PROBE_CLOSE(who) skip
+#endif
 
 /* The client's connection ends: all that is bound to it is forgotten. */
 #define C_END \
@@ -156,9 +179,10 @@ bool expired; /* a leader that can commit has closed the session */
 
 /* A leader with a quorum closes the session: its locks move on. */
 #define COMMITTED_CLOSE(who) \
-  printf("@%d L%d: closes the session: client on %d (1 L, 2 F), deadline @%d\n", \
-         clock, who, srv, clock + dl); \
+  printf("@%d L%d: closes the session; the client (on %d: 1 L, 2 F) is told in %d\n", \
+         clock, who, srv, dl); \
   assert(dl == 0); /* the client must have been told by now */ \
+  PROBE_CLOSE(who); \
   expired = 1
 
 /* An answer reaches the client (the rule's bookkeeping). age: of the
@@ -210,6 +234,7 @@ active proctype Clock() {
        (!lead || nfull(lf) || !lf_ok) -> /* room for the ping */
 #endif
        clock++;
+       PROBE_TICK;
        DOWN(dl);
        if :: rk != 0 -> UP(rage, T) :: else fi;
        /* a candidate anchor that could no longer move the deadline is
