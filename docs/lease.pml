@@ -47,7 +47,9 @@
 #endif
 #endif
 #ifndef CAP
-#define CAP 1 /* messages one direction of the L-F connection holds */
+#define CAP 1 /* messages that may wait in a direction of the L-F
+                 connection: the delay (L->F: pings; its answers always
+                 find room, as L's queue of packets to send is unbounded) */
 #endif
 
 #define NONE 255 /* no candidate */
@@ -98,7 +100,7 @@ bool fwd;     /* a request F forwarded, or its answer, is on its way */
 bool fgone;   /* F applied L's closeSession: it refuses the session */
 
 /* the L-F connection: FIFO both ways; a direction lives until cut */
-chan lf = [CAP] of { mtype, bit }; /* kind, ok */
+chan lf = [CAP + 2] of { mtype, bit }; /* kind, ok (+ an answer, a CLOSE) */
 chan fl = [CAP] of { mtype, bit }; /* kind, touched */
 bool lf_ok = F_UP;
 bool fl_ok = F_UP;
@@ -114,6 +116,7 @@ byte l2e;     /* L2's expiry of the session, as time left */
 bool expired; /* a leader that can commit has closed the session */
 
 #define QUORUM (lead && mjL && lm && ml)
+#define PING_ROOM (len(lf) < CAP || !lf_ok) /* else the tick waits for F */
 #define UP(v, cap) if :: v < cap -> v++ :: else fi
 #define DOWN(v) if :: v > 0 -> v-- :: else fi
 #define EMPTY(c) do :: nempty(c) -> c?_, _ :: empty(c) -> break od
@@ -231,7 +234,7 @@ active proctype Clock() {
 #ifdef JITTER
        !ping_due ->
 #else
-       (!lead || nfull(lf) || !lf_ok) -> /* room for the ping */
+       (!lead || PING_ROOM) ->
 #endif
        clock++;
        PROBE_TICK;
@@ -281,14 +284,14 @@ active proctype Leader() {
 #ifdef JITTER
   /* a ping to F, queued at some moment of its tick */
   :: atomic {
-       ping_due && (nfull(lf) || !lf_ok) ->
+       ping_due && PING_ROOM ->
        if :: lf_ok -> lf!PING, 0 :: else fi;
        ping_due = 0
      }
 #endif
   /* a message from F, in TCP order */
   :: atomic {
-       lead && nempty(fl) && (nfull(lf) || !lf_ok || fl?[PINGR, _]) ->
+       lead && nempty(fl) ->
        fl?m, b;
        if
        :: m == PINGR -> if :: b && !closing -> le = T :: else fi /* touch */
@@ -311,7 +314,7 @@ active proctype Leader() {
   /* the session tracker: expiry, and the closeSession it proposes (which
    * never commits without a quorum: the quorum does not come back) */
   :: atomic {
-       lead && le == 0 && !closing && (nfull(lf) || !lf_ok) ->
+       lead && le == 0 && !closing ->
        closing = 1;
        if
        :: QUORUM -> L_CLOSE_COMMITS
@@ -321,7 +324,7 @@ active proctype Leader() {
 #ifdef HEAL
   /* the quorum is back: what waited commits, in order */
   :: atomic {
-       lead && lw != 0 && QUORUM && (nfull(lf) || !lf_ok) ->
+       lead && lw != 0 && QUORUM ->
        if
        :: lw == ON_F -> if :: lf_ok -> lf!WRES, 1 :: else -> fwd = 0 fi
        :: lw == ON_L && srv == ON_L && rk != 0 -> DELIVER(1)
@@ -329,7 +332,7 @@ active proctype Leader() {
        fi;
        lw = 0
      }
-  :: atomic { lead && cpend && lw == 0 && QUORUM && (nfull(lf) || !lf_ok) -> L_CLOSE_COMMITS }
+  :: atomic { lead && cpend && lw == 0 && QUORUM -> L_CLOSE_COMMITS }
 #endif
   /* steps down early: its tick check may come up to a tickTime sooner */
   :: atomic { lead && lqage > SYNC -> L_STEPS_DOWN }
