@@ -19,15 +19,19 @@
  * search covers runs of any length. `clock` is there for the printouts
  * only (hidden: not part of the state).
  *
- * The client's rule (spin -D...):
+ * Options (spin -a -D...):
  *   (default)  the new rule: a proof triple X, Y, M on one connection;
  *   OLD_RULE   anchor := the send time of the latest answered request;
  *   M_SYNC     mutation: M may be a sync as well as a write;
- *   P=n        the ping bound (P=0: no gap between r_X and t_Y).
- * CLIENT_ON=1 keeps the client on L (and F idle), CLIENT_ON=2 on F
- * (default: either); STABLE_MAJORITY never cuts L from MJ. Those two
- * only take behaviours away: a violation found with them is one of the
- * whole model.
+ *   P=n        the ping bound in ticks (P=0: no gap between r_X and t_Y);
+ *   JITTER     each ping comes at any moment of its tick, not at its start;
+ *   HEAL       the L-MJ links may also come back (late commits);
+ *   CAP=n      how many messages may wait in a direction of the L-F link;
+ *   PROBE=1, 2 situations the search must reach (see PROBE below);
+ *   CLIENT_ON=1 or 2  the client only on L (and F idle), only on F;
+ *   STABLE_MAJORITY   L is never cut from MJ.
+ * The last two only take behaviours away: a violation found with them is
+ * one of the whole model. docs/lease-model.md lists the runs.
  */
 
 /* ------------------------------------------------------------ constants */
@@ -36,9 +40,13 @@
  * two pings are up to 2 ticks apart.) T = 2 x tickTime, the least
  * ZooKeeper grants (its minSessionTimeout): the case the client's default
  * P = T/4 = tickTime/2 is made for. */
-#define TT 2   /* tickTime */
-#define T 4    /* session timeout */
+#define TT 2 /* tickTime */
+#ifndef T
+#define T 4 /* session timeout: 2 x tickTime */
+#endif
+#ifndef SYNC
 #define SYNC 2 /* syncLimit x tickTime (syncLimit = 1): read timeouts */
+#endif
 #ifndef P
 #ifdef JITTER
 #define P 2 /* the client's ping bound: at least the longest ping gap */
@@ -70,7 +78,8 @@ hidden byte b, k;
 byte srv;        /* 0: not connected; ON_L; ON_F */
 byte dl = T;     /* its deadline, as time left; 0: told. The session was
                     created through L at time 0: anchor 0 */
-byte rk;         /* a request forwarded by F, in flight: 0, SY or WR */
+byte rk;         /* a request in flight (forwarded by F, or a write that
+                    waits at L for a quorum): 0, SY or WR */
 byte rage;       /* its age */
 bool isY;        /* it is a Y for the chosen X ... */
 bool isM;        /* ... or an M for the proven ya */
@@ -309,7 +318,7 @@ active proctype Leader() {
           :: else -> fwd = 0 /* no quorum, and none will come: never answered */
 #endif
           fi
-       fi;
+       fi
      }
   /* the session tracker: expiry, and the closeSession it proposes (which
    * never commits without a quorum: the quorum does not come back) */
@@ -359,7 +368,7 @@ active proctype Follower() {
           :: srv == ON_F && rk != 0 -> DELIVER(b)
           :: else /* its connection is gone */
           fi
-       fi;
+       fi
      }
   /* leaves L for another reason (L closed the connection, a restart) */
   :: atomic { fol -> printf("@%d F: leaves L\n", clock); F_LEAVES }
