@@ -20,14 +20,20 @@
  * only (hidden: not part of the state).
  *
  * Options (spin -a -D...):
- *   (default)  the new rule: a proof triple X, Y, M on one connection;
+ *   (default)  the new rule: a proof triple X, Y, M on one connection, and
+ *              a reconnect: the latest answered request before it, proven
+ *              by a write (M) on the new connection (the server had the
+ *              leader revalidate, that is touch, the session first);
+ *   NO_RECONNECT  the triple alone;
+ *   RECONNECT_ANY mutation: a reconnect proves the latest answer's send
+ *              time by itself, with no write after it;
  *   OLD_RULE   anchor := the send time of the latest answered request;
  *   M_SYNC     mutation: M may be a sync as well as a write;
  *   P=n        the ping bound in ticks (P=0: no gap between r_X and t_Y);
  *   JITTER     each ping comes at any moment of its tick, not at its start;
  *   HEAL       the L-MJ links may also come back (late commits);
  *   CAP=n      how many messages may wait in a direction of the L-F link;
- *   PROBE=1, 2 situations the search must reach (see PROBE below);
+ *   PROBE=1, 2, 3 situations the search must reach (see PROBE below);
  *   CLIENT_ON=1 or 2  the client only on L (and F idle), only on F;
  *   STABLE_MAJORITY   L is never cut from MJ.
  * The last two only take behaviours away: a violation found with them is
@@ -86,6 +92,8 @@ bool isM;        /* ... or an M for the proven ya */
 byte x_t = NONE; /* the chosen X: age of its send time t_X ... */
 byte x_r;        /* ... and of its answer r_X (capped at P) */
 byte ya = NONE;  /* a t_X (age) an answered Y proved, waiting for an M */
+byte la = NONE;  /* the send time (age) of the latest answered request, on
+                    any connection: a reconnect's candidate */
 
 /* the leader L */
 bool lead = 1;
@@ -163,6 +171,20 @@ byte told = SLACK + 1; /* ticks since the client was told (capped) */
 #define PROBE_CLOSE(who) skip
 #endif
 
+/* PROBE=3: a reconnect's candidate does move the deadline (its rule is not
+ * vacuous). ya_rc: ya came from a reconnect, not from a Y. */
+#if defined(PROBE) && PROBE == 3
+bool ya_rc;
+#define YA_FROM_RECONNECT ya_rc = 1
+#define YA_FROM_Y ya_rc = 0
+#define PROBE_RECONNECT_RAISE \
+  assert(!(ya_rc && ya != NONE && T - ya > dl))
+#else
+#define YA_FROM_RECONNECT skip
+#define YA_FROM_Y skip
+#define PROBE_RECONNECT_RAISE skip
+#endif
+
 /* The client's connection ends: all that is bound to it is forgotten. */
 #define C_END \
   srv = 0; rk = 0; rage = 0; isY = 0; isM = 0; x_t = NONE; x_r = 0; \
@@ -203,9 +225,12 @@ byte told = SLACK + 1; /* ticks since the client was told (capped) */
 #define ANSWER(age, ok, y, mm) RAISE(age)
 #else
 #define ANSWER(age, ok, y, mm) \
-  if :: ok && mm -> RAISE(ya) :: else fi; /* X, Y, M: the anchor moves */ \
-  if :: ok && y && (ya == NONE || x_t < ya) -> ya = x_t :: else fi; \
-  if :: T - age > dl -> x_t = age; x_r = 0 :: skip fi /* it may be an X */
+  if :: ok && mm -> PROBE_RECONNECT_RAISE; RAISE(ya) :: else fi; /* the \
+     anchor moves: X, Y, M; or a reconnect, M */ \
+  if :: ok && y && (ya == NONE || x_t < ya) -> ya = x_t; YA_FROM_Y \
+     :: else fi; \
+  if :: T - age > dl -> x_t = age; x_r = 0 :: skip fi; /* it may be an X */ \
+  if :: T - age > dl && (la == NONE || age < la) -> la = age :: else fi
 #endif
 
 /* The answer to the client's request in flight arrives. */
@@ -256,6 +281,9 @@ active proctype Clock() {
           :: else fi;
        if :: ya != NONE && T - ya > dl + 1 -> ya++
           :: ya != NONE && T - ya <= dl + 1 -> ya = NONE; isM = 0
+          :: else fi;
+       if :: la != NONE && T - la > dl + 1 -> la++
+          :: la != NONE && T - la <= dl + 1 -> la = NONE
           :: else fi;
        DOWN(le);
        DOWN(l2e);
@@ -420,6 +448,18 @@ active proctype Network() {
   od
 }
 
+/* A new connection: the leader has just touched the session (the client
+ * connected to it, or its server had it revalidate the session), after
+ * the latest answer the client had: that answer's send time is a
+ * candidate that the next write on this connection proves. */
+#if defined(OLD_RULE) || defined(NO_RECONNECT)
+#define RECONNECTED skip
+#elif defined(RECONNECT_ANY)
+#define RECONNECTED if :: la != NONE -> RAISE(la) :: else fi
+#else
+#define RECONNECTED ya = la; YA_FROM_RECONNECT
+#endif
+
 /* ---------------------------------------------------------------- client */
 /* Requests and answers cross the client's own link at once: a delay there
  * only makes t earlier than the touch, or r later (both safe). */
@@ -428,14 +468,16 @@ active proctype Client() {
   /* connects, over a new connection, to L or to F while they serve */
 #if !defined(CLIENT_ON) || CLIENT_ON == ON_L
   :: atomic { srv == 0 && lead && !closing -> /* L touches the session */
-              srv = ON_L; le = T; printf("@%d client: connects to L\n", clock) }
+              srv = ON_L; le = T; printf("@%d client: connects to L\n", clock);
+              RECONNECTED }
 #endif
 #if !defined(CLIENT_ON) || CLIENT_ON == ON_F
   /* F has L revalidate the session (a round trip, here at once: L
    * touches it) before it takes the connection */
   :: atomic { srv == 0 && fol && !fgone && !fwd && /* old answers gone */
               lead && !closing && lf_ok && fl_ok ->
-              srv = ON_F; le = T; printf("@%d client: connects to F\n", clock) }
+              srv = ON_F; le = T; printf("@%d client: connects to F\n", clock);
+              RECONNECTED }
 #endif
   /* a request to L: touched, answered at once */
   :: atomic {
