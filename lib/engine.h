@@ -398,6 +398,11 @@ int zkl__contender_new(zkl_lock **out, zkl_session *s, const char *name,
                        const char *queue, const zkl_recipe *r,
                        const void *arg);
 void zkl__contender_free(zkl_lock *l);
+/* Frees n contenders whose recipes look at one another (a read/write
+ * lock's sides): under one hold of the session's mutex, each is kept
+ * alive until all have ended, so that no recipe hook run by one's ending
+ * reads another that is already gone. */
+void zkl__contenders_free(zkl_lock *const *ls, int n);
 /* Ends what l is doing (a pending acquire completes with ZKL_ECLOSED, a
  * hold is released) and drops the user's reference. */
 void zkl__contender_free_locked(zkl_lock *l);

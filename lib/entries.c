@@ -251,3 +251,16 @@ void zkl__contender_free(zkl_lock *l) {
   zkl__contender_free_locked(l);
   zkl__unlock(s);
 }
+
+void zkl__contenders_free(zkl_lock *const *ls, int n) {
+  zkl_session *s = ls[0]->s;
+  int i;
+  pthread_mutex_lock(&s->mu);
+  for (i = 0; i < n; i++)
+    zkl__lock_ref_locked(ls[i]);
+  for (i = 0; i < n; i++)
+    zkl__contender_free_locked(ls[i]);
+  for (i = 0; i < n; i++)
+    zkl__lock_unref_locked(ls[i]); /* the last one may free the recipe's arg */
+  zkl__unlock(s);
+}

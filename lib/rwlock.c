@@ -151,8 +151,9 @@ zkl_lock *zkl_rwlock_write(zkl_rwlock *rw) { return rw ? rw->write : NULL; }
 void zkl_rwlock_free(zkl_rwlock *rw) {
   if (!rw)
     return;
-  /* Either side's last reference may free rw: read both first. */
-  zkl_lock *read = rw->read, *write = rw->write;
-  zkl__contender_free(read);
-  zkl__contender_free(write);
+  /* Together: the write side's release asks whether the read side holds
+   * (a downgrade keeps its node), so neither may be gone before both have
+   * ended; the last reference frees rw. */
+  zkl_lock *sides[2] = {rw->read, rw->write};
+  zkl__contenders_free(sides, 2);
 }
