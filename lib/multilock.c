@@ -881,8 +881,15 @@ static void deleted_locked(txn *t, int rc) {
 static void multi_part_ended_locked(zkl_lock *l, zkl_lock *p, int reason) {
   multi *m = (multi *)l->arg;
   zkl_session *s = l->s;
-  (void)p;
   if (!l->att || m->att != l->att)
+    return;
+  /* Only a part adopted by this attempt of the whole counts: the ending
+   * attempt is detached first, so a part that still has one ended an
+   * older attempt; and before the adoption (M_PARTS) every part that ends
+   * is one the last attempt let go of, whose release was answered only
+   * after this acquire began (the test saw a new acquire fail with
+   * ZKL_ELOST when the parts' deletes were answered late). */
+  if (p->att || m->phase < M_PARTS)
     return;
   if (zkl__attempt_state(l->att) == ZKL_AS_PREPARING)
     fail_locked(m, s->dead      ? s->dead
