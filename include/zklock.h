@@ -732,10 +732,15 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
 /* Breaks a stuck lock: deletes a holder's node of lock NAME after a grace,
  * so that the next contender is granted, with a higher token. Unlike a
  * delete by hand (zkCli), the holder learns at once that, and why, it lost
- * the lock. For each node:
- *   1. Mark: the node is read (its czxid names it) and its data rewritten,
- *      under the version read, as the bytes "__BREAK__\n" followed by what
- *      it held (the owner description stays readable). A holder of this
+ * the lock. The nodes are picked as zkl_participants() lists them (see
+ * node below), whose rule runs on the queue as listed: a holder that lets
+ * go before its node is read is not replaced by the next in line (which
+ * may have been granted after the break began), and the break then hits
+ * nothing. Each node picked is named by the czxid read then. For each:
+ *   1. Mark: the node is read and, if its czxid is still the one picked,
+ *      its data rewritten, under the version read, as the bytes
+ *      "__BREAK__\n" followed by what it held (the owner description
+ *      stays readable). A holder of this
  *      library sees the mark through the watch it keeps on its own node
  *      (from watch_after_ms into its hold: zkl_lock_set_watch_after()):
  *      its revoke callback runs (zkl_lock_on_revoke()), and it may let go
@@ -1131,8 +1136,10 @@ typedef struct zkl_participant {
                          "latch" (a candidate), "lease" (a semaphore's lease
                          node, in NAME/leases), "gate" (a semaphore's
                          contender queued at its gate, in NAME/locks) */
-  bool holds;         /* it holds the lock, by its kind's rule as far as a
-                         listing tells: the first node of NAME's own queue
+  bool holds;         /* it held the lock, by its kind's rule, when NAME
+                         was listed (nodes gone by the time they were read
+                         still count ahead of the others, and are left out
+                         of the list): the first node of NAME's own queue
                          (a mutex's or writer's holder, an election's
                          leader); a reader with only readers ahead of it; a
                          lease node with fewer lease nodes ahead of it than

@@ -9,15 +9,20 @@
  * the grace) runs its revoke callback, and the deletion that follows ends
  * its hold with ZKL_LOST_BROKEN.
  *
- * Which node is "the same": the one whose czxid was read before the mark.
- * The delete is made under the version read after the mark; a node that
- * changed since is read again and deleted only if its czxid is the one
- * marked. So a holder that let go is never hit, nor a newer holder at the
- * same path.
+ * Which node is "the same": the one whose czxid zkl_participants() read
+ * when it picked it. The mark is written only under the version of a read
+ * that shows that czxid, the delete under the version read after the mark;
+ * a node that changed since is read again and deleted only if its czxid is
+ * still the one picked. So a holder that let go is never hit, nor a newer
+ * holder at the same path.
  *
  * Who is picked: the contenders zkl_participants() says hold (the
  * registry's rule, kinds.c: a semaphore's lease by its own limit), or the
  * one named, looked for in every place of the name, as zkl_revoke() does.
+ * The rule runs on the queue as listed (participants.c): a holder that let
+ * go before its node was read is not replaced by the next in line, which
+ * may have been granted after the break began; the break then hits
+ * nothing.
  *
  * Everything runs on the caller's thread, which waits for each reply with
  * s->mu released. The completion thread broadcasts s->cond whenever it
@@ -128,7 +133,7 @@ typedef struct brk brk;
 typedef struct victim {
   brk *b;
   char path[ZKL_PATH_MAX];
-  int64_t czxid;   /* read before the mark: the node's identity */
+  int64_t czxid;   /* read when picked: the node's identity */
   int32_t version; /* read after the mark: the delete's condition */
   int rc;          /* UNTRIED, MARKED, or the outcome */
   zkl_watch *watch;
@@ -180,9 +185,11 @@ static int pick(const zkl_participant *list, int count, const char *node,
     return ZKL_ENOMEM;
   for (i = 0, n = 0; i < count; i++) {
     const char *child = strrchr(list[i].node, '/');
-    if (node ? child && strcmp(child + 1, node) == 0 : list[i].holds)
-      snprintf((*out)->v[n++].path, sizeof(*out)->v[0].path, "%s",
-               list[i].node);
+    if (node ? child && strcmp(child + 1, node) == 0 : list[i].holds) {
+      victim *v = &(*out)->v[n++];
+      snprintf(v->path, sizeof v->path, "%s", list[i].node);
+      v->czxid = list[i].token; /* what was seen: aimed at that only */
+    }
   }
   return ZKL_OK;
 }
@@ -231,8 +238,6 @@ static void mark_locked(zkl_session *s, victim *v) {
   int32_t version = 0;
   for (try = 0; try < TRIES; try++) {
     rc = ask_locked(s, &got, OP_GET, v->path, NULL, 0, -1);
-    if (rc == ZOK && try == 0)
-      v->czxid = got.stat.czxid;
     if (rc != ZOK || got.stat.czxid != v->czxid) {
       answer_free(&got);
       v->rc = rc == ZOK || rc == ZNONODE ? ZKL_ENOTHELD : code_locked(s, rc);

@@ -290,6 +290,70 @@ static void test_same_path_not_hit(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* The holder lets go between the break's listing and its reads of the
+ * nodes (participants.c's test hook runs there), and the next contender is
+ * granted in that window: the break aims at what it listed, the holder,
+ * gone now, and hits nothing; the new holder, granted after the break
+ * began, holds on. */
+static struct {
+  zkl_lock *holder;
+  zkt_rec *granted;
+  bool ran;
+  int release_rc, granted_rc;
+} between;
+
+static void let_go_between(const char *name) {
+  (void)name;
+  if (between.ran)
+    return;
+  between.ran = true;
+  between.release_rc = zkl_lock_release(between.holder);
+  between.granted_rc = zkt_rec_wait(between.granted, 1, ZKT_WAIT);
+}
+
+static void test_next_holder_not_hit(void) {
+  char name[64], parent[512];
+  zkl_session *ws = zkt_session(T_SESSION), *breaker = zkt_session(T_SESSION);
+  zkl_lock *w;
+  holder h;
+  zkt_rec granted, w_lost;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-next");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  zkt_rec_init(&granted);
+  zkt_rec_init(&w_lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, ws, name), ZKL_OK);
+  zkl_lock_on_lost(w, zkt_on_lost, &w_lost);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(w, 0), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(w, -1, zkt_on_acquired, &granted), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+
+  memset(&between, 0, sizeof between);
+  between.holder = h.l;
+  between.granted = &granted;
+  zkl__hook_participants_listed = let_go_between;
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep),
+                  ZKL_ENOTHELD);
+  zkl__hook_participants_listed = NULL;
+  CU_ASSERT(between.ran);
+  CU_ASSERT_EQUAL(between.release_rc, ZKL_OK);
+  CU_ASSERT_EQUAL(between.granted_rc, ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 0); /* the holder listed was gone when read */
+  /* the new holder was not hit: its release finds its node */
+  CU_ASSERT_EQUAL(zkl_lock_token(w), granted.token);
+  CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_get(&w_lost.calls), 0);
+  zkl_lock_free(w);
+  close_holder(&h, true);
+  zkt_assert_quiet(ws);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(ws);
+  zkl_session_close(breaker);
+  zkt_assert_parent_empty(name);
+}
+
 /* A multi-lock is one contender: a revoke, or a break's mark, on its node
  * in any one of its names reaches the multi-lock's own revoke callback (as
  * the whole, not a part), and letting go there lets go of every name
@@ -600,6 +664,8 @@ int main(void) {
       {"a grace the holder uses to let go", test_grace_used_to_let_go},
       {"the holder's next node is not hit", test_new_node_not_hit},
       {"a node at the same path is not hit", test_same_path_not_hit},
+      {"a holder gone before the reads: the next is not hit",
+       test_next_holder_not_hit},
       {"a multi-lock is asked as one, on any of its names", test_multilock},
       {"readers, leases and a leader", test_kinds},
       {"a creator-only lock", test_acl},
