@@ -708,12 +708,14 @@ ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  * their nodes, as Curator's Revoker does (so Curator holders hear it too).
  * Whom, as zkl_participants() tells it:
  *   node  NULL: every contender that holds (its `holds`): a mutex's or a
- *         writer's holder, every reader holding, an election's leader,
- *         every lease holder of a semaphore. Otherwise the child name of
- *         one contender (zkl_lock_node_path()'s last segment), holding or
+ *         writer's holder, every reader holding (a downgraded reader
+ *         included: see zkl_rwlock_new()), an election's leader, every
+ *         lease holder of a semaphore. Otherwise the child name of one
+ *         contender (zkl_lock_node_path()'s last segment), holding or
  *         waiting, in NAME's own queue or among a semaphore's leases or at
- *         its gate; a name that no contender's node can have (a
- *         semaphore's "leases" or "locks", say) is refused.
+ *         its gate, with the downgraded reader that holds on it when it is
+ *         a write node a downgrade kept; a name that no contender's node
+ *         can have (a semaphore's "leases" or "locks", say) is refused.
  * The writes replace the nodes' owner descriptions. Blocks for three round
  * trips (zkl_participants()' two, then the writes at once). Returns ZKL_OK
  * (asked; whether each lets go is its choice); ZKL_ENOTHELD when there is
@@ -759,11 +761,17 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *   node      the child name of the contender to break (the last segment
  *             of zkl_lock_node_path()), looked for in every place of the
  *             name (its own queue, a semaphore's leases and gate) as
- *             zkl_revoke() does; or NULL for every contender that
- *             zkl_participants() says holds: a mutex's or write side's
- *             holder, the readers sharing the lock, an election's leader,
- *             each lease held (by its contender's own limit), the part a
- *             multi-lock holds on this name (the whole multi-lock loses).
+ *             zkl_revoke() does (a write node that a downgrade kept takes
+ *             its downgraded reader with it); or NULL for every contender
+ *             that zkl_participants() says holds: a mutex's or write
+ *             side's holder, the readers sharing the lock (a downgraded
+ *             reader and the write node it keeps, see zkl_rwlock_new()),
+ *             an election's leader, each lease held (by its contender's
+ *             own limit), the part a multi-lock holds on this name (the
+ *             whole multi-lock loses). A downgraded reader's node is
+ *             deleted before the write node it keeps: its holder loses
+ *             the read side (ZKL_LOST_BROKEN) before the writers queued
+ *             behind that write node can be granted.
  *   grace_ms  >= 0; 0 deletes at once.
  *   cb        may be NULL: called once for each node picked, on the
  *             calling thread, with no lock held, after the work and before
@@ -835,7 +843,14 @@ typedef struct zkl_rwlock zkl_rwlock;
  * waiting for only the read side is refused with ZKL_EUPGRADE: it would
  * wait for itself.
  * Downgrade keeps the write node until the read side is released, so
- * that writers queued behind it go on waiting.
+ * that writers queued behind it go on waiting. The read node of a
+ * downgrade (the read side taken while the write side holds) says so in
+ * its name, "_c_<id>-with-<write node's id>-__READ__<seq>", for those
+ * that read the queue: zkl_participants() says it holds while that write
+ * node holds (although writers that queued while the write side held
+ * stand between them), so zkl_revoke() asks it, and zkl_break() (and
+ * `zklock --break`) breaks it with the write node, before it. Curator's
+ * and kazoo's readers see a read node like any other.
  * Tokens: a side's token is its node's czxid. Successive writers' tokens
  * strictly increase, and every reader's token is higher than that of the
  * last writer granted before it. So a resource may refuse a write token
@@ -1141,7 +1156,9 @@ typedef struct zkl_participant {
                          still count ahead of the others, and are left out
                          of the list): the first node of NAME's own queue
                          (a mutex's or writer's holder, an election's
-                         leader); a reader with only readers ahead of it; a
+                         leader); a reader with only readers ahead of it,
+                         or one that a downgrade made while the write node
+                         it names holds (zkl_rwlock_new()); a
                          lease node with fewer lease nodes ahead of it than
                          its own limit, or, its limit unknown (Curator's), any
                          lease node but that of the contender holding the

@@ -18,11 +18,13 @@
  *
  * Who is picked: the contenders zkl_participants() says hold (the
  * registry's rule, kinds.c: a semaphore's lease by its own limit), or the
- * one named, looked for in every place of the name, as zkl_revoke() does.
- * The rule runs on the queue as listed (participants.c): a holder that let
- * go before its node was read is not replaced by the next in line, which
- * may have been granted after the break began; the break then hits
- * nothing.
+ * one named, looked for in every place of the name, as zkl_revoke() does,
+ * with the downgraded readers that ride on it (kinds.h). A reader riding
+ * on a write node is deleted before it, so that its holder is told before
+ * the writers queued behind the write node are let in. The rule runs on the
+ * queue as listed (participants.c): a holder that let go before its node was
+ * read is not replaced by the next in line, which may have been granted after
+ * the break began; the break then hits nothing.
  *
  * Everything runs on the caller's thread, which waits for each reply with
  * s->mu released. The completion thread broadcasts s->cond whenever it
@@ -168,24 +170,29 @@ static void brk_unref_locked(brk *b) {
     free(b);
 }
 
+/* Whether participant p is a victim: the node named, wherever it is, and
+ * a downgraded reader that holds by riding on it (kinds.h: it must not
+ * outlive it); or, with no node named, every holder (riders included). */
+static bool picked(const zkl_participant *p, const char *node) {
+  const char *child = strrchr(p->node, '/') + 1;
+  if (!node)
+    return p->holds;
+  return strcmp(child, node) == 0 || (p->holds && zkl__rides_on(child, node));
+}
+
 /* The victims, from the participants read before the call took the
- * session's mutex: node, wherever it is among them, or every holder.
- * ZKL_ENOTHELD when there is none. */
+ * session's mutex, in queue order. ZKL_ENOTHELD when there is none. */
 static int pick(const zkl_participant *list, int count, const char *node,
                 brk **out) {
   int i, n = 0;
-  for (i = 0; i < count; i++) {
-    const char *child = strrchr(list[i].node, '/');
-    if (node ? child && strcmp(child + 1, node) == 0 : list[i].holds)
-      n++;
-  }
+  for (i = 0; i < count; i++)
+    n += picked(&list[i], node);
   if (n == 0)
     return ZKL_ENOTHELD;
   if (!(*out = brk_new(n)))
     return ZKL_ENOMEM;
   for (i = 0, n = 0; i < count; i++) {
-    const char *child = strrchr(list[i].node, '/');
-    if (node ? child && strcmp(child + 1, node) == 0 : list[i].holds) {
+    if (picked(&list[i], node)) {
       victim *v = &(*out)->v[n++];
       snprintf(v->path, sizeof v->path, "%s", list[i].node);
       v->czxid = list[i].token; /* what was seen: aimed at that only */
@@ -371,7 +378,10 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
   for (i = 0; i < b->count && zkl__session_usable_locked(s) == ZKL_OK; i++)
     mark_locked(s, &b->v[i]);
   grace_locked(s, b, grace_ms);
-  for (i = 0; i < b->count; i++) {
+  /* Deleted from the last to the first: a downgraded reader goes before
+   * the write node it rides on, whose deletion lets the writers queued
+   * behind it in (one session's requests are applied in order). */
+  for (i = b->count - 1; i >= 0; i--) {
     victim *v = &b->v[i];
     if (v->rc == MARKED)
       delete_locked(s, v);

@@ -288,14 +288,18 @@ static void req_begin(zkl_attempt *att) {
   att->pending++;
 }
 
-/* A fresh unique prefix for the attempt's node. A try-once skips its
- * recipe's preparation (a semaphore's gate), and says so in it
- * (ZKL_TRY_ONCE_TAG). */
+/* A fresh unique prefix for the attempt's node, with its recipe's tag, if
+ * any (zkl_recipe.node_tag_locked). A try-once skips its recipe's
+ * preparation (a semaphore's gate), and says so in it (ZKL_TRY_ONCE_TAG,
+ * just before the marker). */
 static int make_prefix(zkl_attempt *att) {
-  char marker[ZKL_PREFIX_MAX];
-  snprintf(marker, sizeof marker, "%s%s",
-           att->l->recipe->prepare_locked &&
-                   (att->try_once || att->unprepared_try)
+  const zkl_recipe *r = att->l->recipe;
+  char marker[ZKL_PREFIX_MAX], tag[ZKL_TAG_MAX] = "";
+  if (r->node_tag_locked &&
+      r->node_tag_locked(att->l->arg, tag, sizeof tag) <= 0)
+    tag[0] = '\0';
+  snprintf(marker, sizeof marker, "%s%s%s", tag,
+           r->prepare_locked && (att->try_once || att->unprepared_try)
                ? ZKL_TRY_ONCE_TAG
                : "",
            own_kind(att)->marker);

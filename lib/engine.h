@@ -70,6 +70,14 @@ typedef struct zkl_recipe {
    * side of a read/write lock refuses while its read side is held).
    * NULL: always. Runs with s->mu held. */
   int (*admit_locked)(const void *arg);
+  /* A tag for the name of the node it is about to make, from what the
+   * contender knows now: written into buf (len bytes, ZKL_TAG_MAX), it goes
+   * between the id and the marker, "_c_<id>-<tag><marker><seq>" (before a
+   * try-once's ZKL_TRY_ONCE_TAG), so that every listing shows it at no
+   * cost: the read side of a read/write lock names the write node of its
+   * own that it rides on (a downgrade: kinds.h). Returns the tag's length,
+   * 0 for none. NULL: none. Runs with s->mu held. */
+  int (*node_tag_locked)(const void *arg, char *buf, size_t len);
   /* The node's data. NULL: the owner description. */
   int (*node_data)(const void *arg, char *buf, size_t len);
   /* With the owner description: one more line of it, written into buf

@@ -7,8 +7,10 @@
  *
  * Whom to ask is read as zkl_participants() reads it (participants.c,
  * through the registry): every holder by its kind's rule, or the contender
- * named, wherever under the name it waits. Nothing else under the name is
- * ever written.
+ * named, wherever under the name it waits, with the downgraded readers
+ * that hold by riding on it (kinds.h: after a downgrade the write node
+ * stays, and nobody watches it any more; the read side does). Nothing else
+ * under the name is ever written.
  */
 #include "config.h"
 
@@ -64,7 +66,10 @@ int zkl_revoke(zkl_session *s, const char *name, const char *node) {
     r.asked = 0;
     for (i = 0; i < count; i++) {
       const char *child = strrchr(list[i].node, '/') + 1;
-      if (node ? strcmp(child, node) != 0 : !list[i].holds)
+      bool asked = node ? strcmp(child, node) == 0 ||
+                              (list[i].holds && zkl__rides_on(child, node))
+                        : list[i].holds;
+      if (!asked)
         continue;
       if (zkl__ask_send_locked(&r.ask, ZKL_ASK_SET, list[i].node, REVOKE_DATA,
                                (int)strlen(REVOKE_DATA), i) != ZKL_OK)

@@ -543,6 +543,93 @@ static void test_kinds(void) {
   zkl_session_close(breaker);
 }
 
+/* A downgrade: the holder of a write side takes the read side, then
+ * releases the write side, which keeps its node until the read side lets
+ * go. A writer that queued behind the write node while it held stands
+ * between that node and the read node. zkl_participants() says both hold;
+ * a revoke reaches the read side; a break, of every holder or of the write
+ * node named, breaks the read side too (ZKL_LOST_BROKEN), and the writer
+ * is granted once both are gone. */
+static void test_downgraded_reader(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION), *ws = zkt_session(T_SESSION),
+              *breaker = zkt_session(T_SESSION);
+  zkl_rwlock *rw, *wrw;
+  zkl_participant *list;
+  zkt_counter asked;
+  zkt_rec granted;
+  holder h;
+  report rep = {0};
+  int count = 0, i, holding = 0, round;
+  zkt_name(name, sizeof name, "break-downgrade");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&wrw, ws, name), ZKL_OK);
+  /* round 0: every holder broken; round 1: the write node named */
+  for (round = 0; round < 2; round++) {
+    char write_node[ZKL_PATH_MAX];
+    int64_t wtoken = 0;
+    zkt_rec_init(&granted);
+    zkt_counter_init(&asked);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire(zkl_rwlock_write(rw), ZKT_WAIT, &wtoken), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_node_path(zkl_rwlock_write(rw), write_node, sizeof write_node),
+        ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(zkl_rwlock_write(wrw), -1,
+                                                 zkt_on_acquired, &granted),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+    hold_with(&h, zkl_rwlock_read(rw), s);
+    CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw)), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_children(parent), 3); /* the write node stays */
+
+    /* Who holds: the write node and the reader, not the writer between */
+    CU_ASSERT_EQUAL_FATAL(zkl_participants(breaker, name, &list, &count),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL(count, 3);
+    for (i = 0, holding = 0; i < count; i++) {
+      bool ours = strcmp(list[i].node, h.path) == 0 ||
+                  strcmp(list[i].node, write_node) == 0;
+      CU_ASSERT_EQUAL(list[i].holds, ours);
+      holding += list[i].holds;
+    }
+    CU_ASSERT_EQUAL(holding, 2);
+    zkl_participants_free(list);
+
+    /* A revoke reaches the read side, which watches its node */
+    zkl_lock_on_revoke(h.l, on_revoke_count, &asked);
+    CU_ASSERT_EQUAL(
+        zkl_revoke(breaker, name, round ? child_of(write_node) : NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_counter_wait(&asked, 1, ZKT_WAIT), 1);
+
+    /* A break takes the reader with the write node */
+    rep.n = 0;
+    CU_ASSERT_EQUAL(zkl_break(breaker, name,
+                              round ? child_of(write_node) : NULL, 0, on_report,
+                              &rep),
+                    ZKL_OK);
+    CU_ASSERT_EQUAL(rep.n, 2);
+    CU_ASSERT(reported(&rep, h.path, ZKL_OK));
+    assert_broken(&h);
+    /* (above the write node's token; below the reader's, whose node came
+     * after it: see zkl_rwlock_new()) */
+    CU_ASSERT_EQUAL(zkt_rec_wait(&granted, 1, ZKT_WAIT), ZKL_OK);
+    CU_ASSERT(granted.token > wtoken);
+    CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(wrw)), ZKL_OK);
+    zkl_lock_on_revoke(h.l, NULL, NULL);
+    zkt_assert_no_contender(name);
+  }
+  zkl_rwlock_free(wrw);
+  zkl_rwlock_free(rw);
+  zkt_assert_quiet(ws);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(ws);
+  zkl_session_close(breaker);
+  close_holder(&h, false);
+  zkt_assert_parent_empty(name);
+}
+
 /* A creator-only lock: refused with ZNOAUTH without its credentials,
  * nothing written; broken with them. */
 static void test_acl(void) {
@@ -668,6 +755,7 @@ int main(void) {
        test_next_holder_not_hit},
       {"a multi-lock is asked as one, on any of its names", test_multilock},
       {"readers, leases and a leader", test_kinds},
+      {"a downgraded reader under break and revoke", test_downgraded_reader},
       {"a creator-only lock", test_acl},
       {"bad input", test_bad_input},
       {NULL, NULL}};
