@@ -374,10 +374,22 @@ static int on_acquired(run *r, const ev_batch *b) {
     return EXIT_KIND;
   }
   if (rc == ZKL_ELIMIT) {
-    cli_error("could not acquire %s: %s (--limit %d here)", r->path,
-              zkl_strerror(rc), r->o->limit);
+    /* The semaphore is in use with another limit: refused at once, as a
+     * name of another kind is (their lease nodes say their limit), or,
+     * among contenders whose nodes say none (Curator's), a certain excess
+     * when the wait ran out. Nothing of ours is left either way. */
+    if (!r->o->quiet) {
+      int theirs = queue_other_limit(r->s, r->o->name, r->o->limit);
+      if (theirs > 0)
+        cli_error("could not acquire %s: it is a semaphore of %d leases "
+                  "(--limit %d), not %d",
+                  r->path, theirs, theirs, r->o->limit);
+      else
+        cli_error("could not acquire %s: %s (--limit %d here)", r->path,
+                  zkl_strerror(rc), r->o->limit);
+    }
     finish(r);
-    return EXIT_ZOOKEEPER;
+    return EXIT_KIND;
   }
   /* Granted, but the lease ran out before the grant was told: the release
    * then says ZKL_ELOST once (a queue node deleted under a waiter was

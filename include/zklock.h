@@ -150,7 +150,7 @@ ZKL_EXTERN const char *zkl_version_string(void);
   XX(EUPGRADE, -1016,                                                         \
      "the write side cannot be taken while holding only the read side")       \
   XX(ELIMIT, -1017,                                                           \
-     "more leases are held than this semaphore's limit: its contenders "      \
+     "the semaphore is in use with another limit: its contenders "            \
      "disagree on it")                                                        \
   XX(EKIND, -1018,                                                            \
      "the name is held or awaited by a lock of another kind")                 \
@@ -514,7 +514,8 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
  * under way; ZKL_EUPGRADE (a read/write lock's write side while its read
- * side is held or wanted); ZKL_ELIMIT (a semaphore, see there); ZKL_EINVAL;
+ * side is held or wanted); ZKL_ELIMIT (a semaphore in use with another
+ * limit, see zkl_semaphore_new()); ZKL_EINVAL;
  * ZKL_ENOMEM; ZKL_ESYSTEM (no random bytes for the node's id, or a
  * condition variable); ZKL_EDEADLK on a completion thread; ZAUTHFAILED when
  * the session ended on refused credentials; or a ZooKeeper error such as
@@ -886,21 +887,37 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * deletes its node, then queues at the mutex as above (it never waits with
  * such a node in place: a Curator contender counting would wait for it).
  * So an uncontended acquire costs one round trip, a contended one three.
- * Nothing stores the limit: every contender gives its own, as in Curator.
- * Contenders that disagree admit up to the largest limit among them; one
- * that finds more lease nodes ahead of its own than its limit waits on
- * (for fewer). If that wait times out while the nodes ahead that came
- * through the mutex, each a held lease, are more than its limit, it fails
- * with ZKL_ELIMIT rather than ZKL_ETIMEDOUT: ZKL_ELIMIT is said only when
+ * The limit is stored in every lease node's name, as `consul lock` stores
+ * it: _c_<id>-limit<N>-lease-<seq> (and in its data, "limit=N", as older
+ * versions did). A contender that finds a lease node ahead of its own that
+ * says another limit is refused: its acquire fails at once, waiting or
+ * trying once, with ZKL_ELIMIT, and its node is deleted before that is
+ * told. Of two that disagree, the later yields (only nodes ahead count,
+ * and none can appear ahead of a node later), so every contender of ours
+ * that holds says the same limit, and at most that many hold; once no
+ * lease node of ours is left, any limit may start afresh. Try-once and
+ * first-try nodes (below) say the limit too; a refused try leaves no node
+ * behind.
+ * Curator's InterProcessSemaphoreV2 stores nothing: each client passes its
+ * own limit, and its lease nodes say none, nor did older libzklock's
+ * names. Such nodes are counted, never compared (a Curator contender that
+ * disagrees is neither refused nor refuses ours), so Curator contenders
+ * share a semaphore with ours safely only when they give the same limit;
+ * they then admit up to the largest limit among them. One of ours that
+ * finds more lease nodes ahead of its own than its limit waits on (for
+ * fewer). If that wait times out while the nodes ahead that came through
+ * the mutex, each a held lease, are more than its limit, it fails with
+ * ZKL_ELIMIT rather than ZKL_ETIMEDOUT: ZKL_ELIMIT is then said only when
  * the disagreement is certain. A try-once does not queue at the mutex: it
- * makes its lease node, named _c_<id>-try-lease-<seq> (a lease node like
- * any other to Curator, which counts every node of leases/), counts, and
- * deletes it when busy. Such a node may be a held lease or one on its way
- * out (a try that found the leases full, or whose connection dropped), so
- * it keeps a counting contender waiting but never makes it say
- * ZKL_ELIMIT; an excess seen only through try-onces' nodes (or first
- * tries': holders that found the leases free) ends as ZKL_ETIMEDOUT. A
- * try-once itself cannot tell, and says ZKL_EBUSY.
+ * makes its lease node, named _c_<id>-limit<N>-try-lease-<seq> (a lease
+ * node like any other to Curator, which counts every node of leases/),
+ * counts, and deletes it when busy. Such a node may be a held lease or one
+ * on its way out (a try that found the leases full, or whose connection
+ * dropped), so it keeps a counting contender waiting but never makes it
+ * say ZKL_ELIMIT by its count; an excess seen only through try-onces'
+ * nodes (or first tries': holders that found the leases free) ends as
+ * ZKL_ETIMEDOUT. A try-once itself cannot tell, and says ZKL_EBUSY (or
+ * ZKL_ELIMIT for a node ahead that says another limit).
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
@@ -1164,8 +1181,9 @@ typedef struct zkl_participant {
                          lease node but that of the contender holding the
                          gate (which waits for a lease); never a gate node */
   int limit;          /* a lease node's limit, as its contender wrote it
-                         into the node (ours do; Curator's do not); 0 if
-                         unknown or not a lease */
+                         into the node's name, or (older libzklock) its
+                         data; Curator's say none: 0 if unknown or not a
+                         lease */
 } zkl_participant;
 
 /* Lists the contenders of the lock NAME without taking part: every node of

@@ -1579,7 +1579,14 @@ static void evaluate_locked(zkl_attempt *att,
     GO(att, ZKL_AS_LISTING);
   } else {
     l->recipe->decide_locked(&q, l->arg, &v);
-    if (att->unprepared_try && (v.kind != ZKL_GRANT || att->parts_busy)) {
+    if (v.kind == ZKL_REFUSE) {
+      /* Not a wait, and not one a preparation would change (a semaphore
+       * of another limit): it fails now, its node deleted first. */
+      zkl__log("lock %s: refused by the %s rule: %s", l->name, l->recipe->name,
+               zkl_strerror(v.code));
+      end_locked(att, END_FAIL, v.code);
+    } else if (att->unprepared_try &&
+               (v.kind != ZKL_GRANT || att->parts_busy)) {
       back_off_locked(att);
     } else if (v.kind == ZKL_GRANT) {
       att->unprepared_try = false;

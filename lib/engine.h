@@ -41,9 +41,11 @@ typedef struct zkl_attempt zkl_attempt; /* one acquisition: engine.c */
 /* What a recipe's rule answers, given the queue and the contender's place
  * in it. */
 typedef enum zkl_verdict_kind {
-  ZKL_GRANT,        /* it may go now */
-  ZKL_WAIT_NODE,    /* wait for entries[node] to go */
-  ZKL_WAIT_CHILDREN /* wait for the queue to change (a child watch) */
+  ZKL_GRANT,         /* it may go now */
+  ZKL_WAIT_NODE,     /* wait for entries[node] to go */
+  ZKL_WAIT_CHILDREN, /* wait for the queue to change (a child watch) */
+  ZKL_REFUSE         /* it may not take part: the acquire fails with code
+                        (its node deleted first), try-once or not */
 } zkl_verdict_kind;
 
 typedef struct zkl_verdict {
@@ -54,7 +56,7 @@ typedef struct zkl_verdict {
                            before ours while ours exists) */
   int code;             /* waiting: the code to end with, instead of
                            ZKL_ETIMEDOUT, should the wait time out now; 0:
-                           none */
+                           none. ZKL_REFUSE: the acquire's status */
 } zkl_verdict;
 
 typedef struct zkl_recipe {

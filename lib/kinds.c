@@ -192,6 +192,20 @@ bool zkl__rides_on(const char *child, const char *node) {
   return strncmp(tag, id, n) == 0 && tag[n] == '-';
 }
 
+int zkl__node_limit(const char *child) {
+  size_t n, tlen = strlen(ZKL_LIMIT_TAG);
+  const char *id = our_id(child, &n), *p;
+  int64_t v = 0;
+  if (!id)
+    return 0;
+  p = id + n + 1; /* after "_c_<id>-" */
+  if (strncmp(p, ZKL_LIMIT_TAG, tlen) != 0)
+    return 0;
+  for (p += tlen; *p >= '0' && *p <= '9' && v <= INT32_MAX; p++)
+    v = v * 10 + (*p - '0');
+  return *p == '-' && v > 0 && v <= INT32_MAX ? (int)v : 0;
+}
+
 /* Whether the reader at i rides on a node ahead of it that holds. */
 static bool rides_on_holder(const zkl_queue *q, const bool *holds, int i) {
   int j;

@@ -131,11 +131,24 @@ int zkl__rider_tag(const char *node, char *buf, size_t len);
  * queue): its tag names node's id. */
 bool zkl__rides_on(const char *child, const char *node);
 
+/* A semaphore's lease node of ours says its contender's limit in its name,
+ * before its marker: "_c_<id>-limit<N>-lease-<seq>" (a try-once's,
+ * "_c_<id>-limit<N>-try-lease-<seq>"), so that every listing of the
+ * leases shows it at no cost: a contender that finds a lease node ahead
+ * of its own with another limit is refused (ZKL_ELIMIT, semaphore.c), and
+ * zkl__kinds_holders() counts each by its own. Curator's lease nodes say
+ * nothing, in their name or their data; those of older libzklock say
+ * it in their data only ("limit=N", which a revoke overwrites). */
+#define ZKL_LIMIT_TAG "limit"
+/* The limit a node's name says (ZKL_LIMIT_TAG), or 0 when it says none. */
+int zkl__node_limit(const char *child);
+
 /* What a reader of the queues knows of one node besides its name: from its
  * data and its Stat. */
 typedef struct zkl_node_facts {
-  int limit;       /* a lease node's own limit ("limit=N" in its data), 0
-                      unknown: Curator's lease nodes carry no data */
+  int limit;       /* a lease node's own limit (its name's, else "limit=N"
+                      in its data), 0 unknown: Curator's lease nodes carry
+                      neither */
   int64_t session; /* its ephemeralOwner */
 } zkl_node_facts;
 

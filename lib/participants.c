@@ -60,6 +60,10 @@ static int add_node(reading *r, zkl_place place, const char *parent,
   memcpy(n->path + plen + 1, child, clen + 1);
   n->child = n->path + plen + 1;
   n->place = place;
+  /* a lease node's limit as its name says it (kinds.h): known even of a
+   * node gone before its read, and kept through a revoke's write */
+  if (place == ZKL_PLACE_LEASES)
+    n->facts.limit = zkl__node_limit(n->child);
   r->count++;
   return ZKL_OK;
 }
@@ -81,8 +85,8 @@ static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
     n->ctime = rp->stat->ctime;
     n->facts.session = rp->stat->ephemeralOwner;
     zkl__parse_owner(rp->value, rp->len, &n->owner);
-    if (n->place == ZKL_PLACE_LEASES)
-      n->facts.limit = n->owner.limit;
+    if (n->place == ZKL_PLACE_LEASES && n->facts.limit == 0)
+      n->facts.limit = n->owner.limit; /* an older libzklock's: its data */
     return;
   }
   for (i = 0; rc == ZKL_OK && i < rp->children->count; i++) {
