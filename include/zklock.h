@@ -513,7 +513,8 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * but lost (its lease ran out) before this call returned; ZKL_ECONNECT
  * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
- * under way; ZKL_EUPGRADE (a read/write lock's write side while its read
+ * under way, or a hold past its maximum still keeps its node (see
+ * zkl_lock_set_max_hold()); ZKL_EUPGRADE (a read/write lock's write side while its read
  * side is held or wanted); ZKL_ELIMIT (a semaphore in use with another
  * limit, see zkl_semaphore_new()); ZKL_EINVAL;
  * ZKL_ENOMEM; ZKL_ESYSTEM (no random bytes for the node's id, or a
@@ -583,7 +584,9 @@ enum {
                                    deleted the node after its grace */
   ZKL_LOST_MAX_HOLD = 5         /* held longer than its maximum hold
                                    (zkl_lock_set_max_hold()): the library
-                                   deleted the node */
+                                   deletes the node once this notice has
+                                   run, after its grace or the holder's
+                                   release */
 };
 
 /* Called once when a held lock is lost; the lock is then no longer held
@@ -645,21 +648,49 @@ ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
  * > 0 bounds every hold, 0 (the default) does not. ZooKeeper ends the hold
  * of a process that dies or freezes (its session expires), but not of one
  * whose thread hangs while its process lives; this is the lock's own
- * timeout, as Redis's SET key value NX PX ms, without its unsafety: when a
+ * timeout, as Redis's SET key value NX PX ms, without its unsafety. When a
  * hold has lasted max_hold_ms, the session's timer thread (never the
- * holder's thread, which may be the one that hangs) ends it as lost with
- * ZKL_LOST_MAX_HOLD: the lock stops being held at once (zkl_lock_token()
- * reads 0, the next zkl_lock_release() returns ZKL_ELOST), the lost
- * callback and ZKL_EVENT_LOST run on the timer thread, and then the node is
- * deleted (at the reconnect, should the connection be down), so the next
- * contender is granted with a higher token, which a fenced resource
- * prefers. The hold is counted from the grant, on this process's monotonic
- * clock; reentrant holds do not extend it. A hold already under way keeps
- * the bound it was granted with. For a read/write lock, set each side; for
- * a semaphore, its lease (the zkl_lock zkl_semaphore_new() made).
+ * holder's thread, which may be the one that hangs) ends it, in this
+ * order:
+ *   1. The hold ends as lost with ZKL_LOST_MAX_HOLD: zkl_lock_token()
+ *      reads 0, guarded writes (zkl_lock_multi()) are refused, the next
+ *      zkl_lock_release() returns ZKL_ELOST; the lost callback, then
+ *      ZKL_EVENT_LOST, run on the timer thread (no blocking call there).
+ *   2. The node stays in the queue, so nobody else is granted, until the
+ *      lost callback has returned and then until the first of: the
+ *      holder's zkl_lock_release() (it returns ZKL_ELOST: "I have
+ *      stopped"), zkl_lock_free(), the grace set with
+ *      zkl_lock_set_max_hold_grace() (0 by default: at once), the node's
+ *      deletion by someone else, the session's end or close. Meanwhile an
+ *      acquire of l returns ZKL_EINPROGRESS.
+ *   3. The node is deleted (at the reconnect, should the connection be
+ *      down; a downgrade's write node stays while its read side holds, as
+ *      at a release), and the next contender is granted with a higher
+ *      token, which a fenced resource prefers.
+ * So a holder can rely on this: nobody is granted before its lost
+ * callback has returned; one that needs longer to stop (a thread to join,
+ * a command to kill, as `zklock --max-hold` does) sets a grace and releases
+ * once it has stopped; the grace bounds the hold even when the holder
+ * never does. The hold is counted from the grant, on this process's
+ * monotonic clock; reentrant holds do not extend it. A hold already under
+ * way keeps the bound (and grace) it was granted with. For a read/write
+ * lock, set each side; for a semaphore, its lease (the zkl_lock
+ * zkl_semaphore_new() made); for a multi-lock, the multi-lock (its names
+ * are let go together, at the end of its grace).
  * Returns ZKL_OK; ZKL_EINVAL (NULL, or max_hold_ms < 0); ZKL_ECLOSED or
  * ZKL_EEXPIRED when the session is closed or expired. Never blocks. */
 ZKL_EXTERN int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms);
+
+/* How long the node of a hold that ran past its maximum (see
+ * zkl_lock_set_max_hold(), step 2) stays in the queue after the holder was
+ * told, for the holder to stop what it does before anyone else is granted:
+ * grace_ms >= 0, 0 (the default) lets it go as soon as the lost callback
+ * has returned. The holder's zkl_lock_release() lets it go earlier. Counted
+ * from the moment the hold ended, on the timer thread's clock. Read at the
+ * next grant. Returns ZKL_OK; ZKL_EINVAL (NULL, or grace_ms < 0);
+ * ZKL_ECLOSED or ZKL_EEXPIRED when the session is closed or expired. Never
+ * blocks. */
+ZKL_EXTERN int zkl_lock_set_max_hold_grace(zkl_lock *l, int grace_ms);
 
 /* How long a hold lasts before the library watches its own node: a watch
  * (one read) that tells the holder at once when someone deletes its node

@@ -224,6 +224,8 @@ typedef enum zkl_att_state {
   ZKL_AS_SUSPENDED,  /* the connection dropped before an answer */
   ZKL_AS_HELD,       /* granted */
   ZKL_AS_RELEASING,  /* the release's delete in flight */
+  ZKL_AS_STOPPING,   /* held past its maximum, told so: its node stays
+                        until the holder lets go or its grace runs out */
   ZKL_AS_ENDING,     /* failed: cleaning up before it is told */
   ZKL_AS_ENDED,      /* told; lives on only for what is still out */
   ZKL_AS_COUNT
@@ -345,6 +347,7 @@ struct zkl_lock {
   zkl_revoke_cb revoke_cb;
   void *revoke_arg;
   int max_hold_ms; /* zkl_lock_set_max_hold(); 0: none */
+  int max_hold_grace_ms; /* zkl_lock_set_max_hold_grace(); 0: none */
   int watch_after_ms; /* zkl_lock_set_watch_after() */
 
   /* engine.c: the hold */
