@@ -749,7 +749,9 @@ ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  *         a write node a downgrade kept; a name that no contender's node
  *         can have (a semaphore's "leases" or "locks", say) is refused.
  * The writes replace the nodes' owner descriptions. Blocks for three round
- * trips (zkl_participants()' two, then the writes at once). Returns ZKL_OK
+ * trips (zkl_participants()' two, then the writes at once); the listing
+ * follows a sync sent with it, so that a server behind the leader cannot
+ * hide a holder. Returns ZKL_OK
  * (asked; whether each lets go is its choice); ZKL_ENOTHELD when there is
  * nobody to ask (nobody holds, no such contender, or it left meanwhile);
  * ZKL_EINVAL (nothing is sent); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a
@@ -767,10 +769,11 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  * so that the next contender is granted, with a higher token. Unlike a
  * delete by hand (zkCli), the holder learns at once that, and why, it lost
  * the lock. The nodes are picked as zkl_participants() lists them (see
- * node below), whose rule runs on the queue as listed: a holder that lets
- * go before its node is read is not replaced by the next in line (which
- * may have been granted after the break began), and the break then hits
- * nothing. Each node picked is named by the czxid read then. For each:
+ * node below), after a sync sent with the listing (a server behind the
+ * leader cannot hide a holder), and its rule runs on the queue as listed: a
+ * holder that lets go before its node is read is not replaced by the next in
+ * line (which may have been granted after the break began), and the break then
+ * hits nothing. Each node picked is named by the czxid read then. For each:
  *   1. Mark: the node is read and, if its czxid is still the one picked,
  *      its data rewritten, under the version read, as the bytes
  *      "__BREAK__\n" followed by what it held (the owner description

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ask.h"
 #include "engine.h"
 
 /* How often a node that keeps changing under us is read again. */
@@ -360,8 +361,10 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
     return ZKL_EINVAL; /* no contender's node */
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
-  /* Who holds, by the registry's rule, or where the named node is. */
-  rc = zkl_participants(s, name, &list, &count);
+  /* Who holds, by the registry's rule, or where the named node is; after
+   * a sync, so that a server behind the leader does not hide a holder (a
+   * downgrade's read node while its write node is seen: ask.h). */
+  rc = zkl__participants_ask(s, name, &list, &count, true);
   if (rc != ZKL_OK)
     return rc;
   pthread_mutex_lock(&s->mu);

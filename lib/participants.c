@@ -68,9 +68,17 @@ static int add_node(reading *r, zkl_place place, const char *parent,
   return ZKL_OK;
 }
 
+/* The index of the sync sent before the listings (no place's). */
+#define SYNC_INDEX ZKL_PLACE_COUNT
+
 static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
   reading *r = (reading *)a;
   int i, rc = ZKL_OK;
+  if (!r->reading_data && index == SYNC_INDEX) {
+    if (rp->rc != ZOK && a->rc == ZKL_OK)
+      a->rc = zkl__ask_code(rp->rc);
+    return;
+  }
   if (rp->rc == ZNONODE)
     return; /* a place that is not there, or a node gone since the listing */
   if (rp->rc != ZOK) {
@@ -204,12 +212,15 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
 }
 
 int zkl__participants_locked(zkl_session *s, const char *name,
-                             zkl_participant **out, int *count) {
+                             zkl_participant **out, int *count, bool synced) {
   reading r;
   int rc, p, i;
   memset(&r, 0, sizeof r);
   if ((rc = zkl__ask_init(&r.ask, s, replied_locked)) != ZKL_OK)
     return rc;
+  /* The sync first: ZooKeeper serves a session's reads after its sync. */
+  if (synced)
+    zkl__ask_send_locked(&r.ask, ZKL_ASK_SYNC, "/", NULL, 0, SYNC_INDEX);
   /* The name and its places, back to back: one round trip. */
   for (p = 0; p < ZKL_PLACE_COUNT; p++) {
     const char *dir = zkl__place_dir((zkl_place)p);
@@ -243,16 +254,21 @@ int zkl__participants_locked(zkl_session *s, const char *name,
   return rc;
 }
 
-int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
-                     int *count) {
+int zkl__participants_ask(zkl_session *s, const char *name,
+                          zkl_participant **out, int *count, bool synced) {
   int rc;
   if (!s || !out || !count || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
-  rc = zkl__participants_locked(s, name, out, count);
+  rc = zkl__participants_locked(s, name, out, count, synced);
   zkl__ask_leave(s);
   return rc;
+}
+
+int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
+                     int *count) {
+  return zkl__participants_ask(s, name, out, count, false);
 }
 
 void zkl_participants_free(zkl_participant *list) { free(list); }

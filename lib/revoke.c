@@ -9,8 +9,9 @@
  * through the registry): every holder by its kind's rule, or the contender
  * named, wherever under the name it waits, with the downgraded readers
  * that hold by riding on it (kinds.h: after a downgrade the write node
- * stays, and nobody watches it any more; the read side does). Nothing else
- * under the name is ever written.
+ * stays, and nobody watches it any more; the read side does). The listing
+ * follows a sync, so that a server behind the leader cannot hide a holder
+ * (participants.c). Nothing else under the name is ever written.
  */
 #include "config.h"
 
@@ -59,7 +60,7 @@ int zkl_revoke(zkl_session *s, const char *name, const char *node) {
     return ZKL_EINVAL;
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
-  rc = zkl__participants_locked(s, name, &list, &count);
+  rc = zkl__participants_locked(s, name, &list, &count, true);
   if (rc == ZKL_OK)
     rc = zkl__ask_init(&r.ask, s, written_locked);
   if (rc == ZKL_OK) {
