@@ -1706,10 +1706,22 @@ static void dg_round(int round, bool kill_leader, int mode, long *stats) {
   CU_ASSERT_EQUAL_FATAL(
       zkl_lock_node_path(zkl_rwlock_read(d), rnode, sizeof rnode), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(d)), ZKL_OK);
+  sync_observer(parent); /* it may be on a follower, behind */
   CU_ASSERT_EQUAL(zkt_children(parent), 3); /* D's write node stays */
 
-  /* who holds: D's write node and read node, not W between them */
-  CU_ASSERT_EQUAL_FATAL(zkl_participants(asker, name, &list, &count), ZKL_OK);
+  /* who holds: D's write node and read node, not W between them (as the
+   * asker's server tells once it has caught up: zkl_participants() does
+   * not sync, zkl_break() and zkl_revoke() do) */
+  {
+    long long until = now_us() + (long long)STUCK_MS * 1000;
+    for (;;) {
+      CU_ASSERT_EQUAL_FATAL(zkl_participants(asker, name, &list, &count),
+                            ZKL_OK);
+      if (count == 3 || now_us() >= until)
+        break;
+      zkl_participants_free(list);
+    }
+  }
   CU_ASSERT_EQUAL(count, 3);
   for (i = 0; i < count; i++) {
     bool ds_node =
