@@ -293,6 +293,19 @@ static void mark_locked(zkl_session *s, victim *v) {
     pthread_cond_wait(&s->cond, &s->mu);
 }
 
+/* Whether a downgraded reader riding on victim i was broken: its holder,
+ * told, deletes the write node itself (rwlock.c), often before our delete
+ * of it comes; that node was broken all the same, not let go. */
+static bool rider_broken(const brk *b, int i) {
+  const char *node = strrchr(b->v[i].path, '/') + 1;
+  int j;
+  for (j = 0; j < b->count; j++)
+    if (j != i && b->v[j].rc == ZKL_OK &&
+        zkl__rides_on(strrchr(b->v[j].path, '/') + 1, node))
+      return true;
+  return false;
+}
+
 static bool all_gone(const brk *b) {
   int i;
   for (i = 0; i < b->count; i++)
@@ -396,6 +409,11 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
       zkl__watch_drop_locked(v->watch); /* its record may outlive us */
       v->watch = NULL;
     }
+  }
+  for (i = 0; i < b->count; i++) {
+    victim *v = &b->v[i];
+    if (v->rc == ZKL_ENOTHELD && rider_broken(b, i))
+      v->rc = ZKL_OK; /* it went with its reader (see rider_broken) */
     if (v->rc == ZKL_OK)
       broken = true;
     else if (v->rc != ZKL_ENOTHELD && first_error == ZKL_OK)

@@ -611,6 +611,8 @@ static void test_downgraded_reader(void) {
                     ZKL_OK);
     CU_ASSERT_EQUAL(rep.n, 2);
     CU_ASSERT(reported(&rep, h.path, ZKL_OK));
+    /* the write node too, even when the reader's end deleted it first */
+    CU_ASSERT(reported(&rep, write_node, ZKL_OK));
     assert_broken(&h);
     /* (above the write node's token; below the reader's, whose node came
      * after it: see zkl_rwlock_new()) */

@@ -154,6 +154,54 @@ static void test_multi_broken(void) {
   assert_no_node(c);
 }
 
+/* zklock --break on a read/write lock a program downgraded (its write node
+ * kept, a zklock --write queued behind it, then its read node): both of
+ * the program's nodes are broken, the read node first, the reader is told
+ * ZKL_LOST_BROKEN, and the queued --write runs once both are gone. */
+static void test_break_downgraded(void) {
+  char name[64], parent[512], wnode[ZKL_PATH_MAX], rnode[ZKL_PATH_MAX],
+      line[1024], out[2048], err[1024], want[1200];
+  zkl_session *s = zkt_session(10000);
+  zkl_rwlock *rw;
+  zkt_rec lost;
+  proc w;
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
+  zkt_name(name, sizeof name, "cli-break-downgrade");
+  zkt_parent(parent, sizeof parent, name);
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw, s, name), ZKL_OK);
+  zkl_lock_on_lost(zkl_rwlock_read(rw), zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(zkl_rwlock_read(rw), 0), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_write(rw), T_WAIT, NULL),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_node_path(zkl_rwlock_write(rw), wnode, sizeof wnode), ZKL_OK);
+  spawn(&w, "-s", zkt_hosts(), "-q", "-w", "30", "--write", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_read(rw), T_WAIT, NULL),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_node_path(zkl_rwlock_read(rw), rnode, sizeof rnode), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw)), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_children(parent), 3);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n%s\n", wnode, rnode);
+  zkt_check(strcmp(out, want) == 0, "printed \"%s\", want \"%s\"", out, want);
+  zkt_check(strcmp(err, "") == 0, "stderr: %s", err);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, T_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_FATAL(command_started(&w, line, sizeof line));
+  go(&w);
+  CU_ASSERT_EQUAL(wait_exit(&w, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw)), ZKL_ELOST);
+  zkl_rwlock_free(rw);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  cleanup(&w);
+  assert_no_node(name);
+}
+
 /* A creator-only lock: without its credentials, refused (exit 3) and the
  * holder runs on; with them, broken. */
 static void test_acl(void) {
@@ -308,6 +356,8 @@ int main(int argc, char **argv) {
       {"a holder of three names broken on one loses all three",
        test_multi_broken},
       {"a creator-only lock", test_acl},
+      {"a downgraded reader is broken with its write node",
+       test_break_downgraded},
       {"--max-hold stops the command", test_max_hold},
       {"--max-hold stops the command before the node goes",
        test_max_hold_stops_first},
