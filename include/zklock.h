@@ -514,8 +514,8 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
  * under way, or a hold past its maximum still keeps its node (see
- * zkl_lock_set_max_hold()); ZKL_EUPGRADE (a read/write lock's write side while its read
- * side is held or wanted); ZKL_ELIMIT (a semaphore in use with another
+ * zkl_lock_set_max_hold()); ZKL_EUPGRADE (a read/write lock's write side while
+ * its read side is held or wanted); ZKL_ELIMIT (a semaphore in use with another
  * limit, see zkl_semaphore_new()); ZKL_EINVAL;
  * ZKL_ENOMEM; ZKL_ESYSTEM (no random bytes for the node's id, or a
  * condition variable); ZKL_EDEADLK on a completion thread; ZAUTHFAILED when
