@@ -175,7 +175,8 @@ typedef struct {
   int revoke_sig;      /* --on-revoke: the signal, 0: none */
   const char *revoke_sig_name; /* ... as "SIGUSR1" */
   const char *name;    /* the first NAME */
-  char *const *names;  /* every NAME (several: one multi-lock), in argv */
+  char **names;        /* every NAME (several: one multi-lock), in the
+                          order given; main() frees the array */
   int n_names;
   char **command;
   int break_grace_ms; /* --break: --grace */
@@ -403,6 +404,16 @@ void status_clear(void);
 /* The owner description zklock writes into its node: "zklock: ARGV...",
  * made one printable line of at most ZKL_INFO_MAX bytes. Caller frees. */
 char *queue_owner_info(char *const argv[]);
+
+/* Whether rc, the outcome of a read zklock makes on the client itself (a
+ * candidate's id, the chroot), is worth asking again: the connection was
+ * lost under it, and *deadline has not passed (the session timeout from
+ * the first try: the first call sets it from 0). A session that follows
+ * the ensemble moves to other servers just after it opens, which drops
+ * its connection. The client holds a request made while it reconnects
+ * until the connection is back or lost again: asking again does not spin
+ * while it reconnects. */
+bool queue_read_again(zkl_session *s, int rc, int64_t *deadline);
 
 /* One contender, as --list shows it. */
 typedef struct {

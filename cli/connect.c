@@ -201,10 +201,13 @@ static void authenticate(zkl_session *s, const options *o) {
 static void check_chroot(zkl_session *s, const options *o) {
   const char *chroot = o->parsed_hosts.chroot;
   struct Stat st;
+  int64_t deadline = 0;
   int rc;
   if (!chroot[0] || strcmp(chroot, "/") == 0)
     return;
-  rc = zoo_exists(zkl_session_handle(s), "/", 0, &st); /* "/" is the chroot */
+  do /* "/" is the chroot */
+    rc = zoo_exists(zkl_session_handle(s), "/", 0, &st);
+  while (queue_read_again(s, rc, &deadline));
   if (rc == ZNONODE)
     fail(s, "the chroot %s does not exist on ZooKeeper at %.*s",
          cli_quote(chroot), (int)strcspn(o->hosts, "/"), o->hosts);

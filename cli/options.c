@@ -111,6 +111,10 @@ static void usage(void) {
       "  -h, --help              print this help and exit",
       "      --version           print the version and exit",
       "",
+      "Options may also come among the NAMEs, before '--'. A NAME that",
+      "starts with '-' goes after a '--' that ends the options:",
+      "zklock [OPTIONS] -- -NAME... -- COMMAND [ARG...]",
+      "",
       "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAME and",
       "ZKLOCK_NODE (with several NAMEs: each, space-separated, in the order",
       "given) in its environment. Exit status: COMMAND's (128+N if signal",
@@ -384,7 +388,8 @@ void options_parse(int argc, char **argv, options *o) {
   char *env_auth = getenv("ZKLOCK_AUTH");
   bool e_set = false, k_set = false, acl_set = false, n_set = false,
        grace_set = false;
-  int c, rest, at, n, i, j;
+  int c, at, n, i, j;
+  bool separator;
   long v;
 
   memset(o, 0, sizeof *o);
@@ -399,10 +404,36 @@ void options_parse(int argc, char **argv, options *o) {
   o->action = ACT_RUN;
   o->kind = KIND_MUTEX;
   opterr = 0;
-  /* "+": stop at NAME; what follows "--" is the command's. */
-  for (at = 1; (c = getopt_long(argc, argv, "+:s:t:w:nE:k:qvl:Hh", longopts,
-                                NULL)) != -1;
-       at = optind) { /* argv[at]: the word getopt was reading */
+  /* Every word has room among the NAMEs; main() frees them. */
+  o->names = calloc((size_t)argc + 1, sizeof *o->names);
+  if (!o->names) {
+    cli_error("out of memory");
+    exit(EXIT_ZOOKEEPER);
+  }
+  /* "+": getopt stops at each NAME, which is taken here, and goes on
+   * after it: an option between the NAMEs and '--' acts as an option (it
+   * used to become a NAME: "zklock db --read -- cmd" took a lock named
+   * "--read"). The first '--' after a NAME ends the NAMEs; what follows it
+   * is the command's. A '--' before any NAME ends the options, as POSIX
+   * has it: every word up to the next '--' is then a NAME, even one that
+   * starts with '-'. */
+  for (;;) {
+    at = optind; /* argv[at]: the word getopt reads */
+    c = getopt_long(argc, argv, "+:s:t:w:nE:k:qvl:Hh", longopts, NULL);
+    if (c == -1) {
+      if (optind == at + 1) { /* it took a '--' */
+        if (o->n_names == 0)
+          while (optind < argc && strcmp(argv[optind], "--") != 0)
+            o->names[o->n_names++] = argv[optind++];
+        else
+          optind--; /* the separator, looked at below */
+        break;
+      }
+      if (optind >= argc)
+        break;
+      o->names[o->n_names++] = argv[optind++];
+      continue;
+    }
     switch (c) {
     case 's':
       if (!*optarg)
@@ -562,7 +593,8 @@ void options_parse(int argc, char **argv, options *o) {
     take_auth(o, "ZKLOCK_AUTH", env_auth, false);
   check_hosts(o, hosts_from);
   check_view(o);
-  rest = argc - optind;
+  n = o->n_names;
+  separator = optind < argc; /* argv[optind] is the "--" */
 
   if (grace_set && o->action != ACT_BREAK)
     cli_usage_error("--grace goes with --break only");
@@ -576,10 +608,10 @@ void options_parse(int argc, char **argv, options *o) {
                       opt);
     if (o->no_header && o->action != ACT_LIST)
       cli_usage_error("-H goes with --list only");
-    if (rest > 0)
+    if (n > 0 || separator)
       cli_usage_error("%s takes one lock name and no command, but %s "
                       "follows",
-                      opt, cli_quote(argv[optind]));
+                      opt, cli_quote(n > 0 ? o->names[0] : argv[optind]));
     if (!o->prefix)
       check_name(o->target);
     return;
@@ -592,33 +624,27 @@ void options_parse(int argc, char **argv, options *o) {
   if (o->acl == ZKL_ACL_CREATOR && !o->auth)
     cli_usage_error("--acl creator needs credentials (--auth or "
                     "ZKLOCK_AUTH): the lock's nodes belong to them");
-  if (rest == 0)
+  if (n == 0)
     cli_usage_error("missing lock name (%s)", usage_line);
-  o->name = argv[optind];
-  o->names = argv + optind;
-  for (n = 0; n < rest && strcmp(argv[optind + n], "--") != 0; n++)
-    ;
-  o->n_names = n;
-  if (n == rest && n == 1)
+  o->name = o->names[0];
+  if (!separator && n == 1)
     cli_usage_error("missing '--' and command after the lock name (%s)",
                     usage_line);
-  if (n == rest) /* (several names come before a '--' too) */
+  if (!separator) /* (several names come before a '--' too) */
     cli_usage_error("expected '--' after the lock name %s, not %s (%s)",
-                    cli_quote(o->name), cli_quote(argv[optind + 1]),
-                    usage_line);
-  if (n + 1 == rest)
+                    cli_quote(o->name), cli_quote(o->names[1]), usage_line);
+  if (optind + 1 == argc)
     cli_usage_error("missing command after '--' (%s)", usage_line);
   for (i = 0; i < n; i++) {
-    check_name(argv[optind + i]);
+    check_name(o->names[i]);
     for (j = 0; j < i; j++)
-      if (strcmp(argv[optind + i], argv[optind + j]) == 0)
-        cli_usage_error("lock name %s is given twice",
-                        cli_quote(argv[optind + i]));
+      if (strcmp(o->names[i], o->names[j]) == 0)
+        cli_usage_error("lock name %s is given twice", cli_quote(o->names[i]));
   }
   if (n > 1 && o->kind != KIND_MUTEX)
     cli_usage_error("several lock names are held as mutexes only: no "
                     "--read, --write, --limit or --elect with them");
   if (n > ZKL_MULTI_NAMES_MAX)
     cli_usage_error("at most %d lock names", ZKL_MULTI_NAMES_MAX);
-  o->command = argv + optind + n + 1;
+  o->command = argv + optind + 1;
 }

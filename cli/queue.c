@@ -61,12 +61,24 @@ static void since(char *buf, size_t len, int64_t unix_ms) {
 
 /* ------------------------------------------------------------- the view */
 
+bool queue_read_again(zkl_session *s, int rc, int64_t *deadline) {
+  if (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT)
+    return false;
+  if (*deadline == 0)
+    *deadline = cli_now_ms() + zoo_recv_timeout(zkl_session_handle(s));
+  return cli_now_ms() < *deadline;
+}
+
 /* A candidate's id: its node's data. NULL when it cannot be read. */
 static char *read_id(zkl_session *s, const char *node) {
   char data[ZKL_ID_MAX + 1], *id;
-  int len = ZKL_ID_MAX;
-  if (zoo_get(zkl_session_handle(s), node, 0, data, &len, NULL) != ZOK ||
-      len < 0)
+  int64_t deadline = 0;
+  int len, rc;
+  do {
+    len = ZKL_ID_MAX;
+    rc = zoo_get(zkl_session_handle(s), node, 0, data, &len, NULL);
+  } while (queue_read_again(s, rc, &deadline));
+  if (rc != ZOK || len < 0)
     return NULL;
   data[len] = '\0';
   id = malloc((size_t)len + 1);

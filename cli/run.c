@@ -407,7 +407,14 @@ static int on_acquired(run *r, const ev_batch *b) {
     return lost_before_start(r, b->lost ? b->lost_reason
                                         : ZKL_LOST_LEASE_EXPIRED);
   if (rc != ZKL_OK) {
-    cli_error("could not acquire %s: %s%s", r->path, zkl_strerror(rc),
+    /* several names: the one ZooKeeper refused, not the first */
+    const char *refused = zkl_multilock_refused_name(r->l);
+    char path[ZKL_PATH_MAX];
+    if (refused)
+      names_parent(path, sizeof path, refused);
+    else
+      snprintf(path, sizeof path, "%s", r->path);
+    cli_error("could not acquire %s: %s%s", path, zkl_strerror(rc),
               rc == ZNOAUTH ? " (the lock's nodes belong to other "
                               "credentials: see --auth)"
                             : "");

@@ -195,8 +195,12 @@ static bool show_if_held_up(int i) {
   queue_view v;
   bool blocked, has_own, shown = false;
   int ahead;
-  if (queue_view_get(st.s, name, &v) != ZKL_OK)
-    return false; /* it is only the status: the next change tries again */
+  /* It is only the status: the next change tries again. Disconnected, the
+   * listing would wait for the reconnect (zkl_participants() asks again
+   * after a lost connection), holding up the main loop. */
+  if (zoo_state(zkl_session_handle(st.s)) != ZOO_CONNECTED_STATE ||
+      queue_view_get(st.s, name, &v) != ZKL_OK)
+    return false;
   /* Only now: the server tells the watch of our node's creation before it
    * answers the create, but answers the listing after it; so once the
    * listing is back, the library knows its node if it was created. */

@@ -96,5 +96,6 @@ int main(int argc, char **argv) {
   options_parse(argc, argv, &o);
   rc = o.action == ACT_RUN ? run_lock(&o) : run_question(&o);
   free(o.auth);
+  free(o.names);
   return rc;
 }

@@ -57,6 +57,18 @@
  *   instead of hanging. zkl_session_close() called from a callback returns
  *   at once (ZKL_EBACKGROUND) and finishes on a thread of its own.
  *
+ * Questions
+ *   The blocking calls that ask and return (zkl_participants,
+ *   zkl_leader_get, zkl_lock_names, zkl_revoke, zkl_break) ask again when
+ *   the connection is lost under them, as it is when a session that
+ *   follows the ensemble moves to other servers just after it opened: once
+ *   the session is connected again, from the start, for as long as the
+ *   session timeout from the call's start allows (zkl_break: from the
+ *   start of each of its steps). Only then do they return ZCONNECTIONLOSS;
+ *   the session's end meanwhile returns ZKL_EEXPIRED or ZKL_ECLOSED. What
+ *   they write may be written twice: a holder may hear one zkl_revoke() or
+ *   one break's mark twice.
+ *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
  *   execs inherits the session's connection unless it closes descriptors it
@@ -386,9 +398,12 @@ ZKL_EXTERN int64_t zkl_session_lease_deadline(zkl_session *s);
  *   credentials  len bytes; copied.
  * Returns ZKL_OK; ZAUTHFAILED when the server refused them (the session is
  * then over, as ZooKeeper ends it); ZKL_EINVAL; ZKL_EEXPIRED; ZKL_ECLOSED;
- * ZKL_EDEADLK on a completion thread; or ZCONNECTIONLOSS when the connection
- * dropped first (the client still holds the credentials for the reconnect).
- */
+ * ZKL_EDEADLK on a completion thread; or ZCONNECTIONLOSS when no verdict
+ * came within the session timeout. A connection lost before the verdict
+ * (a server that refuses a scheme closes the connection as it answers, and
+ * its answer can be lost with it) is waited out: the client shows the
+ * credentials again at the reconnect, and a read answered after that says
+ * they were accepted. */
 ZKL_EXTERN int zkl_session_add_auth(zkl_session *s, const char *scheme,
                                     const char *credentials, int len);
 
@@ -510,7 +525,9 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * session expired; ZKL_ELOST when the contender's node was deleted while it
  * waited (by someone else, or by the server as the session expired: the
  * session's next calls then return ZKL_EEXPIRED), or when it was granted
- * but lost (its lease ran out) before this call returned; ZKL_ECONNECT
+ * but lost (its lease ran out) before this call returned, or (a
+ * multi-lock) when a name it held for itself while it waited for the
+ * others stopped holding (see zkl_multilock_new()); ZKL_ECONNECT
  * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
  * under way, or a hold past its maximum still keeps its node (see
@@ -737,7 +754,11 @@ typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
 ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
 
 /* Asks holders of lock NAME to let go: writes the bytes __REVOKE__ into
- * their nodes, as Curator's Revoker does (so Curator holders hear it too).
+ * their nodes, as Curator's Revoker does (so Curator holders hear it too);
+ * an election candidate's node is read and written again as it is
+ * instead, so that its data stays its id, which zkl_leader_get(), `zklock
+ * --leader` and Curator's LeaderLatch read (the candidate hears the new
+ * version: see zkl_election_new()).
  * Whom, as zkl_participants() tells it:
  *   node  NULL: every contender that holds (its `holds`): a mutex's or a
  *         writer's holder, every reader holding (a downgraded reader
@@ -748,15 +769,15 @@ ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  *         its gate, with the downgraded reader that holds on it when it is
  *         a write node a downgrade kept; a name that no contender's node
  *         can have (a semaphore's "leases" or "locks", say) is refused.
- * The writes replace the nodes' owner descriptions. Blocks for three round
- * trips (zkl_participants()' two, then the writes at once); the listing
- * follows a sync sent with it, so that a server behind the leader cannot
- * hide a holder. Returns ZKL_OK
- * (asked; whether each lets go is its choice); ZKL_ENOTHELD when there is
- * nobody to ask (nobody holds, no such contender, or it left meanwhile);
- * ZKL_EINVAL (nothing is sent); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a
- * completion thread; or a ZooKeeper error (ZNOAUTH for a creator-only
- * node). */
+ * The writes replace the nodes' owner descriptions (not a candidate's id).
+ * Blocks for three round trips (zkl_participants()' two, then the writes
+ * at once; four when a candidate is asked: its read comes first); the
+ * listing follows a sync sent with it, so that a server behind the leader
+ * cannot hide a holder. Returns ZKL_OK (asked; whether each lets go is its
+ * choice); ZKL_ENOTHELD when there is nobody to ask (nobody holds, no such
+ * contender, or it left meanwhile); ZKL_EINVAL (nothing is sent);
+ * ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread; or a
+ * ZooKeeper error (ZNOAUTH for a creator-only node). */
 ZKL_EXTERN int zkl_revoke(zkl_session *s, const char *name, const char *node);
 
 /* What zkl_break() did to one node it went after: node is its full path
@@ -777,7 +798,9 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *   1. Mark: the node is read and, if its czxid is still the one picked,
  *      its data rewritten, under the version read, as the bytes
  *      "__BREAK__\n" followed by what it held (the owner description
- *      stays readable). A holder of this
+ *      stays readable); an election candidate's data, its id, is written
+ *      again as it is, and its new version is the mark (see
+ *      zkl_election_new()). A holder of this
  *      library sees the mark through the watch it keeps on its own node
  *      (from watch_after_ms into its hold: zkl_lock_set_watch_after()):
  *      its revoke callback runs (zkl_lock_on_revoke()), and it may let go
@@ -791,7 +814,20 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *      holder loses the lock with ZKL_LOST_BROKEN (ZKL_LOST_NODE_DELETED if
  *      it never saw the mark: disconnected throughout the grace, say, or
  *      a hold younger than its watch_after_ms broken with a shorter
- *      grace); a waiter's acquire fails with ZKL_ELOST.
+ *      grace, or one broken at once in the round trip after its grant,
+ *      before its watch's first read; see below); a waiter's acquire
+ *      fails with ZKL_ELOST.
+ *   Why a holder that never saw the mark is told ZKL_LOST_NODE_DELETED,
+ *   and not ZKL_LOST_BROKEN: the mark goes with the node, so all it finds
+ *   is its node gone, as after any delete. Telling a break apart would
+ *   need a trace the break leaves elsewhere, read before the loss is told:
+ *   a round trip more between the deletion (after which the next contender
+ *   may be granted) and the holder's notice to stop. The library tells the
+ *   loss at once and names only what it saw; a wrong reason would be worse
+ *   than a plainer one. To be told ZKL_LOST_BROKEN, a holder watches its
+ *   node from the grant (zkl_lock_set_watch_after(l, 0), as zklock does)
+ *   and a break gives a grace longer than the holders' watch_after_ms
+ *   (zklock --break: 5 s by default).
  *   name      the lock NAME.
  *   node      the child name of the contender to break (the last segment
  *             of zkl_lock_node_path()), looked for in every place of the
@@ -818,7 +854,9 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  * without the rights the node's ACL demands (ZKL_ACL_CREATOR: the
  * creator's credentials): nothing is deleted; ZKL_ECLOSED; ZKL_EEXPIRED;
  * ZKL_ENOMEM; ZKL_EDEADLK on a completion thread; or another ZooKeeper
- * error (ZCONNECTIONLOSS: whether the node was deleted is unknown). When
+ * error (ZCONNECTIONLOSS: the connection was lost under the delete and the
+ * node is gone, so whether this call deleted it is unknown; or it stayed
+ * lost past the session timeout: see "Questions" at the top). When
  * several nodes are picked, an error wins over ZKL_OK. */
 ZKL_EXTERN int zkl_break(zkl_session *s, const char *name, const char *node,
                          int grace_ms, zkl_break_cb cb, void *arg);
@@ -982,14 +1020,25 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * as containers, then the transaction again. By atomicity, a transaction
  * refused for one name (ZNOAUTH: an ACL that does not let this session
  * create there) creates nothing in the others: the acquire fails with that
- * code and leaves nothing behind.
+ * code and leaves nothing behind, and zkl_multilock_refused_name() says
+ * which name it was.
  *
  * The token is the czxid all of its nodes share: in each of its queues it
  * is greater than the token of every earlier holder of that name (of any
  * kind), so a resource guarded by any one of the names can check it as
  * for a plain mutex. While held, loss of any one name (its node deleted,
  * the session's end, the lease) is loss of the whole: one lost callback,
- * with that name's reason; the other nodes are deleted. Timeouts, cancel,
+ * with that name's reason; the other nodes are deleted. While it waits,
+ * the names where it is first already hold for it, and it is granted only
+ * while every one of them still holds: when one stops holding before the
+ * last is granted (its node deleted, or broken by zkl_break(), its lease
+ * run out, the session over), the acquire fails with ZKL_ELOST (the
+ * session's code when it is over, ZKL_ECLOSED when it closes) once its
+ * other nodes are deleted, and no lost callback runs: it was never
+ * granted, and the next holder of that name holds it alone. A cancel or a
+ * timeout while its transaction is on its way is told once the
+ * transaction's answer came and the nodes it made are deleted (as
+ * zkl_lock_acquire() says of every failure). Timeouts, cancel,
  * try-once (granted only when it is first in every queue at once; else
  * ZKL_EBUSY, and its nodes are deleted), the async face, events and stats
  * are as for every kind: the events are the whole's (while it waits, the
@@ -1024,6 +1073,15 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
 ZKL_EXTERN int zkl_multilock_new(zkl_lock **out, zkl_session *s,
                                  const char *const *names, int count);
 
+/* Which of a multi-lock's names ZooKeeper refused at its last acquire: the
+ * name whose node, or a parent of it, could not be made (ZNOAUTH: that
+ * name's nodes belong to other credentials; ZINVALIDACL, ...), when the
+ * acquire failed so; NULL otherwise, before any acquire, and for a lock
+ * that is no multi-lock (its one name is zkl_lock_name()). Borrowed: one
+ * of the names as given, valid until zkl_lock_free(); reset when the next
+ * acquire starts. Never blocks. */
+ZKL_EXTERN const char *zkl_multilock_refused_name(const zkl_lock *l);
+
 /* Copies the full paths of every node of the contender (while it waits or
  * holds) into buf, one space between two, in the order of its names: a
  * multi-lock's nodes, or the one node of any other contender (as
@@ -1048,14 +1106,24 @@ ZKL_EXTERN int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len);
  *                                lease's early notice)
  * While the lease rule is on, two candidates never both believe they lead:
  * a cut-off leader is told before the server can expire it.
+ * The node's data is the id for as long as the node lives: zkl_revoke() and
+ * zkl_break() never write anything else into a candidate's node (Curator's
+ * LeaderLatch, zkl_leader_get(), zkl_leader_watch_new() and `zklock
+ * --leader` read the data as the id), but write the id again as it is. The
+ * candidate takes any such write (its node's version above 0) as a request
+ * to let go: its revoke callback runs (zkl_lock_on_revoke()), and since a
+ * revoke and a break's mark then look the same, a deletion of its node
+ * after one is told as ZKL_LOST_BROKEN (a revoke never deletes). Do not
+ * write into a candidate's node yourself: that too asks it to let go.
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED;
  * ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_election_new(zkl_lock **out, zkl_session *s,
                                 const char *name, const char *id);
 
 /* Who leads the election NAME now: the leader's id (copied into id, at most
- * len bytes with the NUL; may be NULL) and token (may be NULL). Two round
- * trips; a snapshot. Returns ZKL_OK; ZKL_ENOTHELD when nobody leads;
+ * len bytes with the NUL; may be NULL), its node's data, which revokes and
+ * breaks leave as it is, and token (may be NULL). Two round trips; a
+ * snapshot. Returns ZKL_OK; ZKL_ENOTHELD when nobody leads;
  * ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread;
  * or a ZooKeeper error. */
 ZKL_EXTERN int zkl_leader_get(zkl_session *s, const char *name, char *id,
@@ -1154,9 +1222,11 @@ typedef struct zkl_lock_stats {
 
 /* Copies l's counters into out: a mutex and a few fields, cheap enough to
  * call every second. Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched);
- * ZKL_ECLOSED once zkl_session_close() has begun, as every call on the
- * session's locks, but out is filled all the same: the counters as the
- * close left them. */
+ * as every call on the session's locks, ZKL_ECLOSED once
+ * zkl_session_close() has begun and ZKL_EEXPIRED once the session has
+ * expired (ZAUTHFAILED once its credentials were refused), but out is
+ * filled all the same: the counters as the close or the end left them
+ * (the losses it caused counted). */
 ZKL_EXTERN int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out);
 
 /* The session's own counters since it was opened, beside each lock's
@@ -1181,7 +1251,8 @@ typedef struct zkl_session_stats {
 /* Copies s's counters into out, with the session's mutex held for a moment
  * (cheap enough to call every second, from any thread, a callback
  * included). Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched); ZKL_ECLOSED
- * once zkl_session_close() has begun, with out filled all the same. */
+ * once zkl_session_close() has begun, ZKL_EEXPIRED (ZAUTHFAILED) once the
+ * session is over, with out filled all the same (expiries counts it). */
 ZKL_EXTERN int zkl_session_get_stats(zkl_session *s, zkl_session_stats *out);
 
 /* ------------------------------------------------------------ participants */
@@ -1245,8 +1316,11 @@ ZKL_EXTERN void zkl_participants_free(zkl_participant *list);
  * lock name, or "" for every lock), walked level by level (one round trip
  * per level). A node is a lock when one of its children is a contender
  * node of any kind the library knows (ours, Curator's, kazoo's; see
- * zkl_participant.kind) or a semaphore's place (locks, leases); a lock's
- * name may also be the prefix of another's. The prefix itself is listed
+ * zkl_participant.kind) or a semaphore's place (a "locks" or "leases"
+ * child of a lock's node: never of /locks itself, so the locks "locks",
+ * "leases", "locks/x" and "leases/x/y", which the name rules allow, are
+ * found like any other); a lock's name may also be the prefix of
+ * another's. The prefix itself is listed
  * when it is a lock. At most max_nodes nodes are listed below the prefix
  * (and 64 levels); what lies beyond is not looked at.
  *   names      receives the names, sorted (strcmp), without the

@@ -83,3 +83,33 @@ int zkl__ask_wait_locked(zkl_ask *a) {
 int zkl__ask_code(int rc) {
   return zkl__is_session_over(rc) ? ZKL_EEXPIRED : rc;
 }
+
+void zkl__ask_retry_init_locked(const zkl_session *s, zkl_ask_retry *t) {
+  int timeout = s->negotiated_timeout_ms > 0 ? s->negotiated_timeout_ms
+                                             : s->requested_timeout_ms;
+  t->deadline = zkl__now_ms() + timeout;
+}
+
+bool zkl__ask_again_locked(zkl_session *s, zkl_ask_retry *t, int *rc) {
+  if (!zkl__is_connection_loss(*rc))
+    return false;
+  for (;;) {
+    int usable = zkl__session_usable_locked(s);
+    if (usable != ZKL_OK) {
+      *rc = usable; /* expired or closed while we waited */
+      return false;
+    }
+    if (zkl__now_ms() >= t->deadline)
+      return false;
+    /* Disconnected (a session event said so): wait for the reconnect,
+     * which s->cond hears (events.c). Still connected as far as the events
+     * go: a move can close the socket under the client's I/O thread, which
+     * then fails what was sent with no "connecting" event, and says only
+     * "connected" when it is back (docs/ensemble.md); what is asked
+     * meanwhile it holds until then (engine.c and leader.c resume the
+     * same way). */
+    if (s->connected)
+      return true;
+    zkl__cond_wait_until(&s->cond, &s->mu, t->deadline);
+  }
+}

@@ -46,6 +46,29 @@ int zkl__ask_wait_locked(zkl_ask *a);
  * ZKL_EEXPIRED, anything else as it is. */
 int zkl__ask_code(int rc);
 
+/* A question that reads once (or writes what it may write twice) asks
+ * again when its connection is lost under it: a move to other servers
+ * (follow.c) drops the connection of a session that has only just opened,
+ * so a one-shot question is the first to meet it. It asks again from the
+ * start once the session is connected (at once when no session event said
+ * otherwise: the client holds the request until its connection is back),
+ * within its deadline: the session timeout from the question's start (the
+ * one negotiated, else the one asked for), past which the server has
+ * expired the session, or is about to.
+ *
+ *   zkl_ask_retry t;
+ *   zkl__ask_retry_init_locked(s, &t);
+ *   do rc = ...the question...; while (zkl__ask_again_locked(s, &t, &rc));
+ */
+typedef struct zkl_ask_retry {
+  int64_t deadline;
+} zkl_ask_retry;
+void zkl__ask_retry_init_locked(const zkl_session *s, zkl_ask_retry *t);
+/* rc: the question's outcome. true: ask again (the connection was lost,
+ * and the deadline has not passed); false: *rc is the outcome to return
+ * (rc as it was, or the session's end while waiting). */
+bool zkl__ask_again_locked(zkl_session *s, zkl_ask_retry *t, int *rc);
+
 /* participants.c: the contenders of name (a valid lock name), read through
  * the registry in two batches. Asked inside zkl__ask_enter(). synced: a
  * sync goes first, in the same batch (no round trip of its own), so that

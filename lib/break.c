@@ -6,8 +6,9 @@
  * The holder hears of it through the data watch it keeps on its own node
  * (engine.c): the mark (ZKL_BREAK_MARK, a newline, the node's old data, so
  * that zkl_participants() and `zklock --list` still name the holder during
- * the grace) runs its revoke callback, and the deletion that follows ends
- * its hold with ZKL_LOST_BROKEN.
+ * the grace; for an election candidate, whose data is read as its id, the
+ * data written again as it is) runs its revoke callback, and the deletion
+ * that follows ends its hold with ZKL_LOST_BROKEN.
  *
  * Which node is "the same": the one whose czxid zkl_participants() read
  * when it picked it. The mark is written only under the version of a read
@@ -244,15 +245,25 @@ static void mark_locked(zkl_session *s, victim *v) {
   char *mark;
   int rc, try, len;
   int32_t version = 0;
+  zkl_ask_retry t;
+  zkl__ask_retry_init_locked(s, &t);
   for (try = 0; try < TRIES; try++) {
     rc = ask_locked(s, &got, OP_GET, v->path, NULL, 0, -1);
+    if (zkl__ask_again_locked(s, &t, &rc)) { /* the connection was lost */
+      answer_free(&got);
+      try--; /* a read again, not a change under us */
+      continue;
+    }
     if (rc != ZOK || got.stat.czxid != v->czxid) {
       answer_free(&got);
       v->rc = rc == ZOK || rc == ZNONODE ? ZKL_ENOTHELD : code_locked(s, rc);
       return;
     }
-    /* A node marked already (a second break) keeps one mark. */
-    len = zkl__is_break_mark(got.data, got.len)
+    /* A node marked already (a second break) keeps one mark; one whose
+     * data others read as it is (an election's id: kinds.h keeps_data) is
+     * written again unchanged, and its version is the mark. */
+    len = zkl__is_break_mark(got.data, got.len) ||
+                  zkl__node_keeps_data(strrchr(v->path, '/') + 1)
               ? got.len
               : ZKL_BREAK_MARK_LEN + 1 + got.len;
     if (!(mark = malloc((size_t)len))) {
@@ -271,8 +282,11 @@ static void mark_locked(zkl_session *s, victim *v) {
     free(mark);
     answer_free(&got);
     answer_free(&set);
-    if (rc != ZBADVERSION)
-      break; /* else it changed between the read and the mark: again */
+    /* It changed between the read and the mark, or the mark's answer was
+     * lost (it may have gone through: the read tells, and a node marked
+     * already keeps one mark): again. */
+    if (rc != ZBADVERSION && !zkl__ask_again_locked(s, &t, &rc))
+      break;
   }
   if (rc != ZOK) {
     v->rc = rc == ZNONODE ? ZKL_ENOTHELD : code_locked(s, rc);
@@ -325,17 +339,31 @@ static void grace_locked(zkl_session *s, brk *b, int grace_ms) {
 static void delete_locked(zkl_session *s, victim *v) {
   answer a;
   int rc, try;
+  bool lost = false; /* a delete's answer was lost: it may have gone through */
+  zkl_ask_retry t;
+  zkl__ask_retry_init_locked(s, &t);
   for (try = 0; try < TRIES; try++) {
     if (v->gone) {
-      v->rc = ZKL_ENOTHELD; /* it let go within the grace */
+      /* it let go within the grace; or, after a lost answer, who deleted
+       * it is not known: the delete's outcome stays unknown */
+      v->rc = lost ? ZCONNECTIONLOSS : ZKL_ENOTHELD;
       return;
     }
     rc = ask_locked(s, &a, OP_DELETE, v->path, NULL, 0, v->version);
     answer_free(&a);
-    if (rc != ZBADVERSION)
+    if (zkl__ask_again_locked(s, &t, &rc)) {
+      lost = true;
+      try--; /* the same delete again, not a change under us */
+    } else if (rc != ZBADVERSION)
       break;
-    /* Written since the mark (a revoke, another break): the same node? */
-    rc = ask_locked(s, &a, OP_GET, v->path, NULL, 0, -1);
+    /* Written since the mark (a revoke, another break), or the delete's
+     * answer lost: the same node? */
+    for (;;) {
+      rc = ask_locked(s, &a, OP_GET, v->path, NULL, 0, -1);
+      if (!zkl__ask_again_locked(s, &t, &rc))
+        break;
+      answer_free(&a);
+    }
     if (rc == ZOK && a.stat.czxid == v->czxid)
       v->version = a.stat.version;
     else if (rc == ZOK || rc == ZNONODE)

@@ -688,7 +688,6 @@ static void own_node_gone_locked(zkl_attempt *att) {
 static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
                              const struct Stat *stat, const void *children) {
   zkl_attempt *att = zkl__watch_owner(w);
-  (void)stat;
   (void)children;
   att->pending--;
   if (att->own_watch != w) {
@@ -701,10 +700,16 @@ static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
   }
   if (rc == ZOK) {
     bool breaking = zkl__is_break_mark(data, len); /* break.c */
+    /* A node whose data others read as it is (an election's id) is
+     * written again unchanged by a revoke or a break (kinds.h keeps_data),
+     * which only its version tells: we never write our own node. Which of
+     * the two it was does not show: its deletion, should one come, is
+     * taken for a break (a revoke never deletes). */
+    bool asked = own_kind(att)->keeps_data && stat && stat->version > 0;
     att->changed_unread = false;
-    if (breaking)
+    if (breaking || asked)
       att->break_marked = true; /* its deletion, to come, is a break */
-    if (breaking || (len == 10 && memcmp(data, "__REVOKE__", 10) == 0))
+    if (breaking || asked || (len == 10 && memcmp(data, "__REVOKE__", 10) == 0))
       zkl__notify_revoke_locked(att->l); /* someone asks us to let go */
   } else if (rc == ZNONODE)
     own_node_gone_locked(att);
@@ -1523,6 +1528,11 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   case END_CLOSED:
     break; /* closing the session deletes the node */
   }
+  /* A part's hold ended, for whatever reason: what that means for its
+   * whole is the whole's recipe's to say (a multi-lock waiting for its
+   * other parts cannot be granted with this one gone). */
+  if (l->whole && (from == ZKL_AS_HELD || from == ZKL_AS_RELEASING))
+    zkl__notify_part_ended_locked(l, att->why == END_LOST ? att->code : 0);
   if (l->recipe->ended_locked)
     l->recipe->ended_locked(l->arg, l);
 }

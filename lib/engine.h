@@ -109,9 +109,14 @@ typedef struct zkl_recipe {
    * prepares after all (CREATING or LISTING -> PREPARING), so such a node
    * never waits (a semaphore's gate-free first try: docs/recipe.md). */
   bool try_before_prepare;
-  /* The hold of one of l's parts (see zkl_lock.parts) was lost. NULL:
-   * nothing. */
-  void (*part_lost_locked)(zkl_lock *l, int reason);
+  /* The hold of part, one of l's parts (see zkl_lock.parts), ended,
+   * whatever ended it: lost (reason: its ZKL_LOST_* reason: its node
+   * deleted or broken, the lease, the session), or let go (reason 0:
+   * released, or closed with the session). Called once per hold, with the
+   * part's attempt already detached (part->att is NULL or a new one), so
+   * the part no longer holds. What that means for l is the recipe's
+   * business (a part's lost callback never runs). NULL: nothing. */
+  void (*part_ended_locked)(zkl_lock *l, zkl_lock *part, int reason);
   /* It makes no node of its own (a multi-lock, whose parts make them):
    * every attempt prepares, a try-once's too, and the preparation ends in
    * the hold itself (zkl__attempt_granted_locked: PREPARING -> HELD); its
@@ -331,9 +336,9 @@ struct zkl_lock {
   /* The contenders that this one's recipe drives (a semaphore's gate, a
    * multi-lock's one contender per name), in the order added: each takes
    * this one's ACL and owner description, its queueing while this one
-   * prepares is told as this one's, its loss goes to this one's recipe
-   * (part_lost_locked) instead of a callback, and it is freed with this
-   * one. */
+   * prepares is told as this one's, the end of its hold (a loss among
+   * them) goes to this one's recipe (part_ended_locked) instead of a
+   * callback, and it is freed with this one. */
   zkl_lock **parts;
   int n_parts;
   zkl_lock *whole; /* the contender this one is the part of, or NULL */
@@ -383,8 +388,13 @@ void zkl__each_lock_locked(zkl_engine *e, void (*fn)(zkl_lock *l, void *ctx),
 /* Delivers rc (and token) to a target, once: wakes the waiter, queues the
  * callback, or calls the hook. */
 void zkl__notify_locked(zkl_lock *l, zkl_target *t, int rc, int64_t token);
-/* Queues (or, with direct, appends to *direct) the lost callback of l. */
+/* Queues (or, with direct, appends to *direct) the lost callback of l;
+ * nothing for a part (its whole's recipe hears of it instead:
+ * zkl__notify_part_ended_locked). */
 void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct);
+/* The hold of part ended (reason as for zkl_recipe.part_ended_locked):
+ * tells its whole's recipe, unless part was freed (with its whole). */
+void zkl__notify_part_ended_locked(zkl_lock *part, int reason);
 
 /* The object alone: a contender for the queue at path `queue` (a full
  * path under ZKL_ROOT) with recipe r; name is the lock name users see. arg

@@ -43,7 +43,8 @@ const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT] = {
                         .place = ZKL_PLACE_NAME,
                         .family = ZKL_FAMILY_ELECTION,
                         .kind = "election",
-                        .word = "latch"},
+                        .word = "latch",
+                        .keeps_data = true},
     [ZKL_NODE_GATE] = {.marker = "lock-",
                        .place = ZKL_PLACE_GATE,
                        .family = ZKL_FAMILY_SEMAPHORE,
@@ -112,6 +113,15 @@ int zkl__node_kind_of(const char *child, const zkl_nodes *which, int32_t *seq) {
         ends_with_node(child, n, zkl__node_kinds[i].marker, seq))
       return i;
   return -1;
+}
+
+bool zkl__node_keeps_data(const char *child) {
+  /* Only the name's own queue has such nodes: a node of a semaphore's
+   * places read as one of it is a mutex's or nothing, which keep nothing. */
+  zkl_nodes name = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
+  int32_t seq;
+  int k = zkl__node_kind_of(child, &name, &seq);
+  return k >= 0 && zkl__node_kinds[k].keeps_data;
 }
 
 int zkl__is_sequence_node(const char *name, size_t n) {

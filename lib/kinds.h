@@ -52,6 +52,11 @@ typedef struct zkl_node_kind {
   const char *kind; /* the kind of lock it belongs to, for messages:
                        "mutex", "read lock", "election", ... */
   const char *word; /* the word `zklock --list` prints for it */
+  bool keeps_data;  /* its data is read as it is by others (an election
+                       candidate's id: Curator's LeaderLatch reads it so),
+                       so a revoke or a break never writes other data into
+                       it: they write it again as it is, and the new
+                       version alone asks its contender to let go */
 } zkl_node_kind;
 
 /* The node kinds, indexes in zkl__node_kinds. */
@@ -69,6 +74,10 @@ enum {
 };
 extern const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT];
 extern const int zkl__node_kind_count;
+
+/* Whether a revoke or a break must leave the data of the contender node
+ * child (its last segment) as it is (keeps_data). */
+bool zkl__node_keeps_data(const char *child);
 
 /* The child names of /locks/NAME that are a place of their own. */
 const char *zkl__place_dir(zkl_place place); /* NULL, "locks", "leases" */

@@ -362,15 +362,19 @@ int zkl_leader_get(zkl_session *s, const char *name, char *id, size_t len,
                    int64_t *token) {
   char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1];
   leader_ask a;
+  zkl_ask_retry t;
   int rc;
   if (!s || (id && len == 0) || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
-  memset(&a, 0, sizeof a);
   snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
-  rc = zkl__ask_init(&a.ask, s, ask_replied_locked);
-  if (rc == ZKL_OK) {
+  zkl__ask_retry_init_locked(s, &t);
+  do {
+    memset(&a, 0, sizeof a);
+    rc = zkl__ask_init(&a.ask, s, ask_replied_locked);
+    if (rc != ZKL_OK)
+      break;
     zkl__ask_send_locked(&a.ask, ZKL_ASK_LIST, queue, NULL, 0, 0);
     rc = zkl__ask_wait_locked(&a.ask);
     a.listed = true;
@@ -379,7 +383,7 @@ int zkl_leader_get(zkl_session *s, const char *name, char *id, size_t len,
       rc = zkl__ask_wait_locked(&a.ask);
     }
     zkl__ask_destroy(&a.ask);
-  }
+  } while (zkl__ask_again_locked(s, &t, &rc));
   zkl__ask_leave(s);
   if (rc != ZKL_OK)
     return rc;

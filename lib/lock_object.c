@@ -233,11 +233,8 @@ void zkl__notify_locked(zkl_lock *l, zkl_target *t, int rc, int64_t token) {
 
 void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct) {
   zkl_notice *n;
-  if (l->whole) { /* a part's loss is its whole's recipe's business */
-    if (l->whole->recipe->part_lost_locked)
-      l->whole->recipe->part_lost_locked(l->whole, reason);
+  if (l->whole) /* a part's loss is its whole's recipe's business */
     return;
-  }
   if (!l->lost_cb)
     return;
   if (!(n = notice_new(N_LOST))) {
@@ -255,6 +252,12 @@ void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct) {
   } else {
     zkl__queue_call_locked(l->s, &n->base);
   }
+}
+
+void zkl__notify_part_ended_locked(zkl_lock *part, int reason) {
+  zkl_lock *whole = part->whole;
+  if (whole && !part->freed && whole->recipe->part_ended_locked)
+    whole->recipe->part_ended_locked(whole, part, reason);
 }
 
 /* -------------------------------------------------------------- settings */
@@ -400,8 +403,9 @@ int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out) {
     return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
   *out = l->stats;
-  /* Copied all the same: the counters as the close left them. */
-  rc = l->s->closing ? ZKL_ECLOSED : ZKL_OK;
+  /* Copied all the same: the counters as the close or the session's end
+   * left them; the code says which, as every call on its locks does. */
+  rc = zkl__session_usable_locked(l->s);
   pthread_mutex_unlock(&l->s->mu);
   return rc;
 }

@@ -16,7 +16,14 @@
  *   3. each part's attempt, adopted with its node known (the engine's
  *      NEW -> LISTING): it waits in its queue by the mutex's rule and tells
  *      its grant through a hook;
- *   4. every part granted: the whole is held (PREPARING -> HELD).
+ *   4. every part holding: the whole is held (PREPARING -> HELD). A part
+ *      may be granted long before the last one is, and its hold may end
+ *      meanwhile (its node deleted or broken, the lease run out): the
+ *      whole is granted only while every part holds, and a part whose hold
+ *      ends while the whole waits fails the whole's acquire (ZKL_ELOST,
+ *      after the other nodes are deleted: it was never granted, so no lost
+ *      callback), or else a later holder of that name and the whole would
+ *      both hold it.
  *
  * Why no deadlock: all the nodes of one transaction share its zxid, and in
  * every parent sequence numbers follow zxids. So every queue orders the
@@ -25,10 +32,12 @@
  * whatever order callers name their locks in.
  *
  * A create whose reply is lost (the connection dropped): after the
- * reconnect, every queue is listed for the prefix, and the first name's
- * node is adopted only if its ephemeralOwner is this session (rule 6 of
- * docs/recipe.md); by atomicity, then every name has one. Otherwise the
- * transaction goes again.
+ * reconnect, a write, then every queue is listed for the prefix (the
+ * write orders the listings after the lost transaction, should it ever be
+ * applied: find_locked says why), and the first name's node is adopted
+ * only if its ephemeralOwner is this session (rule 6 of docs/recipe.md);
+ * by atomicity, then every name has one. Otherwise the transaction goes
+ * again.
  *
  * The release is one transaction of deletes; the parts end as released
  * without deleting (their recipe keeps the node while the whole deletes).
@@ -63,27 +72,38 @@ typedef struct multi {
   enum phase phase;
   int parent_rounds;
   int parent_rc;   /* a parent's create refused for a reason of its own */
+  const char *refused; /* the name ZooKeeper refused at the last acquire
+                          (a part's name), or NULL: see
+                          zkl_multilock_refused_name() */
   int answers;     /* M_FINDING: listings answered */
   char **nodes;    /* per name: our node there, not (yet) a part's */
   char first[ZKL_PATH_MAX]; /* M_PARTS: the first name's node (the token's) */
   int64_t czxid;   /* the token, once known */
   bool czxid_known;
   bool czxid_lost; /* its getData's reply was lost: again at reconnect */
-  int granted;     /* parts granted */
   bool deleting;   /* the whole deletes the parts' nodes itself */
 } multi;
+
+/* What a transaction does. */
+enum txn_kind {
+  T_CREATE,  /* makes every part's node: the enqueue */
+  T_RELEASE, /* deletes every node: the whole's release */
+  T_UNDO,    /* deletes what a T_CREATE made for an attempt that moved on */
+  T_ORDER    /* a check of "/": a write that the recovery's listings follow
+                (find_locked) */
+};
 
 /* One transaction in flight. */
 typedef struct txn {
   zkl_attempt *att; /* referenced (zkl__attempt_req_begin_locked) */
   unsigned gen;
-  bool creates;
+  enum txn_kind kind;
   int count;
   char prefix[ZKL_PREFIX_MAX];
   zoo_op_t *ops;
   zoo_op_result_t *results;
   char (*paths)[ZKL_PATH_MAX]; /* the ops' paths */
-  char (*made)[ZKL_PATH_MAX];  /* creates: the paths made */
+  char (*made)[ZKL_PATH_MAX];  /* T_CREATE: the paths made */
   char data[sizeof ((zkl_session *)0)->owner_data + ZKL_INFO_MAX + 8];
 } txn;
 
@@ -146,13 +166,14 @@ static void txn_free(txn *t) {
   free(t);
 }
 
-static txn *txn_new(zkl_attempt *att, int count, bool creates) {
+static txn *txn_new(zkl_attempt *att, int count, enum txn_kind kind) {
   txn *t = calloc(1, sizeof *t);
+  bool creates = kind == T_CREATE;
   if (!t)
     return NULL;
   t->att = att;
   t->count = count;
-  t->creates = creates;
+  t->kind = kind;
   t->ops = calloc((size_t)count, sizeof *t->ops);
   t->results = calloc((size_t)count, sizeof *t->results);
   t->paths = calloc((size_t)count, sizeof *t->paths);
@@ -166,13 +187,17 @@ static txn *txn_new(zkl_attempt *att, int count, bool creates) {
 
 static void created_locked(txn *t, int rc);
 static void deleted_locked(txn *t, int rc);
+static void undone_locked(txn *t, int rc);
 
 static void txn_done_locked(zkl_req *r, const zkl_answer *a) {
   txn *t = r->owner;
-  if (t->creates)
+  if (t->kind == T_CREATE)
     created_locked(t, a->rc);
-  else
+  else if (t->kind == T_RELEASE)
     deleted_locked(t, a->rc);
+  else if (t->kind == T_UNDO)
+    undone_locked(t, a->rc);
+  /* T_ORDER: any answer will do (see find_locked) */
   zkl__attempt_req_end_locked(t->att); /* may free the attempt */
   txn_free(t);
 }
@@ -252,7 +277,7 @@ static void send_create_locked(multi *m, bool with_parents) {
   m->parent_rc = 0;
   if (with_parents)
     rc = send_parents_locked(m);
-  if (rc == ZKL_OK && !(t = txn_new(m->att, m->count, true)))
+  if (rc == ZKL_OK && !(t = txn_new(m->att, m->count, T_CREATE)))
     rc = ZKL_ENOMEM;
   if (rc != ZKL_OK) {
     fail_locked(m, rc);
@@ -290,9 +315,22 @@ static void send_create_fresh_locked(multi *m) {
 
 /* ------------------------------------------------------------ the parts */
 
+/* Whether every part holds right now. The parts are asked, not counted:
+ * a part's grant is told once, and its hold may end afterwards (a break,
+ * the lease), which fails the whole (multi_part_ended_locked). A part
+ * granted but waiting for a fresher lease (CONFIRMING) does not hold. */
+static bool parts_hold(const multi *m) {
+  int i;
+  for (i = 0; i < m->count; i++)
+    if (!part(m, i)->att || zkl__attempt_state(part(m, i)->att) != ZKL_AS_HELD)
+      return false;
+  return true;
+}
+
+/* The whole is granted only while every part holds. */
 static void maybe_grant_locked(multi *m) {
-  if (m->granted == m->count && m->czxid_known &&
-      zkl__attempt_state(m->att) == ZKL_AS_PREPARING)
+  if (m->czxid_known && zkl__attempt_state(m->att) == ZKL_AS_PREPARING &&
+      parts_hold(m))
     zkl__attempt_granted_locked(m->att, m->czxid);
 }
 
@@ -305,7 +343,6 @@ static void part_acquired_locked(void *ctx, int rc, int64_t token) {
   (void)token;
   if (zkl__attempt_state(att) == ZKL_AS_PREPARING) {
     if (rc == ZKL_OK) {
-      m->granted++;
       maybe_grant_locked(m);
     } else {
       for (i = 0; rc == ZKL_EKIND && i < m->count; i++)
@@ -331,7 +368,6 @@ static void adopt_all_locked(multi *m) {
   zkl_attempt *att = m->att;
   int rc, i;
   m->phase = M_PARTS;
-  m->granted = 0;
   m->czxid_lost = false;
   snprintf(m->first, sizeof m->first, "%s/%s", part(m, 0)->queue,
            m->nodes[0]);
@@ -386,12 +422,70 @@ static void on_czxid_locked(multi *m, const zkl_reply *rp) {
 
 static void find_locked(multi *m);
 
+/* Deletes the nodes that `made` (a T_CREATE) made, in one transaction of
+ * deletes counted as a request of att: an ending attempt is told only once
+ * they are gone. Deleting them in the background instead (cleanups) let
+ * ECANCELED and ETIMEDOUT come while they were still there: a test that
+ * looked then found them, and so would the caller's next acquire, behind
+ * its own leftover (issue 24). When that cannot be sent (disconnected, no
+ * memory), they go in the background, and the attempt, disconnected, is
+ * told at once as every attempt is. */
+static void undo_locked(zkl_attempt *att, const txn *made) {
+  zkl_session *s = zkl__attempt_lock(att)->s;
+  txn *t = s->connected ? txn_new(att, made->count, T_UNDO) : NULL;
+  int i;
+  for (i = 0; t && i < made->count; i++) {
+    memcpy(t->paths[i], made->made[i], ZKL_PATH_MAX);
+    zoo_delete_op_init(&t->ops[i], t->paths[i], -1);
+  }
+  if (t && txn_send_locked(t) == ZKL_OK)
+    return; /* undone_locked */
+  txn_free(t);
+  for (i = 0; i < made->count; i++)
+    zkl__cleanup_delete_locked(s, made->made[i]);
+}
+
+/* A node already gone (deleted by someone: ZNONODE fails the whole
+ * transaction), a lost reply, a refusal: each that may be left is deleted
+ * on its own, in the background (retried after a reconnect). */
+static void undone_locked(txn *t, int rc) {
+  zkl_session *s = zkl__attempt_lock(t->att)->s;
+  int i;
+  if (rc != ZOK && !zkl__is_session_over(rc) && deletes_wanted(s))
+    for (i = 0; i < t->count; i++)
+      zkl__cleanup_delete_locked(s, t->paths[i]);
+}
+
 static bool any_result(const txn *t, int err) {
   int i;
   for (i = 0; i < t->count; i++)
     if (t->results[i].err == err)
       return true;
   return false;
+}
+
+/* The name whose create the transaction failed on. ZooKeeper answers a
+ * failed multi with ZOK for the ops before the one that failed and
+ * ZRUNTIMEINCONSISTENCY for those after it; op i is part i's create. */
+static const char *refused_name(const multi *m, const txn *t) {
+  int i;
+  for (i = 0; i < t->count && i < m->count; i++)
+    if (t->results[i].err != ZOK && t->results[i].err != ZRUNTIMEINCONSISTENCY)
+      return part(m, i)->name;
+  return NULL;
+}
+
+/* The name whose queue needs the parent at path (the first, when several
+ * share it). */
+static const char *name_under(const multi *m, const char *path) {
+  size_t n = strlen(path);
+  int i;
+  for (i = 0; i < m->count; i++) {
+    const char *q = part(m, i)->queue;
+    if (strncmp(q, path, n) == 0 && (q[n] == '\0' || q[n] == '/'))
+      return part(m, i)->name;
+  }
+  return NULL;
 }
 
 static void created_locked(txn *t, int rc) {
@@ -401,10 +495,11 @@ static void created_locked(txn *t, int rc) {
   int i;
   if (m->att != att || t->gen != m->gen || m->phase != M_SENT ||
       zkl__attempt_state(att) != ZKL_AS_PREPARING) {
-    /* The attempt moved on: undo what the transaction made. */
+    /* The attempt moved on (cancelled, timed out, failed) while the
+     * transaction was out: undo what it made, as the attempt's own
+     * request, which the ending attempt waits for. */
     if (rc == ZOK && deletes_wanted(s))
-      for (i = 0; i < t->count; i++)
-        zkl__cleanup_delete_locked(s, t->made[i]);
+      undo_locked(att, t);
     else if (zkl__is_connection_loss(rc))
       delete_prefix_locked(m, t->prefix);
     return;
@@ -440,23 +535,88 @@ static void created_locked(txn *t, int rc) {
      * then the transaction again, a few times in case they keep
      * vanishing. */
     if (m->parent_rc)
-      fail_locked(m, m->parent_rc);
+      fail_locked(m, m->parent_rc); /* m->refused: that parent's name */
     else if (m->parent_rounds++ < 3)
       send_create_locked(m, true);
     else
       fail_locked(m, ZNONODE);
   } else {
+    m->refused = refused_name(m, t);
     fail_locked(m, rc); /* refused (ZNOAUTH...): nothing was made */
   }
 }
 
-/* After a lost reply: is the transaction there? */
+/* A write, sent first on the connection the listings go out on: a
+ * transaction with one check of "/", which changes nothing. Its answer,
+ * whatever it is, does not matter: only its place in the order does. */
+static int send_order_locked(multi *m) {
+  txn *t = txn_new(m->att, 1, T_ORDER);
+  int rc;
+  if (!t)
+    return ZKL_ENOMEM;
+  snprintf(t->paths[0], ZKL_PATH_MAX, "/");
+  zoo_check_op_init(&t->ops[0], t->paths[0], -1);
+  if ((rc = txn_send_locked(t)) != ZKL_OK)
+    txn_free(t);
+  return rc;
+}
+
+/* After a lost reply (the reconnect made): is the transaction there? Every
+ * queue is listed for its prefix. If it is ever applied, these listings
+ * must see its nodes: else they are nobody's (the transaction goes again,
+ * and the lost one's nodes stay until the session ends, blocking their
+ * queues once ours are gone). So a write goes first (send_order_locked),
+ * the listings right behind it, for no round trip more; then:
+ * - The listings see everything applied before that write. Writes are
+ *   ordered by the leader's PrepRequestProcessor (one thread, which gives
+ *   them their zxids), every server applies them in zxid order, and
+ *   answers a session's requests in order (its CommitProcessor keeps a
+ *   session's reads behind its pending write; a standalone server's
+ *   pipeline is first in, first out).
+ * - The write went out after the new connection's handshake, which the
+ *   server answers only once the leader has revalidated the session and
+ *   made that server the session's owner (Leader.revalidateSession;
+ *   LeaderZooKeeperServer.revalidateSession for the leader's own clients;
+ *   SessionTrackerImpl.setOwner).
+ * - PrepRequestProcessor checks every create against the session's owner
+ *   (checkSession). The lost transaction, if the leader prepares it after
+ *   that and it came through another server, fails whole
+ *   (ZSESSIONMOVED): nothing. If the leader prepared it before, its zxid
+ *   is below the write's, so the listings see it.
+ * - Through the same server as before (the same follower, the leader, a
+ *   standalone server) the owner does not change, but the server closed
+ *   the old connection before it answered the handshake
+ *   (ZooKeeperServer.processConnectRequest), dropping what it had not yet
+ *   read; what it had read is in its pipeline ahead of the write.
+ * Without the write, a listing served by a server that had not yet
+ * applied the transaction missed it: a follower other than the one the
+ * transaction went through knows it only as the leader's proposal until
+ * the commit comes, and answers a read of the session at once. (The
+ * follower it went through keeps the session's reads behind it, and so
+ * does the leader, whose CommitProcessor gets the requests followers
+ * forward too: ProposalRequestProcessor.) That is the window issue 24
+ * named: the transaction went again, and the lost one's nodes, applied a
+ * moment later, stayed until the session ended when the attempt ended
+ * before a part listed its queue (a cancel while it was sent again).
+ * tests/test_late_create shows both, the links of an ensemble slowed.
+ * What the order does not cover: a request that one of the server's I/O
+ * threads read from the old connection just as another handled the
+ * reconnect's handshake, and handed on after the write
+ * (ZooKeeperServer.processPacket is not atomic with the close), a race
+ * inside the server of a few instructions against two round trips of the
+ * client. Its nodes would have the prefix the transaction is sent again
+ * with: a part that lists its queue afterwards deletes them as
+ * duplicates; otherwise they stay until the session ends. */
 static void find_locked(multi *m) {
   int i, rc;
   forget_nodes(m);
   m->gen++;
   m->phase = M_FINDING;
   m->answers = 0;
+  if ((rc = send_order_locked(m)) != ZKL_OK) {
+    fail_locked(m, rc);
+    return;
+  }
   for (i = 0; i < m->count; i++)
     if ((rc = send_io_locked(m, ZKL_RQ_LIST, part(m, i)->queue)) != ZKL_OK) {
       fail_locked(m, rc);
@@ -551,8 +711,11 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
     /* ZNODEEXISTS is the usual answer; a refusal of its own is kept: the
      * transaction then fails with ZNONODE, which would hide the cause. */
     if (rp->rc != ZOK && rp->rc != ZNODEEXISTS && rp->rc != ZNONODE &&
-        !zkl__is_connection_loss(rp->rc) && !zkl__is_session_over(rp->rc))
+        !zkl__is_connection_loss(rp->rc) && !zkl__is_session_over(rp->rc)) {
+      if (!m->parent_rc)
+        m->refused = name_under(m, rp->path);
       m->parent_rc = rp->rc;
+    }
     break;
   case ZKL_RQ_OWN_GET:
     if (m->phase == M_PARTS)
@@ -583,7 +746,7 @@ static void multi_prepare_locked(zkl_attempt *att) {
   m->att = att;
   m->phase = M_IDLE;
   m->parent_rounds = 0;
-  m->granted = 0;
+  m->refused = NULL;
   m->czxid_known = false;
   forget_nodes(m);
   if (zkl__make_prefix_with(m->prefix,
@@ -655,7 +818,7 @@ static void multi_unprepare_locked(zkl_attempt *att) {
 static void multi_release_locked(zkl_attempt *att) {
   multi *m = multi_of(att);
   zkl_session *s = m->l->s;
-  txn *t = txn_new(att, m->count, false);
+  txn *t = txn_new(att, m->count, T_RELEASE);
   char path[ZKL_PATH_MAX];
   int n = 0, i;
   m->deleting = true;
@@ -702,16 +865,32 @@ static void deleted_locked(txn *t, int rc) {
   zkl__attempt_released_locked(t->att, rc == ZNONODE ? ZKL_ELOST : ZKL_OK);
 }
 
-/* A part's hold was lost: the whole's too (a lease's loss reaches the
- * whole itself, with the timer's notices). */
-static void multi_part_lost_locked(zkl_lock *l, int reason) {
-  if (!l->att || reason == ZKL_LOST_LEASE_EXPIRED)
+/* A part's hold ended. While the whole waits for its other parts, that
+ * part held for it, and the whole cannot be granted with it gone: its
+ * acquire fails, whatever ended the part's hold (its node deleted or
+ * broken, the lease, the session): ZKL_ELOST (the session's end code when
+ * the session is over, ZKL_ECLOSED when it closes: the whole hears that
+ * too, in whichever order). It was never granted, so there is no lost
+ * callback; it is told once its other nodes are deleted, as every failed
+ * acquire is (the ending's cleanup; the lost part's own node went with
+ * its hold: deleted by someone, or, after the lease, deleted by the
+ * session before anything the ending sends). While the whole holds, a
+ * part's loss is the whole's (the lease's excepted: that reaches the
+ * whole itself, with the timer's notices); a part let go then is the
+ * whole's own doing (its release, the session's close). */
+static void multi_part_ended_locked(zkl_lock *l, zkl_lock *p, int reason) {
+  multi *m = (multi *)l->arg;
+  zkl_session *s = l->s;
+  (void)p;
+  if (!l->att || m->att != l->att)
     return;
-  if (zkl__attempt_state(l->att) == ZKL_AS_HELD)
+  if (zkl__attempt_state(l->att) == ZKL_AS_PREPARING)
+    fail_locked(m, s->dead      ? s->dead
+                   : s->closing ? ZKL_ECLOSED
+                                : ZKL_ELOST);
+  else if (zkl__attempt_state(l->att) == ZKL_AS_HELD && reason != 0 &&
+           reason != ZKL_LOST_LEASE_EXPIRED)
     zkl__attempt_event_locked(l->att, ZKL_EV_PART_LOST, reason, NULL);
-  else if (zkl__attempt_state(l->att) == ZKL_AS_PREPARING &&
-           reason == ZKL_LOST_NODE_DELETED)
-    zkl__attempt_prepared_locked(l->att, ZKL_ELOST);
 }
 
 /* Any attempt of the whole ended: parts still held (after a loss) are
@@ -743,7 +922,7 @@ static const zkl_recipe multi_recipe = {
     .decide_locked = zkl__first_goes, /* (never asked: it has no node) */
     .prepare_locked = multi_prepare_locked,
     .unprepare_locked = multi_unprepare_locked,
-    .part_lost_locked = multi_part_lost_locked,
+    .part_ended_locked = multi_part_ended_locked,
     .release_locked = multi_release_locked,
     .reconnected_locked = multi_reconnected_locked,
     .ended_locked = multi_ended_locked,
@@ -851,4 +1030,17 @@ int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len) {
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+const char *zkl_multilock_refused_name(const zkl_lock *l) {
+  zkl_session *s;
+  const char *name = NULL;
+  if (!l)
+    return NULL;
+  s = zkl__lock_session(l);
+  pthread_mutex_lock(&s->mu);
+  if (l->recipe == &multi_recipe)
+    name = ((const multi *)l->arg)->refused;
+  pthread_mutex_unlock(&s->mu);
+  return name;
 }

@@ -134,9 +134,43 @@ static void auth_done(int rc, const void *data) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* The verdict after the connection was lost under zoo_add_auth: a server
+ * that refuses a scheme answers and closes the connection at once, and the
+ * answer is lost with it when the close reaches the client first (a reset
+ * drops what it had not read yet). The client shows the credentials again
+ * at every reconnect, ahead of anything queued: a refusal then ends the
+ * session (ZAUTHFAILED), and a read answered after the reconnect means
+ * they were taken. Waits at most the session timeout, s->mu held (dropped
+ * for the read). `seen`: the disconnects counted before the lost call. */
+static int auth_after_loss_locked(zkl_session *s, unsigned long seen) {
+  int64_t deadline = zkl__now_ms() + s->requested_timeout_ms;
+  int rc = ZCONNECTIONLOSS, probe;
+  while (rc == ZCONNECTIONLOSS && zkl__now_ms() < deadline) {
+    while (!s->dead && !s->closing && !(s->connected && s->disconnects > seen) &&
+           zkl__now_ms() < deadline)
+      zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+    if (s->dead)
+      return s->dead;
+    if (s->closing)
+      return ZKL_ECLOSED;
+    if (!s->connected || s->disconnects <= seen)
+      break; /* the bound passed */
+    seen = s->disconnects;
+    pthread_mutex_unlock(&s->mu);
+    probe = zoo_exists(s->zh, "/", 0, NULL);
+    pthread_mutex_lock(&s->mu);
+    if (probe == ZOK || probe == ZNONODE)
+      rc = ZOK;
+    else if (probe == ZAUTHFAILED || is_unrecoverable(s->zh))
+      rc = s->dead ? s->dead : ZAUTHFAILED;
+  }
+  return rc;
+}
+
 int zkl_session_add_auth(zkl_session *s, const char *scheme,
                          const char *credentials, int len) {
   auth_wait w;
+  unsigned long seen;
   int rc;
   if (!s || !scheme || !*scheme || !credentials || len < 0)
     return ZKL_EINVAL;
@@ -147,6 +181,7 @@ int zkl_session_add_auth(zkl_session *s, const char *scheme,
   if (pthread_cond_init(&w.cond, NULL) != 0)
     return ZKL_ESYSTEM;
   pthread_mutex_lock(&s->mu);
+  seen = s->disconnects;
   rc = zkl__session_usable_locked(s);
   if (rc == ZKL_OK) {
     /* The client keeps the credentials and shows them again on every
@@ -157,6 +192,8 @@ int zkl_session_add_auth(zkl_session *s, const char *scheme,
       while (!w.done)
         pthread_cond_wait(&w.cond, &s->mu);
       rc = w.rc;
+      if (zkl__is_connection_loss(rc))
+        rc = auth_after_loss_locked(s, seen);
     } else if (rc == ZINVALIDSTATE) {
       /* The client refuses while between connections (state 0) too. */
       rc = is_unrecoverable(s->zh) ? ZKL_EEXPIRED : ZCONNECTIONLOSS;

@@ -256,12 +256,16 @@ int zkl__participants_locked(zkl_session *s, const char *name,
 
 int zkl__participants_ask(zkl_session *s, const char *name,
                           zkl_participant **out, int *count, bool synced) {
+  zkl_ask_retry t;
   int rc;
   if (!s || !out || !count || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
-  rc = zkl__participants_locked(s, name, out, count, synced);
+  zkl__ask_retry_init_locked(s, &t);
+  do /* *out is set only on success: a lost try leaves nothing */
+    rc = zkl__participants_locked(s, name, out, count, synced);
+  while (zkl__ask_again_locked(s, &t, &rc));
   zkl__ask_leave(s);
   return rc;
 }

@@ -177,9 +177,13 @@ static void gate_let_go_locked(zkl_attempt *att) {
 }
 
 /* The gate was lost while the attempt needed it (past the gate, still
- * waiting for a lease): that attempt fails. */
-static void gate_lost_locked(zkl_lock *l, int reason) {
-  (void)reason;
+ * waiting for a lease): that attempt fails. A gate let go (reason 0) is
+ * the attempt's own doing (gate_let_go_locked), or the session's close,
+ * which the attempt hears itself. */
+static void gate_ended_locked(zkl_lock *l, zkl_lock *gate, int reason) {
+  (void)gate;
+  if (reason == 0)
+    return;
   if (l->att && zkl__attempt_acquiring(l->att) &&
       zkl__attempt_state(l->att) != ZKL_AS_PREPARING)
     zkl__attempt_event_locked(l->att, ZKL_EV_CANCEL, ZKL_ELOST, NULL);
@@ -217,7 +221,7 @@ const zkl_recipe zkl__recipe_lease = {
     .unprepare_locked = gate_let_go_locked,
     /* The gate-free first try: see the top of this file. */
     .try_before_prepare = true,
-    .part_lost_locked = gate_lost_locked,
+    .part_ended_locked = gate_ended_locked,
 };
 
 /* The gate: a mutex in locks/, of the semaphore's family. */

@@ -42,7 +42,7 @@ int zkl_session_get_stats(zkl_session *s, zkl_session_stats *out) {
   out->expiries = s->expiries;
   if ((e = zkl__session_hooks_ctx_locked(s)) != NULL)
     zkl__each_lock_locked(e, count_lock, out);
-  rc = s->closing ? ZKL_ECLOSED : ZKL_OK;
+  rc = zkl__session_usable_locked(s); /* out filled all the same */
   pthread_mutex_unlock(&s->mu);
   return rc;
 }

@@ -8,6 +8,13 @@
  * and have no children; a semaphore's places are not walked into; every
  * other child is, since a name may have several segments and a lock's name
  * may be the prefix of another's.
+ *
+ * A place is a "locks" or "leases" child of a lock's node, never of
+ * /locks itself: the name rules (names.c) refuse those segments anywhere
+ * but first in a name, so under /locks/NAME they can only be a semaphore's
+ * places, and under /locks, where no lock has its node (no name is
+ * empty), they are the first segment of a name: the locks "locks",
+ * "leases", "locks/x" (which the walk used to hide as places of /locks).
  */
 #include "config.h"
 
@@ -62,7 +69,7 @@ static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
   walk *w = (walk *)a;
   const struct String_vector *c = rp->children;
   size_t plen = strlen(rp->path);
-  bool lock = false;
+  bool lock = false, places;
   int i, rc = ZKL_OK;
   (void)index;
   if (rp->rc == ZNONODE)
@@ -72,8 +79,9 @@ static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
       a->rc = zkl__ask_code(rp->rc);
     return;
   }
+  places = plen >= w->root_len; /* under a name, not /locks itself */
   for (i = 0; i < c->count && !lock; i++)
-    lock = is_contender(c->data[i]) || is_place(c->data[i]);
+    lock = is_contender(c->data[i]) || (places && is_place(c->data[i]));
   if (lock && plen > w->root_len) {
     char *name = strdup(rp->path + w->root_len);
     if (!name || push(&w->names, &w->count, &w->cap, name) != ZKL_OK) {
@@ -118,54 +126,68 @@ static int cmp_str(const void *x, const void *y) {
   return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* One walk from start, with s->mu held: w's names on ZKL_OK, nothing
+ * left allocated otherwise. */
+static int walk_locked(walk *w, zkl_session *s, const char *start,
+                       int max_nodes) {
+  int rc, depth, i;
+  memset(w, 0, sizeof *w);
+  w->max_nodes = max_nodes;
+  w->root_len = strlen(ZKL_ROOT) + 1;
+  if ((rc = zkl__ask_init(&w->ask, s, replied_locked)) != ZKL_OK)
+    return rc;
+  w->level = malloc(sizeof *w->level);
+  if (!w->level || !(w->level[0] = strdup(start)))
+    rc = ZKL_ENOMEM;
+  else
+    w->nlevel = 1;
+  for (depth = 0; rc == ZKL_OK && w->nlevel > 0; depth++) {
+    if (depth == WALK_MAX_DEPTH) {
+      w->truncated = true;
+      break;
+    }
+    for (i = 0; i < w->nlevel; i++)
+      if (zkl__ask_send_locked(&w->ask, ZKL_ASK_LIST, w->level[i], NULL, 0,
+                               i) != ZKL_OK)
+        break;
+    rc = zkl__ask_wait_locked(&w->ask);
+    free_paths(w->level, w->nlevel);
+    w->level = w->next;
+    w->nlevel = w->nnext;
+    w->next = NULL;
+    w->nnext = w->capnext = 0;
+  }
+  free_paths(w->level, w->nlevel);
+  free_paths(w->next, w->nnext);
+  zkl__ask_destroy(&w->ask);
+  if (rc != ZKL_OK) {
+    free_paths(w->names, w->count);
+    w->names = NULL;
+    w->count = 0;
+  }
+  return rc;
+}
+
 int zkl_lock_names(zkl_session *s, const char *prefix, int max_nodes,
                    char ***names, int *count, bool *truncated) {
   walk w;
+  zkl_ask_retry t;
   char start[ZKL_PATH_MAX];
-  int rc, depth, i;
+  int rc;
   if (!s || !prefix || !names || !count || max_nodes < 1 ||
       (*prefix && zkl__validate_name(prefix) != ZKL_OK))
     return ZKL_EINVAL;
-  memset(&w, 0, sizeof w);
-  w.max_nodes = max_nodes;
-  w.root_len = strlen(ZKL_ROOT) + 1;
   snprintf(start, sizeof start, "%s%s%s", ZKL_ROOT, *prefix ? "/" : "",
            prefix);
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
-  if ((rc = zkl__ask_init(&w.ask, s, replied_locked)) != ZKL_OK) {
-    zkl__ask_leave(s);
-    return rc;
-  }
-  w.level = malloc(sizeof *w.level);
-  if (!w.level || !(w.level[0] = strdup(start)))
-    rc = ZKL_ENOMEM;
-  else
-    w.nlevel = 1;
-  for (depth = 0; rc == ZKL_OK && w.nlevel > 0; depth++) {
-    if (depth == WALK_MAX_DEPTH) {
-      w.truncated = true;
-      break;
-    }
-    for (i = 0; i < w.nlevel; i++)
-      if (zkl__ask_send_locked(&w.ask, ZKL_ASK_LIST, w.level[i], NULL, 0, i) !=
-          ZKL_OK)
-        break;
-    rc = zkl__ask_wait_locked(&w.ask);
-    free_paths(w.level, w.nlevel);
-    w.level = w.next;
-    w.nlevel = w.nnext;
-    w.next = NULL;
-    w.nnext = w.capnext = 0;
-  }
-  free_paths(w.level, w.nlevel);
-  free_paths(w.next, w.nnext);
-  zkl__ask_destroy(&w.ask);
+  zkl__ask_retry_init_locked(s, &t);
+  do /* a lost walk is walked again from the start */
+    rc = walk_locked(&w, s, start, max_nodes);
+  while (zkl__ask_again_locked(s, &t, &rc));
   zkl__ask_leave(s);
-  if (rc != ZKL_OK) {
-    free_paths(w.names, w.count);
+  if (rc != ZKL_OK)
     return rc;
-  }
   if (w.count > 1)
     qsort(w.names, (size_t)w.count, sizeof *w.names, cmp_str);
   if (!w.names && !(w.names = malloc(sizeof *w.names)))

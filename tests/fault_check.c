@@ -15,7 +15,11 @@
 
 const char *const fc_kind_names[FC_KINDS] = {
     "leader killed", "holder killed", "waiter killed", "holder paused",
-    "create reply lost", "holder cut off"};
+    "create reply lost", "holder cut off", "server cut off",
+    "leader link one-way/flap"};
+
+const char *const fc_link_shape_names[FC_LINK_SHAPES] = {"oneway-out",
+                                                         "oneway-in", "flap"};
 
 const char *const fc_lock_names[FC_LOCKS] = {"mutex", "rw", "sem"};
 
@@ -56,6 +60,7 @@ typedef struct {
 
 typedef struct {
   int lock;
+  int kind; /* FC_PARTITION, FC_SERVER_CUT, FC_LEADER_LINK */
   long pid;
   long long token, t0, t1, told;
   int early;
@@ -151,7 +156,7 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
   }
   while (fgets(line, sizeof line, f)) {
     long long t, a3, a4, a5, a6;
-    char kind[32], mode[32], *last = strrchr(line, ' ');
+    char kind[32], mode[32], role[32], shape[32], *last = strrchr(line, ' ');
     bool reader = last && !strncmp(last, " reader", 7);
     bool multi = last && !strncmp(last, " multi", 6);
     int slot, gen, fired, pi, n, lk;
@@ -228,10 +233,33 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       pa->t0 = a4;
       pa->t1 = a5;
       pa->early = fired;
+      pa->kind = FC_PARTITION;
       out[pa->lock].faults[FC_PARTITION]++;
       out[pa->lock].on_readers[FC_PARTITION] += reader;
       out[pa->lock].on_multi[FC_PARTITION] += multi;
       out[pa->lock].partitions_early += fired != 0;
+    } else if (!strcmp(kind, "ENSEMBLE-CUT") &&
+               sscanf(args, "%d %ld %lld %lld %lld %*s %*s %31s %31s", &slot,
+                      &pid, &a3, &a4, &a5, role, shape) == 7) {
+      int fk = !strcmp(shape, "isolate") ? FC_SERVER_CUT : FC_LEADER_LINK, s;
+      fc_result *o;
+      PUSH(r->parts, r->nparts, r->cparts);
+      partition_t *pa = &r->parts[r->nparts - 1];
+      memset(pa, 0, sizeof *pa);
+      pa->lock = lock_of_slot(r, slot);
+      pa->kind = fk;
+      pa->pid = pid;
+      pa->token = a3;
+      pa->t0 = a4;
+      pa->t1 = a5;
+      o = &out[pa->lock];
+      o->faults[fk]++;
+      o->on_readers[fk] += reader;
+      o->on_multi[fk] += multi;
+      o->on_leader[fk] += !strcmp(role, "leader");
+      for (s = 0; s < FC_LINK_SHAPES; s++)
+        if (fk == FC_LEADER_LINK && !strcmp(shape, fc_link_shape_names[s]))
+          o->link_shapes[s]++;
     } else if (!strcmp(kind, "LEADER-KILL")) {
       r->leader_kills++; /* every kind's */
     } else if (!strcmp(kind, "LOST-CREATE") &&
@@ -573,13 +601,39 @@ static void check_pauses(run_t *r, fc_result *all, FILE *rep) {
   }
 }
 
-/* A holder cut off from the servers must hear from its lease (LOST)
- * before any other contender is granted what excludes it. */
+/* The first grant, at or after `from`, of what excludes section v (mutex:
+ * any other holder; rw: a writer, or anyone after a writer): its start, or
+ * 0. The semaphore has none to name: N may hold at once. */
+static long long next_exclusion(const run_t *r, const section_t *v,
+                                long long from) {
+  long long first = 0;
+  int j;
+  if (v->lock == FC_SEM)
+    return 0;
+  for (j = 0; j < r->nsecs; j++) {
+    const section_t *s = &r->secs[j];
+    if (s->lock != v->lock || s->proc == v->proc || s->t_start < from ||
+        !excludes(v, s))
+      continue;
+    if (!first || s->t_start < first)
+      first = s->t_start;
+  }
+  return first;
+}
+
+/* A holder cut off must hear from its lease (LOST) before any other
+ * contender is granted what excludes it: cut off from every server
+ * (PARTITION), or pinned to a server cut off inside the ensemble
+ * (ENSEMBLE-CUT). The first always loses its session, so never being told
+ * is a violation too; a holder of the second may keep its lock (a link
+ * that flaps may let its server through in time), which is no harm as long
+ * as nobody else was granted it meanwhile. */
 static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
   int i, j;
   for (i = 0; i < r->nparts; i++) {
     partition_t *pa = &r->parts[i];
     fc_result *out = &all[pa->lock];
+    const section_t *sec = NULL;
     long long told = 0, first_other = 0;
     for (j = 0; j < r->nlosts; j++)
       if (r->losts[j].pid == pa->pid && r->losts[j].t >= pa->t0 &&
@@ -587,24 +641,45 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
         told = r->losts[j].t;
     for (j = 0; j < r->nsecs; j++) {
       const section_t *sc = &r->secs[j];
-      if (r->procs[sc->proc].pid == pa->pid && sc->token == pa->token)
+      if (r->procs[sc->proc].pid == pa->pid && sc->token == pa->token) {
         first_other = sc->first_conflict;
+        sec = sc;
+      }
     }
-    if (!told || told > pa->t0 + r->threshold_us) {
+    if (told > pa->t0 + r->threshold_us)
+      told = 0; /* long after: not this cut's notice */
+    if (!told && (pa->kind == FC_PARTITION || first_other)) {
       fprintf(rep,
-              "VIOLATION unannounced: pid %ld cut off at %lld while holding "
-              "token %lld never reported LOST\n",
-              pa->pid, pa->t0, pa->token);
+              "VIOLATION unannounced: pid %ld cut off (%s) at %lld while "
+              "holding token %lld never reported LOST%s\n",
+              pa->pid, fc_kind_names[pa->kind], pa->t0, pa->token,
+              first_other ? ", and another was granted the lock" : "");
       out->unannounced++;
     } else if (first_other && first_other < told) {
       fprintf(rep,
-              "VIOLATION lease late: pid %ld cut off at %lld reported LOST "
-              "at %lld, after another contender was granted the lock at "
-              "%lld\n",
-              pa->pid, pa->t0, told, first_other);
+              "VIOLATION lease late: pid %ld cut off (%s) at %lld reported "
+              "LOST at %lld, after another contender was granted the lock "
+              "at %lld\n",
+              pa->pid, fc_kind_names[pa->kind], pa->t0, told, first_other);
       out->lease_late++;
+    } else if (!told) {
+      out->kept_lock[pa->kind]++;
     } else {
-      out->partitions_told++;
+      /* healed at LOST, it let go itself: the next grant follows at once,
+       * which says nothing of the lease's margin */
+      long long next = sec && !pa->early ? next_exclusion(r, sec, told) : 0;
+      if (pa->kind == FC_PARTITION)
+        out->partitions_told++;
+      out->told_first[pa->kind]++;
+      if (next) {
+        long long m = next - told;
+        int k = pa->kind;
+        if (!out->margins[k] || m < out->margin_min_us[k])
+          out->margin_min_us[k] = m;
+        if (!out->margins[k] || m > out->margin_max_us[k])
+          out->margin_max_us[k] = m;
+        out->margins[k]++;
+      }
     }
     if (pa->early) {
       /* Healed at LOST: did its next grant come on the same session? */
@@ -948,7 +1023,19 @@ static void add_result(fc_result *into, const fc_result *from) {
     into->faults[k] += from->faults[k];
     into->on_readers[k] += from->on_readers[k];
     into->on_multi[k] += from->on_multi[k];
+    into->told_first[k] += from->told_first[k];
+    into->kept_lock[k] += from->kept_lock[k];
+    into->on_leader[k] += from->on_leader[k];
+    if (from->margins[k] &&
+        (!into->margins[k] || from->margin_min_us[k] < into->margin_min_us[k]))
+      into->margin_min_us[k] = from->margin_min_us[k];
+    if (from->margins[k] &&
+        (!into->margins[k] || from->margin_max_us[k] > into->margin_max_us[k]))
+      into->margin_max_us[k] = from->margin_max_us[k];
+    into->margins[k] += from->margins[k];
   }
+  for (k = 0; k < FC_LINK_SHAPES; k++)
+    into->link_shapes[k] += from->link_shapes[k];
   if (from->first_us && (!into->first_us || from->first_us < into->first_us))
     into->first_us = from->first_us;
   if (from->last_us > into->last_us)
@@ -1047,21 +1134,26 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
   fprintf(out, "\n");
   if (lk == FC_RW)
     fprintf(out, "    readers, writers     holder killed %ld, %ld; paused %ld, "
-                 "%ld; cut off %ld, %ld (waiters were killed behind a "
-                 "writer)\n",
+                 "%ld; cut off %ld, %ld; server cut off %ld, %ld; leader "
+                 "link %ld, %ld (waiters were killed behind a writer)\n",
             r->on_readers[FC_KILL_HOLDER],
             r->faults[FC_KILL_HOLDER] - r->on_readers[FC_KILL_HOLDER],
             r->on_readers[FC_PAUSE_HOLDER],
             r->faults[FC_PAUSE_HOLDER] - r->on_readers[FC_PAUSE_HOLDER],
             r->on_readers[FC_PARTITION],
-            r->faults[FC_PARTITION] - r->on_readers[FC_PARTITION]);
+            r->faults[FC_PARTITION] - r->on_readers[FC_PARTITION],
+            r->on_readers[FC_SERVER_CUT],
+            r->faults[FC_SERVER_CUT] - r->on_readers[FC_SERVER_CUT],
+            r->on_readers[FC_LEADER_LINK],
+            r->faults[FC_LEADER_LINK] - r->on_readers[FC_LEADER_LINK]);
   if (lk == FC_MUTEX)
     fprintf(out, "    multi-locks          %ld grants of %ld; holder killed "
-                 "%ld, waiter killed %ld, paused %ld, cut off %ld, create "
-                 "reply lost %ld\n",
+                 "%ld, waiter killed %ld, paused %ld, cut off %ld, server "
+                 "cut off %ld, leader link %ld, create reply lost %ld\n",
             r->multi_grants, r->grants, r->on_multi[FC_KILL_HOLDER],
             r->on_multi[FC_KILL_WAITER], r->on_multi[FC_PAUSE_HOLDER],
-            r->on_multi[FC_PARTITION], r->on_multi[FC_LOST_CREATE]);
+            r->on_multi[FC_PARTITION], r->on_multi[FC_SERVER_CUT],
+            r->on_multi[FC_LEADER_LINK], r->on_multi[FC_LOST_CREATE]);
   fprintf(out, "    kills on target      %ld of %ld (holders in their "
                "section, seen holding by ZooKeeper; waiters in their "
                "acquire)\n",
@@ -1074,6 +1166,29 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
                "was granted the lock; %ld healed at once, %ld of them kept "
                "their session\n",
           r->partitions_told, r->partitions_early, r->partitions_kept);
+  fprintf(out, "    ensemble cuts        server cut off %ld (%ld on the "
+               "leader, %ld on a follower), leader link %ld (oneway-out "
+               "%ld, oneway-in %ld, flap %ld): %ld told LOST before anyone "
+               "else was granted the lock, %ld kept it (nobody else was "
+               "granted it)\n",
+          r->faults[FC_SERVER_CUT], r->on_leader[FC_SERVER_CUT],
+          r->faults[FC_SERVER_CUT] - r->on_leader[FC_SERVER_CUT],
+          r->faults[FC_LEADER_LINK], r->link_shapes[FC_ONEWAY_OUT],
+          r->link_shapes[FC_ONEWAY_IN], r->link_shapes[FC_FLAP],
+          r->told_first[FC_SERVER_CUT] + r->told_first[FC_LEADER_LINK],
+          r->kept_lock[FC_SERVER_CUT] + r->kept_lock[FC_LEADER_LINK]);
+  if (lk != FC_SEM) {
+    static const int cut[] = {FC_PARTITION, FC_SERVER_CUT, FC_LEADER_LINK};
+    fprintf(out, "    told, next grant     margin");
+    for (k = 0; k < 3; k++)
+      if (r->margins[cut[k]])
+        fprintf(out, "%s %s %.0f-%.0f ms (%ld)", k ? "," : "",
+                fc_kind_names[cut[k]], r->margin_min_us[cut[k]] / 1e3,
+                r->margin_max_us[cut[k]] / 1e3, r->margins[cut[k]]);
+      else
+        fprintf(out, "%s %s none", k ? "," : "", fc_kind_names[cut[k]]);
+    fprintf(out, "\n");
+  }
   fprintf(out, "    violations           %ld (overlap %ld, resource %ld, "
                "token order %ld, lost update %ld, read changed %ld, stale "
                "grant %ld, late accept %ld, unannounced %ld, lease late %ld, "

@@ -15,6 +15,8 @@
  *                                    restarted-at
  *                        LOST-CREATE slot pid proxy replies-lost [op]
  *                        PARTITION slot pid token t0 t1 early told-at [who]
+ *                        ENSEMBLE-CUT slot pid token t0 t1 told-at server
+ *                                    role shape [who]
  *                        CRASH slot pid status
  *                        SKIP kind why...
  *                        QUIESCE
@@ -26,6 +28,17 @@
  *                      after a KILL-WAITER: a multi-lock's waiter; op: the
  *                      opcode the proxies were armed with (14, a multi: a
  *                      multi-lock's enqueue; 15, a create2).
+ *                      ENSEMBLE-CUT: a holder whose session was pinned to
+ *                      one server (its paths to the others black-holed, as
+ *                      a rack's clients lose them with the rack) while that
+ *                      server was cut off inside the ensemble: role
+ *                      "leader" or "follower" (what the server was at the
+ *                      cut), shape "isolate" (every link of the server
+ *                      cut: FC_SERVER_CUT) or, for its link to the leader
+ *                      (FC_LEADER_LINK), "oneway-out" (its packets to the
+ *                      leader dropped), "oneway-in" (the leader's to it)
+ *                      or "flap" (up 200 ms, down 2 s); told-at 0: the
+ *                      driver saw no LOST.
  *   c<slot>-<gen>.log  a contender process (format: tests/contender.c;
  *                      "START token m": a multi-lock, counted apart)
  *   history            the mutex's resource: every accepted write,
@@ -59,6 +72,9 @@
  *                  never reported LOST
  *   lease late     a cut-off holder reported LOST only after another
  *                  contender was granted what excludes it
+ *   (a holder whose server was cut off inside the ensemble, ENSEMBLE-CUT,
+ *   is judged as a cut-off holder, but one never told whose lock went to
+ *   nobody else during its section "kept" it: no violation, counted apart)
  *   accept count   contenders' ACCEPT lines and the history disagree
  * Stuck: a wait (acquire) with a stretch longer than 3 x session timeout +
  * 10 s during which the lock was free (mutex, rw: nobody held it; sem:
@@ -80,8 +96,15 @@ enum {
   FC_PAUSE_HOLDER,
   FC_LOST_CREATE,
   FC_PARTITION,
+  FC_SERVER_CUT,
+  FC_LEADER_LINK,
   FC_KINDS
 };
+
+/* The shapes of an FC_LEADER_LINK fault, as ENSEMBLE-CUT lines name them
+ * (FC_SERVER_CUT's is "isolate"). */
+enum { FC_ONEWAY_OUT, FC_ONEWAY_IN, FC_FLAP, FC_LINK_SHAPES };
+extern const char *const fc_link_shape_names[FC_LINK_SHAPES];
 
 /* The opcode of a zoo_multi: a LOST-CREATE armed with it lost a
  * multi-lock's enqueue. */
@@ -120,6 +143,21 @@ typedef struct fc_result {
   long partitions_told;  /* told LOST (by the lease) in time */
   long partitions_early; /* healed right after LOST */
   long partitions_kept;  /* ... and the session lived on */
+  /* holders cut off by a cut inside the ensemble (FC_SERVER_CUT and
+   * FC_LEADER_LINK, by kind of fault) */
+  long told_first[FC_KINDS]; /* told LOST before anyone else was granted
+                                what excludes them */
+  long kept_lock[FC_KINDS];  /* never told, and nobody else granted what
+                                excludes them during their section */
+  long on_leader[FC_KINDS];  /* their server was the leader (the others: a
+                                follower) */
+  long link_shapes[FC_LINK_SHAPES]; /* FC_LEADER_LINK victims by shape */
+  /* From "told" to the next grant of what excludes the victim (mutex, rw;
+   * cut-off holders of every kind, FC_PARTITION's too, but not those healed
+   * at LOST, who let go themselves): how many, the least and the most, in
+   * us. */
+  long margins[FC_KINDS];
+  long long margin_min_us[FC_KINDS], margin_max_us[FC_KINDS];
   /* rw */
   long writes, reads;     /* accepted writes, vouched reads */
   long downgrades;        /* read sides taken while the write side held */

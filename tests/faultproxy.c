@@ -14,7 +14,8 @@
  * exactly one line, "ok", "ok <details>" or "err <why>", written after the
  * command has taken effect.  Blank lines are ignored (no answer).
  *
- *   pass              forward normally (initial mode); ends a drop.  Ending
+ *   pass              forward normally (initial mode); ends a drop or a hold.
+ *                     Ending
  *                     a drop answers "ok reset=<r> resumed=<m>".  A pair
  *                     goes on (is "resumed") if the drop discarded nothing
  *                     but whole pings and ping replies (xid -2) on it: that
@@ -36,6 +37,16 @@
  *                     partition gets through as soon as it heals).  A side
  *                     that closes or fails during a drop is not reported to
  *                     the other side until "pass".
+ *   hold              hold back what the servers send: their bytes are read
+ *                     and kept (up to 64 KiB per connection), not written to
+ *                     the clients, until "pass", which writes them then, in
+ *                     order: nothing is lost, so no pair is reset.  What the
+ *                     clients send goes on to the servers meanwhile.  So a
+ *                     reply comes late (after the client did something
+ *                     else meanwhile: a cancel, say) on a connection that
+ *                     stays up.  A client that hears nothing for 2/3 of its
+ *                     session timeout gives the connection up: hold for
+ *                     less.
  *   reset             close every open pair at once with an RST on both sides
  *                     ("ok closed=<n>").  New connections are served in the
  *                     current mode (normally: forwarded).
@@ -46,8 +57,8 @@
  *                     the same port.  Open pairs are not touched.
  *   reset-after-op N  arm a one-shot trigger: as soon as a client request
  *   drop-after-op N   with opcode N has been completely written to the server,
- *                     do "reset" (resp. "drop") right then.  The answer "ok"
- *                     means armed; when the trigger fires, the line
+ *   hold-after-op N   do "reset" (resp. "drop", "hold") right then.  The
+ *                     answer "ok" means armed; when the trigger fires, the line
  *                     "fired op N" is printed ASYNCHRONOUSLY (it may come
  *                     before the answer to a later command).  While armed,
  *                     client->server bytes are written one request at a time
@@ -109,7 +120,7 @@
 #define BACKLOG 128
 
 enum { C = 0, S = 1 };           /* the two sides of a pair */
-enum { ARM_NONE, ARM_RESET, ARM_DROP };
+enum { ARM_NONE, ARM_RESET, ARM_DROP, ARM_HOLD };
 
 struct side {
     int fd;                      /* -1 once closed */
@@ -154,6 +165,7 @@ static size_t g_npairs, g_cappairs;
 static int g_lfd = -1;
 static int g_lport;
 static int g_drop;
+static int g_hold;               /* server->client bytes kept until "pass" */
 static int g_refuse;             /* refusing new connections */
 static int g_refuse_unlistened;  /* ... by having stopped listening */
 static int g_arm = ARM_NONE;
@@ -590,6 +602,8 @@ static void fire(void)
         (void)reset_all(0);
     } else if (kind == ARM_DROP) {
         enter_drop();
+    } else if (kind == ARM_HOLD) {
+        g_hold = 1;
     }
     g_fire_pair = NULL;
     out_line("fired op %d", (int)op);
@@ -651,8 +665,8 @@ static void flush(struct pair *p, int x)
     int y = !x;
     struct buf *b = &p->b[x];
     struct side *d = &p->sd[y];
-    while (!p->closed && !g_drop && b->end > b->start && d->fd >= 0 && !d->dead &&
-           !(y == S && p->connecting)) {
+    while (!p->closed && !g_drop && !(x == S && g_hold) && b->end > b->start &&
+           d->fd >= 0 && !d->dead && !(y == S && p->connecting)) {
         const unsigned char *src = b->data + b->start;
         size_t len = b->end - b->start;
         if (x == C && g_arm != ARM_NONE)
@@ -756,7 +770,7 @@ static int side_events(const struct pair *p, int x)
     int ev = 0;
     if (!s->rd_eof && ((g_drop && !p->held) || buf_len(&p->b[x]) < BUFCAP))
         ev |= POLLIN;
-    if (!g_drop && buf_len(&p->b[!x]) > 0)
+    if (!g_drop && !(x == C && g_hold) && buf_len(&p->b[!x]) > 0)
         ev |= POLLOUT;
     if (s->rd_eof && s->wr_shut)
         return -1;
@@ -959,6 +973,14 @@ static void handle_cmd(char *line)
     int has_arg = *arg != '\0';
 
     if (!strcmp(line, "pass") && !has_arg) {
+        if (g_hold) {
+            g_hold = 0;
+            for (size_t i = 0; i < g_npairs; i++)
+                if (!g_pairs[i]->closed) {
+                    flush(g_pairs[i], S);
+                    pair_update(g_pairs[i]);
+                }
+        }
         if (g_drop) {
             int nreset, nresumed;
             leave_drop(&nreset, &nresumed);
@@ -968,6 +990,9 @@ static void handle_cmd(char *line)
         }
     } else if (!strcmp(line, "drop") && !has_arg) {
         enter_drop();
+        out_line("ok");
+    } else if (!strcmp(line, "hold") && !has_arg) {
+        g_hold = 1;
         out_line("ok");
     } else if (!strcmp(line, "reset") && !has_arg) {
         int k = reset_all(1);
@@ -981,13 +1006,14 @@ static void handle_cmd(char *line)
             out_line("err %s", e);
         else
             out_line("ok");
-    } else if (!strcmp(line, "reset-after-op") || !strcmp(line, "drop-after-op")) {
+    } else if (!strcmp(line, "reset-after-op") || !strcmp(line, "drop-after-op") ||
+               !strcmp(line, "hold-after-op")) {
         long op;
         if (parse_int(arg, INT32_MIN, INT32_MAX, &op) < 0) {
             out_line("err usage: %s OPCODE", line);
             return;
         }
-        g_arm = line[0] == 'r' ? ARM_RESET : ARM_DROP;
+        g_arm = line[0] == 'r' ? ARM_RESET : line[0] == 'd' ? ARM_DROP : ARM_HOLD;
         g_arm_op = (int32_t)op;
         out_line("ok");
     } else if (!strcmp(line, "disarm") && !has_arg) {
@@ -999,7 +1025,8 @@ static void handle_cmd(char *line)
     } else if (!strcmp(line, "quit") && !has_arg) {
         out_line("ok");
         g_quit = 1;
-    } else if (has_arg && (!strcmp(line, "pass") || !strcmp(line, "drop") || !strcmp(line, "reset") ||
+    } else if (has_arg && (!strcmp(line, "pass") || !strcmp(line, "drop") || !strcmp(line, "hold") ||
+                           !strcmp(line, "reset") ||
                            !strcmp(line, "refuse") || !strcmp(line, "accept") || !strcmp(line, "disarm") ||
                            !strcmp(line, "stats") || !strcmp(line, "quit"))) {
         out_line("err %s takes no argument", line);

@@ -16,8 +16,8 @@
  *   proxyctl_stop(px);
  *
  * Commands are those of faultproxy (see the comment at the top of
- * faultproxy.c): pass, drop, reset, refuse, accept, reset-after-op N,
- * drop-after-op N, disarm, stats, quit.
+ * faultproxy.c): pass, drop, hold, reset, refuse, accept, reset-after-op N,
+ * drop-after-op N, hold-after-op N, disarm, stats, quit.
  *
  * Every wait is bounded.  The proxy dies with the test: it gets SIGTERM when
  * the thread that started it exits (PR_SET_PDEATHSIG; start it from the main

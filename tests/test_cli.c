@@ -355,6 +355,100 @@ static void test_several_names(void) {
   cleanup(&q);
 }
 
+/* Several names, the second's parent read-only (its ACL lets nobody
+ * create there): the transaction is refused, nothing is made, and zklock
+ * names the name that refused, not the first (issue 24: "could not
+ * acquire /locks/A: not authenticated" when B refused). */
+static void test_several_names_refused(void) {
+  char a[64], b[64], parent[128], err[2048], want[512];
+  struct ACL read_only = {0};
+  struct ACL_vector acl;
+  proc p;
+  zkt_name(a, sizeof a, "multi-acl-a");
+  zkt_name(b, sizeof b, "multi-acl-b");
+  read_only.perms = ZOO_PERM_READ | ZOO_PERM_ADMIN;
+  read_only.id.scheme = "world";
+  read_only.id.id = "anyone";
+  acl.count = 1;
+  acl.data = &read_only;
+  zkt_parent(parent, sizeof parent, b);
+  CU_ASSERT_EQUAL_FATAL(
+      zoo_create(zkt_observer(), parent, NULL, -1, &acl, 0, NULL, 0), ZOK);
+  spawn(&p, "-s", zkt_hosts(), a, b, "--", HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want, "zklock: could not acquire /locks/%s: ", b);
+  zkt_check(strncmp(err, want, strlen(want)) == 0, "stderr: %s", err);
+  cleanup(&p);
+  assert_no_node(a);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
+}
+
+/* Options between the names and '--' act as options (issue 24 item 5:
+ * they became lock names). -n after the name gives up at once on a held
+ * lock; --read after the name takes the read side of that one name, and
+ * no lock named "--read" is made. A name that starts with '-' is given
+ * after a '--' that ends the options (POSIX), and to --list as its value;
+ * bare, it is an unknown option. */
+static void test_options_after_names(void) {
+  char name[64], dash[80], line[1024], out[2048], got[80], node[256];
+  char fds[128], *f[2][9];
+  long long token;
+  long pid;
+  zkt_holder h;
+  proc p, l;
+  zkt_name(name, sizeof name, "opt-after");
+  zkt_hold(&h, name);
+  spawn(&p, "-s", zkt_hosts(), name, "-n", "-E", "42", "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 42); /* not waiting for h */
+  CU_ASSERT(zkt_now_ms() - p.started_ms < 3000);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0); /* EOF */
+  cleanup(&p);
+  zkt_unhold(&h);
+  assert_no_node(name);
+  assert_no_node("-n");
+  assert_no_node("-E");
+
+  spawn(&p, "-s", zkt_hosts(), name, "--read", "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(sscanf(line, "start %ld %lld %79s %255s fds=%127s", &pid,
+                         &token, got, node, fds),
+                  5);
+  CU_ASSERT_STRING_EQUAL(got, name); /* one name, this one */
+  spawn(&l, "-s", zkt_hosts(), "--list", name, NULL);
+  CU_ASSERT_EQUAL_FATAL(list_lines(&l, true, out, sizeof out, f, 2), 1);
+  CU_ASSERT_STRING_EQUAL(f[0][8], "read");
+  cleanup(&l);
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  assert_no_node(name);
+  assert_no_node("--read");
+
+  snprintf(dash, sizeof dash, "-%s", name);
+  spawn(&p, "-s", zkt_hosts(), "-q", "--", dash, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(sscanf(line, "start %ld %lld %79s %255s fds=%127s", &pid,
+                         &token, got, node, fds),
+                  5);
+  CU_ASSERT_STRING_EQUAL(got, dash);
+  spawn(&l, "-s", zkt_hosts(), "--list", dash, NULL);
+  CU_ASSERT_EQUAL_FATAL(list_lines(&l, true, out, sizeof out, f, 2), 1);
+  CU_ASSERT_STRING_EQUAL(f[0][1], node);
+  cleanup(&l);
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  assert_no_node(dash);
+  spawn(&p, "-s", zkt_hosts(), dash, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 2);
+  CU_ASSERT(read_all(p.err, out, sizeof out, T_WAIT) > 0);
+  zkt_check(strstr(out, "unknown option") != NULL, "stderr: %s", out);
+  cleanup(&p);
+  assert_no_node(dash);
+}
+
 /* Several names, the first free and the second held: the waiting line,
  * and the messages of -w and -n, name the second, where zklock waits. */
 static void test_several_names_held_up(void) {
@@ -546,6 +640,16 @@ static void test_usage_errors(void) {
       {{"--list", "x", "--leader", "y", NULL},
        "--list and --leader cannot be used together"},
       {{"-H", "--leader", "x", NULL}, "-H goes with --list only"},
+      /* options after the names are options: checked as such */
+      {{"x", "--frobnicate", "--", "true", NULL},
+       "unknown option '--frobnicate'"},
+      {{"x", "-n", "-w", "1", "--", "true", NULL},
+       "-n and -w cannot be used together"},
+      {{"x", "--read", "y", "--", "true", NULL},
+       "several lock names are held as mutexes only"},
+      {{"x", "--list", "y", NULL},
+       "--list takes one lock name and no command, but 'x' follows"},
+      {{"x", "-w", NULL}, "option -w needs a value"},
       /* not errors: what follows '--' is the command's, options included */
       {{"x", "--", "true", "-w", NULL}, NULL},
       {{"-w", "0.5", "-E", "0", "-k", "0", "x", "--", "true", NULL}, NULL},
@@ -1161,6 +1265,8 @@ static const zkt_test tests[] = {
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
     {"several names at once", test_several_names},
     {"several names: the one held names the wait", test_several_names_held_up},
+    {"options after the names act as options", test_options_after_names},
+    {"several names: the one refused is named", test_several_names_refused},
     {"--list shows holder and waiters in queue order", test_list_queue},
     {"--list of an unheld lock prints the header only", test_list_unheld},
     {"bad usage exits 2, says what was wrong, connects nowhere",

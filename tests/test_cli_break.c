@@ -75,6 +75,76 @@ static void test_break_running(void) {
   }
 }
 
+/* An --elect leader keeps its id through --revoke and --break (issue 24
+ * item 6: --leader and --list printed __REVOKE__, or the break's mark, as
+ * its id): --leader and --list name it after a revoke; broken, it stops
+ * its command, exits 4 and says it was broken. */
+static void test_leader_keeps_id(void) {
+  char name[64], node[256], out[2048], err[1024], want[512];
+  long long token;
+  proc a;
+  const char *const revoke[] = {"-s", zkt_hosts(), "--revoke", name, NULL};
+  const char *const leader[] = {"-s", zkt_hosts(), "--leader", name, NULL};
+  const char *const list[] = {"-s", zkt_hosts(), "-H", "--list", name, NULL};
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
+  zkt_name(name, sizeof name, "cli-break-leader");
+  spawn(&a, "-s", zkt_hosts(), "--elect", "alpha", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  CU_ASSERT_EQUAL(run_question(leader, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "alpha\t%lld\n", token);
+  zkt_check(strcmp(out, want) == 0, "--leader: %s", out);
+  CU_ASSERT_EQUAL(run_question(list, out, sizeof out, err, sizeof err), 0);
+  zkt_check(strstr(out, "\talpha\t") != NULL, "--list: %s", out);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  CU_ASSERT_STRING_EQUAL(out, want);
+  assert_stopped(&a, name, "it was broken (zklock --break)");
+  cleanup(&a);
+  assert_no_node(name);
+}
+
+/* --break on a semaphore breaks its lease holders only (issue 24: zklock(1)
+ * said a contender waiting at the gate, its lease node made, was broken
+ * too, and its wait failed; it was not, and is not): the holder's command
+ * is stopped (exit 4), the waiter's node is not touched, and the waiter
+ * runs its command next. */
+static void test_semaphore_waiter_not_broken(void) {
+  char name[64], leases[160], gate[160], node[256], node2[256], out[1024],
+      err[1024], want[512];
+  long long token, token2;
+  proc a, b;
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
+  zkt_name(name, sizeof name, "cli-break-sem");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  snprintf(gate, sizeof gate, "/locks/%s/locks", name);
+  spawn(&a, "-s", zkt_hosts(), "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
+        NULL);
+  /* at the gate, its lease node made (its first try's is gone by then) */
+  CU_ASSERT_EQUAL_FATAL(zkt_wait_children(gate, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkt_wait_children(leases, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n", node);
+  zkt_check(strcmp(out, want) == 0, "broken: %s", out);
+  assert_stopped(&a, name, "it was broken (zklock --break)");
+  CU_ASSERT_FATAL(command_started_at(&b, &token2, node2, sizeof node2));
+  CU_ASSERT(token2 > token);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  assert_empty(leases);
+  assert_empty(gate);
+}
+
 /* A holder that lets go in its grace: --on-revoke TERM ends its command,
  * zklock releases, and the break, with a grace far longer than the test
  * waits, ends with nothing broken. */
@@ -355,6 +425,10 @@ int main(int argc, char **argv) {
       {"a holder of two names lets go of both in its grace", test_multi_let_go},
       {"a holder of three names broken on one loses all three",
        test_multi_broken},
+      {"an --elect leader keeps its id through --revoke and --break",
+       test_leader_keeps_id},
+      {"--break on a semaphore spares the contender at its gate",
+       test_semaphore_waiter_not_broken},
       {"a creator-only lock", test_acl},
       {"a downgraded reader is broken with its write node",
        test_break_downgraded},

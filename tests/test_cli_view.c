@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <regex.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -351,6 +352,90 @@ static void test_prometheus(void) {
   scene_end(&sc);
 }
 
+/* Locks whose name starts with "locks" or "leases" (the name rules allow
+ * those as a first segment) are in every view of --list /: the table,
+ * json, prometheus and --watch (issue 24 item 7: the walk took /locks/locks
+ * and /locks/leases for a semaphore's places and hid them). A semaphore
+ * named "leases" shows as one lock, its places as nothing. */
+static void test_locks_leases_names(void) {
+  char u[64], name[4][128], want[640], out[32768], err[1024], line[1024];
+  static const char *const kind[4] = {"mutex", "semaphore", "mutex",
+                                      "election"};
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l[4];
+  bool seen[4] = {false};
+  proc p;
+  int i, all = 0;
+  zkt_name(u, sizeof u, "view-ll");
+  snprintf(name[0], sizeof name[0], "locks");
+  snprintf(name[1], sizeof name[1], "leases");
+  snprintf(name[2], sizeof name[2], "locks/%s", u);
+  snprintf(name[3], sizeof name[3], "leases/%s/y", u);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, name[0]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[1], s, name[1], 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[2], s, name[2]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&l[3], s, name[3], "id"), ZKL_OK);
+  for (i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], T_WAIT, NULL), ZKL_OK);
+  /* the table: NAME KIND HOLDERS WAITERS ... */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(), "-H",
+                                                     "--list", "/", NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
+  for (i = 0; i < 4; i++) {
+    snprintf(want, sizeof want, "\n%s\t%s\t1\t0\t", name[i], kind[i]);
+    zkt_check(strstr(out, want) != NULL ||
+                  strncmp(out, want + 1, strlen(want + 1)) == 0,
+              "no line for %s in:\n%s", name[i], out);
+  }
+  CU_ASSERT(strstr(out, "leases/locks\t") == NULL &&
+            strstr(out, "leases/leases\t") == NULL);
+  /* json */
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", "/",
+                                         "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  for (i = 0; i < 4; i++) {
+    snprintf(want, sizeof want, "{\"name\":\"%s\",\"kind\":\"%s\",", name[i],
+             kind[i]);
+    zkt_check(strstr(out, want) != NULL, "no %s in:\n%s", want, out);
+  }
+  /* prometheus */
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", "/",
+                                         "--format", "prometheus", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  for (i = 0; i < 4; i++) {
+    snprintf(want, sizeof want, "\nzklock_holders{lock=\"%s\",kind=\"%s\"} 1\n",
+             name[i], kind[i]);
+    zkt_check(strstr(out, want) != NULL, "no %s in:\n%s", want, out);
+  }
+  /* --watch, on a pipe: the first drawing has them all */
+  spawn(&p, "-s", zkt_hosts(), "-H", "--list", "/", "--watch", NULL);
+  while (all < 4 && read_line(p.out, line, sizeof line, T_WAIT) > 0)
+    for (i = 0; i < 4; i++) {
+      snprintf(want, sizeof want, "%s\t%s\t", name[i], kind[i]);
+      if (!seen[i] && strncmp(line, want, strlen(want)) == 0) {
+        seen[i] = true;
+        all++;
+      }
+    }
+  for (i = 0; i < 4; i++)
+    zkt_check(seen[i], "--watch did not show %s", name[i]);
+  CU_ASSERT(kill(p.pid, SIGTERM) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  for (i = 3; i >= 0; i--) {
+    CU_ASSERT_EQUAL(zkl_lock_release(l[i]), ZKL_OK);
+    zkl_lock_free(l[i]);
+  }
+  zkl_session_close(s);
+  zkt_assert_no_contender(name[2]);
+  zkt_assert_no_contender(name[3]);
+}
+
 /* Bad usage exits 2 before anything talks to ZooKeeper. */
 static void test_usage(void) {
   static const char *const bad[][6] = {
@@ -491,6 +576,8 @@ static const zkt_test tests[] = {
     {"--format json: one document with the counts", test_json},
     {"--format prometheus: the text format, the values", test_prometheus},
     {"--format, --watch: bad usage", test_usage},
+    {"names that start with locks or leases are in every view",
+     test_locks_leases_names},
     {"--watch: redrawn when a lock changes, q quits", test_watch},
     {NULL, NULL}};
 

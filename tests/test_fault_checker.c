@@ -386,6 +386,116 @@ static void test_checker_sem(void) {
   CU_ASSERT_EQUAL(r.pauses_proven, 0);
 }
 
+/* Holders pinned to a server cut off inside the ensemble (ENSEMBLE-CUT):
+ * judged as cut-off holders (told before anyone else is granted what
+ * excludes them), counted by kind of fault, by the server's role and by
+ * the link's shape; one never told whose lock went to nobody else kept
+ * it, which is no violation. */
+static void test_checker_ensemble(void) {
+  fc_result r;
+  /* a follower isolated: told at 2500, the next holder granted at 4000 */
+  r = planted(SPAWNS "9000 ENSEMBLE-CUT 1 101 10 1000 8000 2500 2 follower "
+                     "isolate holder\n",
+              "100 START 10\n150 ACCEPT 10 0 1\n2500 LOST 3 10\n"
+              "6000 REJECT 10 20\n6001 END 10\n",
+              "4000 START 20\n4100 ACCEPT 20 1 2\n4200 END 20\n4300 REL 0\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 4100\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.faults[FC_SERVER_CUT], 1);
+  CU_ASSERT_EQUAL(r.faults[FC_PARTITION], 0);
+  CU_ASSERT_EQUAL(r.told_first[FC_SERVER_CUT], 1);
+  CU_ASSERT_EQUAL(r.on_leader[FC_SERVER_CUT], 0);
+  CU_ASSERT_EQUAL(r.margins[FC_SERVER_CUT], 1);
+  CU_ASSERT_EQUAL(r.margin_min_us[FC_SERVER_CUT], 1500);
+  /* the leader cut off into a minority: told only after the next grant */
+  r = planted(SPAWNS "9000 ENSEMBLE-CUT 1 101 10 1000 8000 5000 1 leader "
+                     "isolate multi\n",
+              "100 START 10 m\n5000 LOST 3 10\n6000 REJECT 10 20\n"
+              "6001 END 10\n",
+              "4000 START 20\n4100 ACCEPT 20 0 1\n4200 END 20\n4300 REL 0\n",
+              "20 0 1 2 102 4100\n");
+  CU_ASSERT_EQUAL(r.lease_late, 1);
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.violations, 2);
+  CU_ASSERT_EQUAL(r.on_leader[FC_SERVER_CUT], 1);
+  CU_ASSERT_EQUAL(r.on_multi[FC_SERVER_CUT], 1);
+  CU_ASSERT_EQUAL(r.told_first[FC_SERVER_CUT], 0);
+  /* a flapping link: never told, and the lock went to another */
+  r = planted(SPAWNS "9000 ENSEMBLE-CUT 1 101 10 1000 8000 0 3 follower "
+                     "flap holder\n",
+              "100 START 10\n6000 REJECT 10 20\n6001 END 10\n",
+              "4000 START 20\n4100 ACCEPT 20 0 1\n4200 END 20\n4300 REL 0\n",
+              "20 0 1 2 102 4100\n");
+  CU_ASSERT_EQUAL(r.unannounced, 1);
+  CU_ASSERT_EQUAL(r.faults[FC_LEADER_LINK], 1);
+  CU_ASSERT_EQUAL(r.link_shapes[FC_FLAP], 1);
+  /* ...never told, and nobody else granted during its section: it kept
+   * its lock (its server got through in time) */
+  r = planted(SPAWNS "9000 ENSEMBLE-CUT 1 101 10 1000 8000 0 3 follower "
+                     "flap holder\n",
+              "100 START 10\n150 ACCEPT 10 0 1\n7000 END 10\n7010 REL 0\n",
+              "8000 START 20\n8100 ACCEPT 20 1 2\n8200 END 20\n8300 REL 0\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 8100\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.kept_lock[FC_LEADER_LINK], 1);
+  CU_ASSERT_EQUAL(r.told_first[FC_LEADER_LINK], 0);
+  /* a cut-off holder (PARTITION) never told is a violation even so: cut
+   * off from every server, its session surely expired */
+  r = planted(SPAWNS "9000 PARTITION 1 101 10 1000 8000 0 0\n",
+              "100 START 10\n150 ACCEPT 10 0 1\n7000 END 10\n7010 REL 0\n",
+              "8000 START 20\n8100 ACCEPT 20 1 2\n8200 END 20\n8300 REL 0\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 8100\n");
+  CU_ASSERT_EQUAL(r.unannounced, 1);
+  CU_ASSERT_EQUAL(r.kept_lock[FC_PARTITION], 0);
+  /* a reader on a follower whose packets to the leader are dropped: a
+   * reader granted meanwhile is no harm, the writer after the notice is
+   * the next grant */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "9000 ENSEMBLE-CUT 1 101 10 1000 8000 3000 2 "
+                             "follower oneway-out reader\n",
+                   "100 START 10 r\n3000 LOST 3 10\n6000 REJECT 10 20\n"
+                   "6001 END 10\n",
+                   "2000 START 15 r\n2100 ACCEPT 15 0 0\n2200 END 15\n"
+                   "2300 REL 0 15\n",
+                   "4500 START 20 w\n4600 ACCEPT 20 0 1\n4700 END 20\n"
+                   "4800 REL 0 20\n",
+                   "R+ 10 0 1 101 110\nR+ 15 0 2 102 2010\n"
+                   "R- 15 0 0 1 2 102 2100\nW+ 20 0 3 103 4510\n"
+                   "W 20 0 1 3 103 4600\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.told_first[FC_LEADER_LINK], 1);
+  CU_ASSERT_EQUAL(r.link_shapes[FC_ONEWAY_OUT], 1);
+  CU_ASSERT_EQUAL(r.on_readers[FC_LEADER_LINK], 1);
+  CU_ASSERT_EQUAL(r.margin_min_us[FC_LEADER_LINK], 1500);
+  /* ...and a writer granted before the notice is late */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "9000 ENSEMBLE-CUT 1 101 10 1000 8000 5000 2 "
+                             "follower oneway-in reader\n",
+                   "100 START 10 r\n5000 LOST 3 10\n6000 REJECT 10 20\n"
+                   "6001 END 10\n",
+                   "",
+                   "4000 START 20 w\n4100 ACCEPT 20 0 1\n4200 END 20\n"
+                   "4300 REL 0 20\n",
+                   "R+ 10 0 1 101 110\nW+ 20 0 3 103 4010\n"
+                   "W 20 0 1 3 103 4100\n");
+  CU_ASSERT_EQUAL(r.lease_late, 1);
+  CU_ASSERT_EQUAL(r.link_shapes[FC_ONEWAY_IN], 1);
+  /* a semaphore holder told after two others held at once beside it */
+  r = planted_kind("sem-history",
+                   SPAWNS_SEM "9000 ENSEMBLE-CUT 1 101 10 1000 8000 5000 2 "
+                              "follower isolate holder\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n5000 LOST 3 10\n"
+                   "6001 END 10\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n7000 END 20\n7010 REL 0\n",
+                   "4000 START 30\n4010 ACCEPT 30 2 2\n4500 END 30\n"
+                   "4510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 2 3 103 4010\nS- 30 1 3 103 4505\n"
+                   "S- 20 0 2 102 7005\n");
+  CU_ASSERT_EQUAL(r.lease_late, 1);
+  CU_ASSERT_EQUAL(r.faults[FC_SERVER_CUT], 1);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"the checker sees planted violations", test_checker},
@@ -393,6 +503,8 @@ int main(void) {
       {"the checker sees planted read/write lock violations",
        test_checker_rw},
       {"the checker sees planted semaphore violations", test_checker_sem},
+      {"the checker judges holders cut off inside the ensemble",
+       test_checker_ensemble},
       {NULL, NULL}};
   return zkt_main("fault checker", tests);
 }

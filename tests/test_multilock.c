@@ -325,12 +325,42 @@ static void test_refused_by_acl(void) {
       zoo_create(zkt_observer(), parent, NULL, -1, &acl, 0, NULL, 0), ZOK);
   l = multi(s, n, 3);
   CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(l)); /* no acquire yet */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZNOAUTH);
+  /* the name refused, not the first (issue 24: zklock named the first) */
+  zkt_check(zkl_multilock_refused_name(l) &&
+                strcmp(zkl_multilock_refused_name(l), n[1]) == 0,
+            "refused: %s",
+            zkl_multilock_refused_name(l) ? zkl_multilock_refused_name(l)
+                                          : "(null)");
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
+  CU_ASSERT(zkl_multilock_refused_name(l) &&
+            strcmp(zkl_multilock_refused_name(l), n[1]) == 0);
   CU_ASSERT(kids(n[0]) <= 0);
   CU_ASSERT_EQUAL(kids(n[1]), 0);
   CU_ASSERT(kids(n[2]) <= 0);
   zkl_lock_free(l);
+  /* a name under it: its parent's create is the one refused */
+  {
+    char sub[2][80];
+    const char *names[2] = {sub[0], sub[1]};
+    snprintf(sub[0], sizeof sub[0], "%s", n[0]);
+    snprintf(sub[1], sizeof sub[1], "%s/sub", n[1]);
+    CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZNOAUTH);
+    zkt_check(zkl_multilock_refused_name(l) &&
+                  strcmp(zkl_multilock_refused_name(l), sub[1]) == 0,
+              "refused: %s",
+              zkl_multilock_refused_name(l) ? zkl_multilock_refused_name(l)
+                                            : "(null)");
+    zkl_lock_free(l);
+  }
+  /* a lock of one name is no multi-lock */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, n[1]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
+  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(l));
+  zkl_lock_free(l);
+  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(NULL));
   close_session(s);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
   assert_empty(n, 3);
@@ -479,6 +509,235 @@ static void test_lost_reply(void) {
   assert_empty(n, 2);
 }
 
+/* ------------------------------------------- a part lost while it waits */
+
+/* Lets time pass between looks at a condition; never a synchronisation by
+ * itself: every caller looks again, within a bound. */
+static void look_again_soon(void) {
+  zkt_counter never;
+  zkt_counter_init(&never);
+  zkt_counter_wait(&never, 1, 10);
+}
+
+/* Waits (bounded) until s holds nothing under its lease any more
+ * (zkl_session_lease_deadline() reads 0 once the last hold ended). */
+static bool wait_no_hold(zkl_session *s, int timeout_ms) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  while (zkl_session_lease_deadline(s) != 0) {
+    if (zkt_now_ms() >= deadline)
+      return false;
+    look_again_soon();
+  }
+  return true;
+}
+
+/* The multi-lock {A, B} first in A's queue, waiting in B's behind a
+ * holder; a mutex contender of A queued behind it. */
+typedef struct waiting_multi {
+  char n[2][64], parent[2][512];
+  zkl_session *s; /* the multi-lock's */
+  zkl_lock *l;
+  zkt_rec acq, lost;
+  zkt_holder hb;      /* holds B */
+  zkl_session *ms;    /* the mutex's */
+  zkl_lock *m;
+  zkt_rec m_acq;
+} waiting_multi;
+
+static void waiting_multi_start(waiting_multi *w, const char *base) {
+  int i;
+  names3(w->n, base, 2);
+  for (i = 0; i < 2; i++)
+    zkt_parent(w->parent[i], sizeof w->parent[i], w->n[i]);
+  zkt_rec_init(&w->acq);
+  zkt_rec_init(&w->lost);
+  zkt_rec_init(&w->m_acq);
+  zkt_hold(&w->hb, w->n[1]);
+  w->l = multi(w->s, w->n, 2);
+  CU_ASSERT_FATAL(w->l != NULL);
+  zkl_lock_on_lost(w->l, zkt_on_lost, &w->lost);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(w->l, -1, zkt_on_acquired, &w->acq), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(w->parent[1], 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkt_wait_children(w->parent[0], 1, ZKT_WAIT), 1);
+  /* its parts have listed: first in A (granted there), waiting in B */
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(w->s, ZKT_WAIT), 0);
+  w->ms = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w->m, w->ms, w->n[0]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(w->m, -1, zkt_on_acquired, &w->m_acq), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(w->parent[0], 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkt_counter_get(&w->acq.calls), 0);
+}
+
+/* After its part in A was lost: the mutex holds A; the multi-lock's
+ * acquire failed with ZKL_ELOST (never granted: no lost callback), its
+ * node in B deleted: before it was told when the session stayed
+ * connected (connected), else as soon as it reconnected (a failed acquire
+ * is told at once while disconnected); and it is not granted when B
+ * frees. */
+static void waiting_multi_check(waiting_multi *w, bool connected) {
+  char paths[2 * 512];
+  CU_ASSERT_EQUAL(zkt_rec_wait(&w->m_acq, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&w->acq, 1, ZKT_WAIT), ZKL_ELOST);
+  if (connected)
+    CU_ASSERT_EQUAL(kids(w->n[1]), 1); /* the holder's: ours went first */
+  CU_ASSERT_EQUAL(zkt_wait_children(w->parent[1], 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkl_lock_token(w->l), 0);
+  CU_ASSERT_EQUAL(zkl_lock_node_paths(w->l, paths, sizeof paths),
+                  ZKL_ENOTHELD);
+  zkt_unhold(&w->hb); /* B frees */
+  /* Never two holders of A: the multi-lock is not granted A back. */
+  CU_ASSERT_EQUAL(zkt_rec_wait(&w->acq, 1, ZKT_WAIT), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(w->s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&w->acq.calls), 1);
+  CU_ASSERT_EQUAL(zkl_lock_token(w->l), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&w->lost.calls), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(w->l), ZKL_ENOTHELD);
+  CU_ASSERT(kids(w->n[1]) <= 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(w->m), ZKL_OK);
+  zkl_lock_free(w->m);
+  close_session(w->ms);
+  /* and the multi-lock works again */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(w->l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(w->l), ZKL_OK);
+  zkl_lock_free(w->l);
+}
+
+/* Issue 24, item 1: a break of A's holder while the multi-lock still waits
+ * in B. Its part in A is told ZKL_LOST_BROKEN, a mutex is then granted A;
+ * the multi-lock must not be granted A when B frees. */
+static void test_part_broken_while_waiting(void) {
+  waiting_multi w;
+  memset(&w, 0, sizeof w);
+  w.s = zkt_session(T_SESSION);
+  waiting_multi_start(&w, "ml-broken-");
+  CU_ASSERT_EQUAL(zkl_break(w.ms, w.n[0], NULL, 300, NULL, NULL), ZKL_OK);
+  waiting_multi_check(&w, true);
+  close_session(w.s);
+  assert_empty(w.n, 2);
+}
+
+/* Issue 24, item 1: the multi-lock's session is cut off (as a process
+ * stopped in a GC pause is) while its part holds A and it waits in B; its
+ * lease runs out (a wide margin: well before the session does), its part
+ * in A ends with ZKL_LOST_LEASE_EXPIRED, the connection comes back within
+ * the session, A's node goes and the mutex is granted A; the multi-lock
+ * must not be granted A when B frees. */
+static void test_part_lease_while_waiting(void) {
+  waiting_multi w;
+  zkt_proxied p;
+  memset(&w, 0, sizeof w);
+  zkt_proxied_open(&p, 6000);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(p.s, 3000), ZKL_OK);
+  w.s = p.s;
+  waiting_multi_start(&w, "ml-leased-");
+  CU_ASSERT(zkl_session_lease_deadline(p.s) != 0); /* its part holds A */
+  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT(wait_no_hold(p.s, 6000)); /* the lease ran out */
+  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  waiting_multi_check(&w, false);
+  CU_ASSERT_EQUAL(zkl__debug_wait_dead(p.s, 1), 0); /* it lived through */
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
+  assert_empty(w.n, 2);
+}
+
+/* ------------------------------------- a cancel before the reply comes */
+
+/* What an acquire's callback saw when it was told: the status, the
+ * session's background deletes still to do, and (read then, on its own
+ * connection) how many nodes each name's queue had. */
+typedef struct told {
+  zkt_counter calls;
+  zkl_session *s;
+  const char *parent[2];
+  int rc;
+  unsigned cleanups;
+  int kids[2];
+} told;
+
+static void on_told(zkl_lock *l, int rc, int64_t token, void *arg) {
+  told *t = arg;
+  zkl_debug_counts dc;
+  int i;
+  (void)l;
+  (void)token;
+  zkl__debug_counts(t->s, &dc);
+  t->rc = rc;
+  t->cleanups = dc.cleanups;
+  for (i = 0; i < 2; i++) {
+    struct String_vector v = {0};
+    t->kids[i] = zoo_get_children(zkt_observer(), t->parent[i], 0, &v) == ZOK
+                     ? v.count
+                     : -1;
+    deallocate_String_vector(&v);
+  }
+  zkt_counter_add(&t->calls, 1);
+}
+
+/* Whether l's acquire has ended on its side (it may still be cleaning
+ * up): the timer's deadline passed, say. */
+static bool acquire_over(zkl_lock *l) {
+  bool over;
+  pthread_mutex_lock(&l->s->mu);
+  over = !l->att || zkl__attempt_state(l->att) >= ZKL_AS_ENDING;
+  pthread_mutex_unlock(&l->s->mu);
+  return over;
+}
+
+/* Issue 24, item 11: the transaction is applied, its reply held back by
+ * the proxy, and meanwhile the acquire is cancelled (or times out). The
+ * reply then comes: ECANCELED (ETIMEDOUT) must be told only once the
+ * nodes it made are gone, not beside their deletes still on the way (a
+ * fresh-clone CI run failed "timeout, cancel, try-once, free" on that). */
+static void test_cancel_before_reply(void) {
+  char n[2][64], parent[2][512];
+  zkt_proxied p;
+  zkl_lock *l;
+  told t;
+  int way, i;
+  names3(n, "ml-late-", 2);
+  zkt_proxied_open(&p, T_SESSION);
+  l = multi(p.s, n, 2);
+  CU_ASSERT_FATAL(l != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  memset(&t, 0, sizeof t);
+  zkt_counter_init(&t.calls);
+  t.s = p.s;
+  for (i = 0; i < 2; i++) {
+    zkt_parent(parent[i], sizeof parent[i], n[i]);
+    t.parent[i] = parent[i];
+  }
+  for (way = 0; way < 2; way++) { /* cancel, then a timeout */
+    int64_t deadline = zkt_now_ms() + ZKT_WAIT;
+    CU_ASSERT_EQUAL(cmd(&p, "hold-after-op 14"), 0); /* multi */
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire_async(l, way == 0 ? -1 : 200, on_told, &t), ZKL_OK);
+    CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
+    /* applied: its nodes are there */
+    CU_ASSERT_EQUAL(zkt_wait_children(parent[0], 1, ZKT_WAIT), 1);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent[1], 1, ZKT_WAIT), 1);
+    if (way == 0)
+      CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+    while (!acquire_over(l) && zkt_now_ms() < deadline)
+      look_again_soon();
+    CU_ASSERT(acquire_over(l));
+    CU_ASSERT_EQUAL(zkt_counter_get(&t.calls), way); /* the reply is out */
+    CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+    CU_ASSERT_EQUAL(zkt_counter_wait(&t.calls, way + 1, ZKT_WAIT), way + 1);
+    CU_ASSERT_EQUAL(t.rc, way == 0 ? ZKL_ECANCELED : ZKL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(t.cleanups, 0); /* no delete of its left on the way */
+    CU_ASSERT_EQUAL(t.kids[0], 0);
+    CU_ASSERT_EQUAL(t.kids[1], 0);
+  }
+  zkl_lock_free(l);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
+  assert_empty(n, 2);
+}
+
 /* ---------------------------------------------------- orders, for a while */
 
 #define NAMES 3
@@ -601,6 +860,11 @@ int main(void) {
       {"timeout, cancel, try-once, free", test_cancel_timeout_try},
       {"losing one name loses the whole", test_lose_one},
       {"a lost transaction reply", test_lost_reply},
+      {"a part broken while the whole waits", test_part_broken_while_waiting},
+      {"a part's lease lost while the whole waits",
+       test_part_lease_while_waiting},
+      {"cancel and timeout before the transaction's reply",
+       test_cancel_before_reply},
       {"opposite and rotating orders, no deadlock", test_orders},
       {NULL, NULL}};
   return zkt_main("multilock", tests);

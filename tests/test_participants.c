@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "proxyctl.h"
 #include "zktest.h"
 
 #define T_SESSION 10000
@@ -513,6 +514,173 @@ static void test_lock_names(void) {
   CU_ASSERT(zkt_children(other) <= 1);
 }
 
+/* Whether names[0..n-1] has name. */
+static bool has_name(char **names, int n, const char *name) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (strcmp(names[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* zkl_lock_names() of locks whose name starts with "locks" or "leases",
+ * which the name rules allow as a first segment (issue 24 item 7: the walk
+ * took /locks/locks and /locks/leases for places of /locks, and hid them):
+ * a mutex "locks", a semaphore "leases" (whose own places are not names),
+ * a mutex "locks/U" and an election "leases/U/y". */
+static void test_lock_names_locks_leases(void) {
+  char u[64], name[4][128], **names;
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *l[4];
+  int n, i;
+  bool cut = true;
+  zkt_name(u, sizeof u, "walk-ll");
+  snprintf(name[0], sizeof name[0], "locks");
+  snprintf(name[1], sizeof name[1], "leases");
+  snprintf(name[2], sizeof name[2], "locks/%s", u);
+  snprintf(name[3], sizeof name[3], "leases/%s/y", u);
+  for (i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL_FATAL(zkl_name_check(name[i]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, name[0]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[1], s, name[1], 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[2], s, name[2]), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&l[3], s, name[3], "id"), ZKL_OK);
+  for (i = 0; i < 4; i++)
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_names(s, "", 100000, &names, &n, &cut), ZKL_OK);
+  CU_ASSERT_FALSE(cut);
+  for (i = 0; i < 4; i++)
+    zkt_check(has_name(names, n, name[i]), "'%s' not listed", name[i]);
+  CU_ASSERT_FALSE(has_name(names, n, "leases/locks"));
+  CU_ASSERT_FALSE(has_name(names, n, "leases/leases"));
+  zkl_lock_names_free(names, n);
+  /* under a prefix that is one of them */
+  CU_ASSERT_EQUAL(zkl_lock_names(s, "leases", 100000, &names, &n, NULL),
+                  ZKL_OK);
+  CU_ASSERT(has_name(names, n, name[1]) && has_name(names, n, name[3]));
+  CU_ASSERT_FALSE(has_name(names, n, "leases/locks"));
+  CU_ASSERT_FALSE(has_name(names, n, "leases/leases"));
+  zkl_lock_names_free(names, n);
+  CU_ASSERT_EQUAL(zkl_lock_names(s, name[2], 10, &names, &n, NULL), ZKL_OK);
+  CU_ASSERT(n == 1 && strcmp(names[0], name[2]) == 0);
+  zkl_lock_names_free(names, n);
+  for (i = 3; i >= 0; i--) {
+    CU_ASSERT_EQUAL(zkl_lock_release(l[i]), ZKL_OK);
+    zkl_lock_free(l[i]);
+  }
+  /* "locks" and "leases" keep the parents of the others (containers,
+   * until the server reaps them), which zkt_assert_no_contender would
+   * count: nobody is left in their queues */
+  for (i = 0; i < 2; i++) {
+    zkl_participant *list;
+    CU_ASSERT_EQUAL(zkl_participants(s, name[i], &list, &n), ZKL_OK);
+    zkt_check(n == 0, "%d contenders left in %s", n, name[i]);
+    zkl_participants_free(list);
+  }
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  for (i = 2; i < 4; i++)
+    zkt_assert_no_contender(name[i]);
+}
+
+/* A one-shot question whose reply is lost with its connection asks again
+ * once the session is connected, within the session timeout (issue 24 item
+ * 9: after a move to other servers, zklock --list said "connection loss").
+ * The proxy resets the connection right after the request of an opcode
+ * went through (the server acts on it, the reply is lost); the client
+ * reconnects through it in the same session. ZooKeeper's opcodes:
+ * getChildren 8, setData 5, delete 2. */
+static void lose_reply_of(zkt_proxied *q, int op) {
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "reset-after-op %d", op);
+  CU_ASSERT_EQUAL_FATAL(proxyctl_cmd(q->px, cmd, NULL, 0, ZKT_WAIT), 0);
+}
+
+static void test_questions_ask_again(void) {
+  char base[64], name[128], elect[128], got[64] = "";
+  zkl_session *hs = zkt_session(T_SESSION);
+  zkl_lock *l, *e;
+  zkl_participant *list;
+  zkt_proxied q;
+  zkt_rec lost;
+  char **names;
+  int n, fired = 0;
+  int64_t token = 0, epoch = 0, t = 0;
+  zkt_name(base, sizeof base, "ask-again");
+  snprintf(name, sizeof name, "%s/m", base);
+  snprintf(elect, sizeof elect, "%s/e", base);
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, hs, name), ZKL_OK);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 0), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&e, hs, elect, "leader-id"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(e, ZKT_WAIT, &epoch), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(hs, ZKT_WAIT), 0);
+  zkt_proxied_open(&q, T_SESSION);
+
+  lose_reply_of(&q, 8);
+  if (zkt_check(zkl_participants(q.s, name, &list, &n) == ZKL_OK,
+                "zkl_participants after a lost reply")) {
+    CU_ASSERT(n == 1 && list[0].token == token);
+    zkl_participants_free(list);
+  }
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(q.px, ZKT_WAIT), 0);
+  fired++;
+
+  lose_reply_of(&q, 8);
+  CU_ASSERT_EQUAL(zkl_leader_get(q.s, elect, got, sizeof got, &t), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(q.px, ZKT_WAIT), 0);
+  fired++;
+  CU_ASSERT(strcmp(got, "leader-id") == 0 && t == epoch);
+
+  lose_reply_of(&q, 8);
+  if (zkt_check(zkl_lock_names(q.s, base, 100, &names, &n, NULL) == ZKL_OK,
+                "zkl_lock_names after a lost reply")) {
+    CU_ASSERT_EQUAL(n, 2);
+    zkl_lock_names_free(names, n);
+  }
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(q.px, ZKT_WAIT), 0);
+  fired++;
+
+  /* the revoke's write, lost: asked again from the listing */
+  lose_reply_of(&q, 5);
+  CU_ASSERT_EQUAL(zkl_revoke(q.s, name, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(q.px, ZKT_WAIT), 0);
+  fired++;
+
+  /* the break's mark, lost: read again, the node broken all the same */
+  lose_reply_of(&q, 5);
+  CU_ASSERT_EQUAL(zkl_break(q.s, name, NULL, 0, NULL, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(q.px, ZKT_WAIT), 0);
+  fired++;
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+
+  /* the break's delete, lost: the node is gone, but whose delete that was
+   * is not known: said so (not "it let go") */
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(hs, ZKT_WAIT), 0);
+  lose_reply_of(&q, 2);
+  CU_ASSERT_EQUAL(zkl_break(q.s, name, NULL, 0, NULL, NULL), ZCONNECTIONLOSS);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(q.px, ZKT_WAIT), 0);
+  fired++;
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  CU_ASSERT_EQUAL(proxyctl_fired_count(q.px), fired);
+
+  CU_ASSERT_EQUAL(zkl_lock_release(e), ZKL_OK);
+  zkl_lock_free(l);
+  zkl_lock_free(e);
+  zkt_assert_quiet(q.s);
+  zkt_proxied_close(&q);
+  zkt_assert_quiet(hs);
+  zkl_session_close(hs);
+  zkt_assert_no_contender(name);
+  zkt_assert_no_contender(elect);
+}
+
 /* zkl_session_get_stats(): requests counted, a lock held and one waiting,
  * the waiter's watch firing when the holder lets go; the other session's
  * counters are its own. */
@@ -572,7 +740,8 @@ static void test_session_stats(void) {
   /* expiry counted */
   CU_ASSERT_EQUAL_FATAL(zkt_expire(t), 0);
   CU_ASSERT_NOT_EQUAL(zkl__debug_wait_dead(t, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(zkl_session_get_stats(t, &st), ZKL_OK);
+  /* the counters all the same, and the code says the session is over */
+  CU_ASSERT_EQUAL(zkl_session_get_stats(t, &st), ZKL_EEXPIRED);
   CU_ASSERT_EQUAL(st.expiries, 1);
   zkl_session_close(s);
   zkl_session_close(t);
@@ -589,6 +758,10 @@ int main(void) {
       {"revoke asks every lease holder", test_revoke_semaphore_holders},
       {"revoke by node: contenders only", test_revoke_by_node},
       {"zkl_lock_names: the locks under a prefix", test_lock_names},
+      {"zkl_lock_names: names that start with locks or leases",
+       test_lock_names_locks_leases},
+      {"one-shot questions ask again after a lost reply",
+       test_questions_ask_again},
       {"zkl_session_get_stats: the session's counters", test_session_stats},
       {NULL, NULL}};
   return zkt_main("participants", tests);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -408,6 +409,142 @@ static void test_zklock_follows(void) {
             out);
 }
 
+/* The first line `zkserver CMD DIR ARGS` prints, into out; its status. */
+static int zkserver_line(const char *cmd, const char *args, char *out,
+                         size_t len) {
+  char line[1200];
+  FILE *p;
+  snprintf(line, sizeof line, "'%s/tests/zkserver' %s '%s' %s", ZKL_TEST_SRCDIR,
+           cmd, zkt_zkdir(), args);
+  out[0] = '\0';
+  if (!(p = popen(line, "r")))
+    return -1;
+  if (fgets(out, (int)len, p))
+    out[strcspn(out, "\n")] = '\0';
+  return pclose(p);
+}
+
+/* A session given one server that serves but is not a member: it reads
+ * the configuration as it connects, and moves to the members at once,
+ * dropping its first connection. */
+static zkl_session *open_moving(const char *one) {
+  zkl_session *s = NULL;
+  int rc = zkl_session_open3(&s, one, T_SESSION, T_WAIT, 0);
+  zkt_check(rc == ZKL_OK, "open %s: %s", one, zkl_strerror(rc));
+  CU_ASSERT_FATAL(rc == ZKL_OK);
+  return s;
+}
+
+/* Runs zklock with args: its status; its stdout in out. */
+static int zklock_run(const char *args, char *out, size_t len) {
+  char cmd[1024];
+  size_t used = 0;
+  FILE *p;
+  snprintf(cmd, sizeof cmd, "'%s/cli/zklock' %s 2>&1", ZKL_TEST_BUILDDIR, args);
+  out[0] = '\0';
+  if (!(p = popen(cmd, "r")))
+    return -1;
+  while (used + 1 < len && fgets(out + used, (int)(len - used), p))
+    used += strlen(out + used);
+  return WEXITSTATUS(pclose(p));
+}
+
+/* One-shot questions right after the session opened, while it moves to
+ * the ensemble's servers under them (issue 24 item 9: "cannot list ...:
+ * connection loss", exit 3): each asks again once connected on the new
+ * server, within the session timeout. zkl_participants(),
+ * zkl_leader_get(), zkl_lock_names(), zkl_revoke() and zkl_break(), each
+ * on a session of its own, a few times over; and zklock --list, --list
+ * PREFIX/ and --leader, given that server alone. */
+#define ONE_SHOT_ROUNDS 3
+static void test_one_shot_after_move(void) {
+  char id[32], one[64], members[ZKL_SERVERS_MAX], base[64], name[128],
+      elect[128], got[64], out[8192], args[1024], want[256];
+  zkl_session *h, *q;
+  zkl_lock *l, *e;
+  zkl_participant *list;
+  zkt_rec lost;
+  char **names;
+  int rc, n, round, status;
+  int64_t token = 0, epoch = 0, t;
+  CU_ASSERT_EQUAL_FATAL(zkserver_line("add", "1", id, sizeof id), 0);
+  snprintf(one, sizeof one, "127.0.0.1:%d", server_port(atoi(id)));
+  CU_ASSERT_EQUAL_FATAL(zkserver_line("hosts", "", members, sizeof members), 0);
+  zkt_name(base, sizeof base, "one-shot");
+  snprintf(name, sizeof name, "%s/m", base);
+  snprintf(elect, sizeof elect, "%s/e", base);
+  zkt_rec_init(&lost);
+  rc = zkl_session_open3(&h, members, T_SESSION, T_WAIT,
+                         ZKL_OPEN_NO_FOLLOW_CONFIG);
+  CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, h, name), ZKL_OK);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 0), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&e, h, elect, "leader-id"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(e, T_WAIT, &epoch), ZKL_OK);
+
+  for (round = 0; round < ONE_SHOT_ROUNDS; round++) {
+    q = open_moving(one);
+    rc = zkl_participants(q, name, &list, &n);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_participants: %s", round,
+              zkl_strerror(rc));
+    if (rc == ZKL_OK) {
+      CU_ASSERT(n == 1 && list[0].token == token);
+      zkl_participants_free(list);
+    }
+    zkl_session_close(q);
+
+    q = open_moving(one);
+    rc = zkl_leader_get(q, elect, got, sizeof got, &t);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_leader_get: %s", round,
+              zkl_strerror(rc));
+    CU_ASSERT(rc != ZKL_OK || (strcmp(got, "leader-id") == 0 && t == epoch));
+    zkl_session_close(q);
+
+    q = open_moving(one);
+    rc = zkl_lock_names(q, base, 100, &names, &n, NULL);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_lock_names: %s", round,
+              zkl_strerror(rc));
+    if (rc == ZKL_OK) {
+      CU_ASSERT_EQUAL(n, 2);
+      zkl_lock_names_free(names, n);
+    }
+    zkl_session_close(q);
+
+    q = open_moving(one);
+    rc = zkl_revoke(q, name, NULL);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_revoke: %s", round,
+              zkl_strerror(rc));
+    zkl_session_close(q);
+
+    snprintf(args, sizeof args, "-s '%s' -H --list '%s'", one, name);
+    status = zklock_run(args, out, sizeof out);
+    zkt_check(status == 0 && strstr(out, "\tlock\n") != NULL,
+              "round %d: zklock %s: %d: %s", round, args, status, out);
+    snprintf(args, sizeof args, "-s '%s' -H --list '%s/'", one, base);
+    status = zklock_run(args, out, sizeof out);
+    zkt_check(status == 0 && strstr(out, name) != NULL,
+              "round %d: zklock %s: %d: %s", round, args, status, out);
+    snprintf(args, sizeof args, "-s '%s' --leader '%s'", one, elect);
+    status = zklock_run(args, out, sizeof out);
+    snprintf(want, sizeof want, "leader-id\t%lld\n", (long long)epoch);
+    zkt_check(status == 0 && strcmp(out, want) == 0,
+              "round %d: zklock %s: %d: %s", round, args, status, out);
+  }
+  /* the break, last: it ends the hold */
+  q = open_moving(one);
+  rc = zkl_break(q, name, NULL, 0, NULL, NULL);
+  zkt_check(rc == ZKL_OK, "zkl_break: %s", zkl_strerror(rc));
+  zkl_session_close(q);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, T_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_release(e), ZKL_OK);
+  zkl_lock_free(l);
+  zkl_lock_free(e);
+  CU_ASSERT_EQUAL(zkl_session_close(h), ZKL_OK);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"the configuration's servers, parsed", test_parse},
@@ -415,6 +552,8 @@ int main(void) {
        test_grow_and_replace},
       {"ZKL_OPEN_NO_FOLLOW_CONFIG keeps the list", test_no_follow},
       {"zklock follows too, and -v says so", test_zklock_follows},
+      {"one-shot questions ask again when the session moves under them",
+       test_one_shot_after_move},
       {NULL, NULL}};
   zkt_use_reconfig_ensemble(3);
   return zkt_main("reconfig", tests);

@@ -125,6 +125,8 @@ static void check_expired(zkl_session *s, zkl_lock *held, zkl_lock *waiting,
                           const char *wait_name) {
   zkl_lock *extra = NULL;
   zkl_debug_counts before, c;
+  zkl_lock_stats st;
+  zkl_session_stats ss;
   CU_ASSERT_EQUAL(zkt_counter_wait(&lost.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(zkt_counter_wait(&acquired.calls, 1, T_WAIT), 1);
   CU_ASSERT(acquired.rc == ZKL_EEXPIRED || acquired.rc == ZKL_ELOST);
@@ -143,6 +145,14 @@ static void check_expired(zkl_session *s, zkl_lock *held, zkl_lock *waiting,
       ZKL_EEXPIRED);
   CU_ASSERT_EQUAL(zkl_lock_new(&extra, s, "x"), ZKL_EEXPIRED);
   CU_ASSERT_PTR_NULL(extra);
+  /* The counters too (issue 24: ZKL_OK), copied all the same: the grant
+   * and the loss, and the session's expiry. */
+  memset(&st, 0, sizeof st);
+  CU_ASSERT_EQUAL(zkl_lock_get_stats(held, &st), ZKL_EEXPIRED);
+  CU_ASSERT(st.grants == 1 && st.losses == 1);
+  memset(&ss, 0, sizeof ss);
+  CU_ASSERT_EQUAL(zkl_session_get_stats(s, &ss), ZKL_EEXPIRED);
+  CU_ASSERT_EQUAL(ss.expiries, 1);
   /* Nothing retries on the dead handle, and no call sends anything. */
   zkl__debug_counts(s, &c);
   CU_ASSERT_EQUAL(c.cleanups, 0);

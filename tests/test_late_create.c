@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_late_create - a multi-lock's enqueue transaction whose reply is
+ * lost, applied by the ensemble after the client reconnected to another
+ * server and looked for it (issue 24, item 11: "a recovered create that
+ * lands after the recovery listing leaves a node that nobody owns until
+ * the session ends, and it blocks its queue").
+ *
+ * Three servers, each in a network namespace (zkserver --netns), the links
+ * from the leader L to both followers slowed (LINK_MS each way): a write
+ * commits about 2 x LINK_MS after the leader proposes it, and a follower
+ * applies it LINK_MS after that. The multi-lock's session reaches a
+ * follower F through proxy A, and the other follower G through proxy B,
+ * which refuses at first. Its transaction goes to F (proxy A black-holes
+ * the connection right after it: the reply is lost); F forwards it to L
+ * (LINK_MS later), and L proposes it. Meanwhile the client is sent to G
+ * (A refuses and resets, B accepts); G revalidates the session with L
+ * (after L proposed the transaction: it is not refused as coming from a
+ * session that moved) and answers the handshake, and the client looks for
+ * its transaction: G knows it only as L's proposal, and answers a read of
+ * the session at once, from what it has applied. (A leader would not:
+ * it keeps a session's reads behind the writes a follower forwarded for
+ * it.) Without the write that orders the recovery's listings after the
+ * lost transaction (lib/multilock.c, find_locked), the listings saw
+ * nothing, the transaction went again, and the lost one's nodes appeared
+ * at G a moment later:
+ *   found    the lost transaction must be found and adopted: the first
+ *            name's queue sees one create (and the release's delete),
+ *            counted by its parent's cversion; sent again, it saw two
+ *            creates and the deletion of the duplicate;
+ *   cancel   B holds back the answer of the first transaction the client
+ *            sends after the reconnect, and the acquire is cancelled
+ *            meanwhile: sent again, that transaction was undone and the
+ *            lost one's nodes stayed, nobody's, until the session ended.
+ * The timing (G answers the handshake between the proposal and the commit)
+ * only decides whether the old code went wrong; the code under test must
+ * be right whatever it is.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "proxyctl.h"
+#include "zktest.h"
+
+#define SESSION_MS 10000
+#define LINK_MS 300
+#define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
+
+static int cmd(proxyctl *px, const char *c) {
+  char answer[256];
+  int rc = proxyctl_cmd(px, c, answer, sizeof answer, 5000);
+  if (rc != 0)
+    fprintf(stderr, "proxy %s: %s\n", c, answer);
+  return rc;
+}
+
+/* Lets time pass as part of the scenario (how long the transaction takes
+ * to reach the leader); never used to wait for something to happen. */
+static void scenario_lasts(int ms) {
+  zkt_counter never;
+  zkt_counter_init(&never);
+  zkt_counter_wait(&never, 1, ms);
+}
+
+/* Children changes of path so far (its cversion), read from the leader's
+ * own session, which answers from what the leader applied. */
+static int cversion(zkl_session *at_leader, const char *path) {
+  struct Stat st;
+  int rc = zoo_exists(zkl_session_handle(at_leader), path, 0, &st);
+  CU_ASSERT_EQUAL(rc, ZOK);
+  return rc == ZOK ? st.cversion : -1;
+}
+
+/* Whether l's acquire has ended on its side (it may still clean up). */
+static bool acquire_over(zkl_lock *l) {
+  bool over;
+  pthread_mutex_lock(&l->s->mu);
+  over = !l->att || zkl__attempt_state(l->att) >= ZKL_AS_ENDING;
+  pthread_mutex_unlock(&l->s->mu);
+  return over;
+}
+
+static void one_round(bool cancel) {
+  char n[2][64], parent[2][512], hosts[128], target[64];
+  const char *names[2] = {n[0], n[1]};
+  proxyctl *pa = NULL, *pb = NULL;
+  zkl_session *s, *ls;
+  zkl_lock *l;
+  zkt_rec rec;
+  int leader, f, g, port_a, port_b, i, before, rc;
+  int64_t fired_ms, back_ms;
+
+  zkt_name(n[0], sizeof n[0], cancel ? "late-cancel-a" : "late-found-a");
+  zkt_name(n[1], sizeof n[1], cancel ? "late-cancel-b" : "late-found-b");
+  for (i = 0; i < 2; i++)
+    zkt_parent(parent[i], sizeof parent[i], n[i]);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL_FATAL(zkt_heal(), 0);
+  leader = zkt_leader();
+  CU_ASSERT_FATAL(leader > 0);
+  f = leader % 3 + 1;
+  g = f % 3 + 1;
+  snprintf(target, sizeof target, "%s", zkt_server_hosts(f));
+  CU_ASSERT_FATAL(proxyctl_start(&pa, PROXY, target, &port_a) == 0);
+  snprintf(target, sizeof target, "%s", zkt_server_hosts(g));
+  CU_ASSERT_FATAL(proxyctl_start(&pb, PROXY, target, &port_b) == 0);
+  CU_ASSERT_EQUAL(cmd(pb, "refuse"), 0); /* the session starts on F */
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d,127.0.0.1:%d", port_a, port_b);
+  /* The proxies are its servers: it must not follow the ensemble's
+   * configuration to the real ones. */
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&s, hosts, SESSION_MS, SESSION_MS,
+                                          ZKL_OPEN_NO_FOLLOW_CONFIG),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&ls, zkt_server_hosts(leader),
+                                          SESSION_MS, SESSION_MS,
+                                          ZKL_OPEN_NO_FOLLOW_CONFIG),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+  /* the parents, while the links are quick */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  before = cversion(ls, parent[0]);
+
+  {
+    char delay[32];
+    snprintf(delay, sizeof delay, "delay %d", LINK_MS);
+    CU_ASSERT_EQUAL_FATAL(zkt_link(leader, f, delay), 0);
+    CU_ASSERT_EQUAL_FATAL(zkt_link(leader, g, delay), 0);
+  }
+  CU_ASSERT_EQUAL(cmd(pa, "drop-after-op 14"), 0); /* its transaction */
+  if (cancel)
+    CU_ASSERT_EQUAL(cmd(pb, "hold-after-op 14"), 0); /* its next one */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(pa, ZKT_WAIT), 0);
+  fired_ms = zkt_now_ms();
+  /* F forwards it: it reaches L about LINK_MS later, and G applies it
+   * about 4 x LINK_MS after it went out. G's revalidation of the session
+   * must reach L after the transaction did (LINK_MS after the client
+   * comes), and its answer come back before the commit does. */
+  scenario_lasts(LINK_MS / 2);
+  CU_ASSERT_EQUAL(cmd(pa, "refuse"), 0);
+  CU_ASSERT_EQUAL(cmd(pb, "accept"), 0);
+  CU_ASSERT_EQUAL(cmd(pa, "reset"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, ZKT_WAIT), 0);
+  back_ms = zkt_now_ms();
+  printf("\n    %s: reconnected to the other follower %lld ms after the "
+         "transaction went out (L proposed it at about %d ms, G applies it "
+         "at about %d ms)\n",
+         cancel ? "cancel" : "found", (long long)(back_ms - fired_ms), LINK_MS,
+         4 * LINK_MS);
+
+  if (!cancel) {
+    CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    zkt_assert_quiet(s);
+    /* one create (the lost transaction's node, adopted), one delete (the
+     * release): nothing sent twice */
+    rc = cversion(ls, parent[0]) - before;
+    CU_ASSERT_EQUAL(rc, 2);
+    if (rc != 2)
+      printf("\n    the first name's queue saw %d changes, not 2: the "
+             "transaction was sent again",
+             rc);
+  } else {
+    CU_ASSERT_EQUAL(proxyctl_wait_fired(pb, ZKT_WAIT), 0);
+    CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
+    for (i = 0; i < ZKT_WAIT / 10 && !acquire_over(l); i++)
+      scenario_lasts(10);
+    CU_ASSERT(acquire_over(l));
+    CU_ASSERT_EQUAL(cmd(pb, "pass"), 0);
+    CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
+    /* the lost transaction's nodes, wherever they landed, do not stay
+     * (the session lives on) */
+    zkt_assert_parent_empty(n[0]);
+    zkt_assert_parent_empty(n[1]);
+    zkt_assert_quiet(s);
+  }
+  CU_ASSERT_EQUAL(zkt_heal(), 0);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  zkl_session_close(ls);
+  proxyctl_stop(pa);
+  proxyctl_stop(pb);
+  zkt_assert_parent_empty(n[0]);
+  zkt_assert_parent_empty(n[1]);
+}
+
+static void test_found(void) { one_round(false); }
+static void test_cancel(void) { one_round(true); }
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"a lost transaction applied after the reconnect is found", test_found},
+      {"a cancel while it is sent again leaves nothing", test_cancel},
+      {NULL, NULL}};
+  zkt_use_netns_ensemble(3); /* tickTime 200, syncLimit 5 */
+  return zkt_main("late create", tests);
+}
