@@ -241,8 +241,10 @@ void zkl__lease_answered_locked(zkl_session *s, zkl_req *r, int rc) {
     return;
   le->anchor_ms = anchor;
   le->proofs++;
-  /* the deadline moved, and a grant waiting for a fresh lease may go */
-  zkl__timer_kick_locked(&s->timer);
+  /* A grant waiting for a fresher lease may go now. (A later deadline
+   * needs nobody woken: the timer looks again at the earlier one.) */
+  if (le->confirming > 0)
+    zkl__timer_kick_locked(&s->timer);
 }
 
 /* ------------------------------------------------------------ the beats */
@@ -364,20 +366,24 @@ static void send_sync_locked(zkl_session *s) {
 
 /* --------------------------------------------------------- the holders */
 
+/* Only the first hold needs the clock: its deadline (a timer that looks
+ * by then anyway, at the next beat, is not woken; waking it at every grant
+ * and release cost an uncontended cycle 12% more CPU). Writes follow the
+ * next sync by themselves. */
 void zkl__lease_hold_locked(zkl_session *s, int delta) {
-  if (delta > 0)
-    s->lease.held++;
+  int64_t deadline;
+  if (delta > 0 && s->lease.held++ == 0 && (deadline = deadline_locked(s)))
+    zkl__timer_kick_at_locked(&s->timer, deadline);
   else if (delta < 0)
     s->lease.held--;
-  zkl__timer_kick_locked(&s->timer);
 }
 
+/* A grant that waits wants a write at once, if a candidate is at hand. */
 void zkl__lease_confirming_locked(zkl_session *s, int delta) {
-  if (delta > 0)
-    s->lease.confirming++;
+  if (delta > 0 && s->lease.confirming++ == 0)
+    zkl__timer_kick_locked(&s->timer);
   else if (delta < 0)
     s->lease.confirming--;
-  zkl__timer_kick_locked(&s->timer);
 }
 
 static void declare_lost_locked(zkl_session *s, zkl_call **notices) {

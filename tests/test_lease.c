@@ -482,6 +482,62 @@ static void test_late_event_grant_confirms(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A grant on a slow answer: the server's replies are held back (the
+ * connection stays up) for 2.5 s while the create and the listing are out
+ * (the name's parents made before: one round trip); then they come, and
+ * the listing says "granted". Issue 24 found such a grant began with 1.28
+ * s of a 3.6 s lease: only a grant on a watch event needed half a lease
+ * then, a grant on an answer only that the lease had not run out. With a
+ * 6 s session and a 2 s margin the library as it was (01201c8) granted this
+ * one with 1.49 s of a 4 s lease (the create's send time counted, 2.5 s
+ * old), under half. One rule now holds for every grant: at least half of
+ * T - margin - P ahead (1174 ms here), or it waits for a fresh proof
+ * (CONFIRMING) first; which of the two depends on how old its proof was
+ * when the hold began, the promise does not. (The hold must stay well
+ * under 2/3 of the session, the client's own time-out, counted from the
+ * last bytes it read.) */
+static void test_slow_answer_grant(void) {
+  char name[64];
+  proxyctl *px;
+  zkl_session *s;
+  zkl_lock *l;
+  grant_seen g;
+  zkl_debug_lease le;
+  unsigned long confirmed;
+  zkt_counter_init(&g.calls);
+  zkt_name(name, sizeof name, "slow-answer");
+  s = proxied_session(&px, 6000);
+  g.s = s;
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 2000), ZKL_OK);
+  zkl__debug_lease(s, &le);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  confirmed = zkl__edge_count(ZKL_AS_CREATING, ZKL_AS_CONFIRMING) +
+              zkl__edge_count(ZKL_AS_LISTING, ZKL_AS_CONFIRMING);
+  CU_ASSERT_EQUAL(cmd(px, "hold"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_grant_seen, &g),
+                        ZKL_OK);
+  fault_lasts(2500);
+  CU_ASSERT_EQUAL(zkt_counter_get(&g.calls), 0); /* the replies are held */
+  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&g.calls, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(g.rc, ZKL_OK);
+  printf("\n    granted with %" PRId64 " ms of the lease left (half: %d ms)%s",
+         g.lease_left_ms, le.full_ms / 2,
+         zkl__edge_count(ZKL_AS_CREATING, ZKL_AS_CONFIRMING) +
+                     zkl__edge_count(ZKL_AS_LISTING, ZKL_AS_CONFIRMING) >
+                 confirmed
+             ? ", after waiting for a fresher one"
+             : "");
+  CU_ASSERT(g.lease_left_ms >= le.full_ms / 2);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkl_session_close(s);
+  proxyctl_stop(px);
+  zkt_assert_parent_empty(name);
+}
+
 static void test_margin_bounds(void) {
   zkl_session *s = zkt_session(2000);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(NULL, 10), ZKL_EINVAL);
@@ -512,6 +568,8 @@ int main(int argc, char **argv) {
        test_queued_grant_after_lease_lost},
       {"a grant on a late event confirms the session first",
        test_late_event_grant_confirms},
+      {"a grant on a slow answer begins with half a lease",
+       test_slow_answer_grant},
       {"margin bounds", test_margin_bounds},
       {NULL, NULL}};
   self_path = argv[0];
