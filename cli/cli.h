@@ -445,6 +445,10 @@ bool queue_describe_holders(const queue_view *v, char *buf, size_t len);
  * with_since adds " since 12:01:07". */
 void queue_describe(const queue_entry *e, bool with_since, char *buf,
                     size_t len);
+/* The limit another contender of the semaphore NAME says in its lease
+ * node (zkl_participant.limit), other than mine; 0 when none says one (or
+ * the leases cannot be read). For the message of a refusal. */
+int queue_other_limit(zkl_session *s, const char *name, int mine);
 /* The owner of the node `child` of NAME (in its own queue, or a
  * semaphore's lease or gate node), as queue_describe() says it; false when it cannot be learned (or the session is not
  * connected: then it does not wait). */

@@ -168,6 +168,19 @@ int queue_first_held(zkl_session *s, char *const *names, int count,
   return -1;
 }
 
+int queue_other_limit(zkl_session *s, const char *name, int mine) {
+  zkl_participant *list;
+  int count, i, theirs = 0;
+  if (zkl_participants(s, name, &list, &count) != ZKL_OK)
+    return 0;
+  for (i = 0; i < count && !theirs; i++)
+    if (strcmp(list[i].kind, "lease") == 0 && list[i].limit > 0 &&
+        list[i].limit != mine)
+      theirs = list[i].limit;
+  zkl_participants_free(list);
+  return theirs;
+}
+
 bool queue_describe_node(zkl_session *s, const char *name, const char *child,
                          char *buf, size_t len) {
   zkl_participant *list;

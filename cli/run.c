@@ -24,6 +24,8 @@
  *
  *   WAITING --granted-----------------------------------> RUNNING
  *   RUNNING --lost notice, lease deadline, watchdog fired--> LOST
+ *               (a maximum hold's node stays until LOST releases it, once
+ *               the command has stopped: see MAX_HOLD_REAP_MS)
  *   RUNNING --watchdog died and cannot be replaced---------> LOST
  *   any state --acquire failed, signal, command exited--> exit status
  *
@@ -48,6 +50,13 @@
 
 /* A loss zklock finds itself: the lease deadline passed (lease.c). */
 #define LOST_OWN_LEASE 100
+
+/* --max-hold: the library keeps the node of a hold past its maximum until
+ * zklock releases, once the command has stopped (SIGTERM, then SIGKILL
+ * after -k: LOST), or until this much more than -k has passed, should
+ * zklock itself never get there (a command that SIGKILL does not end at
+ * once, stuck in the kernel). */
+#define MAX_HOLD_REAP_MS 2000
 
 enum state { WAITING, RUNNING, LOST };
 
@@ -154,8 +163,8 @@ static const char *lost_reason_text(const run *r, int reason) {
            "lock may already be someone else's";
   if (reason == ZKL_LOST_MAX_HOLD) {
     snprintf(buf, sizeof buf,
-             "it was held for its maximum of %s (--max-hold): its node is "
-             "deleted, and the lock may already be someone else's",
+             "it was held for its maximum of %s (--max-hold); its node goes "
+             "once the command has stopped",
              cli_duration(r->o->max_hold_ms));
     return buf;
   }
@@ -374,10 +383,22 @@ static int on_acquired(run *r, const ev_batch *b) {
     return EXIT_KIND;
   }
   if (rc == ZKL_ELIMIT) {
-    cli_error("could not acquire %s: %s (--limit %d here)", r->path,
-              zkl_strerror(rc), r->o->limit);
+    /* The semaphore is in use with another limit: refused at once, as a
+     * name of another kind is (their lease nodes say their limit), or,
+     * among contenders whose nodes say none (Curator's), a certain excess
+     * when the wait ran out. Nothing of ours is left either way. */
+    if (!r->o->quiet) {
+      int theirs = queue_other_limit(r->s, r->o->name, r->o->limit);
+      if (theirs > 0)
+        cli_error("could not acquire %s: it is a semaphore of %d leases "
+                  "(--limit %d), not %d",
+                  r->path, theirs, theirs, r->o->limit);
+      else
+        cli_error("could not acquire %s: %s (--limit %d here)", r->path,
+                  zkl_strerror(rc), r->o->limit);
+    }
     finish(r);
-    return EXIT_ZOOKEEPER;
+    return EXIT_KIND;
   }
   /* Granted, but the lease ran out before the grant was told: the release
    * then says ZKL_ELOST once (a queue node deleted under a waiter was
@@ -602,6 +623,14 @@ int run_lock(const options *o) {
     rc = zkl_lock_set_acl(r.l, o->acl);
   if (rc == ZKL_OK && o->max_hold_ms > 0)
     rc = zkl_lock_set_max_hold(r.l, o->max_hold_ms);
+  /* A bounded hold ends as a loss zklock controls: the command is stopped
+   * (LOST), then the release lets the node go; the library's grace is the
+   * bound should zklock not get that far. */
+  if (rc == ZKL_OK && o->max_hold_ms > 0)
+    rc = zkl_lock_set_max_hold_grace(r.l,
+                                     o->grace_ms > INT_MAX - MAX_HOLD_REAP_MS
+                                         ? INT_MAX
+                                         : o->grace_ms + MAX_HOLD_REAP_MS);
   /* A command holds for long, and is told of a break or a deletion at
    * once, whatever its age: one read per acquire, nothing for a process. */
   if (rc == ZKL_OK)

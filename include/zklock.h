@@ -162,7 +162,7 @@ ZKL_EXTERN const char *zkl_version_string(void);
   XX(EUPGRADE, -1016,                                                         \
      "the write side cannot be taken while holding only the read side")       \
   XX(ELIMIT, -1017,                                                           \
-     "more leases are held than this semaphore's limit: its contenders "      \
+     "the semaphore is in use with another limit: its contenders "            \
      "disagree on it")                                                        \
   XX(EKIND, -1018,                                                            \
      "the name is held or awaited by a lock of another kind")                 \
@@ -530,8 +530,10 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * others stopped holding (see zkl_multilock_new()); ZKL_ECONNECT
  * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
- * under way; ZKL_EUPGRADE (a read/write lock's write side while its read
- * side is held or wanted); ZKL_ELIMIT (a semaphore, see there); ZKL_EINVAL;
+ * under way, or a hold past its maximum still keeps its node (see
+ * zkl_lock_set_max_hold()); ZKL_EUPGRADE (a read/write lock's write side while
+ * its read side is held or wanted); ZKL_ELIMIT (a semaphore in use with another
+ * limit, see zkl_semaphore_new()); ZKL_EINVAL;
  * ZKL_ENOMEM; ZKL_ESYSTEM (no random bytes for the node's id, or a
  * condition variable); ZKL_EDEADLK on a completion thread; ZAUTHFAILED when
  * the session ended on refused credentials; or a ZooKeeper error such as
@@ -599,7 +601,9 @@ enum {
                                    deleted the node after its grace */
   ZKL_LOST_MAX_HOLD = 5         /* held longer than its maximum hold
                                    (zkl_lock_set_max_hold()): the library
-                                   deleted the node */
+                                   deletes the node once this notice has
+                                   run, after its grace or the holder's
+                                   release */
 };
 
 /* Called once when a held lock is lost; the lock is then no longer held
@@ -661,21 +665,49 @@ ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
  * > 0 bounds every hold, 0 (the default) does not. ZooKeeper ends the hold
  * of a process that dies or freezes (its session expires), but not of one
  * whose thread hangs while its process lives; this is the lock's own
- * timeout, as Redis's SET key value NX PX ms, without its unsafety: when a
+ * timeout, as Redis's SET key value NX PX ms, without its unsafety. When a
  * hold has lasted max_hold_ms, the session's timer thread (never the
- * holder's thread, which may be the one that hangs) ends it as lost with
- * ZKL_LOST_MAX_HOLD: the lock stops being held at once (zkl_lock_token()
- * reads 0, the next zkl_lock_release() returns ZKL_ELOST), the lost
- * callback and ZKL_EVENT_LOST run on the timer thread, and then the node is
- * deleted (at the reconnect, should the connection be down), so the next
- * contender is granted with a higher token, which a fenced resource
- * prefers. The hold is counted from the grant, on this process's monotonic
- * clock; reentrant holds do not extend it. A hold already under way keeps
- * the bound it was granted with. For a read/write lock, set each side; for
- * a semaphore, its lease (the zkl_lock zkl_semaphore_new() made).
+ * holder's thread, which may be the one that hangs) ends it, in this
+ * order:
+ *   1. The hold ends as lost with ZKL_LOST_MAX_HOLD: zkl_lock_token()
+ *      reads 0, guarded writes (zkl_lock_multi()) are refused, the next
+ *      zkl_lock_release() returns ZKL_ELOST; the lost callback, then
+ *      ZKL_EVENT_LOST, run on the timer thread (no blocking call there).
+ *   2. The node stays in the queue, so nobody else is granted, until the
+ *      lost callback has returned and then until the first of: the
+ *      holder's zkl_lock_release() (it returns ZKL_ELOST: "I have
+ *      stopped"), zkl_lock_free(), the grace set with
+ *      zkl_lock_set_max_hold_grace() (0 by default: at once), the node's
+ *      deletion by someone else, the session's end or close. Meanwhile an
+ *      acquire of l returns ZKL_EINPROGRESS.
+ *   3. The node is deleted (at the reconnect, should the connection be
+ *      down; a downgrade's write node stays while its read side holds, as
+ *      at a release), and the next contender is granted with a higher
+ *      token, which a fenced resource prefers.
+ * So a holder can rely on this: nobody is granted before its lost
+ * callback has returned; one that needs longer to stop (a thread to join,
+ * a command to kill, as `zklock --max-hold` does) sets a grace and releases
+ * once it has stopped; the grace bounds the hold even when the holder
+ * never does. The hold is counted from the grant, on this process's
+ * monotonic clock; reentrant holds do not extend it. A hold already under
+ * way keeps the bound (and grace) it was granted with. For a read/write
+ * lock, set each side; for a semaphore, its lease (the zkl_lock
+ * zkl_semaphore_new() made); for a multi-lock, the multi-lock (its names
+ * are let go together, at the end of its grace).
  * Returns ZKL_OK; ZKL_EINVAL (NULL, or max_hold_ms < 0); ZKL_ECLOSED or
  * ZKL_EEXPIRED when the session is closed or expired. Never blocks. */
 ZKL_EXTERN int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms);
+
+/* How long the node of a hold that ran past its maximum (see
+ * zkl_lock_set_max_hold(), step 2) stays in the queue after the holder was
+ * told, for the holder to stop what it does before anyone else is granted:
+ * grace_ms >= 0, 0 (the default) lets it go as soon as the lost callback
+ * has returned. The holder's zkl_lock_release() lets it go earlier. Counted
+ * from the moment the hold ended, on the timer thread's clock. Read at the
+ * next grant. Returns ZKL_OK; ZKL_EINVAL (NULL, or grace_ms < 0);
+ * ZKL_ECLOSED or ZKL_EEXPIRED when the session is closed or expired. Never
+ * blocks. */
+ZKL_EXTERN int zkl_lock_set_max_hold_grace(zkl_lock *l, int grace_ms);
 
 /* How long a hold lasts before the library watches its own node: a watch
  * (one read) that tells the holder at once when someone deletes its node
@@ -729,20 +761,23 @@ ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  * version: see zkl_election_new()).
  * Whom, as zkl_participants() tells it:
  *   node  NULL: every contender that holds (its `holds`): a mutex's or a
- *         writer's holder, every reader holding, an election's leader,
- *         every lease holder of a semaphore. Otherwise the child name of
- *         one contender (zkl_lock_node_path()'s last segment), holding or
+ *         writer's holder, every reader holding (a downgraded reader
+ *         included: see zkl_rwlock_new()), an election's leader, every
+ *         lease holder of a semaphore. Otherwise the child name of one
+ *         contender (zkl_lock_node_path()'s last segment), holding or
  *         waiting, in NAME's own queue or among a semaphore's leases or at
- *         its gate; a name that no contender's node can have (a
- *         semaphore's "leases" or "locks", say) is refused.
+ *         its gate, with the downgraded reader that holds on it when it is
+ *         a write node a downgrade kept; a name that no contender's node
+ *         can have (a semaphore's "leases" or "locks", say) is refused.
  * The writes replace the nodes' owner descriptions (not a candidate's id).
  * Blocks for three round trips (zkl_participants()' two, then the writes
- * at once; four when a candidate is asked: its read comes first). Returns
- * ZKL_OK (asked; whether each lets go is its choice); ZKL_ENOTHELD when
- * there is nobody to ask (nobody holds, no such contender, or it left
- * meanwhile); ZKL_EINVAL (nothing is sent); ZKL_ECLOSED; ZKL_EEXPIRED;
- * ZKL_EDEADLK on a completion thread; or a ZooKeeper error (ZNOAUTH for a
- * creator-only node). */
+ * at once; four when a candidate is asked: its read comes first); the
+ * listing follows a sync sent with it, so that a server behind the leader
+ * cannot hide a holder. Returns ZKL_OK (asked; whether each lets go is its
+ * choice); ZKL_ENOTHELD when there is nobody to ask (nobody holds, no such
+ * contender, or it left meanwhile); ZKL_EINVAL (nothing is sent);
+ * ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread; or a
+ * ZooKeeper error (ZNOAUTH for a creator-only node). */
 ZKL_EXTERN int zkl_revoke(zkl_session *s, const char *name, const char *node);
 
 /* What zkl_break() did to one node it went after: node is its full path
@@ -754,12 +789,18 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
 /* Breaks a stuck lock: deletes a holder's node of lock NAME after a grace,
  * so that the next contender is granted, with a higher token. Unlike a
  * delete by hand (zkCli), the holder learns at once that, and why, it lost
- * the lock. For each node:
- *   1. Mark: the node is read (its czxid names it) and its data rewritten,
- *      under the version read, as the bytes "__BREAK__\n" followed by what
- *      it held (the owner description stays readable); an election
- *      candidate's data, its id, is written again as it is, and its new
- *      version is the mark (see zkl_election_new()). A holder of this
+ * the lock. The nodes are picked as zkl_participants() lists them (see
+ * node below), after a sync sent with the listing (a server behind the
+ * leader cannot hide a holder), and its rule runs on the queue as listed: a
+ * holder that lets go before its node is read is not replaced by the next in
+ * line (which may have been granted after the break began), and the break then
+ * hits nothing. Each node picked is named by the czxid read then. For each:
+ *   1. Mark: the node is read and, if its czxid is still the one picked,
+ *      its data rewritten, under the version read, as the bytes
+ *      "__BREAK__\n" followed by what it held (the owner description
+ *      stays readable); an election candidate's data, its id, is written
+ *      again as it is, and its new version is the mark (see
+ *      zkl_election_new()). A holder of this
  *      library sees the mark through the watch it keeps on its own node
  *      (from watch_after_ms into its hold: zkl_lock_set_watch_after()):
  *      its revoke callback runs (zkl_lock_on_revoke()), and it may let go
@@ -791,11 +832,17 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *   node      the child name of the contender to break (the last segment
  *             of zkl_lock_node_path()), looked for in every place of the
  *             name (its own queue, a semaphore's leases and gate) as
- *             zkl_revoke() does; or NULL for every contender that
- *             zkl_participants() says holds: a mutex's or write side's
- *             holder, the readers sharing the lock, an election's leader,
- *             each lease held (by its contender's own limit), the part a
- *             multi-lock holds on this name (the whole multi-lock loses).
+ *             zkl_revoke() does (a write node that a downgrade kept takes
+ *             its downgraded reader with it); or NULL for every contender
+ *             that zkl_participants() says holds: a mutex's or write
+ *             side's holder, the readers sharing the lock (a downgraded
+ *             reader and the write node it keeps, see zkl_rwlock_new()),
+ *             an election's leader, each lease held (by its contender's
+ *             own limit), the part a multi-lock holds on this name (the
+ *             whole multi-lock loses). A downgraded reader's node is
+ *             deleted before the write node it keeps: its holder loses
+ *             the read side (ZKL_LOST_BROKEN) before the writers queued
+ *             behind that write node can be granted.
  *   grace_ms  >= 0; 0 deletes at once.
  *   cb        may be NULL: called once for each node picked, on the
  *             calling thread, with no lock held, after the work and before
@@ -869,7 +916,14 @@ typedef struct zkl_rwlock zkl_rwlock;
  * waiting for only the read side is refused with ZKL_EUPGRADE: it would
  * wait for itself.
  * Downgrade keeps the write node until the read side is released, so
- * that writers queued behind it go on waiting.
+ * that writers queued behind it go on waiting. The read node of a
+ * downgrade (the read side taken while the write side holds) says so in
+ * its name, "_c_<id>-with-<write node's id>-__READ__<seq>", for those
+ * that read the queue: zkl_participants() says it holds while that write
+ * node holds (although writers that queued while the write side held
+ * stand between them), so zkl_revoke() asks it, and zkl_break() (and
+ * `zklock --break`) breaks it with the write node, before it. Curator's
+ * and kazoo's readers see a read node like any other.
  * Tokens: a side's token is its node's czxid. Successive writers' tokens
  * strictly increase, and every reader's token is higher than that of the
  * last writer granted before it. So a resource may refuse a write token
@@ -905,21 +959,37 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * deletes its node, then queues at the mutex as above (it never waits with
  * such a node in place: a Curator contender counting would wait for it).
  * So an uncontended acquire costs one round trip, a contended one three.
- * Nothing stores the limit: every contender gives its own, as in Curator.
- * Contenders that disagree admit up to the largest limit among them; one
- * that finds more lease nodes ahead of its own than its limit waits on
- * (for fewer). If that wait times out while the nodes ahead that came
- * through the mutex, each a held lease, are more than its limit, it fails
- * with ZKL_ELIMIT rather than ZKL_ETIMEDOUT: ZKL_ELIMIT is said only when
+ * The limit is stored in every lease node's name, as `consul lock` stores
+ * it: _c_<id>-limit<N>-lease-<seq> (and in its data, "limit=N", as older
+ * versions did). A contender that finds a lease node ahead of its own that
+ * says another limit is refused: its acquire fails at once, waiting or
+ * trying once, with ZKL_ELIMIT, and its node is deleted before that is
+ * told. Of two that disagree, the later yields (only nodes ahead count,
+ * and none can appear ahead of a node later), so every contender of ours
+ * that holds says the same limit, and at most that many hold; once no
+ * lease node of ours is left, any limit may start afresh. Try-once and
+ * first-try nodes (below) say the limit too; a refused try leaves no node
+ * behind.
+ * Curator's InterProcessSemaphoreV2 stores nothing: each client passes its
+ * own limit, and its lease nodes say none, nor did older libzklock's
+ * names. Such nodes are counted, never compared (a Curator contender that
+ * disagrees is neither refused nor refuses ours), so Curator contenders
+ * share a semaphore with ours safely only when they give the same limit;
+ * they then admit up to the largest limit among them. One of ours that
+ * finds more lease nodes ahead of its own than its limit waits on (for
+ * fewer). If that wait times out while the nodes ahead that came through
+ * the mutex, each a held lease, are more than its limit, it fails with
+ * ZKL_ELIMIT rather than ZKL_ETIMEDOUT: ZKL_ELIMIT is then said only when
  * the disagreement is certain. A try-once does not queue at the mutex: it
- * makes its lease node, named _c_<id>-try-lease-<seq> (a lease node like
- * any other to Curator, which counts every node of leases/), counts, and
- * deletes it when busy. Such a node may be a held lease or one on its way
- * out (a try that found the leases full, or whose connection dropped), so
- * it keeps a counting contender waiting but never makes it say
- * ZKL_ELIMIT; an excess seen only through try-onces' nodes (or first
- * tries': holders that found the leases free) ends as ZKL_ETIMEDOUT. A
- * try-once itself cannot tell, and says ZKL_EBUSY.
+ * makes its lease node, named _c_<id>-limit<N>-try-lease-<seq> (a lease
+ * node like any other to Curator, which counts every node of leases/),
+ * counts, and deletes it when busy. Such a node may be a held lease or one
+ * on its way out (a try that found the leases full, or whose connection
+ * dropped), so it keeps a counting contender waiting but never makes it
+ * say ZKL_ELIMIT by its count; an excess seen only through try-onces'
+ * nodes (or first tries': holders that found the leases free) ends as
+ * ZKL_ETIMEDOUT. A try-once itself cannot tell, and says ZKL_EBUSY (or
+ * ZKL_ELIMIT for a node ahead that says another limit).
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
@@ -1203,17 +1273,22 @@ typedef struct zkl_participant {
                          "latch" (a candidate), "lease" (a semaphore's lease
                          node, in NAME/leases), "gate" (a semaphore's
                          contender queued at its gate, in NAME/locks) */
-  bool holds;         /* it holds the lock, by its kind's rule as far as a
-                         listing tells: the first node of NAME's own queue
+  bool holds;         /* it held the lock, by its kind's rule, when NAME
+                         was listed (nodes gone by the time they were read
+                         still count ahead of the others, and are left out
+                         of the list): the first node of NAME's own queue
                          (a mutex's or writer's holder, an election's
-                         leader); a reader with only readers ahead of it; a
+                         leader); a reader with only readers ahead of it,
+                         or one that a downgrade made while the write node
+                         it names holds (zkl_rwlock_new()); a
                          lease node with fewer lease nodes ahead of it than
                          its own limit, or, its limit unknown (Curator's), any
                          lease node but that of the contender holding the
                          gate (which waits for a lease); never a gate node */
   int limit;          /* a lease node's limit, as its contender wrote it
-                         into the node (ours do; Curator's do not); 0 if
-                         unknown or not a lease */
+                         into the node's name, or (older libzklock) its
+                         data; Curator's say none: 0 if unknown or not a
+                         lease */
 } zkl_participant;
 
 /* Lists the contenders of the lock NAME without taking part: every node of

@@ -58,6 +58,9 @@ int zkl__ask_send_locked(zkl_ask *a, int op, const char *path,
   case ZKL_ASK_GET:
     rc = zkl__io_get_locked(s, ZKL_RQ_QUERY, path, &ask_ops, a, round);
     break;
+  case ZKL_ASK_SYNC:
+    rc = zkl__io_sync_locked(s, ZKL_RQ_QUERY, path, &ask_ops, a, round);
+    break;
   default:
     rc = zkl__io_set_locked(s, ZKL_RQ_QUERY, path, data, len, &ask_ops, a,
                             round);

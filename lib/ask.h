@@ -33,10 +33,11 @@ int zkl__ask_init(zkl_ask *a, zkl_session *s,
                                          const zkl_reply *rp));
 void zkl__ask_destroy(zkl_ask *a);
 
-enum { ZKL_ASK_LIST, ZKL_ASK_GET, ZKL_ASK_SET };
-/* Sends one request, without a watch: a listing of path, its data, or a
- * write of data[0..len) at any version. A refusal is kept in a->rc (if the
- * first) and returned; then no answer comes. */
+enum { ZKL_ASK_LIST, ZKL_ASK_GET, ZKL_ASK_SET, ZKL_ASK_SYNC };
+/* Sends one request, without a watch: a listing of path, its data, a
+ * write of data[0..len) at any version, or a sync (the session's next
+ * reads see at least what the leader had committed when it was sent). A refusal
+ * is kept in a->rc (if the first) and returned; then no answer comes. */
 int zkl__ask_send_locked(zkl_ask *a, int op, const char *path,
                          const char *data, int len, int index);
 /* Waits until every request sent has been answered; returns a->rc. */
@@ -69,8 +70,16 @@ void zkl__ask_retry_init_locked(const zkl_session *s, zkl_ask_retry *t);
 bool zkl__ask_again_locked(zkl_session *s, zkl_ask_retry *t, int *rc);
 
 /* participants.c: the contenders of name (a valid lock name), read through
- * the registry in two batches. Asked inside zkl__ask_enter(). */
+ * the registry in two batches. Asked inside zkl__ask_enter(). synced: a
+ * sync goes first, in the same batch (no round trip of its own), so that
+ * a server behind the leader does not answer with a queue that misses a
+ * node committed before the call: zkl_break() and zkl_revoke() act on
+ * what they read (a downgrade's read node, made after its write node, must
+ * not be missed while the write node is seen). */
 int zkl__participants_locked(zkl_session *s, const char *name,
-                             zkl_participant **out, int *count);
+                             zkl_participant **out, int *count, bool synced);
+/* The same, from a user's thread, as zkl_participants() asks it. */
+int zkl__participants_ask(zkl_session *s, const char *name,
+                          zkl_participant **out, int *count, bool synced);
 
 #endif /* ZKL_ASK_H */

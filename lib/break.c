@@ -10,15 +10,22 @@
  * data written again as it is) runs its revoke callback, and the deletion
  * that follows ends its hold with ZKL_LOST_BROKEN.
  *
- * Which node is "the same": the one whose czxid was read before the mark.
- * The delete is made under the version read after the mark; a node that
- * changed since is read again and deleted only if its czxid is the one
- * marked. So a holder that let go is never hit, nor a newer holder at the
- * same path.
+ * Which node is "the same": the one whose czxid zkl_participants() read
+ * when it picked it. The mark is written only under the version of a read
+ * that shows that czxid, the delete under the version read after the mark;
+ * a node that changed since is read again and deleted only if its czxid is
+ * still the one picked. So a holder that let go is never hit, nor a newer
+ * holder at the same path.
  *
  * Who is picked: the contenders zkl_participants() says hold (the
  * registry's rule, kinds.c: a semaphore's lease by its own limit), or the
- * one named, looked for in every place of the name, as zkl_revoke() does.
+ * one named, looked for in every place of the name, as zkl_revoke() does,
+ * with the downgraded readers that ride on it (kinds.h). A reader riding
+ * on a write node is deleted before it, so that its holder is told before
+ * the writers queued behind the write node are let in. The rule runs on the
+ * queue as listed (participants.c): a holder that let go before its node was
+ * read is not replaced by the next in line, which may have been granted after
+ * the break began; the break then hits nothing.
  *
  * Everything runs on the caller's thread, which waits for each reply with
  * s->mu released. The completion thread broadcasts s->cond whenever it
@@ -130,7 +137,7 @@ typedef struct brk brk;
 typedef struct victim {
   brk *b;
   char path[ZKL_PATH_MAX];
-  int64_t czxid;   /* read before the mark: the node's identity */
+  int64_t czxid;   /* read when picked: the node's identity */
   int32_t version; /* read after the mark: the delete's condition */
   int rc;          /* UNTRIED, MARKED, or the outcome */
   zkl_watch *watch;
@@ -165,26 +172,33 @@ static void brk_unref_locked(brk *b) {
     free(b);
 }
 
+/* Whether participant p is a victim: the node named, wherever it is, and
+ * a downgraded reader that holds by riding on it (kinds.h: it must not
+ * outlive it); or, with no node named, every holder (riders included). */
+static bool picked(const zkl_participant *p, const char *node) {
+  const char *child = strrchr(p->node, '/') + 1;
+  if (!node)
+    return p->holds;
+  return strcmp(child, node) == 0 || (p->holds && zkl__rides_on(child, node));
+}
+
 /* The victims, from the participants read before the call took the
- * session's mutex: node, wherever it is among them, or every holder.
- * ZKL_ENOTHELD when there is none. */
+ * session's mutex, in queue order. ZKL_ENOTHELD when there is none. */
 static int pick(const zkl_participant *list, int count, const char *node,
                 brk **out) {
   int i, n = 0;
-  for (i = 0; i < count; i++) {
-    const char *child = strrchr(list[i].node, '/');
-    if (node ? child && strcmp(child + 1, node) == 0 : list[i].holds)
-      n++;
-  }
+  for (i = 0; i < count; i++)
+    n += picked(&list[i], node);
   if (n == 0)
     return ZKL_ENOTHELD;
   if (!(*out = brk_new(n)))
     return ZKL_ENOMEM;
   for (i = 0, n = 0; i < count; i++) {
-    const char *child = strrchr(list[i].node, '/');
-    if (node ? child && strcmp(child + 1, node) == 0 : list[i].holds)
-      snprintf((*out)->v[n++].path, sizeof(*out)->v[0].path, "%s",
-               list[i].node);
+    if (picked(&list[i], node)) {
+      victim *v = &(*out)->v[n++];
+      snprintf(v->path, sizeof v->path, "%s", list[i].node);
+      v->czxid = list[i].token; /* what was seen: aimed at that only */
+    }
   }
   return ZKL_OK;
 }
@@ -231,7 +245,6 @@ static void mark_locked(zkl_session *s, victim *v) {
   char *mark;
   int rc, try, len;
   int32_t version = 0;
-  bool named = false; /* v->czxid read */
   zkl_ask_retry t;
   zkl__ask_retry_init_locked(s, &t);
   for (try = 0; try < TRIES; try++) {
@@ -240,10 +253,6 @@ static void mark_locked(zkl_session *s, victim *v) {
       answer_free(&got);
       try--; /* a read again, not a change under us */
       continue;
-    }
-    if (rc == ZOK && !named) {
-      v->czxid = got.stat.czxid;
-      named = true;
     }
     if (rc != ZOK || got.stat.czxid != v->czxid) {
       answer_free(&got);
@@ -296,6 +305,19 @@ static void mark_locked(zkl_session *s, victim *v) {
   }
   while (!v->armed)
     pthread_cond_wait(&s->cond, &s->mu);
+}
+
+/* Whether a downgraded reader riding on victim i was broken: its holder,
+ * told, deletes the write node itself (rwlock.c), often before our delete
+ * of it comes; that node was broken all the same, not let go. */
+static bool rider_broken(const brk *b, int i) {
+  const char *node = strrchr(b->v[i].path, '/') + 1;
+  int j;
+  for (j = 0; j < b->count; j++)
+    if (j != i && b->v[j].rc == ZKL_OK &&
+        zkl__rides_on(strrchr(b->v[j].path, '/') + 1, node))
+      return true;
+  return false;
 }
 
 static bool all_gone(const brk *b) {
@@ -380,8 +402,10 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
     return ZKL_EINVAL; /* no contender's node */
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
-  /* Who holds, by the registry's rule, or where the named node is. */
-  rc = zkl_participants(s, name, &list, &count);
+  /* Who holds, by the registry's rule, or where the named node is; after
+   * a sync, so that a server behind the leader does not hide a holder (a
+   * downgrade's read node while its write node is seen: ask.h). */
+  rc = zkl__participants_ask(s, name, &list, &count, true);
   if (rc != ZKL_OK)
     return rc;
   pthread_mutex_lock(&s->mu);
@@ -398,7 +422,10 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
   for (i = 0; i < b->count && zkl__session_usable_locked(s) == ZKL_OK; i++)
     mark_locked(s, &b->v[i]);
   grace_locked(s, b, grace_ms);
-  for (i = 0; i < b->count; i++) {
+  /* Deleted from the last to the first: a downgraded reader goes before
+   * the write node it rides on, whose deletion lets the writers queued
+   * behind it in (one session's requests are applied in order). */
+  for (i = b->count - 1; i >= 0; i--) {
     victim *v = &b->v[i];
     if (v->rc == MARKED)
       delete_locked(s, v);
@@ -410,6 +437,11 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
       zkl__watch_drop_locked(v->watch); /* its record may outlive us */
       v->watch = NULL;
     }
+  }
+  for (i = 0; i < b->count; i++) {
+    victim *v = &b->v[i];
+    if (v->rc == ZKL_ENOTHELD && rider_broken(b, i))
+      v->rc = ZKL_OK; /* it went with its reader (see rider_broken) */
     if (v->rc == ZKL_OK)
       broken = true;
     else if (v->rc != ZKL_ENOTHELD && first_error == ZKL_OK)

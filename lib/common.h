@@ -92,6 +92,10 @@ int zkl__make_prefix_with(char *buf, const char *marker);
  * counting the queue can tell a node that may only be passing through from
  * one whose owner came through the gate. Still a node of the marker. */
 #define ZKL_TRY_ONCE_TAG "try-"
+/* The most a recipe's own tag (zkl_recipe.node_tag_locked) takes in a
+ * node's name, with its NUL: "_c_<id>-<tag>try-<marker>" stays within
+ * ZKL_PREFIX_MAX. */
+#define ZKL_TAG_MAX 24
 /* The mutex's prefix, "_c_<id>-lock-" (ZKL_PREFIX_LEN bytes + NUL). */
 #define ZKL_PREFIX_LEN (3 + ZKL_ID_HEX + 1 + 5)
 int zkl__make_prefix(char *buf);

@@ -15,8 +15,9 @@
  *
  *   NEW -> [PREPARING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
  *          -> RELEASING -> ENDED, with SUSPENDED (resumed at the reconnect)
- *          and RECOVERING (a lost create) on the side, and ENDING (clean
- *          up, then ENDED) for every acquire that fails.
+ *          and RECOVERING (a lost create) on the side, ENDING (clean up,
+ *          then ENDED) for every acquire that fails, and STOPPING for a
+ *          hold past its maximum (told first, its node let go after).
  *   Two general abilities take short cuts: an attempt whose node another
  *   made (a multi-lock's part: one transaction made the nodes of every
  *   part) starts at LISTING (NEW -> LISTING); and an attempt of a recipe
@@ -43,8 +44,11 @@
  *   CONFIRMING -> LISTING (the lease is fresh again: a listing confirms the
  *                 grant still stands) | ENDING
  *   SUSPENDED  -> CREATING | RECOVERING | LISTING | ENDING
- *   HELD       -> RELEASING | ENDED (lost, or closed with the session)
+ *   HELD       -> RELEASING | ENDED (lost, or closed with the session) |
+ *                 STOPPING (its maximum hold ran out)
  *   RELEASING  -> HELD (the server refused the delete) | ENDED
+ *   STOPPING   -> ENDED (the holder let go, its grace ran out, the node
+ *                 went, the session ended or closes)
  *   ENDING     -> ENDED (once its requests settled)
  *
  * What each state owns (and leaving it releases):
@@ -63,8 +67,18 @@
  *               a create's outcome is unknown: recover; else create)
  *   HELD        the hold: the hold count, the token, the lease's count,
  *               and the maximum hold's deadline (zkl_lock_set_max_hold():
- *               the clock's tick ends the hold, HELD -> ENDED as a loss)
+ *               the clock's tick ends the hold, HELD -> STOPPING)
  *   RELEASING   the delete (nodeless: what the recipe's release sent)
+ *   STOPPING    the node of a hold that ran past its maximum, and its
+ *               grace's deadline (zkl_lock_set_max_hold_grace()): the
+ *               hold ended as a loss on entering (the lost notice and
+ *               event go to the timer thread, which runs them before its
+ *               next tick), and the node stays, keeping the next
+ *               contender out, until the holder lets go (a release, a
+ *               free), the grace runs out (a later tick, after those
+ *               notices ran: a grace of 0 too), the node goes, or the
+ *               session ends; on leaving, the node goes as a released
+ *               one would (its recipe may keep it: a downgrade's)
  *   ENDING      the cleanup it launched (the node's delete, or a deletion
  *               by prefix), until its requests settle
  * The watch on our own node is armed at the start of a wait, or once a
@@ -164,6 +178,9 @@ struct zkl_attempt {
   int64_t granted_ms;  /* when it was granted */
   int64_t hold_deadline_ms; /* HELD: when its maximum hold runs out (0:
                                none; set at the grant, from l->max_hold_ms) */
+  int hold_grace_ms;        /* then, how long its node stays (STOPPING) for
+                               the holder to stop (l->max_hold_grace_ms) */
+  int64_t stop_deadline_ms; /* STOPPING: when the node goes anyway */
   bool try_once;
   zkl_target acq;
   zkl_target rel;
@@ -207,6 +224,7 @@ static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
     E(WAITING, LISTING),   E(WAITING, ENDING),
     E(SUSPENDED, CREATING), E(SUSPENDED, RECOVERING), E(SUSPENDED, LISTING),
     E(SUSPENDED, ENDING),  E(HELD, RELEASING),      E(HELD, ENDED),
+    E(HELD, STOPPING),     E(STOPPING, ENDED),
     E(RELEASING, HELD),    E(RELEASING, ENDED),     E(ENDING, ENDED),
 };
 #undef E
@@ -214,8 +232,8 @@ static const bool edges[ZKL_AS_COUNT][ZKL_AS_COUNT] = {
 static const char *const state_names[ZKL_AS_COUNT] = {
     "NEW",        "PREPARING", "CREATING", "RECOVERING",
     "LISTING",    "WATCHING",  "WAITING",  "CONFIRMING",
-    "SUSPENDED",  "HELD",      "RELEASING", "ENDING",
-    "ENDED"};
+    "SUSPENDED",  "HELD",      "RELEASING", "STOPPING",
+    "ENDING",     "ENDED"};
 
 static unsigned long edge_counts[ZKL_AS_COUNT][ZKL_AS_COUNT];
 static unsigned long edge_violations;
@@ -288,14 +306,18 @@ static void req_begin(zkl_attempt *att) {
   att->pending++;
 }
 
-/* A fresh unique prefix for the attempt's node. A try-once skips its
- * recipe's preparation (a semaphore's gate), and says so in it
- * (ZKL_TRY_ONCE_TAG). */
+/* A fresh unique prefix for the attempt's node, with its recipe's tag, if
+ * any (zkl_recipe.node_tag_locked). A try-once skips its recipe's
+ * preparation (a semaphore's gate), and says so in it (ZKL_TRY_ONCE_TAG,
+ * just before the marker). */
 static int make_prefix(zkl_attempt *att) {
-  char marker[ZKL_PREFIX_MAX];
-  snprintf(marker, sizeof marker, "%s%s",
-           att->l->recipe->prepare_locked &&
-                   (att->try_once || att->unprepared_try)
+  const zkl_recipe *r = att->l->recipe;
+  char marker[ZKL_PREFIX_MAX], tag[ZKL_TAG_MAX] = "";
+  if (r->node_tag_locked &&
+      r->node_tag_locked(att->l->arg, tag, sizeof tag) <= 0)
+    tag[0] = '\0';
+  snprintf(marker, sizeof marker, "%s%s%s", tag,
+           r->prepare_locked && (att->try_once || att->unprepared_try)
                ? ZKL_TRY_ONCE_TAG
                : "",
            own_kind(att)->marker);
@@ -369,6 +391,7 @@ static void enter_watching_locked(zkl_attempt *att);
 static void enter_suspended_locked(zkl_attempt *att);
 static void enter_held_locked(zkl_attempt *att);
 static void enter_releasing_locked(zkl_attempt *att);
+static void enter_stopping_locked(zkl_attempt *att);
 static void enter_ending_locked(zkl_attempt *att);
 static void enter_ended_locked(zkl_attempt *att, zkl_att_state from);
 
@@ -402,6 +425,9 @@ static void enter_locked(zkl_attempt *att, zkl_att_state from) {
     break;
   case ZKL_AS_RELEASING:
     enter_releasing_locked(att);
+    break;
+  case ZKL_AS_STOPPING:
+    enter_stopping_locked(att);
     break;
   case ZKL_AS_ENDING:
     enter_ending_locked(att);
@@ -651,6 +677,10 @@ static void own_node_gone_locked(zkl_attempt *att) {
     /* Nothing left to delete: forget the node before ending. */
     att->own = OWN_NONE;
     end_locked(att, END_FAIL, ZKL_ELOST);
+  } else if (att->state == ZKL_AS_STOPPING) {
+    /* Deleted in its grace (a break): nothing left to keep. */
+    att->own = OWN_NONE;
+    GO(att, ZKL_AS_ENDED);
   }
   /* RELEASING, ENDING, ENDED: we deleted it ourselves. */
 }
@@ -1330,6 +1360,7 @@ static void enter_held_locked(zkl_attempt *att) {
    * bound it was granted with. */
   if (l->max_hold_ms > 0 && att->hold_deadline_ms == 0) {
     att->hold_deadline_ms = att->granted_ms + l->max_hold_ms;
+    att->hold_grace_ms = l->max_hold_grace_ms;
     zkl__timer_kick_at_locked(&l->s->timer, att->hold_deadline_ms);
   }
   /* The watch on our own node, for a hold that lasts (a short one learns
@@ -1371,6 +1402,47 @@ static void enter_releasing_locked(zkl_attempt *att) {
    * reconnect, or with the session. */
   zkl__cleanup_delete_locked(s, path);
   end_locked(att, END_RELEASED, ZKL_OK);
+}
+
+/* A hold past its maximum (zkl_lock_set_max_hold()), on the timer thread:
+ * it ends now for the holder, as a loss, and its node stays for its grace
+ * (zkl_lock_set_max_hold_grace()), so that the holder can stop what it
+ * does before anyone else is granted. The notices (the lost callback, the
+ * LOST event) go to the timer thread's list (att->direct), which it runs
+ * before its next tick; the earliest tick that lets the node go is that
+ * one, so a grace of 0 too lets it go only after the lost callback has
+ * returned. zkl_lock_release() (ZKL_ELOST) and zkl_lock_free() let it go
+ * at once. */
+static void enter_stopping_locked(zkl_attempt *att) {
+  zkl_lock *l = att->l;
+  att->why = END_LOST;
+  att->code = ZKL_LOST_MAX_HOLD;
+  att->stop_deadline_ms = zkl__now_ms() + att->hold_grace_ms;
+  record_end_locked(att);
+  if (!l->freed) {
+    l->lost = true;
+    l->lost_token = att->czxid;
+    zkl__notify_lost_locked(l, att->code, att->direct);
+  }
+  zkl__log("lock %s lost (maximum hold reached): its node goes when the "
+           "holder lets go, or in %d ms",
+           l->name, att->hold_grace_ms);
+}
+
+/* The node of a hold that ended in STOPPING goes now, as a released one
+ * would: its recipe may keep it (a downgrade's write node, while the read
+ * side holds). */
+static void stopped_node_goes_locked(zkl_attempt *att) {
+  zkl_lock *l = att->l;
+  zkl_session *s = l->s;
+  char path[ZKL_PATH_MAX];
+  if (att->own != OWN_KNOWN || s->dead || (s->closing && s->owns_handle))
+    return; /* none, or it goes with the session */
+  own_path(att, path);
+  if (l->recipe->keep_on_release_locked &&
+      l->recipe->keep_on_release_locked(l->arg, l, path))
+    return;
+  zkl__cleanup_delete_locked(s, path);
 }
 
 /* Removes what an abandoned attempt put in ZooKeeper, then tells it once
@@ -1417,6 +1489,13 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
     l->att = NULL;
     attempt_unref_locked(att); /* the lock's */
   }
+  if (from == ZKL_AS_STOPPING) {
+    /* told on entering STOPPING: only its node is left to go */
+    stopped_node_goes_locked(att);
+    if (l->recipe->ended_locked)
+      l->recipe->ended_locked(l->arg, l);
+    return;
+  }
   record_end_locked(att);
   switch (att->why) {
   case END_FAIL:
@@ -1426,13 +1505,10 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
     zkl__notify_locked(l, &att->rel, att->code, 0);
     break;
   case END_LOST:
-    if ((att->code == ZKL_LOST_LEASE_EXPIRED ||
-         att->code == ZKL_LOST_MAX_HOLD) &&
-        att->own == OWN_KNOWN) {
-      /* The session may yet survive (the lease), or lives on (the maximum
-       * hold): the node must not stay at the head of the queue as if it
-       * were still held. Deleted after the holder was told: its notice is
-       * ahead of any grant to the next contender. */
+    if (att->code == ZKL_LOST_LEASE_EXPIRED && att->own == OWN_KNOWN) {
+      /* The session may yet survive: the node must not stay at the head
+       * of the queue as if it were still held. (A maximum hold's node
+       * goes from STOPPING, after the holder was told.) */
       char path[ZKL_PATH_MAX];
       own_path(att, path);
       zkl__cleanup_delete_locked(s, path);
@@ -1585,7 +1661,14 @@ static void evaluate_locked(zkl_attempt *att,
     GO(att, ZKL_AS_LISTING);
   } else {
     l->recipe->decide_locked(&q, l->arg, &v);
-    if (att->unprepared_try && (v.kind != ZKL_GRANT || att->parts_busy)) {
+    if (v.kind == ZKL_REFUSE) {
+      /* Not a wait, and not one a preparation would change (a semaphore
+       * of another limit): it fails now, its node deleted first. */
+      zkl__log("lock %s: refused by the %s rule: %s", l->name, l->recipe->name,
+               zkl_strerror(v.code));
+      end_locked(att, END_FAIL, v.code);
+    } else if (att->unprepared_try &&
+               (v.kind != ZKL_GRANT || att->parts_busy)) {
       back_off_locked(att);
     } else if (v.kind == ZKL_GRANT) {
       att->unprepared_try = false;
@@ -1705,11 +1788,15 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
       if (arg)
         att->rel = *(zkl_target *)arg;
       GO(att, ZKL_AS_RELEASING);
+    } else if (att->state == ZKL_AS_STOPPING) {
+      GO(att, ZKL_AS_ENDED); /* the holder lets go: told ZKL_ELOST already */
     }
     break;
   case ZKL_EV_CLOSE:
     if (acquiring(att->state))
       end_locked(att, END_FAIL, ZKL_ECLOSED);
+    else if (att->state == ZKL_AS_STOPPING)
+      GO(att, ZKL_AS_ENDED); /* the node goes, with the session or now */
     else if (att->state == ZKL_AS_HELD && s->owns_handle)
       end_locked(att, END_CLOSED, 0); /* closing the session deletes it */
     else if (att->state == ZKL_AS_HELD)
@@ -1718,6 +1805,8 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
   case ZKL_EV_OVER: /* code: why the session is over */
     if (att->state == ZKL_AS_HELD)
       end_locked(att, END_LOST, ZKL_LOST_SESSION_EXPIRED);
+    else if (att->state == ZKL_AS_STOPPING)
+      GO(att, ZKL_AS_ENDED); /* its node went with the session */
     else if (att->state == ZKL_AS_RELEASING)
       end_locked(att, END_RELEASED, ZKL_OK); /* the node went with it */
     else if (att->state == ZKL_AS_ENDING)
@@ -1745,9 +1834,10 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
         zkl__lease_fresh_locked(s, tick->now) &&
         !__atomic_load_n(&zkl__test_hold_confirming, __ATOMIC_RELAXED))
       GO(att, ZKL_AS_LISTING); /* the lease moved (it kicks the clock) */
-    int64_t due = att->state == ZKL_AS_HELD ? att->hold_deadline_ms
-                  : acquiring(att->state)   ? att->deadline_ms
-                                            : 0;
+    int64_t due = att->state == ZKL_AS_HELD       ? att->hold_deadline_ms
+                  : att->state == ZKL_AS_STOPPING ? att->stop_deadline_ms
+                  : acquiring(att->state)         ? att->deadline_ms
+                                                  : 0;
     if (att->state == ZKL_AS_HELD && att->own_watch_at_ms > 0) {
       if (att->own_watch_at_ms <= tick->now)
         want_own_watch_locked(att); /* the hold outlived watch_after_ms */
@@ -1761,12 +1851,18 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
         tick->next = due;
     } else if (att->state == ZKL_AS_HELD) {
       /* The maximum hold: ended here, on the timer thread, whatever the
-       * holder's own thread is doing. */
+       * holder's own thread is doing; its node stays for the grace, to
+       * be let go by a later tick (after the notices ran) or the holder. */
       zkl__log("lock %s held for its maximum of %lld ms: ending the hold",
                att->l->name,
                (long long)(att->hold_deadline_ms - att->granted_ms));
       att->direct = tick->direct;
-      end_locked(att, END_LOST, ZKL_LOST_MAX_HOLD);
+      GO(att, ZKL_AS_STOPPING);
+      if (att->state == ZKL_AS_STOPPING &&
+          (tick->next == 0 || att->stop_deadline_ms < tick->next))
+        tick->next = att->stop_deadline_ms;
+    } else if (att->state == ZKL_AS_STOPPING) {
+      GO(att, ZKL_AS_ENDED); /* its grace ran out */
     } else {
       end_locked(att, END_FAIL,
                  att->wait_code ? att->wait_code : ZKL_ETIMEDOUT);

@@ -41,9 +41,11 @@ typedef struct zkl_attempt zkl_attempt; /* one acquisition: engine.c */
 /* What a recipe's rule answers, given the queue and the contender's place
  * in it. */
 typedef enum zkl_verdict_kind {
-  ZKL_GRANT,        /* it may go now */
-  ZKL_WAIT_NODE,    /* wait for entries[node] to go */
-  ZKL_WAIT_CHILDREN /* wait for the queue to change (a child watch) */
+  ZKL_GRANT,         /* it may go now */
+  ZKL_WAIT_NODE,     /* wait for entries[node] to go */
+  ZKL_WAIT_CHILDREN, /* wait for the queue to change (a child watch) */
+  ZKL_REFUSE         /* it may not take part: the acquire fails with code
+                        (its node deleted first), try-once or not */
 } zkl_verdict_kind;
 
 typedef struct zkl_verdict {
@@ -54,7 +56,7 @@ typedef struct zkl_verdict {
                            before ours while ours exists) */
   int code;             /* waiting: the code to end with, instead of
                            ZKL_ETIMEDOUT, should the wait time out now; 0:
-                           none */
+                           none. ZKL_REFUSE: the acquire's status */
 } zkl_verdict;
 
 typedef struct zkl_recipe {
@@ -70,6 +72,14 @@ typedef struct zkl_recipe {
    * side of a read/write lock refuses while its read side is held).
    * NULL: always. Runs with s->mu held. */
   int (*admit_locked)(const void *arg);
+  /* A tag for the name of the node it is about to make, from what the
+   * contender knows now: written into buf (len bytes, ZKL_TAG_MAX), it goes
+   * between the id and the marker, "_c_<id>-<tag><marker><seq>" (before a
+   * try-once's ZKL_TRY_ONCE_TAG), so that every listing shows it at no
+   * cost: the read side of a read/write lock names the write node of its
+   * own that it rides on (a downgrade: kinds.h). Returns the tag's length,
+   * 0 for none. NULL: none. Runs with s->mu held. */
+  int (*node_tag_locked)(const void *arg, char *buf, size_t len);
   /* The node's data. NULL: the owner description. */
   int (*node_data)(const void *arg, char *buf, size_t len);
   /* With the owner description: one more line of it, written into buf
@@ -219,6 +229,8 @@ typedef enum zkl_att_state {
   ZKL_AS_SUSPENDED,  /* the connection dropped before an answer */
   ZKL_AS_HELD,       /* granted */
   ZKL_AS_RELEASING,  /* the release's delete in flight */
+  ZKL_AS_STOPPING,   /* held past its maximum, told so: its node stays
+                        until the holder lets go or its grace runs out */
   ZKL_AS_ENDING,     /* failed: cleaning up before it is told */
   ZKL_AS_ENDED,      /* told; lives on only for what is still out */
   ZKL_AS_COUNT
@@ -340,6 +352,7 @@ struct zkl_lock {
   zkl_revoke_cb revoke_cb;
   void *revoke_arg;
   int max_hold_ms; /* zkl_lock_set_max_hold(); 0: none */
+  int max_hold_grace_ms; /* zkl_lock_set_max_hold_grace(); 0: none */
   int watch_after_ms; /* zkl_lock_set_watch_after() */
 
   /* engine.c: the hold */

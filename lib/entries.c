@@ -49,6 +49,13 @@ int zkl__release_locked(zkl_lock *l, zkl_target *t) {
   /* A holder frozen past its lease that releases first thing on waking must
    * hear ZKL_ELOST, not ZKL_OK: someone else may have held the lock. */
   zkl__lease_enforce_locked(s);
+  if (l->att && zkl__attempt_state(l->att) == ZKL_AS_STOPPING) {
+    /* Past its maximum hold, told so, its node kept for the holder to
+     * stop: this release says it has, and lets the node go. */
+    l->lost = false;
+    zkl__attempt_event_locked(l->att, ZKL_EV_RELEASE, 0, NULL);
+    return ZKL_ELOST;
+  }
   if (l->lost) {
     l->lost = false;
     return ZKL_ELOST;

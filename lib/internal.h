@@ -53,6 +53,13 @@ unsigned zkl__debug_sessions_alive(void);
  * make that node vanish in that window. NULL outside tests. */
 extern void (*zkl__hook_before_watch)(const char *pred_path);
 
+/* Test hook: when set, called by zkl__participants_locked() (so by
+ * zkl_participants(), zkl_revoke() and zkl_break()) on the caller's thread,
+ * with no lock held, between its listing of the name's places and its
+ * reads of the nodes listed, so that tests can make a holder let go in
+ * that window. NULL outside tests. */
+extern void (*zkl__hook_participants_listed)(const char *name);
+
 /* Test hook: the next zkl__test_stale_grants grants are taken as if the
  * lease were under half (they wait for a fresher one, then list once more
  * before holding), so tests can drive that path at will. 0 outside

@@ -99,6 +99,14 @@ int zkl__io_set_locked(zkl_session *s, int kind, const char *path,
                      zoo_aset(s->zh, path, data, len, -1, zkl__on_stat, r));
 }
 
+int zkl__io_sync_locked(zkl_session *s, int kind, const char *path,
+                        const zkl_io_ops *ops, void *owner, unsigned round) {
+  zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);
+  if (!r)
+    return ZKL_ENOMEM;
+  return sent_locked(r, zoo_async(s->zh, path, zkl__on_value, r));
+}
+
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
                           const zkl_io_ops *ops, void *owner, unsigned round) {
   zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);

@@ -40,6 +40,10 @@ int zkl__io_get_locked(zkl_session *s, int kind, const char *path,
 int zkl__io_set_locked(zkl_session *s, int kind, const char *path,
                        const char *data, int len, const zkl_io_ops *ops,
                        void *owner, unsigned round);
+/* zoo_async ("sync"): answered once the server has caught up with the
+ * leader; a session's later reads are served after it. */
+int zkl__io_sync_locked(zkl_session *s, int kind, const char *path,
+                        const zkl_io_ops *ops, void *owner, unsigned round);
 /* zoo_adelete, any version. */
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
                           const zkl_io_ops *ops, void *owner, unsigned round);

@@ -166,6 +166,67 @@ bool zkl__kinds_has_places(char *const *children, int count) {
   return false;
 }
 
+/* The id of one of our nodes, "_c_<id>-...": its start, and its length in
+ * *n; NULL when node is not shaped so. */
+static const char *our_id(const char *node, size_t *n) {
+  size_t i;
+  if (strncmp(node, "_c_", 3) != 0)
+    return NULL;
+  for (i = 0; i < ZKL_ID_HEX; i++) {
+    char c = node[3 + i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+      return NULL;
+  }
+  if (node[3 + ZKL_ID_HEX] != '-')
+    return NULL;
+  *n = ZKL_ID_HEX;
+  return node + 3;
+}
+
+int zkl__rider_tag(const char *node, char *buf, size_t len) {
+  size_t n;
+  const char *id = our_id(node, &n);
+  int w;
+  if (!id)
+    return 0;
+  w = snprintf(buf, len, "%s%.*s-", ZKL_RIDER_TAG, (int)n, id);
+  return w > 0 && (size_t)w < len ? w : 0;
+}
+
+bool zkl__rides_on(const char *child, const char *node) {
+  const char *tag = strstr(child, "-" ZKL_RIDER_TAG), *id;
+  size_t n;
+  if (!tag || !(id = our_id(node, &n)))
+    return false;
+  tag += 1 + strlen(ZKL_RIDER_TAG);
+  return strncmp(tag, id, n) == 0 && tag[n] == '-';
+}
+
+int zkl__node_limit(const char *child) {
+  size_t n, tlen = strlen(ZKL_LIMIT_TAG);
+  const char *id = our_id(child, &n), *p;
+  int64_t v = 0;
+  if (!id)
+    return 0;
+  p = id + n + 1; /* after "_c_<id>-" */
+  if (strncmp(p, ZKL_LIMIT_TAG, tlen) != 0)
+    return 0;
+  for (p += tlen; *p >= '0' && *p <= '9' && v <= INT32_MAX; p++)
+    v = v * 10 + (*p - '0');
+  return *p == '-' && v > 0 && v <= INT32_MAX ? (int)v : 0;
+}
+
+/* Whether the reader at i rides on a node ahead of it that holds. */
+static bool rides_on_holder(const zkl_queue *q, const bool *holds, int i) {
+  int j;
+  if (!strstr(q->entries[i].name, "-" ZKL_RIDER_TAG))
+    return false; /* most readers: no tag, nothing to compare */
+  for (j = 0; j < i; j++)
+    if (holds[j] && zkl__rides_on(q->entries[i].name, q->entries[j].name))
+      return true;
+  return false;
+}
+
 void zkl__kinds_holders(const zkl_queue *q, const zkl_node_facts *facts,
                         int64_t gate_session, bool *holds) {
   bool readers_only = true; /* every node so far is a reader */
@@ -174,7 +235,8 @@ void zkl__kinds_holders(const zkl_queue *q, const zkl_node_facts *facts,
     const zkl_node_kind *k = &zkl__node_kinds[q->entries[i].kind];
     switch (k->place) {
     case ZKL_PLACE_NAME:
-      holds[i] = i == 0 || (k->reader && readers_only);
+      holds[i] = i == 0 || (k->reader && readers_only) ||
+                 (k->reader && rides_on_holder(q, holds, i));
       readers_only = readers_only && k->reader;
       break;
     case ZKL_PLACE_LEASES:

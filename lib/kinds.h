@@ -26,6 +26,7 @@
 #define ZKL_KINDS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Where under /locks/NAME a node lives. */
@@ -123,11 +124,40 @@ const char *zkl__kinds_clash_any(zkl_family family, zkl_place place,
  * semaphore's locks/ or leases/), which a contender there must look in. */
 bool zkl__kinds_has_places(char *const *children, int count);
 
+/* A downgrade (rwlock.c): a reader's node made while its contender's own
+ * write side holds names that write node by its id, in a tag before its
+ * marker: "_c_<id>-with-<wid>-__READ__<seq>". The write node stays in the
+ * queue until the reader lets go, and writers that queued behind it while
+ * it held are ahead of the reader's node and wait for it; so that reader
+ * holds while the node it names holds, whatever stands between them
+ * (zkl__kinds_holders), and whoever breaks or revokes the holders of the
+ * name reaches it too. */
+#define ZKL_RIDER_TAG "with-"
+/* The tag of a reader riding on node (a child name of ours, "_c_<id>-..."),
+ * written into buf: its length, or 0 when node carries no id of ours. */
+int zkl__rider_tag(const char *node, char *buf, size_t len);
+/* Whether child, a reader's node, rides on node (both child names in one
+ * queue): its tag names node's id. */
+bool zkl__rides_on(const char *child, const char *node);
+
+/* A semaphore's lease node of ours says its contender's limit in its name,
+ * before its marker: "_c_<id>-limit<N>-lease-<seq>" (a try-once's,
+ * "_c_<id>-limit<N>-try-lease-<seq>"), so that every listing of the
+ * leases shows it at no cost: a contender that finds a lease node ahead
+ * of its own with another limit is refused (ZKL_ELIMIT, semaphore.c), and
+ * zkl__kinds_holders() counts each by its own. Curator's lease nodes say
+ * nothing, in their name or their data; those of older libzklock say
+ * it in their data only ("limit=N", which a revoke overwrites). */
+#define ZKL_LIMIT_TAG "limit"
+/* The limit a node's name says (ZKL_LIMIT_TAG), or 0 when it says none. */
+int zkl__node_limit(const char *child);
+
 /* What a reader of the queues knows of one node besides its name: from its
  * data and its Stat. */
 typedef struct zkl_node_facts {
-  int limit;       /* a lease node's own limit ("limit=N" in its data), 0
-                      unknown: Curator's lease nodes carry no data */
+  int limit;       /* a lease node's own limit (its name's, else "limit=N"
+                      in its data), 0 unknown: Curator's lease nodes carry
+                      neither */
   int64_t session; /* its ephemeralOwner */
 } zkl_node_facts;
 
@@ -135,7 +165,9 @@ typedef struct zkl_node_facts {
  * of q, a queue of one place (zkl__queue_build), facts[i] its facts.
  *   the name itself  the first node holds; so does a reader with only
  *                    readers ahead of it (a mutex node is a writer nobody
- *                    reads); an election's first candidate leads.
+ *                    reads), and a reader that rides on a node that holds
+ *                    (a downgrade, above); an election's first candidate
+ *                    leads.
  *   leases           a lease node holds when fewer lease nodes are ahead of
  *                    it than its own limit. With no limit known, it holds
  *                    unless its session is gate_session, the owner of the

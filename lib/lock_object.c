@@ -343,6 +343,18 @@ int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms) {
   return rc;
 }
 
+int zkl_lock_set_max_hold_grace(zkl_lock *l, int grace_ms) {
+  int rc;
+  if (!l || grace_ms < 0)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&l->s->mu);
+  rc = zkl__session_usable_locked(l->s);
+  if (rc == ZKL_OK)
+    l->max_hold_grace_ms = grace_ms; /* read at the next grant (engine.c) */
+  pthread_mutex_unlock(&l->s->mu);
+  return rc;
+}
+
 int zkl_lock_set_watch_after(zkl_lock *l, int watch_after_ms) {
   int rc, i;
   if (!l || watch_after_ms < 0)

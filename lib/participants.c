@@ -5,8 +5,13 @@
  * semaphore's leases and its gate listed in one batch, then every
  * contender node found there read in a second (two round trips in all).
  * Who holds is the registry's rule (zkl__kinds_holders), told by the nodes'
- * data (a lease's limit) and Stat (its session). The result is a snapshot
- * in queue order; it may be stale by the time it is read.
+ * data (a lease's limit) and Stat (its session), applied to the queue as
+ * listed: a node gone by the time it was read still stands where it stood,
+ * and is then left out. So a holder that lets go between the two batches
+ * is not replaced by the next in line, which may have been granted only
+ * after the listing: zkl_break() aims at what the listing showed (and
+ * names each node by the czxid read), or at nothing. The result is a
+ * snapshot in queue order; it may be stale by the time it is read.
  */
 #include "config.h"
 
@@ -14,6 +19,8 @@
 #include <string.h>
 
 #include "ask.h"
+
+void (*zkl__hook_participants_listed)(const char *name);
 
 typedef struct node_read {
   char *path;        /* the full path */
@@ -53,13 +60,25 @@ static int add_node(reading *r, zkl_place place, const char *parent,
   memcpy(n->path + plen + 1, child, clen + 1);
   n->child = n->path + plen + 1;
   n->place = place;
+  /* a lease node's limit as its name says it (kinds.h): known even of a
+   * node gone before its read, and kept through a revoke's write */
+  if (place == ZKL_PLACE_LEASES)
+    n->facts.limit = zkl__node_limit(n->child);
   r->count++;
   return ZKL_OK;
 }
 
+/* The index of the sync sent before the listings (no place's). */
+#define SYNC_INDEX ZKL_PLACE_COUNT
+
 static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
   reading *r = (reading *)a;
   int i, rc = ZKL_OK;
+  if (!r->reading_data && index == SYNC_INDEX) {
+    if (rp->rc != ZOK && a->rc == ZKL_OK)
+      a->rc = zkl__ask_code(rp->rc);
+    return;
+  }
   if (rp->rc == ZNONODE)
     return; /* a place that is not there, or a node gone since the listing */
   if (rp->rc != ZOK) {
@@ -74,8 +93,8 @@ static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
     n->ctime = rp->stat->ctime;
     n->facts.session = rp->stat->ephemeralOwner;
     zkl__parse_owner(rp->value, rp->len, &n->owner);
-    if (n->place == ZKL_PLACE_LEASES)
-      n->facts.limit = n->owner.limit;
+    if (n->place == ZKL_PLACE_LEASES && n->facts.limit == 0)
+      n->facts.limit = n->owner.limit; /* an older libzklock's: its data */
     return;
   }
   for (i = 0; rc == ZKL_OK && i < rp->children->count; i++) {
@@ -114,7 +133,7 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
   zkl_node_facts *facts;
   bool *holds;
   int64_t gate_session = 0;
-  int total = 0, n, i, j, k, rc = ZKL_OK;
+  int total = 0, n = r->count, i, j, k, rc = ZKL_OK;
   size_t size, slots = (size_t)(r->count ? r->count : 1);
   zkl_participant *list = NULL;
   char *strings;
@@ -126,9 +145,11 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
   holds = malloc(sizeof *holds * slots);
   if (!names || !by_child || !facts || !holds)
     rc = ZKL_ENOMEM;
-  for (j = 0, n = 0; rc == ZKL_OK && j < r->count; j++)
-    if (r->nodes[j].present)
-      by_child[n++] = &r->nodes[j];
+  /* Every node listed, read or not: the rule runs on the listing. */
+  for (j = 0; rc == ZKL_OK && j < n; j++) {
+    by_child[j] = &r->nodes[j];
+    total += r->nodes[j].present;
+  }
   if (rc == ZKL_OK)
     qsort(by_child, (size_t)n, sizeof *by_child, cmp_child);
   for (k = 0; rc == ZKL_OK && k < ZKL_PLACE_COUNT; k++) {
@@ -138,14 +159,15 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
       if (by_child[j]->place == order[k])
         names[m++] = (char *)by_child[j]->child;
     rc = zkl__queue_build(names, m, &which, NULL, NULL, &q[k]);
-    total += q[k].count;
   }
+  /* (a gate node gone before its read: its session is unknown, 0) */
   if (rc == ZKL_OK && q[2].count > 0)
     gate_session = node_of(by_child, n, q[2].entries[0].name)->facts.session;
   size = sizeof *list * (size_t)(total ? total : 1);
   for (j = 0; rc == ZKL_OK && j < n; j++)
-    size += strlen(by_child[j]->path) + 1 + strlen(by_child[j]->owner.host) +
-            1 + strlen(by_child[j]->owner.info) + 1;
+    if (by_child[j]->present)
+      size += strlen(by_child[j]->path) + 1 + strlen(by_child[j]->owner.host) +
+              1 + strlen(by_child[j]->owner.info) + 1;
   if (rc == ZKL_OK && !(list = malloc(size)))
     rc = ZKL_ENOMEM;
   strings = list ? (char *)(list + (total ? total : 1)) : NULL;
@@ -153,9 +175,12 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
     for (j = 0; j < q[k].count; j++)
       facts[j] = node_of(by_child, n, q[k].entries[j].name)->facts;
     zkl__kinds_holders(&q[k], facts, gate_session, holds);
-    for (j = 0; j < q[k].count; j++, i++) {
+    for (j = 0; j < q[k].count; j++) {
       node_read *nr = node_of(by_child, n, q[k].entries[j].name);
-      zkl_participant *p = &list[i];
+      zkl_participant *p;
+      if (!nr->present)
+        continue; /* gone since the listing: it let go */
+      p = &list[i++];
       p->node = strcpy(strings, nr->path);
       strings += strlen(strings) + 1;
       p->token = nr->czxid;
@@ -187,12 +212,15 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
 }
 
 int zkl__participants_locked(zkl_session *s, const char *name,
-                             zkl_participant **out, int *count) {
+                             zkl_participant **out, int *count, bool synced) {
   reading r;
   int rc, p, i;
   memset(&r, 0, sizeof r);
   if ((rc = zkl__ask_init(&r.ask, s, replied_locked)) != ZKL_OK)
     return rc;
+  /* The sync first: ZooKeeper serves a session's reads after its sync. */
+  if (synced)
+    zkl__ask_send_locked(&r.ask, ZKL_ASK_SYNC, "/", NULL, 0, SYNC_INDEX);
   /* The name and its places, back to back: one round trip. */
   for (p = 0; p < ZKL_PLACE_COUNT; p++) {
     const char *dir = zkl__place_dir((zkl_place)p);
@@ -204,6 +232,11 @@ int zkl__participants_locked(zkl_session *s, const char *name,
       break;
   }
   rc = zkl__ask_wait_locked(&r.ask);
+  if (zkl__hook_participants_listed) { /* tests only: internal.h */
+    pthread_mutex_unlock(&s->mu);
+    zkl__hook_participants_listed(name);
+    pthread_mutex_lock(&s->mu);
+  }
   /* Every contender node found: a second. */
   r.reading_data = true;
   for (i = 0; rc == ZKL_OK && i < r.count; i++)
@@ -221,8 +254,8 @@ int zkl__participants_locked(zkl_session *s, const char *name,
   return rc;
 }
 
-int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
-                     int *count) {
+int zkl__participants_ask(zkl_session *s, const char *name,
+                          zkl_participant **out, int *count, bool synced) {
   zkl_ask_retry t;
   int rc;
   if (!s || !out || !count || zkl__validate_name(name) != ZKL_OK)
@@ -231,10 +264,15 @@ int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
     return rc;
   zkl__ask_retry_init_locked(s, &t);
   do /* *out is set only on success: a lost try leaves nothing */
-    rc = zkl__participants_locked(s, name, out, count);
+    rc = zkl__participants_locked(s, name, out, count, synced);
   while (zkl__ask_again_locked(s, &t, &rc));
   zkl__ask_leave(s);
   return rc;
+}
+
+int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
+                     int *count) {
+  return zkl__participants_ask(s, name, out, count, false);
 }
 
 void zkl_participants_free(zkl_participant *list) { free(list); }

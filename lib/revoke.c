@@ -7,8 +7,11 @@
  *
  * Whom to ask is read as zkl_participants() reads it (participants.c,
  * through the registry): every holder by its kind's rule, or the contender
- * named, wherever under the name it waits. Nothing else under the name is
- * ever written.
+ * named, wherever under the name it waits, with the downgraded readers
+ * that hold by riding on it (kinds.h: after a downgrade the write node
+ * stays, and nobody watches it any more; the read side does). The listing
+ * follows a sync, so that a server behind the leader cannot hide a holder
+ * (participants.c). Nothing else under the name is ever written.
  *
  * An election candidate's node is not given the bytes: its data is its id,
  * which zkl_leader_get(), `zklock --leader` and Curator's LeaderLatch read
@@ -58,10 +61,13 @@ static void written_locked(zkl_ask *a, int index, const zkl_reply *rp) {
     a->rc = zkl__ask_code(rp->rc);
 }
 
-/* Whether participant p is asked: the one named, or every holder. */
+/* Whether participant p is asked: every holder, or the one named with the
+ * downgraded readers that hold riding on it. */
 static bool picked(const zkl_participant *p, const char *node) {
   const char *child = strrchr(p->node, '/') + 1;
-  return node ? strcmp(child, node) == 0 : p->holds;
+  return node ? strcmp(child, node) == 0 ||
+                    (p->holds && zkl__rides_on(child, node))
+              : p->holds;
 }
 
 /* The nodes that keep their data are read first, at once (one round trip
@@ -106,13 +112,13 @@ static bool contender_name(const char *node) {
   return false;
 }
 
-/* One try: the contenders read, those that keep their data read, the
- * writes; with s->mu held. Everything it allocates is freed. */
+/* One try: the contenders read (after a sync), those that keep their data
+ * read, the writes; with s->mu held. Everything it allocates is freed. */
 static int revoke_locked(zkl_session *s, const char *name, const char *node) {
   zkl_participant *list = NULL;
   revoking r;
   int count = 0, rc, i;
-  rc = zkl__participants_locked(s, name, &list, &count);
+  rc = zkl__participants_locked(s, name, &list, &count, true);
   memset(&r, 0, sizeof r);
   if (rc == ZKL_OK)
     rc = zkl__ask_init(&r.ask, s, written_locked);

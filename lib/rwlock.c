@@ -22,8 +22,12 @@
  * while that side holds, and a write release while the read side holds
  * keeps the write node until the read side lets go, since writers queued
  * behind it must keep waiting (Curator deletes it, and a writer queued
- * behind is then granted beside the downgraded reader). Taking the write
- * side while holding (or waiting for) only the read side would wait for
+ * behind is then granted beside the downgraded reader). The read node of a
+ * downgrade names the write node in its own name (ZKL_RIDER_TAG, kinds.h):
+ * it may stand behind writers that queued while the write side held, so
+ * that anyone who reads the queue (zkl_participants(), zkl_break(),
+ * zkl_revoke()) can tell it holds, and must go with the write node. Taking the
+ * write side while holding (or waiting for) only the read side would wait for
  * itself: refused with ZKL_EUPGRADE. (Curator's ReadLock grants a thread
  * that holds the write lock the same way.)
  */
@@ -70,6 +74,14 @@ static void read_decide_locked(const zkl_queue *q, const void *arg,
   out->grant_on_delete = writers == 1;
 }
 
+/* A read node made while the write side holds says so in its name (see
+ * the top of this file). */
+static int read_tag_locked(const void *arg, char *buf, size_t len) {
+  const zkl_rwlock *rw = arg;
+  const char *write = zkl__lock_held_node_locked(rw->write);
+  return write ? zkl__rider_tag(write, buf, len) : 0;
+}
+
 /* Downgrade: the write side releases while its read side holds. Its node
  * stays in the queue until the read side lets go, so that the writers that
  * queued behind it keep waiting (the read node came after them). */
@@ -109,6 +121,7 @@ static const zkl_recipe read_recipe = {
     .name = "read",
     .node = ZKL_NODE_READ,
     .decide_locked = read_decide_locked,
+    .node_tag_locked = read_tag_locked,
     .ended_locked = read_ended_locked,
 };
 static const zkl_recipe write_recipe = {

@@ -26,12 +26,18 @@
  * once: the later listing sees both nodes, so at most N are granted.
  *
  * At most N leases are held while every contender gives the same N (the
- * proof is at lease_decide). Nothing stores N (Curator lets each client pass
- * its own). A contender that counts more leases ahead than its own limit
- * waits on, as Curator's does. If the nodes ahead that came through the
- * gate alone are more than its limit, it knows some other contender admits
- * more than it does, and if its wait times out it ends with ZKL_ELIMIT
- * instead of ZKL_ETIMEDOUT. A try-once's node (named _c_<id>-try-lease-,
+ * proof is at lease_decide). Our lease nodes store N in their name
+ * (_c_<id>-limit<N>-lease-<seq>, kinds.h), and a contender that finds a
+ * node ahead of its own with another N is refused at once with ZKL_ELIMIT,
+ * as `consul lock` refuses a contender whose limit disagrees with the one
+ * stored: the first N in use wins while its nodes are there. Curator's
+ * nodes store nothing (Curator lets each client pass its own N), nor do
+ * older libzklock's names: such nodes are counted, not compared. A
+ * contender that counts more leases ahead than its own limit waits on, as
+ * Curator's does. If the nodes ahead that came through the gate alone are
+ * more than its limit, it knows some other contender admits more than it
+ * does, and if its wait times out it ends with ZKL_ELIMIT instead of
+ * ZKL_ETIMEDOUT. A try-once's node (named _c_<id>-try-lease-,
  * see ZKL_TRY_ONCE_TAG) proves nothing: it may be held, or about to go.
  */
 #include "config.h"
@@ -57,9 +63,26 @@ static bool ungated(const char *node) {
 
 static void lease_decide(const zkl_queue *q, const void *arg,
                          zkl_verdict *out) {
-  int limit = limit_of(arg), ahead = q->own, gated = 0, i;
+  int limit = limit_of(arg), ahead = q->own, gated = 0, i, theirs;
   out->node = -1;
   out->grant_on_delete = false;
+  /* A node ahead that says another limit (kinds.h: ours say theirs in
+   * their name): the semaphore is in use with that limit, and we may not
+   * take part. Only nodes ahead count: no node can appear ahead of ours
+   * later, so a contender not refused by its first verdict never is, and
+   * of two that disagree the one that came later yields. So every node
+   * held says the same limit as the last one granted, which counted fewer
+   * nodes ahead than that limit: at most that many hold (with the proof
+   * below). Nodes that say nothing (Curator's, older libzklock's) are
+   * counted, not compared. */
+  for (i = 0; i < ahead; i++) {
+    theirs = zkl__node_limit(q->entries[i].name);
+    if (theirs > 0 && theirs != limit) {
+      out->kind = ZKL_REFUSE;
+      out->code = ZKL_ELIMIT;
+      return;
+    }
+  }
   /* Only the nodes ahead of ours count. Take the lease node held with the
    * highest sequence: every other held node is ahead of it, so existed when
    * its owner listed (after making it), and was counted then; fewer than
@@ -168,8 +191,15 @@ static void gate_ended_locked(zkl_lock *l, zkl_lock *gate, int reason) {
 
 /* ------------------------------------------------------------- the recipes */
 
-/* Our lease nodes say their contender's limit, so that anyone reading the
- * leases can tell who holds one (zkl__kinds_holders). */
+/* Our lease nodes say their contender's limit in their name (kinds.h), so
+ * that every contender's listing shows it (lease_decide), and in their
+ * data, as older versions did, so that a reader of those can tell who
+ * holds one (zkl__kinds_holders). */
+static int lease_tag_locked(const void *arg, char *buf, size_t len) {
+  int n = snprintf(buf, len, "%s%d-", ZKL_LIMIT_TAG, limit_of(arg));
+  return n < 0 || (size_t)n >= len ? 0 : n;
+}
+
 static int lease_owner_line(const void *arg, char *buf, size_t len) {
   int n = snprintf(buf, len, "limit=%d\n", limit_of(arg));
   return n < 0 || (size_t)n >= len ? 0 : n;
@@ -180,6 +210,7 @@ const zkl_recipe zkl__recipe_lease = {
     .node = ZKL_NODE_LEASE,
     .list_with_watch = true,
     .decide_locked = lease_decide,
+    .node_tag_locked = lease_tag_locked,
     .owner_line = lease_owner_line,
     /* A try-once skips the gate (see zkl_recipe.prepare_locked): it
      * cannot wait there, and a gate held for a moment by a contender

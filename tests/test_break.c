@@ -290,6 +290,70 @@ static void test_same_path_not_hit(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* The holder lets go between the break's listing and its reads of the
+ * nodes (participants.c's test hook runs there), and the next contender is
+ * granted in that window: the break aims at what it listed, the holder,
+ * gone now, and hits nothing; the new holder, granted after the break
+ * began, holds on. */
+static struct {
+  zkl_lock *holder;
+  zkt_rec *granted;
+  bool ran;
+  int release_rc, granted_rc;
+} between;
+
+static void let_go_between(const char *name) {
+  (void)name;
+  if (between.ran)
+    return;
+  between.ran = true;
+  between.release_rc = zkl_lock_release(between.holder);
+  between.granted_rc = zkt_rec_wait(between.granted, 1, ZKT_WAIT);
+}
+
+static void test_next_holder_not_hit(void) {
+  char name[64], parent[512];
+  zkl_session *ws = zkt_session(T_SESSION), *breaker = zkt_session(T_SESSION);
+  zkl_lock *w;
+  holder h;
+  zkt_rec granted, w_lost;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-next");
+  zkt_parent(parent, sizeof parent, name);
+  hold(&h, name);
+  zkt_rec_init(&granted);
+  zkt_rec_init(&w_lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, ws, name), ZKL_OK);
+  zkl_lock_on_lost(w, zkt_on_lost, &w_lost);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(w, 0), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(w, -1, zkt_on_acquired, &granted), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+
+  memset(&between, 0, sizeof between);
+  between.holder = h.l;
+  between.granted = &granted;
+  zkl__hook_participants_listed = let_go_between;
+  CU_ASSERT_EQUAL(zkl_break(breaker, name, NULL, 0, on_report, &rep),
+                  ZKL_ENOTHELD);
+  zkl__hook_participants_listed = NULL;
+  CU_ASSERT(between.ran);
+  CU_ASSERT_EQUAL(between.release_rc, ZKL_OK);
+  CU_ASSERT_EQUAL(between.granted_rc, ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 0); /* the holder listed was gone when read */
+  /* the new holder was not hit: its release finds its node */
+  CU_ASSERT_EQUAL(zkl_lock_token(w), granted.token);
+  CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_get(&w_lost.calls), 0);
+  zkl_lock_free(w);
+  close_holder(&h, true);
+  zkt_assert_quiet(ws);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(ws);
+  zkl_session_close(breaker);
+  zkt_assert_parent_empty(name);
+}
+
 /* A multi-lock is one contender: a revoke, or a break's mark, on its node
  * in any one of its names reaches the multi-lock's own revoke callback (as
  * the whole, not a part), and letting go there lets go of every name
@@ -477,6 +541,95 @@ static void test_kinds(void) {
   zkt_assert_quiet(breaker);
   zkl_session_close(ws);
   zkl_session_close(breaker);
+}
+
+/* A downgrade: the holder of a write side takes the read side, then
+ * releases the write side, which keeps its node until the read side lets
+ * go. A writer that queued behind the write node while it held stands
+ * between that node and the read node. zkl_participants() says both hold;
+ * a revoke reaches the read side; a break, of every holder or of the write
+ * node named, breaks the read side too (ZKL_LOST_BROKEN), and the writer
+ * is granted once both are gone. */
+static void test_downgraded_reader(void) {
+  char name[64], parent[512];
+  zkl_session *s = zkt_session(T_SESSION), *ws = zkt_session(T_SESSION),
+              *breaker = zkt_session(T_SESSION);
+  zkl_rwlock *rw, *wrw;
+  zkl_participant *list;
+  zkt_counter asked;
+  zkt_rec granted;
+  holder h;
+  report rep = {0};
+  int count = 0, i, holding = 0, round;
+  zkt_name(name, sizeof name, "break-downgrade");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&wrw, ws, name), ZKL_OK);
+  /* round 0: every holder broken; round 1: the write node named */
+  for (round = 0; round < 2; round++) {
+    char write_node[ZKL_PATH_MAX];
+    int64_t wtoken = 0;
+    zkt_rec_init(&granted);
+    zkt_counter_init(&asked);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire(zkl_rwlock_write(rw), ZKT_WAIT, &wtoken), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_node_path(zkl_rwlock_write(rw), write_node, sizeof write_node),
+        ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(zkl_rwlock_write(wrw), -1,
+                                                 zkt_on_acquired, &granted),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+    hold_with(&h, zkl_rwlock_read(rw), s);
+    CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw)), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_children(parent), 3); /* the write node stays */
+
+    /* Who holds: the write node and the reader, not the writer between */
+    CU_ASSERT_EQUAL_FATAL(zkl_participants(breaker, name, &list, &count),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL(count, 3);
+    for (i = 0, holding = 0; i < count; i++) {
+      bool ours = strcmp(list[i].node, h.path) == 0 ||
+                  strcmp(list[i].node, write_node) == 0;
+      CU_ASSERT_EQUAL(list[i].holds, ours);
+      holding += list[i].holds;
+    }
+    CU_ASSERT_EQUAL(holding, 2);
+    zkl_participants_free(list);
+
+    /* A revoke reaches the read side, which watches its node */
+    zkl_lock_on_revoke(h.l, on_revoke_count, &asked);
+    CU_ASSERT_EQUAL(
+        zkl_revoke(breaker, name, round ? child_of(write_node) : NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkt_counter_wait(&asked, 1, ZKT_WAIT), 1);
+
+    /* A break takes the reader with the write node */
+    rep.n = 0;
+    CU_ASSERT_EQUAL(zkl_break(breaker, name,
+                              round ? child_of(write_node) : NULL, 0, on_report,
+                              &rep),
+                    ZKL_OK);
+    CU_ASSERT_EQUAL(rep.n, 2);
+    CU_ASSERT(reported(&rep, h.path, ZKL_OK));
+    /* the write node too, even when the reader's end deleted it first */
+    CU_ASSERT(reported(&rep, write_node, ZKL_OK));
+    assert_broken(&h);
+    /* (above the write node's token; below the reader's, whose node came
+     * after it: see zkl_rwlock_new()) */
+    CU_ASSERT_EQUAL(zkt_rec_wait(&granted, 1, ZKT_WAIT), ZKL_OK);
+    CU_ASSERT(granted.token > wtoken);
+    CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(wrw)), ZKL_OK);
+    zkl_lock_on_revoke(h.l, NULL, NULL);
+    zkt_assert_no_contender(name);
+  }
+  zkl_rwlock_free(wrw);
+  zkl_rwlock_free(rw);
+  zkt_assert_quiet(ws);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(ws);
+  zkl_session_close(breaker);
+  close_holder(&h, false);
+  zkt_assert_parent_empty(name);
 }
 
 /* An election's leader keeps its id through a revoke and a break (issue 24
@@ -689,8 +842,11 @@ int main(void) {
       {"a grace the holder uses to let go", test_grace_used_to_let_go},
       {"the holder's next node is not hit", test_new_node_not_hit},
       {"a node at the same path is not hit", test_same_path_not_hit},
+      {"a holder gone before the reads: the next is not hit",
+       test_next_holder_not_hit},
       {"a multi-lock is asked as one, on any of its names", test_multilock},
       {"readers, leases and a leader", test_kinds},
+      {"a downgraded reader under break and revoke", test_downgraded_reader},
       {"a leader's id survives a revoke and a break", test_leader_keeps_id},
       {"a creator-only lock", test_acl},
       {"bad input", test_bad_input},

@@ -224,6 +224,54 @@ static void test_multi_broken(void) {
   assert_no_node(c);
 }
 
+/* zklock --break on a read/write lock a program downgraded (its write node
+ * kept, a zklock --write queued behind it, then its read node): both of
+ * the program's nodes are broken, the read node first, the reader is told
+ * ZKL_LOST_BROKEN, and the queued --write runs once both are gone. */
+static void test_break_downgraded(void) {
+  char name[64], parent[512], wnode[ZKL_PATH_MAX], rnode[ZKL_PATH_MAX],
+      line[1024], out[2048], err[1024], want[1200];
+  zkl_session *s = zkt_session(10000);
+  zkl_rwlock *rw;
+  zkt_rec lost;
+  proc w;
+  const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
+                             "--grace", "0",         NULL};
+  zkt_name(name, sizeof name, "cli-break-downgrade");
+  zkt_parent(parent, sizeof parent, name);
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw, s, name), ZKL_OK);
+  zkl_lock_on_lost(zkl_rwlock_read(rw), zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(zkl_rwlock_read(rw), 0), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_write(rw), T_WAIT, NULL),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_node_path(zkl_rwlock_write(rw), wnode, sizeof wnode), ZKL_OK);
+  spawn(&w, "-s", zkt_hosts(), "-q", "-w", "30", "--write", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_read(rw), T_WAIT, NULL),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_node_path(zkl_rwlock_read(rw), rnode, sizeof rnode), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw)), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_children(parent), 3);
+  CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
+  snprintf(want, sizeof want, "%s\n%s\n", wnode, rnode);
+  zkt_check(strcmp(out, want) == 0, "printed \"%s\", want \"%s\"", out, want);
+  zkt_check(strcmp(err, "") == 0, "stderr: %s", err);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, T_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_FATAL(command_started(&w, line, sizeof line));
+  go(&w);
+  CU_ASSERT_EQUAL(wait_exit(&w, T_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw)), ZKL_ELOST);
+  zkl_rwlock_free(rw);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  cleanup(&w);
+  assert_no_node(name);
+}
+
 /* A creator-only lock: without its credentials, refused (exit 3) and the
  * holder runs on; with them, broken. */
 static void test_acl(void) {
@@ -278,6 +326,62 @@ static void test_max_hold(void) {
   assert_no_node(name);
 }
 
+/* --max-hold ends like a loss zklock controls: the command is stopped
+ * first (SIGTERM; -k applies), and the node goes only once it has exited,
+ * so the zklock waiting behind starts its command after that. The command
+ * here outlives SIGTERM until the test lets it go; meanwhile the node is
+ * still there (before, the library deleted it before zklock was told, and
+ * the next command started while the first still ran). */
+static void test_max_hold_stops_first(void) {
+  char name[64], node[256], node2[256], line[256], log[256], env[300];
+  long long token, token2, a_end = 0, b_start = 0;
+  log_rec r[16];
+  spawn_opts so;
+  proc a, b;
+  int n, i;
+  zkt_name(name, sizeof name, "cli-max-hold-order");
+  log_name(log, sizeof log, name);
+  memset(&so, 0, sizeof so);
+  so.tty = -1;
+  snprintf(env, sizeof env, "CLITEST_LOG=%s", log);
+  so.env[0] = env;
+  spawn_with(&a, &so, "-s", zkt_hosts(), "--max-hold", "0.3", "-k", "60", name,
+             "--", HELPER("ignore-term"), NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  spawn_with(&b, &so, "-s", zkt_hosts(), "-q", "-w", "30", name, "--",
+             HELPER("hold"), NULL);
+  {
+    char parent[512];
+    zkt_parent(parent, sizeof parent, name);
+    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  }
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  /* the command runs on, past SIGTERM: its node is still there */
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), node, 0, NULL), ZOK);
+  go(&a);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 4);
+  CU_ASSERT_FATAL(command_started_at(&b, &token2, node2, sizeof node2));
+  CU_ASSERT(token2 > token);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  n = read_log(log, r, 16);
+  for (i = 0; i < n; i++) {
+    if (r[i].pid == a.helper && strcmp(r[i].what, "end") == 0)
+      a_end = r[i].ns;
+    if (r[i].pid == b.helper && strcmp(r[i].what, "start") == 0)
+      b_start = r[i].ns;
+  }
+  CU_ASSERT(a_end > 0 && b_start > 0);
+  zkt_check(b_start > a_end,
+            "the next command started %.3f ms after the "
+            "first ended",
+            (double)(b_start - a_end) / 1e6);
+  cleanup(&a);
+  cleanup(&b);
+  assert_no_node(name);
+}
+
 static void test_usage(void) {
   static const struct {
     const char *args[8];
@@ -326,7 +430,11 @@ int main(int argc, char **argv) {
       {"--break on a semaphore spares the contender at its gate",
        test_semaphore_waiter_not_broken},
       {"a creator-only lock", test_acl},
+      {"a downgraded reader is broken with its write node",
+       test_break_downgraded},
       {"--max-hold stops the command", test_max_hold},
+      {"--max-hold stops the command before the node goes",
+       test_max_hold_stops_first},
       {"bad usage", test_usage},
       {NULL, NULL}};
   return clit_main(argc, argv, "cli-break", tests);

@@ -113,6 +113,50 @@ static void test_refused_with_a_wait(void) {
   one_pair(ELECT, READ, false);
 }
 
+/* A semaphore's limit is the one its lease nodes say: with two --limit 2
+ * holding, a --limit 3 (or 1) contender is refused at once, -n or with a
+ * wait, exits 5 and names the limit in use, and leaves nothing behind; the
+ * holders run on. */
+static void test_semaphore_limit_refused(void) {
+  char name[64], leases[160], line[1024], err[2048], want[256];
+  static const char *const other[] = {"3", "1"};
+  proc a[2], b;
+  int i, j;
+  zkt_name(name, sizeof name, "cli-limit");
+  snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  for (i = 0; i < 2; i++) {
+    spawn(&a[i], "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("hold"),
+          NULL);
+    CU_ASSERT_FATAL(command_started(&a[i], line, sizeof line));
+  }
+  for (j = 0; j < 4; j++) {
+    if (j % 2 == 0)
+      spawn(&b, "-s", zkt_hosts(), "-n", "--limit", other[j / 2], name, "--",
+            "echo", "third", NULL);
+    else
+      spawn(&b, "-s", zkt_hosts(), "-w", "30", "--limit", other[j / 2], name,
+            "--", "echo", "third", NULL);
+    CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 5);
+    CU_ASSERT(read_all(b.err, err, sizeof err, T_WAIT) > 0);
+    snprintf(want, sizeof want,
+             "it is a semaphore of 2 leases (--limit 2), not %s", other[j / 2]);
+    zkt_check(strstr(err, want) != NULL, "said \"%s\"", err);
+    cleanup(&b);
+    CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, T_WAIT), 2);
+  }
+  for (i = 0; i < 2; i++) {
+    CU_ASSERT(!a[i].reaped);
+    go(&a[i]);
+    CU_ASSERT_EQUAL(wait_exit(&a[i], T_WAIT), 0);
+    cleanup(&a[i]);
+  }
+  /* nobody holds: any limit now */
+  spawn(&b, "-s", zkt_hosts(), "-n", "--limit", "3", name, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&b);
+  zkt_assert_no_contender(name);
+}
+
 static void test_semaphore_places_refused(void) {
   proc p;
   char err[1024];
@@ -127,6 +171,7 @@ int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"the 25 pairs of kinds", test_pairs},
       {"another kind is refused without waiting", test_refused_with_a_wait},
+      {"a semaphore of another limit is refused", test_semaphore_limit_refused},
       {"a semaphore's places are no names", test_semaphore_places_refused},
       {NULL, NULL}};
   return clit_main(argc, argv, "cli-kinds", tests);

@@ -514,19 +514,36 @@ static void test_semaphore_counts_agree(void) {
   assert_empty(gate);
 }
 
-/* Four hold leases of a semaphore of 4; a contender that gives 2 waits,
- * and its waiting line counts four holders: each lease by its own limit,
- * not by the watcher's. */
+/* Four hold leases of a semaphore of 4, as an older libzklock wrote them
+ * (the limit in the node's data only, not in its name: its names would
+ * have the contender refused, test_cli_kinds); a contender that gives 2
+ * waits, and its waiting line counts four holders: each lease by its own
+ * limit, not by the watcher's. */
 static void test_semaphore_holders_by_their_limit(void) {
-  char name[64], leases[160], line[1024], node[256];
+  char name[64], leases[160], line[1024], node[256], held[4][256];
+  static const char data[] = "host=old\npid=1\nstart=1\nlimit=4\n";
   long long token;
-  zkt_holder h[4];
   proc p;
-  int i;
+  int i, rc;
   zkt_name(name, sizeof name, "semmore");
+  rc = zoo_create(zkt_observer(), "/locks", NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0,
+                  NULL, 0);
+  CU_ASSERT(rc == ZOK || rc == ZNODEEXISTS);
+  snprintf(line, sizeof line, "/locks/%s", name);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), line, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0),
+                  ZOK);
   snprintf(leases, sizeof leases, "/locks/%s/leases", name);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), leases, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0),
+                  ZOK);
+  snprintf(line, sizeof line, "%s/_c_0011223344556677-lease-", leases);
   for (i = 0; i < 4; i++)
-    hold_lease(&h[i], name, 4);
+    CU_ASSERT_EQUAL_FATAL(zoo_create(zkt_observer(), line, data,
+                                     (int)strlen(data), &ZOO_OPEN_ACL_UNSAFE,
+                                     ZOO_EPHEMERAL_SEQUENTIAL, held[i],
+                                     sizeof held[i]),
+                          ZOK);
   spawn(&p, "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("hold"),
         NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 5, T_WAIT), 5);
@@ -534,7 +551,7 @@ static void test_semaphore_holders_by_their_limit(void) {
   CU_ASSERT(status_is(line, "waiting for a lease of", name, 4, "held"));
   CU_ASSERT(strstr(line, " and 3 more") != NULL);
   for (i = 0; i < 4; i++)
-    zkt_unhold(&h[i]);
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), held[i], -1), ZOK);
   CU_ASSERT(command_started_at(&p, &token, node, sizeof node));
   go(&p);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);

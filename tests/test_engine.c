@@ -696,6 +696,32 @@ static void test_nodeless_and_adopted(void) {
   zkt_assert_parent_empty(b);
 }
 
+/* A hold past its maximum: told, its node kept for its grace (STOPPING),
+ * then let go by the holder's release. */
+static void test_max_hold_stopping(void) {
+  char name[64];
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l;
+  zkt_rec lost;
+  snapshot();
+  zkt_name(name, sizeof name, "edges-stopping");
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_lost(l, on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_set_max_hold(l, 200), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_max_hold_grace(l, 120000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_MAX_HOLD);
+  TAKEN(HELD, STOPPING);
+  wait_children(name, 1); /* kept */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  TAKEN(STOPPING, ENDED);
+  zkl_lock_free(l);
+  zkt_assert_quiet(s);
+  zkl_session_close(s);
+  zkt_assert_parent_empty(name);
+}
+
 /* Last: every edge of the diagram was taken, and no other. */
 static void test_every_edge(void) {
   int f, t, missing = 0;
@@ -727,6 +753,7 @@ int main(void) {
       {"cancelled while listing", test_cancel_while_listing},
       {"a release refused", test_release_refused},
       {"a nodeless whole and adopted parts", test_nodeless_and_adopted},
+      {"a hold past its maximum", test_max_hold_stopping},
       {"every edge of the diagram", test_every_edge},
       {NULL, NULL}};
   return zkt_main("engine", tests);

@@ -1912,6 +1912,207 @@ static void test_fault_suite(void) {
     printf("    logs kept in %s\n", run_dir);
 }
 
+/* ==========================================================================
+ * Downgraded readers under break and revoke (issue 24, item 2).
+ *
+ * Separate from the suite above (it shares none of its state, only the
+ * ensemble): in-process contenders, one name a round. A read/write holder
+ * D takes the write side, a writer W queues behind its write node, D takes
+ * the read side (a downgrade) and releases the write side, whose node stays
+ * until the read side lets go: W stands between D's write node and D's read
+ * node. Then, at random, a revoke and a break of every holder, or of D's
+ * write node named, with no grace; or a break with a grace in which D lets
+ * go when asked. In one round in three the ensemble's leader is killed
+ * first (restarted once the round is checked): the calls ride it out.
+ * Checked every round: zkl_participants() says D's two nodes hold and W
+ * does not; the revoke reaches D's read side; the break breaks D's read
+ * side (ZKL_LOST_BROKEN), or D lets go within the grace and nothing is
+ * broken; W is granted, above D's write token, and when it is, D's read
+ * node is gone (the observer synced first); nothing is left behind.
+ *   ZKL_FAULT_DOWNGRADE_ROUNDS  rounds (default 6)
+ * ========================================================================== */
+
+#define DG_SESSION_MS 6000
+
+typedef struct {
+  zkt_counter asked; /* D's read side asked to let go (revoke, break mark) */
+  bool let_go;       /* ... and lets go then */
+} dg_reader;
+
+static void dg_on_revoke(zkl_lock *l, void *arg) {
+  dg_reader *r = arg;
+  if (r->let_go)
+    zkl_lock_release_async(l, NULL, NULL);
+  zkt_counter_add(&r->asked, 1);
+}
+
+/* zkl_break() or zkl_revoke() through a leader's election: a connection
+ * loss says nothing was done, or its outcome is unknown; asked again
+ * (bounded), a holder already broken or asked is ZKL_ENOTHELD or asked
+ * twice, which the checks allow. */
+static int dg_retry(zkl_session *s, const char *name, const char *node,
+                    bool breaking, int grace_ms) {
+  long long deadline = now_us() + (long long)STUCK_MS * 1000;
+  int rc;
+  for (;;) {
+    rc = breaking ? zkl_break(s, name, node, grace_ms, NULL, NULL)
+                  : zkl_revoke(s, name, node);
+    if (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT)
+      return rc;
+    if (now_us() >= deadline)
+      return rc;
+    /* asked again at once: the client holds it until it has reconnected */
+  }
+}
+
+static void dg_round(int round, bool kill_leader, int mode, long *stats) {
+  char name[64], parent[512], wnode[ZKL_PATH_MAX], rnode[ZKL_PATH_MAX];
+  zkl_session *ds = zkt_session(DG_SESSION_MS),
+              *ws = zkt_session(DG_SESSION_MS),
+              *asker = zkt_session(DG_SESSION_MS);
+  zkl_rwlock *d, *w;
+  zkl_participant *list;
+  dg_reader reader;
+  zkt_rec d_lost, w_granted;
+  int64_t d_wtoken = 0;
+  int count = 0, i, holding = 0, rc, killed = 0;
+  zkt_name(name, sizeof name, "fault-downgrade");
+  zkt_parent(parent, sizeof parent, name);
+  memset(&reader, 0, sizeof reader);
+  zkt_counter_init(&reader.asked);
+  reader.let_go = mode == 2;
+  zkt_rec_init(&d_lost);
+  zkt_rec_init(&w_granted);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&d, ds, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&w, ws, name), ZKL_OK);
+  zkl_lock_on_lost(zkl_rwlock_read(d), zkt_on_lost, &d_lost);
+  zkl_lock_on_revoke(zkl_rwlock_read(d), dg_on_revoke, &reader);
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(zkl_rwlock_read(d), 0), ZKL_OK);
+
+  /* the downgrade, with W between D's nodes */
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire(zkl_rwlock_write(d), ACQ_TIMEOUT_MS, &d_wtoken), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_node_path(zkl_rwlock_write(d), wnode, sizeof wnode), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(zkl_rwlock_write(w), -1,
+                                               zkt_on_acquired, &w_granted),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, STUCK_MS), 2);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire(zkl_rwlock_read(d), ACQ_TIMEOUT_MS, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_node_path(zkl_rwlock_read(d), rnode, sizeof rnode), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(d)), ZKL_OK);
+  sync_observer(parent); /* it may be on a follower, behind */
+  CU_ASSERT_EQUAL(zkt_children(parent), 3); /* D's write node stays */
+
+  /* who holds: D's write node and read node, not W between them (as the
+   * asker's server tells once it has caught up: zkl_participants() does
+   * not sync, zkl_break() and zkl_revoke() do) */
+  {
+    long long until = now_us() + (long long)STUCK_MS * 1000;
+    for (;;) {
+      CU_ASSERT_EQUAL_FATAL(zkl_participants(asker, name, &list, &count),
+                            ZKL_OK);
+      if (count == 3 || now_us() >= until)
+        break;
+      zkl_participants_free(list);
+    }
+  }
+  CU_ASSERT_EQUAL(count, 3);
+  for (i = 0; i < count; i++) {
+    bool ds_node =
+        strcmp(list[i].node, wnode) == 0 || strcmp(list[i].node, rnode) == 0;
+    zkt_check(list[i].holds == ds_node, "round %d: %s %s", round, list[i].node,
+              list[i].holds ? "holds" : "waits");
+    holding += list[i].holds;
+  }
+  CU_ASSERT_EQUAL(holding, 2);
+  zkl_participants_free(list);
+
+  if (kill_leader) {
+    char args[700];
+    killed = zkt_leader();
+    if (killed > 0) {
+      snprintf(args, sizeof args, "kill '%s' %d KILL", zkt_zkdir(), killed);
+      if (zkt_zkserver(args) != 0)
+        killed = 0;
+    }
+    stats[3] += killed > 0;
+  }
+
+  if (mode < 2) {
+    /* a revoke, then a break with no grace: of every holder (mode 0), or
+     * of D's write node named (mode 1), which takes D's reader with it */
+    const char *node = mode == 1 ? strrchr(wnode, '/') + 1 : NULL;
+    rc = dg_retry(asker, name, node, false, 0);
+    CU_ASSERT(rc == ZKL_OK);
+    zkt_check(zkt_counter_wait(&reader.asked, 1, STUCK_MS) >= 1,
+              "round %d: the revoke did not reach the downgraded reader",
+              round);
+    rc = dg_retry(asker, name, node, true, 0);
+    CU_ASSERT(rc == ZKL_OK || rc == ZKL_ENOTHELD);
+    zkt_check(zkt_rec_wait(&d_lost, 1, STUCK_MS) == ZKL_LOST_BROKEN,
+              "round %d: the downgraded reader was not told it was broken",
+              round);
+    CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(d)), ZKL_ELOST);
+    stats[0]++;
+  } else {
+    /* a break with a grace: D lets go when asked, nothing is broken */
+    rc = dg_retry(asker, name, NULL, true, STUCK_MS);
+    CU_ASSERT_EQUAL(rc, ZKL_ENOTHELD);
+    CU_ASSERT(zkt_counter_get(&reader.asked) >= 1);
+    CU_ASSERT_EQUAL(zkt_counter_get(&d_lost.calls), 0);
+    stats[1]++;
+  }
+
+  /* W is granted, and D's read node is gone by then */
+  CU_ASSERT_EQUAL(zkt_rec_wait(&w_granted, 1, ACQ_TIMEOUT_MS), ZKL_OK);
+  sync_observer(parent);
+  zkt_check(zoo_exists(zkt_observer(), rnode, 0, NULL) == ZNONODE,
+            "round %d: a writer was granted beside the downgraded reader",
+            round);
+  CU_ASSERT(w_granted.token > d_wtoken);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(w)), ZKL_OK);
+  stats[2]++;
+
+  if (killed > 0) {
+    char args[700];
+    snprintf(args, sizeof args, "restart '%s' %d", zkt_zkdir(), killed);
+    if (zkt_zkserver(args) != 0 && zkt_zkserver(args) != 0)
+      CU_FAIL("the killed leader could not be restarted");
+  }
+  zkl_rwlock_free(d);
+  zkl_rwlock_free(w);
+  zkt_assert_quiet(ds);
+  zkt_assert_quiet(ws);
+  zkt_assert_quiet(asker);
+  zkl_session_close(ds);
+  zkl_session_close(ws);
+  zkl_session_close(asker);
+  zkt_assert_no_contender(name);
+}
+
+static void test_downgraded_under_break_and_revoke(void) {
+  const int rounds = env_int("ZKL_FAULT_DOWNGRADE_ROUNDS", 6);
+  long stats[4] = {0, 0, 0, 0}; /* broken, let go, granted, leader kills */
+  int r;
+  if (rng_state == 0) { /* run alone (ZKT_ONLY): a seed of its own */
+    rng_state = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+    printf("\n    seed %llu", (unsigned long long)rng_state);
+  }
+  for (r = 0; r < rounds; r++)
+    dg_round(r, rnd_below(3) == 0, rnd_below(3), stats);
+  printf("\n    downgraded readers: %d rounds, %ld broken, %ld let go in "
+         "the grace, %ld writers granted after them, %ld leader kills ",
+         rounds, stats[0], stats[1], stats[2], stats[3]);
+  CU_ASSERT_EQUAL(stats[2], rounds);
+}
+
+/* ========================================================================
+ * End of: downgraded readers under break and revoke.
+ * ======================================================================== */
+
 /* =====================================================================
  * Multi-lock parts lost while acquiring (issue 24, item 1): a test of its
  * own on the same ensemble, after the suite. Everything of it is between
@@ -2093,6 +2294,8 @@ static void test_multi_parts_lost(void) {
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"fault suite on a 3-server ensemble", test_fault_suite},
+      {"downgraded readers under break and revoke",
+       test_downgraded_under_break_and_revoke},
       {"multi-lock parts lost while acquiring", test_multi_parts_lost},
       {NULL, NULL}};
   if (argc == 4 && strcmp(argv[1], "--check") == 0) {

@@ -236,6 +236,48 @@ static void test_holders(void) {
   CU_ASSERT(h[0] && h[1] && h[2] && !h[3] && h[4]);
 }
 
+/* A downgrade's read node names the write node it rides on (kinds.h): it
+ * holds while that node holds, whoever stands between them; a tag that
+ * names no node ahead, or one that does not hold, is no reason to hold. */
+static void test_riders(void) {
+  bool h[5];
+  zkl_node_facts none[5] = {{0, 0}};
+  char tag[ZKL_TAG_MAX];
+  char *down[] = {
+      "_c_00112233445566aa-__WRIT__0000000001",
+      "_c_77112233445566bb-__WRIT__0000000002",
+      "_c_99112233445566cc-with-00112233445566aa-__READ__0000000003",
+      "_c_88112233445566dd-__READ__0000000004",
+      "_c_66112233445566ee-with-77112233445566bb-__READ__0000000005"};
+  char *gone[] = {
+      "_c_77112233445566bb-__WRIT__0000000002",
+      "_c_99112233445566cc-with-00112233445566aa-__READ__0000000003"};
+  CU_ASSERT_EQUAL(zkl__rider_tag(down[0], tag, sizeof tag), 22);
+  CU_ASSERT_STRING_EQUAL(tag, "with-00112233445566aa-");
+  CU_ASSERT_EQUAL(zkl__rider_tag("x__lock__0000000001", tag, sizeof tag), 0);
+  CU_ASSERT_EQUAL(zkl__rider_tag("_c_0011-__WRIT__0000000001", tag, sizeof tag),
+                  0);
+  CU_ASSERT(zkl__rides_on(down[2], down[0]));
+  CU_ASSERT(!zkl__rides_on(down[2], down[1]));
+  CU_ASSERT(!zkl__rides_on(down[3], down[0]));
+  /* the first writer holds, and the reader riding on it; the writer
+   * between waits, and so do the readers behind it, a rider on a writer
+   * that does not hold included */
+  holders_of(down, 5, ZKL_PLACE_NAME, none, 0, h);
+  CU_ASSERT(h[0] && !h[1] && h[2] && !h[3] && !h[4]);
+  /* the node it names is gone: it holds only by the plain rule */
+  holders_of(gone, 2, ZKL_PLACE_NAME, none, 0, h);
+  CU_ASSERT(h[0] && !h[1]);
+  /* the read node's name is still a read node's, of every recipe's
+   * parsing */
+  {
+    int32_t seq;
+    zkl_nodes name = {ZKL_PLACE_NAME, ZKL_FAMILIES_ALL};
+    CU_ASSERT_EQUAL(zkl__node_kind_of(down[2], &name, &seq), ZKL_NODE_READ);
+    CU_ASSERT_EQUAL(seq, 3);
+  }
+}
+
 /* A lease node's limit, read back beside the owner description; Curator's
  * lease nodes carry no data at all. */
 static void test_owner_limit(void) {
@@ -285,6 +327,7 @@ int main(void) {
       {"duplicates", test_standing_duplicates},
       {"queue order", test_queue_order},
       {"who holds, by the registry", test_holders},
+      {"a downgrade's reader rides on its write node", test_riders},
       {"a lease node's limit", test_owner_limit},
       {"error strings", test_strerror},
       {NULL, NULL}};

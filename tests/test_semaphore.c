@@ -229,39 +229,121 @@ static void test_at_most_n(void) {
   assert_nothing_left(name);
 }
 
-/* Contenders that disagree on N: one that finds more leases held than its
- * own limit waits on, and says so when its wait ends, if the leases held
- * through the gate show it. A try-once's lease (taken without the gate)
- * cannot be told from a try-once passing through: an excess that only
- * such a lease makes ends as a plain timeout. */
+/* A lease node made by hand as Curator makes it (no limit in its name or
+ * data; "-try-lease-" for one of ours made without the gate by an older
+ * libzklock, whose name said no limit either): its path, in out. */
+static void curator_lease(const char *leases, const char *marker, char *out,
+                          size_t len) {
+  char path[512];
+  int rc = zoo_create(zkt_observer(), leases, NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_CONTAINER, NULL, 0);
+  CU_ASSERT(rc == ZOK || rc == ZNODEEXISTS);
+  snprintf(path, sizeof path, "%s/_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-%s",
+           leases, marker);
+  CU_ASSERT_EQUAL_FATAL(zoo_create(zkt_observer(), path, NULL, -1,
+                                   &ZOO_OPEN_ACL_UNSAFE,
+                                   ZOO_EPHEMERAL_SEQUENTIAL, out, (int)len),
+                        ZOK);
+}
+
+/* Contenders of ours that disagree on N: their lease nodes say their N in
+ * their names, and one that finds a node ahead with another N is refused
+ * at once with ZKL_ELIMIT, waiting or trying once, whether the nodes came
+ * through the gate or not, and leaves nothing behind; the holders hold on.
+ * When they are gone, the name is free for any N. */
 static void test_disagreeing_limits(void) {
-  char name[64];
+  char name[64], leases[256], path[512];
   holder big[2], small;
-  int i;
+  zkl_participant *list;
+  int i, count = 0;
   zkt_name(name, sizeof name, "sem-disagree");
-  /* through the gate (a first try's lease proves nothing either) */
-  __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
+  leases_path(leases, sizeof leases, name);
   for (i = 0; i < 2; i++) {
     open_one(&big[i], name, 3);
+    /* big[0] through the gate, big[1] by its first try */
+    __atomic_store_n(&zkl__test_no_first_try, i == 0, __ATOMIC_RELAXED);
     CU_ASSERT_EQUAL(zkl_lock_acquire(big[i].l, ZKT_WAIT, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_node_path(big[i].l, path, sizeof path), ZKL_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(path, "-limit3-"));
   }
   __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
   open_one(&small, name, 1);
-  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ELIMIT);
-  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
-  /* big[1] again, as a try-once: the excess is no longer certain */
-  CU_ASSERT_EQUAL(zkl_lock_release(big[1].l), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_acquire(big[1].l, 0, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ETIMEDOUT);
-  CU_ASSERT_EQUAL(zkl_lock_release(big[0].l), ZKL_OK);
-  /* one held, limit 1: an honest wait now, then a lease */
-  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
-  CU_ASSERT_EQUAL(zkl_lock_release(big[1].l), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_ELIMIT);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_ELIMIT);
+  zkl_lock_free(small.l);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&small.l, small.s, name, 4), ZKL_OK);
+  /* more leases would be free for it: refused all the same */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_ELIMIT);
+  __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_ELIMIT);
+  __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
+  CU_ASSERT_EQUAL(zkl__debug_wait_quiet(small.s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_children(leases), 2); /* its node is gone */
+  /* the holders hold on, and say their limit */
+  for (i = 0; i < 2; i++)
+    CU_ASSERT(zkl_lock_token(big[i].l) > 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_participants(small.s, name, &list, &count), ZKL_OK);
+  CU_ASSERT_EQUAL(count, 2);
+  for (i = 0; i < count; i++) {
+    CU_ASSERT(list[i].holds);
+    CU_ASSERT_EQUAL(list[i].limit, 3);
+  }
+  zkl_participants_free(list);
+  /* the same limit is welcome */
+  zkl_lock_free(small.l);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&small.l, small.s, name, 3), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
+  /* nobody left: any limit */
+  for (i = 0; i < 2; i++)
+    CU_ASSERT_EQUAL(zkl_lock_release(big[i].l), ZKL_OK);
+  zkl_lock_free(small.l);
+  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&small.l, small.s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
   close_one(&small);
   for (i = 0; i < 2; i++)
     close_one(&big[i]);
+  assert_nothing_left(name);
+}
+
+/* Lease nodes that say no limit (Curator's; an older libzklock's): counted,
+ * never compared. One that finds more such leases held than its own limit
+ * waits on, and says so when its wait ends, if nodes that came through the
+ * gate show it. A try-once's lease (taken without the gate) cannot be told
+ * from a try-once passing through: an excess that only such a lease makes
+ * ends as a plain timeout. */
+static void test_unstated_limits(void) {
+  char name[64], leases[256], held[2][512];
+  holder small;
+  zkl_participant *list;
+  int i, count = 0;
+  zkt_name(name, sizeof name, "sem-unstated");
+  leases_path(leases, sizeof leases, name);
+  open_one(&small, name, 1);
+  /* a lease to make the parents, given back */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
+  for (i = 0; i < 2; i++)
+    curator_lease(leases, "lease-", held[i], sizeof held[i]);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ELIMIT);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL_FATAL(zkl_participants(small.s, name, &list, &count), ZKL_OK);
+  CU_ASSERT_EQUAL(count, 2);
+  for (i = 0; i < count; i++)
+    CU_ASSERT_EQUAL(list[i].limit, 0);
+  zkl_participants_free(list);
+  /* one of them a try-once's: the excess is no longer certain */
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), held[1], -1), ZOK);
+  curator_lease(leases, "try-lease-", held[1], sizeof held[1]);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), held[0], -1), ZOK);
+  /* one held, limit 1: an honest wait now, then a lease */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), held[1], -1), ZOK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
+  close_one(&small);
   assert_nothing_left(name);
 }
 
@@ -381,6 +463,38 @@ static void test_lease_rule(void) {
   /* the lowest always goes */
   v = lease_verdict(names, 4, "_c_a-lease-0000000001", 1);
   CU_ASSERT_EQUAL(v.kind, ZKL_GRANT);
+  {
+    /* names that say their limit (ours): one ahead that says another is a
+     * refusal, whatever the count; one behind is not (it yields); one
+     * that says the same counts as any */
+    char *said[] = {"_c_00112233445566aa-limit2-lease-0000000001",
+                    "_c_11112233445566aa-limit2-try-lease-0000000002",
+                    "_c_22112233445566aa-limit3-lease-0000000003",
+                    "_c_d-lease-0000000004"};
+    v = lease_verdict(said, 4, said[2], 3);
+    CU_ASSERT_EQUAL(v.kind, ZKL_REFUSE);
+    CU_ASSERT_EQUAL(v.code, ZKL_ELIMIT);
+    v = lease_verdict(said, 4, said[1], 2);
+    CU_ASSERT_EQUAL(v.kind, ZKL_GRANT);
+    v = lease_verdict(said, 4, said[1], 5);
+    CU_ASSERT_EQUAL(v.kind, ZKL_REFUSE);
+    /* a node that says nothing (Curator's) ahead of one that says 2 */
+    v = lease_verdict(said, 4, said[3], 2);
+    CU_ASSERT_EQUAL(v.kind, ZKL_REFUSE); /* limit3 is ahead of it */
+    v = lease_verdict(said, 2, said[1], 2);
+    CU_ASSERT_EQUAL(v.kind, ZKL_GRANT);
+    CU_ASSERT_EQUAL(zkl__node_limit(said[2]), 3);
+    CU_ASSERT_EQUAL(zkl__node_limit(said[1]), 2);
+    CU_ASSERT_EQUAL(zkl__node_limit(said[3]), 0);
+    CU_ASSERT_EQUAL(
+        zkl__node_limit("_c_00112233445566aa-limit-lease-0000000001"), 0);
+    CU_ASSERT_EQUAL(
+        zkl__node_limit("_c_00112233445566aa-limit0-lease-0000000001"), 0);
+    CU_ASSERT_EQUAL(
+        zkl__node_limit(
+            "_c_00112233445566aa-limit99999999999-lease-0000000001"),
+        0);
+  }
 }
 
 /* Try-onces while another contender counts at the gate (the leases all
@@ -554,15 +668,25 @@ static void test_first_try(void) {
   CU_ASSERT_PTR_NULL(strstr(path, "-try-lease-"));
   CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
 
-  /* two leases taken by first tries (limit 2), and w (limit 1) counting
-   * them: more than its limit, but nothing proves a disagreement */
+  /* two leases taken by first tries (limit 2), and w (limit 1): their
+   * names say their limit, and w is refused at once; the same nodes saying
+   * no limit (an older libzklock's, made by hand) are more than its limit,
+   * but nothing proves a disagreement (test_unstated_limits) */
   CU_ASSERT_EQUAL(zkl_lock_acquire(h.l, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(h2.l, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_node_path(h2.l, path, sizeof path), ZKL_OK);
-  CU_ASSERT_PTR_NOT_NULL(strstr(path, "-try-lease-"));
-  CU_ASSERT_EQUAL(zkl_lock_acquire(w.l, 300, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_PTR_NOT_NULL(strstr(path, "-limit2-try-lease-"));
+  CU_ASSERT_EQUAL(zkl_lock_acquire(w.l, 300, NULL), ZKL_ELIMIT);
   CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(h2.l), ZKL_OK);
+  {
+    char tries[2][512];
+    for (k = 0; k < 2; k++)
+      curator_lease(leases, "try-lease-", tries[k], sizeof tries[k]);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(w.l, 300, NULL), ZKL_ETIMEDOUT);
+    for (k = 0; k < 2; k++)
+      CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), tries[k], -1), ZOK);
+  }
   close_one(&h);
   close_one(&h2);
   close_one(&w);
@@ -638,6 +762,7 @@ int main(void) {
       {"no herd on the leases", test_no_herd},
       {"at most N holders, many sessions", test_at_most_n},
       {"contenders that disagree on N", test_disagreeing_limits},
+      {"lease nodes that say no N", test_unstated_limits},
       {"cancel and free in either phase", test_cancel_and_free},
       {"leases in quick succession", test_quick_succession},
       {"the lease rule counts the nodes ahead", test_lease_rule},
