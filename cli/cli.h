@@ -245,6 +245,15 @@ void ev_acquire_cb(zkl_lock *l, int rc, int64_t token, void *arg);
 void ev_lost_cb(zkl_lock *l, int reason, void *arg);
 void ev_revoke_cb(zkl_lock *l, void *arg);
 void ev_post_queue_changed(void);
+/* zklock's own requests on the session's handle: counted out and back,
+ * and waited for (bounded) before the session closes. The client drops
+ * what is still out at its close without calling the completion
+ * (ZOOKEEPER-2894), leaking its records and whatever the completion was
+ * to free. ev_wait_answered() drains the pipe: call it only once the main
+ * loop is done with its events. */
+void ev_request_sent(void);
+void ev_request_answered(void);
+void ev_wait_answered(int timeout_ms);
 
 /* The session's event hook (-v): copies each event, with the time it came
  * (CLOCK_REALTIME), for the main loop to print (trace.c). */

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -194,6 +195,41 @@ void ev_post_queue_changed(void) {
   queue_changed = true;
   pthread_mutex_unlock(&mu);
   ev_wake();
+}
+
+/* zklock's own requests on the handle (the watches of the waiting status
+ * and of --watch) not answered yet. */
+static int requests_out;
+
+void ev_request_sent(void) {
+  pthread_mutex_lock(&mu);
+  requests_out++;
+  pthread_mutex_unlock(&mu);
+}
+
+void ev_request_answered(void) {
+  bool last;
+  pthread_mutex_lock(&mu);
+  last = --requests_out == 0;
+  pthread_mutex_unlock(&mu);
+  if (last)
+    ev_wake();
+}
+
+void ev_wait_answered(int timeout_ms) {
+  int64_t deadline = cli_now_ms() + timeout_ms;
+  for (;;) {
+    struct pollfd pfd = {pipe_fds[0], POLLIN, 0};
+    int64_t left = deadline - cli_now_ms();
+    int out;
+    pthread_mutex_lock(&mu);
+    out = requests_out;
+    pthread_mutex_unlock(&mu);
+    if (out <= 0 || left <= 0)
+      return;
+    if (poll(&pfd, 1, (int)left) > 0)
+      ev_drain();
+  }
 }
 
 /* ------------------------------------------------------------ the trace */

@@ -189,6 +189,7 @@ static void exists_done(int rc, const struct Stat *stat, const void *data) {
   (void)data;
   if (rc == ZOK)
     ev_post_queue_changed();
+  ev_request_answered();
 }
 
 static void children_done(int rc, const struct String_vector *names,
@@ -196,17 +197,26 @@ static void children_done(int rc, const struct String_vector *names,
   (void)names;
   /* Not there (yet): watch for it to appear. data is the path, strdup'ed
    * for this request. */
-  if (rc == ZNONODE)
-    zoo_awexists(zkl_session_handle(watch_s), data, watcher, NULL,
-                 exists_done, NULL);
+  if (rc == ZNONODE) {
+    ev_request_sent();
+    if (zoo_awexists(zkl_session_handle(watch_s), data, watcher, NULL,
+                     exists_done, NULL) != ZOK)
+      ev_request_answered();
+  }
   free((void *)data);
+  ev_request_answered();
 }
 
 static void arm(const char *path) {
   char *copy = strdup(path);
-  if (copy && zoo_awget_children(zkl_session_handle(watch_s), copy, watcher,
-                                 NULL, children_done, copy) != ZOK)
+  if (!copy)
+    return;
+  ev_request_sent();
+  if (zoo_awget_children(zkl_session_handle(watch_s), copy, watcher, NULL,
+                         children_done, copy) != ZOK) {
+    ev_request_answered();
     free(copy);
+  }
 }
 
 /* Watches the prefix, every node from it down to each lock, each lock's
@@ -368,5 +378,7 @@ int overview_watch(zkl_session *s, const options *o) {
     }
   }
   restore_terminal();
+  /* a lost connection or an ended session answers them too */
+  ev_wait_answered(zkl_session_timeout(s));
   return fatal;
 }

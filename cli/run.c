@@ -98,6 +98,9 @@ static void free_lock(run *r) {
 
 static void finish(run *r) {
   free_lock(r);
+  /* the waiting status's watches: answered before the handle closes (a
+   * lost connection or an ended session answers them too) */
+  ev_wait_answered(zkl_session_timeout(r->s));
   zkl_session_close(r->s);
   trace_flush(NULL); /* the last events: the release, the session's end */
 }

@@ -61,6 +61,7 @@ static void exists_done(int rc, const struct Stat *stat, const void *data) {
   (void)data;
   if (rc == ZOK) /* the queue appeared meanwhile: list it */
     ev_post_queue_changed();
+  ev_request_answered();
 }
 
 static void children_done(int rc, const struct String_vector *names,
@@ -68,9 +69,13 @@ static void children_done(int rc, const struct String_vector *names,
   (void)names;
   /* No queue yet (a fresh name): watch for it to appear. st.watched stays
    * as it is while the session lives, so the index is good. */
-  if (rc == ZNONODE)
-    zoo_awexists(zkl_session_handle(st.s), st.watched[(intptr_t)data], watcher,
-                 NULL, exists_done, NULL);
+  if (rc == ZNONODE) {
+    ev_request_sent();
+    if (zoo_awexists(zkl_session_handle(st.s), st.watched[(intptr_t)data],
+                     watcher, NULL, exists_done, NULL) != ZOK)
+      ev_request_answered();
+  }
+  ev_request_answered();
 }
 
 void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
@@ -101,9 +106,12 @@ void status_arm(void) {
   intptr_t i;
   if (st.mode == 0 || st.done)
     return;
-  for (i = 0; i < st.nwatched; i++)
-    zoo_awget_children(zkl_session_handle(st.s), st.watched[i], watcher, NULL,
-                       children_done, (const void *)i);
+  for (i = 0; i < st.nwatched; i++) {
+    ev_request_sent();
+    if (zoo_awget_children(zkl_session_handle(st.s), st.watched[i], watcher,
+                           NULL, children_done, (const void *)i) != ZOK)
+      ev_request_answered();
+  }
 }
 
 static void show(const char *line) {

@@ -365,7 +365,7 @@ static void test_locks_leases_names(void) {
   zkl_lock *l[4];
   bool seen[4] = {false};
   proc p;
-  int i, all = 0;
+  int i, rc, all = 0;
   zkt_name(u, sizeof u, "view-ll");
   snprintf(name[0], sizeof name[0], "locks");
   snprintf(name[1], sizeof name[1], "leases");
@@ -425,7 +425,15 @@ static void test_locks_leases_names(void) {
   for (i = 0; i < 4; i++)
     zkt_check(seen[i], "--watch did not show %s", name[i]);
   CU_ASSERT(kill(p.pid, SIGTERM) == 0);
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  rc = wait_exit(&p, T_WAIT);
+  if (rc != 0) {
+    static char said[16384];
+    said[0] = '\0';
+    read_all(p.err, said, sizeof said, 1000);
+    printf("\n    zklock --watch exited %d after SIGTERM; it said:\n%s", rc,
+           said);
+    CU_FAIL("zklock --watch did not exit 0 after SIGTERM");
+  }
   cleanup(&p);
   for (i = 3; i >= 0; i--) {
     CU_ASSERT_EQUAL(zkl_lock_release(l[i]), ZKL_OK);
