@@ -340,12 +340,15 @@ static void fire(struct wd_page *pg, const child_proc *c, long long seen,
   if (!atomic_compare_exchange_strong(&pg->word, &seen,
                                       WORD(now + pg->grace_ms, WD_FIRED)))
     return;
-  child_terminate(c);
+  /* Said first: whatever the command prints as it ends, and whatever
+   * zklock says once it runs again, comes after the reason (a test saw
+   * zklock, continued right after the command's end, speak first). */
   cli_error("watchdog: lost the %s: the lease ran out with no renewal "
             "from zklock (pid %d), which may be stopped or hung; SIGTERM "
             "sent to the command (pid %ld), SIGKILL in %s",
             pg->what, pg->zklock_pid, (long)c->pid,
             cli_duration(pg->grace_ms));
+  child_terminate(c);
 }
 
 static int watch(struct wd_page *pg) {

@@ -312,7 +312,8 @@ static void test_watchdog_replaced(void) {
              "zklock: watchdog: lost the lock /locks/%s: the lease ran out "
              "with no renewal from zklock (pid %ld)",
              name, (long)p.pid);
-    CU_ASSERT(strstr(err, want) == err);
+    zkt_check(strstr(err, want) == err, "zklock said:\n%s\nnot first:\n%s",
+              err, want);
   }
   cleanup(&p);
   assert_no_node(name);
