@@ -471,6 +471,18 @@ static void suspend_locked(zkl_attempt *att) {
     GO(att, ZKL_AS_SUSPENDED);
 }
 
+/* The one triage of a failed reply, for every handler, once it has looked
+ * for the codes it expects (ZNONODE, ZNODEEXISTS, ...): a lost connection
+ * suspends the attempt (the reconnect resumes it); a session that is over
+ * leaves it to the session's hook (ZKL_EV_OVER ends it); anything else
+ * ends it with that code. */
+static void triage_locked(zkl_attempt *att, int rc) {
+  if (zkl__is_connection_loss(rc))
+    suspend_locked(att);
+  else if (!zkl__is_session_over(rc))
+    end_locked(att, END_FAIL, rc);
+}
+
 /* Granted by the rule: held, if at least half a lease is ahead. One rule
  * for every grant, on an answer or on a watch event: an answer proves
  * nothing of the lease by itself (a follower's is not the leader's,
@@ -789,10 +801,8 @@ static void wait_armed_locked(zkl_watch *w, int rc, const char *data, int len,
         grant_locked(att, false);
       else
         GO(att, ZKL_AS_LISTING);
-    } else if (zkl__is_connection_loss(rc)) {
-      suspend_locked(att);
-    } else if (rc != ZOK && !zkl__is_session_over(rc)) {
-      end_locked(att, END_FAIL, rc);
+    } else if (rc != ZOK) {
+      triage_locked(att, rc);
     }
   } else {
     /* a listing with a child watch (CREATING, LISTING) */
@@ -936,18 +946,15 @@ static void on_created_listing_locked(zkl_attempt *att, int rc,
       GO(att, ZKL_AS_CREATING);
     } else
       end_locked(att, END_FAIL, ZNONODE);
-  } else if (att->create_rc != ZOK && !zkl__is_connection_loss(att->create_rc)) {
-    if (!zkl__is_session_over(att->create_rc))
-      end_locked(att, END_FAIL, att->create_rc);
-    /* else the session-over hook decides */
+  } else if (att->create_rc != ZOK &&
+             !zkl__is_connection_loss(att->create_rc)) {
+    triage_locked(att, att->create_rc);
   } else if (att->own == OWN_UNKNOWN) {
     suspend_locked(att); /* recovered at the reconnect */
   } else if (rc == ZOK) {
     evaluate_locked(att, children);
-  } else if (zkl__is_connection_loss(rc)) {
-    suspend_locked(att);
-  } else if (!zkl__is_session_over(rc)) {
-    end_locked(att, END_FAIL, rc);
+  } else {
+    triage_locked(att, rc);
   }
 }
 
@@ -966,10 +973,8 @@ static void on_listing_locked(zkl_attempt *att, int rc,
   case ZKL_AS_LISTING:
     if (rc == ZOK)
       evaluate_locked(att, children);
-    else if (zkl__is_connection_loss(rc))
-      suspend_locked(att);
-    else if (!zkl__is_session_over(rc))
-      end_locked(att, END_FAIL, rc);
+    else
+      triage_locked(att, rc);
     break;
   case ZKL_AS_WATCHING:
     on_refresh_listing_locked(att, rc, children);
@@ -1005,10 +1010,8 @@ static void on_recover_get_locked(zkl_attempt *att, const zkl_reply *rp) {
     att->own = OWN_NONE;
     att->with_parents = false;
     GO(att, ZKL_AS_CREATING);
-  } else if (zkl__is_connection_loss(rc)) {
-    suspend_locked(att);
-  } else if (!zkl__is_session_over(rc)) {
-    end_locked(att, END_FAIL, rc);
+  } else {
+    triage_locked(att, rc);
   }
 }
 
@@ -1023,10 +1026,6 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
   size_t plen = strlen(att->prefix);
   char path[ZKL_PATH_MAX];
   int i;
-  if (zkl__is_connection_loss(rc)) {
-    suspend_locked(att);
-    return;
-  }
   if (rc == ZNONODE) {
     att->own = OWN_NONE; /* no parent, so no node */
     att->with_parents = true;
@@ -1034,8 +1033,7 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
     return;
   }
   if (rc != ZOK) {
-    if (!zkl__is_session_over(rc))
-      end_locked(att, END_FAIL, rc);
+    triage_locked(att, rc);
     return;
   }
   for (i = 0; i < children->count; i++) {
