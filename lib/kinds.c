@@ -9,6 +9,37 @@
 
 #include "common.h"
 
+/* ------------------------------------------------------------ hold rules */
+
+bool zkl__holds_first(const zkl_queue *q, int i, const zkl_node_facts *f,
+                      const zkl_hold_ctx *c) {
+  (void)q;
+  (void)f;
+  (void)c;
+  return i == 0;
+}
+
+static bool rides_on_holder(const zkl_queue *q, int i, const zkl_hold_ctx *c);
+
+bool zkl__holds_reader(const zkl_queue *q, int i, const zkl_node_facts *f,
+                       const zkl_hold_ctx *c) {
+  int j;
+  (void)f;
+  for (j = 0; j < i; j++)
+    if (!zkl__node_kinds[q->entries[j].kind].reader)
+      return rides_on_holder(q, i, c);
+  return true; /* only readers ahead (or none) */
+}
+
+bool zkl__holds_lease(const zkl_queue *q, int i, const zkl_node_facts *f,
+                      const zkl_hold_ctx *c) {
+  (void)q;
+  /* i: the lease nodes ahead of this one */
+  if (f && f->limit > 0)
+    return i < f->limit;
+  return !(c->gate_session && f && f->session == c->gate_session);
+}
+
 /* Markers are matched at their last occurrence, in this order. A marker
  * that ends another one would be ambiguous; none does. */
 const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT] = {
@@ -16,35 +47,41 @@ const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT] = {
                         .place = ZKL_PLACE_NAME,
                         .family = ZKL_FAMILY_LOCK,
                         .kind = "mutex",
-                        .word = "lock"},
+                        .word = "lock",
+                        .holds = zkl__holds_first},
     [ZKL_NODE_KAZOO_LOCK] = {.marker = "__lock__",
                              .place = ZKL_PLACE_NAME,
                              .family = ZKL_FAMILY_LOCK,
                              .kind = "mutex",
-                             .word = "lock"},
+                             .word = "lock",
+                             .holds = zkl__holds_first},
     [ZKL_NODE_WRITE] = {.marker = "__WRIT__",
                         .place = ZKL_PLACE_NAME,
                         .family = ZKL_FAMILY_LOCK,
                         .kind = "write lock",
-                        .word = "write"},
+                        .word = "write",
+                        .holds = zkl__holds_first},
     [ZKL_NODE_READ] = {.marker = "__READ__",
                        .place = ZKL_PLACE_NAME,
                        .family = ZKL_FAMILY_LOCK,
                        .reader = true,
                        .kind = "read lock",
-                       .word = "read"},
+                       .word = "read",
+                       .holds = zkl__holds_reader},
     [ZKL_NODE_KAZOO_READ] = {.marker = "__rlock__",
                              .place = ZKL_PLACE_NAME,
                              .family = ZKL_FAMILY_LOCK,
                              .reader = true,
                              .kind = "read lock",
-                             .word = "read"},
+                             .word = "read",
+                             .holds = zkl__holds_reader},
     [ZKL_NODE_LATCH] = {.marker = "latch-",
                         .place = ZKL_PLACE_NAME,
                         .family = ZKL_FAMILY_ELECTION,
                         .kind = "election",
                         .word = "latch",
-                        .keeps_data = true},
+                        .keeps_data = true,
+                        .holds = zkl__holds_first},
     [ZKL_NODE_GATE] = {.marker = "lock-",
                        .place = ZKL_PLACE_GATE,
                        .family = ZKL_FAMILY_SEMAPHORE,
@@ -54,7 +91,8 @@ const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT] = {
                         .place = ZKL_PLACE_LEASES,
                         .family = ZKL_FAMILY_SEMAPHORE,
                         .kind = "semaphore",
-                        .word = "lease"},
+                        .word = "lease",
+                        .holds = zkl__holds_lease},
 };
 const int zkl__node_kind_count = ZKL_NODE_COUNT;
 
@@ -216,37 +254,32 @@ int zkl__node_limit(const char *child) {
   return *p == '-' && v > 0 && v <= INT32_MAX ? (int)v : 0;
 }
 
+/* Whether entry j holds by its own kind's rule. */
+static bool entry_holds(const zkl_queue *q, int j, const zkl_hold_ctx *c) {
+  zkl_hold_rule rule = zkl__node_kinds[q->entries[j].kind].holds;
+  if (c->holds)
+    return c->holds[j];
+  return rule && rule(q, j, c->facts ? &c->facts[j] : NULL, c);
+}
+
 /* Whether the reader at i rides on a node ahead of it that holds. */
-static bool rides_on_holder(const zkl_queue *q, const bool *holds, int i) {
+static bool rides_on_holder(const zkl_queue *q, int i, const zkl_hold_ctx *c) {
   int j;
   if (!strstr(q->entries[i].name, "-" ZKL_RIDER_TAG))
     return false; /* most readers: no tag, nothing to compare */
   for (j = 0; j < i; j++)
-    if (holds[j] && zkl__rides_on(q->entries[i].name, q->entries[j].name))
+    if (zkl__rides_on(q->entries[i].name, q->entries[j].name) &&
+        entry_holds(q, j, c))
       return true;
   return false;
 }
 
 void zkl__kinds_holders(const zkl_queue *q, const zkl_node_facts *facts,
                         int64_t gate_session, bool *holds) {
-  bool readers_only = true; /* every node so far is a reader */
+  zkl_hold_ctx c = {facts, holds, gate_session};
   int i;
   for (i = 0; i < q->count; i++) {
-    const zkl_node_kind *k = &zkl__node_kinds[q->entries[i].kind];
-    switch (k->place) {
-    case ZKL_PLACE_NAME:
-      holds[i] = i == 0 || (k->reader && readers_only) ||
-                 (k->reader && rides_on_holder(q, holds, i));
-      readers_only = readers_only && k->reader;
-      break;
-    case ZKL_PLACE_LEASES:
-      /* i: the lease nodes ahead of this one */
-      holds[i] = facts[i].limit > 0
-                     ? i < facts[i].limit
-                     : !(gate_session && facts[i].session == gate_session);
-      break;
-    default:
-      holds[i] = false;
-    }
+    zkl_hold_rule rule = zkl__node_kinds[q->entries[i].kind].holds;
+    holds[i] = rule && rule(q, i, facts ? &facts[i] : NULL, &c);
   }
 }

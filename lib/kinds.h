@@ -43,6 +43,49 @@ typedef enum zkl_family {
   ZKL_FAMILY_SEMAPHORE
 } zkl_family;
 
+/* What a reader of the queues knows of one node besides its name: from its
+ * data and its Stat. */
+typedef struct zkl_node_facts {
+  int limit;       /* a lease node's own limit (its name's, else "limit=N"
+                      in its data), 0 unknown: Curator's lease nodes carry
+                      neither */
+  int64_t session; /* its ephemeralOwner */
+} zkl_node_facts;
+
+struct zkl_queue;
+
+/* What a hold rule may know besides the queue: every rule looks only at
+ * the nodes ahead of the one it judges, and at that node's facts. */
+typedef struct zkl_hold_ctx {
+  const zkl_node_facts *facts; /* facts[i] of entry i; NULL: none known */
+  const bool *holds;   /* holds[j] of every entry j ahead of the one
+                          judged, by its own kind's rule; NULL: each rule
+                          that needs one asks the rule of that entry */
+  int64_t gate_session; /* the owner of the gate's first node; 0: none */
+} zkl_hold_ctx;
+
+/* A kind's hold rule: whether entry i of q (a queue of one place) holds.
+ * Pure, and the one place each rule is written: zkl__kinds_holders() asks
+ * it of every node, and each recipe's rule asks it of its own node
+ * (keeping only whom it waits for, and its refusals).
+ *   first   the first node holds (a mutex, a writer, an election's
+ *           candidate: whoever is first leads)
+ *   reader  a reader holds with only readers ahead of it (a mutex node is
+ *           a writer nobody reads), or when it rides on a node ahead that
+ *           holds (a downgrade, ZKL_RIDER_TAG below)
+ *   lease   a lease node holds with fewer lease nodes ahead of it than its
+ *           own limit (f->limit). With no limit known, it holds unless its
+ *           session owns the gate's first node: a contender waiting for a
+ *           lease (Curator's or ours) holds the gate meanwhile. */
+typedef bool (*zkl_hold_rule)(const struct zkl_queue *q, int i,
+                              const zkl_node_facts *f, const zkl_hold_ctx *c);
+bool zkl__holds_first(const struct zkl_queue *q, int i,
+                      const zkl_node_facts *f, const zkl_hold_ctx *c);
+bool zkl__holds_reader(const struct zkl_queue *q, int i,
+                       const zkl_node_facts *f, const zkl_hold_ctx *c);
+bool zkl__holds_lease(const struct zkl_queue *q, int i,
+                      const zkl_node_facts *f, const zkl_hold_ctx *c);
+
 /* One kind of node: a marker before the sequence suffix, in one place. */
 typedef struct zkl_node_kind {
   const char *marker;
@@ -57,6 +100,8 @@ typedef struct zkl_node_kind {
                        so a revoke or a break never writes other data into
                        it: they write it again as it is, and the new
                        version alone asks its contender to let go */
+  zkl_hold_rule holds; /* who holds, as a listing tells; NULL: never (a
+                          gate's nodes queue for the gate) */
 } zkl_node_kind;
 
 /* The node kinds, indexes in zkl__node_kinds. */
@@ -93,8 +138,6 @@ typedef struct zkl_nodes {
 /* The node kind of child among which (its index in zkl__node_kinds) and
  * its sequence number, or -1 when child is no node of those. */
 int zkl__node_kind_of(const char *child, const zkl_nodes *which, int32_t *seq);
-
-struct zkl_queue;
 
 /* Who refuses whom (ZKL_EKIND). Each answers the kind of lock that keeps a
  * contender of family out of the name, or NULL when nothing does.
@@ -152,30 +195,12 @@ bool zkl__rides_on(const char *child, const char *node);
 /* The limit a node's name says (ZKL_LIMIT_TAG), or 0 when it says none. */
 int zkl__node_limit(const char *child);
 
-/* What a reader of the queues knows of one node besides its name: from its
- * data and its Stat. */
-typedef struct zkl_node_facts {
-  int limit;       /* a lease node's own limit (its name's, else "limit=N"
-                      in its data), 0 unknown: Curator's lease nodes carry
-                      neither */
-  int64_t session; /* its ephemeralOwner */
-} zkl_node_facts;
-
-/* Who holds, as a listing tells, by each kind's rule: holds[i] for entry i
- * of q, a queue of one place (zkl__queue_build), facts[i] its facts.
- *   the name itself  the first node holds; so does a reader with only
- *                    readers ahead of it (a mutex node is a writer nobody
- *                    reads), and a reader that rides on a node that holds
- *                    (a downgrade, above); an election's first candidate
- *                    leads.
- *   leases           a lease node holds when fewer lease nodes are ahead of
- *                    it than its own limit. With no limit known, it holds
- *                    unless its session is gate_session, the owner of the
- *                    gate's first node: a contender waiting for a lease
- *                    (Curator's or ours) holds the gate meanwhile.
- *   the gate         never: its nodes queue for the gate.
- * What holds by this rule may not hold by its owner's (contenders that
- * disagree on a limit), and a snapshot may be stale when read. */
+/* Who holds, as a listing tells, by each node's kind's rule (its holds
+ * field, above): holds[i] for entry i of q, a queue of one place
+ * (zkl__queue_build), facts[i] its facts; gate_session the owner of the
+ * gate's first node (0: none). What holds by these rules may not hold by
+ * its owner's (contenders that disagree on a limit), and a snapshot may be
+ * stale when read. */
 void zkl__kinds_holders(const struct zkl_queue *q, const zkl_node_facts *facts,
                         int64_t gate_session, bool *holds);
 

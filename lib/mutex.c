@@ -14,13 +14,16 @@
 
 #include "recipes.h"
 
-/* The first goes; everyone else waits for its immediate predecessor, and
- * is granted when that one goes if it was the first (no node can come
- * before ours while ours exists). Also the rule of elections and of a
- * read/write lock's writers. */
+/* The first goes (the registry's first rule, kinds.h); everyone else waits
+ * for its immediate predecessor, and is granted when that one goes if it
+ * was the first (no node can come before ours while ours exists). Also the
+ * rule of elections, of a read/write lock's writers and of a semaphore's
+ * gate. */
 void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out) {
+  zkl_hold_ctx none = {0};
   (void)arg;
-  out->kind = q->own == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
+  out->kind = zkl__holds_first(q, q->own, NULL, &none) ? ZKL_GRANT
+                                                      : ZKL_WAIT_NODE;
   out->node = q->own - 1;
   out->grant_on_delete = q->own == 1;
 }

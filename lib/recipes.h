@@ -27,6 +27,9 @@ void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
 
 extern const zkl_recipe zkl__recipe_mutex; /* mutex.c */
 extern const zkl_recipe zkl__recipe_latch; /* election.c */
+/* rwlock.c: the two sides; their arg is the zkl_rwlock */
+extern const zkl_recipe zkl__recipe_read;
+extern const zkl_recipe zkl__recipe_write;
 /* semaphore.c: the lease queue's rule; its arg is the limit, an intptr_t */
 extern const zkl_recipe zkl__recipe_lease;
 

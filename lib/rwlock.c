@@ -53,21 +53,24 @@ static bool is_writer(const zkl_queue_entry *e) {
   return !zkl__node_kinds[e->kind].reader;
 }
 
+/* Whether it holds is the registry's reader rule (kinds.h): no writer
+ * ahead, or a downgrade: our node names our own write node, which holds,
+ * and writers queued behind that one wait for it anyway (its name says so
+ * since the node is made while the write side holds: read_tag_locked).
+ * What is left here is whom to wait for. */
 static void read_decide_locked(const zkl_queue *q, const void *arg,
                         zkl_verdict *out) {
-  const zkl_rwlock *rw = arg;
+  zkl_hold_ctx none = {0};
   int i, writers = 0, nearest = -1;
+  (void)arg;
   for (i = 0; i < q->own; i++) {
     if (!is_writer(&q->entries[i]))
       continue;
     writers++;
     nearest = i;
   }
-  /* A downgrade: while our own write side holds, nobody else holds
-   * anything, and writers queued behind it wait for it anyway. */
-  if (zkl__lock_held_node_locked(rw->write))
-    writers = 0;
-  out->kind = writers == 0 ? ZKL_GRANT : ZKL_WAIT_NODE;
+  out->kind = zkl__holds_reader(q, q->own, NULL, &none) ? ZKL_GRANT
+                                                        : ZKL_WAIT_NODE;
   out->node = nearest;
   /* With one writer ahead, its leaving grants us: a writer that comes
    * later queues behind us. */
@@ -117,14 +120,14 @@ static void side_freed(void *arg) {
   }
 }
 
-static const zkl_recipe read_recipe = {
+const zkl_recipe zkl__recipe_read = {
     .name = "read",
     .node = ZKL_NODE_READ,
     .decide_locked = read_decide_locked,
     .node_tag_locked = read_tag_locked,
     .ended_locked = read_ended_locked,
 };
-static const zkl_recipe write_recipe = {
+const zkl_recipe zkl__recipe_write = {
     .name = "write",
     .node = ZKL_NODE_WRITE,
     .decide_locked = zkl__first_goes,
@@ -141,9 +144,9 @@ int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s, const char *name) {
   if (!(rw = calloc(1, sizeof *rw)))
     return ZKL_ENOMEM;
   snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
-  rc = zkl__contender_new(&rw->read, s, name, queue, &read_recipe, rw);
+  rc = zkl__contender_new(&rw->read, s, name, queue, &zkl__recipe_read, rw);
   if (rc == ZKL_OK) {
-    rc = zkl__contender_new(&rw->write, s, name, queue, &write_recipe, rw);
+    rc = zkl__contender_new(&rw->write, s, name, queue, &zkl__recipe_write, rw);
     if (rc != ZKL_OK)
       zkl__contender_free(rw->read);
   }

@@ -64,6 +64,8 @@ static bool ungated(const char *node) {
 static void lease_decide(const zkl_queue *q, const void *arg,
                          zkl_verdict *out) {
   int limit = limit_of(arg), ahead = q->own, gated = 0, i, theirs;
+  zkl_node_facts own = {.limit = limit};
+  zkl_hold_ctx none = {0};
   out->node = -1;
   out->grant_on_delete = false;
   /* A node ahead that says another limit (kinds.h: ours say theirs in
@@ -88,8 +90,10 @@ static void lease_decide(const zkl_queue *q, const void *arg,
    * its owner listed (after making it), and was counted then; fewer than
    * `limit` were, so at most `limit` are held. A try-once's node, there for
    * the moment of one listing, is behind the gate's holder and so never
-   * holds it up. */
-  out->kind = ahead < limit ? ZKL_GRANT : ZKL_WAIT_CHILDREN;
+   * holds it up. (The registry's lease rule, kinds.h: fewer nodes ahead
+   * than its own limit.) */
+  out->kind = zkl__holds_lease(q, q->own, &own, &none) ? ZKL_GRANT
+                                                       : ZKL_WAIT_CHILDREN;
   /* A node ahead whose owner came through the gate is a held lease: the
    * gate is ours now, and its owners let it go only once granted, or after
    * deleting their node (ENDING sends that delete first; a session applies

@@ -3,6 +3,7 @@
  * sequence numbers and queue order. No server. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -298,6 +299,151 @@ static void test_owner_limit(void) {
   CU_ASSERT_EQUAL(o.limit, 0);
 }
 
+/* ------------------------------------------- the recipes against the registry
+ *
+ * Each recipe's grant is the registry's hold rule asked of its own node
+ * (kinds.h): on many random queues (a fixed seed, so every run sees the
+ * same ones), every contender's verdict is a grant exactly when
+ * zkl__kinds_holders() says its node holds. */
+
+static uint32_t rnd_state;
+static uint32_t rnd(uint32_t n) { /* xorshift32: the same on every libc */
+  rnd_state ^= rnd_state << 13;
+  rnd_state ^= rnd_state >> 17;
+  rnd_state ^= rnd_state << 5;
+  return rnd_state % n;
+}
+
+#define RQ_MAX 8
+
+/* A random queue of the name itself: names[0..n) in queue order, of every
+ * kind there; some readers ride on a writer ahead (a downgrade's tag). */
+static int random_name_queue(char names[RQ_MAX][96]) {
+  static const int kinds[] = {ZKL_NODE_MUTEX, ZKL_NODE_KAZOO_LOCK,
+                              ZKL_NODE_WRITE, ZKL_NODE_READ,
+                              ZKL_NODE_KAZOO_READ, ZKL_NODE_LATCH};
+  int n = 1 + (int)rnd(RQ_MAX), i, j;
+  for (i = 0; i < n; i++) {
+    int k = kinds[rnd(sizeof kinds / sizeof kinds[0])];
+    const char *marker = zkl__node_kinds[k].marker;
+    char tag[ZKL_TAG_MAX] = "";
+    if (k == ZKL_NODE_KAZOO_LOCK || k == ZKL_NODE_KAZOO_READ) {
+      snprintf(names[i], 96, "k%08x%s%010d", rnd(1u << 30), marker, i + 1);
+      continue;
+    }
+    if (k == ZKL_NODE_READ && i > 0 && rnd(2)) {
+      j = (int)rnd((uint32_t)i); /* a node ahead: a writer, or not */
+      if (zkl__rider_tag(names[j], tag, sizeof tag) <= 0)
+        tag[0] = '\0';
+    }
+    snprintf(names[i], 96, "_c_%08x%08x-%s%s%010d", rnd(1u << 30),
+             rnd(1u << 30), tag, marker, i + 1);
+  }
+  return n;
+}
+
+static const zkl_recipe *recipe_of_kind(int kind) {
+  switch (kind) {
+  case ZKL_NODE_MUTEX:
+  case ZKL_NODE_KAZOO_LOCK:
+    return &zkl__recipe_mutex;
+  case ZKL_NODE_WRITE:
+    return &zkl__recipe_write;
+  case ZKL_NODE_READ:
+  case ZKL_NODE_KAZOO_READ:
+    return &zkl__recipe_read;
+  case ZKL_NODE_LATCH:
+    return &zkl__recipe_latch;
+  default:
+    return &zkl__recipe_lease;
+  }
+}
+
+/* Every node of names[0..n) (a queue of place) judged by its kind's
+ * recipe as its own, against the registry; limits[i] the limit each
+ * contender gives (a lease's). Returns how many verdicts were compared. */
+static int compare_verdicts(char *const *names, int n, zkl_place place,
+                            const zkl_node_facts *facts, const int *limits) {
+  zkl_nodes nodes = {place, ZKL_FAMILIES_ALL};
+  bool holds[RQ_MAX];
+  zkl_queue all, q;
+  int own, compared = 0;
+  CU_ASSERT_EQUAL_FATAL(zkl__queue_build(names, n, &nodes, NULL, NULL, &all),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(all.count, n);
+  zkl__kinds_holders(&all, facts, 0, holds);
+  for (own = 0; own < n; own++) {
+    zkl_verdict v = {0};
+    const zkl_recipe *r = recipe_of_kind(all.entries[own].kind);
+    const char *name = all.entries[own].name;
+    CU_ASSERT_EQUAL_FATAL(
+        zkl__queue_build(names, n, &nodes, name, NULL, &q), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(q.own, own);
+    r->decide_locked(&q, (const void *)(intptr_t)limits[own], &v);
+    if (v.kind != ZKL_REFUSE) {
+      if ((v.kind == ZKL_GRANT) != holds[own])
+        fprintf(stderr, "%s at %d: the %s rule says %s, the registry %s\n",
+                name, own, r->name, v.kind == ZKL_GRANT ? "grant" : "wait",
+                holds[own] ? "holds" : "does not hold");
+      CU_ASSERT_EQUAL(v.kind == ZKL_GRANT, holds[own]);
+      compared++;
+    }
+    zkl__queue_free(&q);
+  }
+  zkl__queue_free(&all);
+  return compared;
+}
+
+static void test_recipes_by_registry(void) {
+  char names[RQ_MAX][96], *ptrs[RQ_MAX];
+  zkl_node_facts facts[RQ_MAX];
+  int limits[RQ_MAX], round, i, n, compared = 0, riders_on_first = 0;
+  rnd_state = 0x25u;
+  for (i = 0; i < RQ_MAX; i++)
+    ptrs[i] = names[i];
+  /* the name itself: mutexes, writers, readers, riders, candidates */
+  for (round = 0; round < 2000; round++) {
+    n = random_name_queue(names);
+    memset(facts, 0, sizeof facts);
+    memset(limits, 0, sizeof limits);
+    compared += compare_verdicts(ptrs, n, ZKL_PLACE_NAME, facts, limits);
+    for (i = 1; i < n; i++)
+      riders_on_first += strstr(names[i], "-" ZKL_RIDER_TAG) &&
+                        strstr(names[0], "__WRIT__") &&
+                        zkl__rides_on(names[i], names[0]);
+  }
+  /* leases: each of ours says its limit in its name (one of two, so that
+   * some contenders are refused and the rest agree), some are try-onces'
+   * passing through, others say nothing (Curator's) and are never judged
+   * as anyone's own */
+  for (round = 0; round < 2000; round++) {
+    int limit = 1 + (int)rnd(4);
+    n = 1 + (int)rnd(RQ_MAX);
+    for (i = 0; i < n; i++) {
+      uint32_t shape = rnd(8);
+      int l = shape == 0 ? limit + 1 : limit;
+      if (shape == 7)
+        snprintf(names[i], 96, "_c_%08x-lease-%010d", rnd(1u << 30), i + 1);
+      else
+        snprintf(names[i], 96, "_c_%08x%08x-%s%d-%slease-%010d",
+                 rnd(1u << 30), rnd(1u << 30), ZKL_LIMIT_TAG, l,
+                 shape == 1 ? "try-" : "", i + 1);
+      facts[i].limit = zkl__node_limit(names[i]); /* as participants.c */
+      facts[i].session = 100 + i;
+      /* a contender's own limit is what its name says; a Curator node's
+       * owner gives some limit, in its head */
+      limits[i] = facts[i].limit ? facts[i].limit : limit;
+    }
+    /* Curator's nodes are not ours to judge: compare ours only */
+    for (i = 0; i < n; i++)
+      if (!facts[i].limit)
+        facts[i].limit = limits[i];
+    compared += compare_verdicts(ptrs, n, ZKL_PLACE_LEASES, facts, limits);
+  }
+  CU_ASSERT(compared > 10000);
+  CU_ASSERT(riders_on_first > 0);
+}
+
 static void test_strerror(void) {
   CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_OK), "success");
   CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_ETIMEDOUT),
@@ -329,6 +475,7 @@ int main(void) {
       {"who holds, by the registry", test_holders},
       {"a downgrade's reader rides on its write node", test_riders},
       {"a lease node's limit", test_owner_limit},
+      {"each recipe grants as the registry says", test_recipes_by_registry},
       {"error strings", test_strerror},
       {NULL, NULL}};
   return zkt_main("names", tests);
