@@ -153,8 +153,9 @@ void zkl__queue_free(zkl_queue *q);
 
 /* Fills buf with the owner description written into each lock node:
  * "host=<h>\npid=<p>\nstart=<process start, unix ms>\n"; the lock adds
- * "info=<text>\n" when it has one, and a semaphore's lease node
- * "limit=<its contender's limit>\n". Returns the length. */
+ * "info=<text>\n" when it has one, and its recipe a line of its own
+ * (zkl_recipe.owner_line: a semaphore's lease node says its contender's
+ * limit, under its node kind's data_key, kinds.h). Returns the length. */
 int zkl__owner_data(char *buf, size_t len);
 /* ZKL_OK for NULL or one line of at most ZKL_INFO_MAX printable bytes. */
 int zkl__validate_info(const char *info);
@@ -163,10 +164,12 @@ typedef struct zkl_owner {
   long pid;
   int64_t start_ms;
   char info[ZKL_INFO_MAX + 1];
-  int limit; /* a lease node's limit; 0 unknown */
 } zkl_owner;
-/* Reads an owner description (unknown fields stay empty or 0). */
-void zkl__parse_owner(const char *data, int len, zkl_owner *out);
+/* Reads an owner description (unknown fields stay empty or 0) of a node of
+ * kind (an index in zkl__node_kinds; -1: unknown): a line of its kind's
+ * data_key goes to its data_fact hook, into *facts (may be NULL). */
+void zkl__parse_owner(const char *data, int len, int kind, zkl_owner *out,
+                      zkl_node_facts *facts);
 
 /* ----------------------------------------------------------------- ACLs */
 

@@ -40,6 +40,29 @@ bool zkl__holds_lease(const zkl_queue *q, int i, const zkl_node_facts *f,
   return !(c->gate_session && f && f->session == c->gate_session);
 }
 
+/* A lease node's limit, as its name says it (zkl__node_limit): known even
+ * of a node gone before its data was read, and kept through a revoke's
+ * write. */
+static void lease_name_fact(const char *child, zkl_node_facts *f) {
+  f->limit = zkl__node_limit(child);
+}
+
+/* "limit=N" in its data: an older libzklock's lease node (its name says
+ * nothing). */
+static void lease_data_fact(const char *value, size_t len,
+                            zkl_node_facts *f) {
+  char num[24];
+  long limit;
+  if (f->limit > 0)
+    return; /* its name said it */
+  if (len >= sizeof num)
+    len = sizeof num - 1;
+  memcpy(num, value, len);
+  num[len] = '\0';
+  limit = strtol(num, NULL, 10);
+  f->limit = limit > 0 && limit <= INT32_MAX ? (int)limit : 0;
+}
+
 /* Markers are matched at their last occurrence, in this order. A marker
  * that ends another one would be ambiguous; none does. */
 const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT] = {
@@ -92,17 +115,35 @@ const zkl_node_kind zkl__node_kinds[ZKL_NODE_COUNT] = {
                         .family = ZKL_FAMILY_SEMAPHORE,
                         .kind = "semaphore",
                         .word = "lease",
-                        .holds = zkl__holds_lease},
+                        .holds = zkl__holds_lease,
+                        .name_fact = lease_name_fact,
+                        .data_key = "limit",
+                        .data_fact = lease_data_fact},
 };
 const int zkl__node_kind_count = ZKL_NODE_COUNT;
 
-static const char *const place_dirs[ZKL_PLACE_COUNT] = {
-    [ZKL_PLACE_NAME] = NULL,
-    [ZKL_PLACE_GATE] = "locks",
-    [ZKL_PLACE_LEASES] = "leases",
+/* The list gives the name's own queue, then the leases, then the gate: a
+ * semaphore's holders before its waiters. */
+const zkl_place_info zkl__places[ZKL_PLACE_COUNT] = {
+    [ZKL_PLACE_NAME] = {.dir = NULL, .list_order = 0, .word = "lock"},
+    [ZKL_PLACE_GATE] = {.dir = "locks",
+                        .list_order = 2,
+                        .word = "semaphore's gate",
+                        .is_gate = true},
+    [ZKL_PLACE_LEASES] = {.dir = "leases",
+                          .list_order = 1,
+                          .word = "semaphore's lease queue"},
 };
 
-const char *zkl__place_dir(zkl_place place) { return place_dirs[place]; }
+const char *zkl__place_dir(zkl_place place) { return zkl__places[place].dir; }
+
+zkl_place zkl__place_listed(int k) {
+  int p;
+  for (p = 0; p < ZKL_PLACE_COUNT; p++)
+    if (zkl__places[p].list_order == k)
+      return (zkl_place)p;
+  return ZKL_PLACE_NAME;
+}
 
 /* The sequence suffix exactly as the server writes it, Java's "%010d" of a
  * signed 32-bit counter: ten digits, or after the wrap a minus sign and nine
@@ -199,7 +240,7 @@ bool zkl__kinds_has_places(char *const *children, int count) {
   int i, p;
   for (i = 0; i < count; i++)
     for (p = 0; p < ZKL_PLACE_COUNT; p++)
-      if (place_dirs[p] && strcmp(children[i], place_dirs[p]) == 0)
+      if (zkl__places[p].dir && strcmp(children[i], zkl__places[p].dir) == 0)
         return true;
   return false;
 }

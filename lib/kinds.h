@@ -37,6 +37,19 @@ typedef enum zkl_place {
   ZKL_PLACE_COUNT
 } zkl_place;
 
+/* What everyone who reads the places needs to know of each (kinds.c's
+ * table, indexed by zkl_place). */
+typedef struct zkl_place_info {
+  const char *dir;  /* its child name under /locks/NAME; NULL: the name
+                       itself */
+  int list_order;   /* where its nodes come in zkl_participants()' list:
+                       0 first */
+  const char *word; /* what it is, for messages: "semaphore's gate" */
+  bool is_gate;     /* its first node's owner holds the gate: a contender
+                       waiting for a lease (zkl__kinds_holders' gate_session) */
+} zkl_place_info;
+extern const zkl_place_info zkl__places[ZKL_PLACE_COUNT];
+
 typedef enum zkl_family {
   ZKL_FAMILY_LOCK,
   ZKL_FAMILY_ELECTION,
@@ -102,6 +115,16 @@ typedef struct zkl_node_kind {
                        version alone asks its contender to let go */
   zkl_hold_rule holds; /* who holds, as a listing tells; NULL: never (a
                           gate's nodes queue for the gate) */
+  /* A fact of the node that its name says (a lease node's limit,
+   * ZKL_LIMIT_TAG below). NULL: none. */
+  void (*name_fact)(const char *child, zkl_node_facts *f);
+  /* A fact of the node that its data says, as "<data_key>=<value>\n" in
+   * the owner description (an older libzklock's lease node says its limit
+   * there only): data_fact reads value (len bytes, not NUL-terminated);
+   * what the name said comes first. The recipe that writes the line uses
+   * the same key. NULL: none. */
+  const char *data_key;
+  void (*data_fact)(const char *value, size_t len, zkl_node_facts *f);
 } zkl_node_kind;
 
 /* The node kinds, indexes in zkl__node_kinds. */
@@ -126,6 +149,8 @@ bool zkl__node_keeps_data(const char *child);
 
 /* The child names of /locks/NAME that are a place of their own. */
 const char *zkl__place_dir(zkl_place place); /* NULL, "locks", "leases" */
+/* The place whose nodes come at position k (0 first) of the list. */
+zkl_place zkl__place_listed(int k);
 
 /* Which node kinds a queue takes: those of one place, of the families in
  * a mask (ZKL_FAMILIES_ALL, or 1u << family). */

@@ -101,10 +101,9 @@ static int check_name(const char *name, char *why, size_t len) {
           const char *dir = zkl__place_dir((zkl_place)place);
           if (dir && strlen(dir) == seg &&
               memcmp(name + seg_start, dir, seg) == 0)
-            REFUSE("its segment '%s' at byte %zu is a semaphore's %s under "
-                   "the lock before it",
-                   dir, seg_start,
-                   place == ZKL_PLACE_GATE ? "gate" : "lease queue");
+            REFUSE("its segment '%s' at byte %zu is a %s under the lock "
+                   "before it",
+                   dir, seg_start, zkl__places[place].word);
         }
       }
       seg_start = i + 1;

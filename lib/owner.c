@@ -70,8 +70,11 @@ int zkl__validate_info(const char *info) {
   return ZKL_OK;
 }
 
-void zkl__parse_owner(const char *data, int len, zkl_owner *out) {
+void zkl__parse_owner(const char *data, int len, int kind, zkl_owner *out,
+                      zkl_node_facts *facts) {
   const char *p = data, *end = data + (len > 0 ? len : 0);
+  const zkl_node_kind *k =
+      kind >= 0 && kind < zkl__node_kind_count ? &zkl__node_kinds[kind] : NULL;
   memset(out, 0, sizeof *out);
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -94,22 +97,20 @@ void zkl__parse_owner(const char *data, int len, zkl_owner *out) {
         memcpy(out->info, eq + 1, vlen);
         out->info[vlen] = '\0';
       } else if ((klen == 3 && memcmp(p, "pid", 3) == 0) ||
-                 (klen == 5 && memcmp(p, "start", 5) == 0) ||
-                 (klen == 5 && memcmp(p, "limit", 5) == 0)) {
+                 (klen == 5 && memcmp(p, "start", 5) == 0)) {
         /* node data is not NUL-terminated: parse a bounded copy */
         char num[24];
         if (vlen >= sizeof num)
           vlen = sizeof num - 1;
         memcpy(num, eq + 1, vlen);
         num[vlen] = '\0';
-        if (klen == 3) {
+        if (klen == 3)
           out->pid = strtol(num, NULL, 10);
-        } else if (p[0] == 's') {
+        else
           out->start_ms = strtoll(num, NULL, 10);
-        } else {
-          long limit = strtol(num, NULL, 10);
-          out->limit = limit > 0 && limit <= INT32_MAX ? (int)limit : 0;
-        }
+      } else if (k && k->data_key && facts && klen == strlen(k->data_key) &&
+                 memcmp(p, k->data_key, klen) == 0) {
+        k->data_fact(eq + 1, vlen, facts); /* a fact of its kind's */
       }
     }
     p = nl + 1;

@@ -26,6 +26,7 @@ typedef struct node_read {
   char *path;        /* the full path */
   const char *child; /* its last segment, in path */
   zkl_place place;
+  int kind; /* its node kind: an index in zkl__node_kinds */
   bool present; /* its data was read */
   int64_t czxid, ctime;
   zkl_node_facts facts;
@@ -39,8 +40,8 @@ typedef struct reading {
   int count, cap;
 } reading;
 
-static int add_node(reading *r, zkl_place place, const char *parent,
-                    const char *child) {
+static int add_node(reading *r, zkl_place place, int kind,
+                    const char *parent, const char *child) {
   size_t plen = strlen(parent), clen = strlen(child);
   node_read *n;
   if (r->count == r->cap) {
@@ -60,10 +61,11 @@ static int add_node(reading *r, zkl_place place, const char *parent,
   memcpy(n->path + plen + 1, child, clen + 1);
   n->child = n->path + plen + 1;
   n->place = place;
-  /* a lease node's limit as its name says it (kinds.h): known even of a
-   * node gone before its read, and kept through a revoke's write */
-  if (place == ZKL_PLACE_LEASES)
-    n->facts.limit = zkl__node_limit(n->child);
+  n->kind = kind;
+  /* what its name says (a lease node's limit, kinds.h): known even of a
+   * node gone before its read */
+  if (zkl__node_kinds[kind].name_fact)
+    zkl__node_kinds[kind].name_fact(n->child, &n->facts);
   r->count++;
   return ZKL_OK;
 }
@@ -92,16 +94,15 @@ static void replied_locked(zkl_ask *a, int index, const zkl_reply *rp) {
     n->czxid = rp->stat->czxid;
     n->ctime = rp->stat->ctime;
     n->facts.session = rp->stat->ephemeralOwner;
-    zkl__parse_owner(rp->value, rp->len, &n->owner);
-    if (n->place == ZKL_PLACE_LEASES && n->facts.limit == 0)
-      n->facts.limit = n->owner.limit; /* an older libzklock's: its data */
+    zkl__parse_owner(rp->value, rp->len, n->kind, &n->owner, &n->facts);
     return;
   }
   for (i = 0; rc == ZKL_OK && i < rp->children->count; i++) {
     zkl_nodes which = {(zkl_place)index, ZKL_FAMILIES_ALL};
     int32_t seq;
-    if (zkl__node_kind_of(rp->children->data[i], &which, &seq) >= 0)
-      rc = add_node(r, which.place, rp->path, rp->children->data[i]);
+    int kind = zkl__node_kind_of(rp->children->data[i], &which, &seq);
+    if (kind >= 0)
+      rc = add_node(r, which.place, kind, rp->path, rp->children->data[i]);
   }
   if (rc != ZKL_OK && a->rc == ZKL_OK)
     a->rc = rc;
@@ -121,10 +122,6 @@ static node_read *node_of(node_read **by_child, int n, const char *child) {
   return found ? *found : NULL;
 }
 
-/* The places, in the order the list gives them. */
-static const zkl_place order[ZKL_PLACE_COUNT] = {
-    ZKL_PLACE_NAME, ZKL_PLACE_LEASES, ZKL_PLACE_GATE};
-
 /* Lays the answer out in one allocation: the array, then the strings. */
 static int build_result(reading *r, zkl_participant **out, int *count) {
   zkl_queue q[ZKL_PLACE_COUNT];
@@ -133,7 +130,7 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
   zkl_node_facts *facts;
   bool *holds;
   int64_t gate_session = 0;
-  int total = 0, n = r->count, i, j, k, rc = ZKL_OK;
+  int total = 0, n = r->count, i, j, k, at, rc = ZKL_OK;
   size_t size, slots = (size_t)(r->count ? r->count : 1);
   zkl_participant *list = NULL;
   char *strings;
@@ -152,17 +149,20 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
   }
   if (rc == ZKL_OK)
     qsort(by_child, (size_t)n, sizeof *by_child, cmp_child);
+  /* q[place]: each place's queue */
   for (k = 0; rc == ZKL_OK && k < ZKL_PLACE_COUNT; k++) {
-    zkl_nodes which = {order[k], ZKL_FAMILIES_ALL};
+    zkl_nodes which = {(zkl_place)k, ZKL_FAMILIES_ALL};
     int m = 0;
     for (j = 0; j < n; j++)
-      if (by_child[j]->place == order[k])
+      if (by_child[j]->place == (zkl_place)k)
         names[m++] = (char *)by_child[j]->child;
     rc = zkl__queue_build(names, m, &which, NULL, NULL, &q[k]);
   }
   /* (a gate node gone before its read: its session is unknown, 0) */
-  if (rc == ZKL_OK && q[2].count > 0)
-    gate_session = node_of(by_child, n, q[2].entries[0].name)->facts.session;
+  for (k = 0; rc == ZKL_OK && k < ZKL_PLACE_COUNT; k++)
+    if (zkl__places[k].is_gate && q[k].count > 0)
+      gate_session =
+          node_of(by_child, n, q[k].entries[0].name)->facts.session;
   size = sizeof *list * (size_t)(total ? total : 1);
   for (j = 0; rc == ZKL_OK && j < n; j++)
     if (by_child[j]->present)
@@ -171,7 +171,9 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
   if (rc == ZKL_OK && !(list = malloc(size)))
     rc = ZKL_ENOMEM;
   strings = list ? (char *)(list + (total ? total : 1)) : NULL;
-  for (k = 0, i = 0; rc == ZKL_OK && k < ZKL_PLACE_COUNT; k++) {
+  /* the places in the list's order */
+  for (at = 0, i = 0; rc == ZKL_OK && at < ZKL_PLACE_COUNT; at++) {
+    k = zkl__place_listed(at);
     for (j = 0; j < q[k].count; j++)
       facts[j] = node_of(by_child, n, q[k].entries[j].name)->facts;
     zkl__kinds_holders(&q[k], facts, gate_session, holds);

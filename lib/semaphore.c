@@ -205,7 +205,8 @@ static int lease_tag_locked(const void *arg, char *buf, size_t len) {
 }
 
 static int lease_owner_line(const void *arg, char *buf, size_t len) {
-  int n = snprintf(buf, len, "limit=%d\n", limit_of(arg));
+  int n = snprintf(buf, len, "%s=%d\n",
+                   zkl__node_kinds[ZKL_NODE_LEASE].data_key, limit_of(arg));
   return n < 0 || (size_t)n >= len ? 0 : n;
 }
 

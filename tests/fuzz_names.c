@@ -223,7 +223,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
   }
 
   /* 2. the input as node data */
-  zkl__parse_owner((const char *)data, (int)size, &owner);
+  {
+    zkl_node_facts facts = {0};
+    int kind;
+    for (kind = -1; kind < zkl__node_kind_count; kind++)
+      zkl__parse_owner((const char *)data, (int)size, kind, &owner, &facts);
+    if (facts.limit < 0)
+      abort();
+  }
   if (strlen(owner.host) >= sizeof owner.host ||
       strlen(owner.info) >= sizeof owner.info)
     abort();

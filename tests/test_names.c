@@ -279,24 +279,66 @@ static void test_riders(void) {
   }
 }
 
-/* A lease node's limit, read back beside the owner description; Curator's
- * lease nodes carry no data at all. */
+/* A lease node's limit, read back beside the owner description through
+ * the lease's registry entry (its data_key); Curator's lease nodes carry no
+ * data at all; the name's limit comes first; no other kind reads the key. */
 static void test_owner_limit(void) {
   static const char data[] = "host=db1\npid=42\nstart=7\ninfo=x\nlimit=3\n";
   zkl_owner o;
-  zkl__parse_owner(data, (int)strlen(data), &o);
+  zkl_node_facts f = {0};
+#define LEASE_LIMIT(d, n)                                                      \
+  (memset(&f, 0, sizeof f), zkl__parse_owner(d, n, ZKL_NODE_LEASE, &o, &f),  \
+   f.limit)
+  CU_ASSERT_EQUAL(LEASE_LIMIT(data, (int)strlen(data)), 3);
   CU_ASSERT_STRING_EQUAL(o.host, "db1");
   CU_ASSERT_EQUAL(o.pid, 42);
   CU_ASSERT_STRING_EQUAL(o.info, "x");
-  CU_ASSERT_EQUAL(o.limit, 3);
-  zkl__parse_owner("", 0, &o);
-  CU_ASSERT_EQUAL(o.limit, 0);
-  zkl__parse_owner(NULL, -1, &o);
-  CU_ASSERT_EQUAL(o.limit, 0);
-  zkl__parse_owner("limit=-2\n", 9, &o);
-  CU_ASSERT_EQUAL(o.limit, 0);
-  zkl__parse_owner("__REVOKE__", 10, &o);
-  CU_ASSERT_EQUAL(o.limit, 0);
+  CU_ASSERT_EQUAL(LEASE_LIMIT("", 0), 0);
+  CU_ASSERT_EQUAL(LEASE_LIMIT(NULL, -1), 0);
+  CU_ASSERT_EQUAL(LEASE_LIMIT("limit=-2\n", 9), 0);
+  CU_ASSERT_EQUAL(LEASE_LIMIT("__REVOKE__", 10), 0);
+#undef LEASE_LIMIT
+  /* the name says it first */
+  f.limit = 0;
+  zkl__node_kinds[ZKL_NODE_LEASE].name_fact(
+      "_c_00112233445566aa-limit5-lease-0000000001", &f);
+  CU_ASSERT_EQUAL(f.limit, 5);
+  zkl__parse_owner(data, (int)strlen(data), ZKL_NODE_LEASE, &o, &f);
+  CU_ASSERT_EQUAL(f.limit, 5);
+  /* another kind's node: the key is nothing to it */
+  memset(&f, 0, sizeof f);
+  zkl__parse_owner(data, (int)strlen(data), ZKL_NODE_MUTEX, &o, &f);
+  CU_ASSERT_EQUAL(f.limit, 0);
+  CU_ASSERT_EQUAL(o.pid, 42);
+  zkl__parse_owner(data, (int)strlen(data), -1, &o, NULL);
+  CU_ASSERT_STRING_EQUAL(o.host, "db1");
+}
+
+/* The place table: each place's directory, the list's order, and the
+ * gate. */
+static void test_places(void) {
+  CU_ASSERT_PTR_NULL(zkl__place_dir(ZKL_PLACE_NAME));
+  CU_ASSERT_STRING_EQUAL(zkl__place_dir(ZKL_PLACE_GATE), "locks");
+  CU_ASSERT_STRING_EQUAL(zkl__place_dir(ZKL_PLACE_LEASES), "leases");
+  CU_ASSERT_EQUAL(zkl__place_listed(0), ZKL_PLACE_NAME);
+  CU_ASSERT_EQUAL(zkl__place_listed(1), ZKL_PLACE_LEASES);
+  CU_ASSERT_EQUAL(zkl__place_listed(2), ZKL_PLACE_GATE);
+  CU_ASSERT(zkl__places[ZKL_PLACE_GATE].is_gate);
+  CU_ASSERT(!zkl__places[ZKL_PLACE_LEASES].is_gate);
+  CU_ASSERT(!zkl__places[ZKL_PLACE_NAME].is_gate);
+  /* the refusal of a name that is a place says which, from the table */
+  {
+    char why[256];
+    CU_ASSERT_EQUAL(zkl_name_explain("db/locks", why, sizeof why),
+                    ZKL_EINVAL);
+    CU_ASSERT_STRING_EQUAL(why, "its segment 'locks' at byte 3 is a "
+                                "semaphore's gate under the lock before it");
+    CU_ASSERT_EQUAL(zkl_name_explain("db/leases", why, sizeof why),
+                    ZKL_EINVAL);
+    CU_ASSERT_STRING_EQUAL(why, "its segment 'leases' at byte 3 is a "
+                                "semaphore's lease queue under the lock "
+                                "before it");
+  }
 }
 
 /* ------------------------------------------- the recipes against the registry
@@ -475,6 +517,7 @@ int main(void) {
       {"who holds, by the registry", test_holders},
       {"a downgrade's reader rides on its write node", test_riders},
       {"a lease node's limit", test_owner_limit},
+      {"the place table", test_places},
       {"each recipe grants as the registry says", test_recipes_by_registry},
       {"error strings", test_strerror},
       {NULL, NULL}};
