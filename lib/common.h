@@ -87,13 +87,8 @@ int zkl__validate_name(const char *name);
 /* Writes the prefix with marker into buf (ZKL_PREFIX_MAX bytes). ZKL_OK or
  * ZKL_ESYSTEM (no random bytes). */
 int zkl__make_prefix_with(char *buf, const char *marker);
-/* A try-once that skips its queue's gate (a semaphore's) writes this
- * before the marker: "_c_<id>-try-lease-<seq>", so that a contender
- * counting the queue can tell a node that may only be passing through from
- * one whose owner came through the gate. Still a node of the marker. */
-#define ZKL_TRY_ONCE_TAG "try-"
 /* The most a recipe's own tag (zkl_recipe.node_tag_locked) takes in a
- * node's name, with its NUL: "_c_<id>-<tag>try-<marker>" stays within
+ * node's name, with its NUL: "_c_<id>-<tag><marker>" stays within
  * ZKL_PREFIX_MAX. */
 #define ZKL_TAG_MAX 24
 /* The mutex's prefix, "_c_<id>-lock-" (ZKL_PREFIX_LEN bytes + NUL). */

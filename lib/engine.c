@@ -154,9 +154,9 @@ struct zkl_attempt {
   enum { CHECK_NONE, CHECK_WANTED, CHECK_SENT, CHECK_DONE } check;
   const char *clash; /* the kind of lock found there that refuses us */
   /* A first try before preparing (zkl_recipe.try_before_prepare), and
-   * whether its listings of the parts' queues found anyone there. */
+   * what its listings of the parts' queues found (one per part). */
   bool unprepared_try;
-  bool parts_busy;
+  zkl_part_listing *part_lists;
   /* LISTING (list_with_watch), WATCHING, WAITING */
   int wait_code; /* the rule's code should the wait time out now */
   zkl_watch *wait;
@@ -295,6 +295,7 @@ static void attempt_unref_locked(zkl_attempt *att) {
   free(att->node);
   free(att->wait_for);
   free(att->ahead_of);
+  free(att->part_lists);
   free(att);
   zkl__lock_unref_locked(l);
 }
@@ -307,20 +308,17 @@ static void req_begin(zkl_attempt *att) {
 }
 
 /* A fresh unique prefix for the attempt's node, with its recipe's tag, if
- * any (zkl_recipe.node_tag_locked). A try-once skips its recipe's
- * preparation (a semaphore's gate), and says so in it (ZKL_TRY_ONCE_TAG,
- * just before the marker). */
+ * any (zkl_recipe.node_tag_locked), told whether the node skips its
+ * recipe's preparation (a try-once's, or a first try's before preparing:
+ * a semaphore's lease node made without the gate says so). */
 static int make_prefix(zkl_attempt *att) {
   const zkl_recipe *r = att->l->recipe;
   char marker[ZKL_PREFIX_MAX], tag[ZKL_TAG_MAX] = "";
+  bool skips = r->prepare_locked && (att->try_once || att->unprepared_try);
   if (r->node_tag_locked &&
-      r->node_tag_locked(att->l->arg, tag, sizeof tag) <= 0)
+      r->node_tag_locked(att->l->arg, skips, tag, sizeof tag) <= 0)
     tag[0] = '\0';
-  snprintf(marker, sizeof marker, "%s%s%s", tag,
-           r->prepare_locked && (att->try_once || att->unprepared_try)
-               ? ZKL_TRY_ONCE_TAG
-               : "",
-           own_kind(att)->marker);
+  snprintf(marker, sizeof marker, "%s%s", tag, own_kind(att)->marker);
   return zkl__make_prefix_with(att->prefix, marker);
 }
 
@@ -1112,6 +1110,18 @@ static void on_kind_check_locked(zkl_attempt *att, const zkl_reply *rp) {
     att->clash = clash;
 }
 
+/* A first try's listing of a part's queue came back: kept for the
+ * recipe's verdict (try_verdict_locked). */
+static void on_part_check_locked(zkl_attempt *att, const zkl_reply *rp) {
+  zkl_lock *l = att->l;
+  int i;
+  for (i = 0; att->part_lists && i < l->n_parts; i++)
+    if (strcmp(rp->path, l->parts[i]->queue) == 0) {
+      att->part_lists[i].rc = rp->rc;
+      att->part_lists[i].count = rp->rc == ZOK ? rp->children->count : 0;
+    }
+}
+
 static void replied_locked(void *owner, const zkl_reply *rp) {
   zkl_attempt *att = owner;
   att->pending--;
@@ -1121,10 +1131,8 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
       on_kind_check_locked(att, rp);
     break;
   case ZKL_RQ_PART_CHECK:
-    /* anyone there, or no telling: give way (ZNONODE: nobody) */
-    if (rp->round == att->round &&
-        (rp->rc == ZOK ? rp->children->count > 0 : rp->rc != ZNONODE))
-      att->parts_busy = true;
+    if (rp->round == att->round)
+      on_part_check_locked(att, rp);
     break;
   case ZKL_RQ_PARENT:
     on_parent_reply_locked(att, rp);
@@ -1203,12 +1211,18 @@ static int send_kind_check_locked(zkl_attempt *att) {
 }
 
 /* A first try before preparing lists its parts' queues (a semaphore's
- * gate) after its create: a contender found there came first, and the try
- * then gives way to it (strict FIFO). */
+ * gate) after its create, for its recipe's verdict (try_verdict_locked):
+ * what was found there before it came. */
 static int send_part_check_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
   int rc = ZKL_OK, i;
-  att->parts_busy = false;
+  if (!att->part_lists && l->n_parts > 0 &&
+      !(att->part_lists = calloc((size_t)l->n_parts, sizeof *att->part_lists)))
+    return ZKL_ENOMEM;
+  for (i = 0; i < l->n_parts; i++) {
+    att->part_lists[i].rc = ZOK; /* nobody, until told otherwise */
+    att->part_lists[i].count = 0;
+  }
   for (i = 0; i < l->n_parts && rc == ZKL_OK; i++) {
     req_begin(att);
     rc = zkl__io_list_locked(l->s, ZKL_RQ_PART_CHECK, l->parts[i]->queue,
@@ -1609,11 +1623,20 @@ static void back_off_locked(zkl_attempt *att) {
   delete_own_locked(att, ZKL_RQ_DELETE);
   att->own = OWN_NONE;
   att->unprepared_try = false;
-  att->parts_busy = false;
   if (make_prefix(att) != ZKL_OK)
     end_locked(att, END_FAIL, ZKL_ESYSTEM);
   else
     GO(att, ZKL_AS_PREPARING);
+}
+
+/* Whether a first try before preparing holds on its verdict v: its
+ * recipe's say, given what its listings of the parts' queues found. */
+static bool try_holds_locked(zkl_attempt *att, const zkl_verdict *v) {
+  const zkl_recipe *r = att->l->recipe;
+  if (!r->try_verdict_locked)
+    return v->kind == ZKL_GRANT;
+  return r->try_verdict_locked(att->l->arg, v, att->part_lists,
+                               att->part_lists ? att->l->n_parts : 0);
 }
 
 static void evaluate_locked(zkl_attempt *att,
@@ -1665,8 +1688,7 @@ static void evaluate_locked(zkl_attempt *att,
       zkl__log("lock %s: refused by the %s rule: %s", l->name, l->recipe->name,
                zkl_strerror(v.code));
       end_locked(att, END_FAIL, v.code);
-    } else if (att->unprepared_try &&
-               (v.kind != ZKL_GRANT || att->parts_busy)) {
+    } else if (att->unprepared_try && !try_holds_locked(att, &v)) {
       back_off_locked(att);
     } else if (v.kind == ZKL_GRANT) {
       att->unprepared_try = false;

@@ -38,6 +38,14 @@ typedef struct zkl_attempt zkl_attempt; /* one acquisition: engine.c */
 
 /* ---------------------------------------------------------------- recipes */
 
+/* What a first try's listing of one of its parts' queues found
+ * (zkl_recipe.try_before_prepare, try_verdict_locked). */
+typedef struct zkl_part_listing {
+  int rc;    /* the listing's: ZOK, ZNONODE (no such queue yet), or why it
+                failed */
+  int count; /* ZOK: the nodes there */
+} zkl_part_listing;
+
 /* What a recipe's rule answers, given the queue and the contender's place
  * in it. */
 typedef enum zkl_verdict_kind {
@@ -74,12 +82,16 @@ typedef struct zkl_recipe {
   int (*admit_locked)(const void *arg);
   /* A tag for the name of the node it is about to make, from what the
    * contender knows now: written into buf (len bytes, ZKL_TAG_MAX), it goes
-   * between the id and the marker, "_c_<id>-<tag><marker><seq>" (before a
-   * try-once's ZKL_TRY_ONCE_TAG), so that every listing shows it at no
-   * cost: the read side of a read/write lock names the write node of its
-   * own that it rides on (a downgrade: kinds.h). Returns the tag's length,
-   * 0 for none. NULL: none. Runs with s->mu held. */
-  int (*node_tag_locked)(const void *arg, char *buf, size_t len);
+   * between the id and the marker, "_c_<id>-<tag><marker><seq>", so that
+   * every listing shows it at no cost: the read side of a read/write lock
+   * names the write node of its own that it rides on (a downgrade:
+   * kinds.h); a semaphore's lease node says its limit, and whether it was
+   * made without the gate. skips_prepare: the node is made without the
+   * recipe's preparation (a try-once, or a first try before preparing).
+   * Returns the tag's length, 0 for none. NULL: none. Runs with s->mu
+   * held. */
+  int (*node_tag_locked)(const void *arg, bool skips_prepare, char *buf,
+                         size_t len);
   /* The node's data. NULL: the owner description. */
   int (*node_data)(const void *arg, char *buf, size_t len);
   /* With the owner description: one more line of it, written into buf
@@ -101,14 +113,19 @@ typedef struct zkl_recipe {
   /* The attempt needs what prepare got no more: granted, or ending (its
    * node's delete already sent). NULL: nothing. */
   void (*unprepare_locked)(zkl_attempt *att);
-  /* The first try of an acquire skips the preparation, as long as nobody
-   * is queued where the preparation would queue: it makes its node at
-   * once, tagged as a try-once's (ZKL_TRY_ONCE_TAG), and lists its parts'
-   * queues beside its own. Granted by that first verdict with the parts'
-   * queues empty, it holds; otherwise its node's delete is sent and it
-   * prepares after all (CREATING or LISTING -> PREPARING), so such a node
-   * never waits (a semaphore's gate-free first try: docs/recipe.md). */
+  /* The first try of an acquire skips the preparation: it makes its node
+   * at once (its tag told skips_prepare), and lists its parts' queues
+   * beside its own. If its first verdict holds by try_verdict_locked, it
+   * holds; otherwise its node's delete is sent and it prepares after all
+   * (CREATING or LISTING -> PREPARING), so such a node never waits (a
+   * semaphore's gate-free first try: docs/recipe.md). */
   bool try_before_prepare;
+  /* try_before_prepare: whether the first try holds, given its own
+   * verdict and what its listings of the parts' queues found (parts[i] of
+   * l->parts[i]; rc ZOK and count 0 for one not answered). NULL: when its
+   * verdict grants. Runs with s->mu held. */
+  bool (*try_verdict_locked)(const void *arg, const zkl_verdict *own,
+                             const zkl_part_listing *parts, int n_parts);
   /* The hold of part, one of l's parts (see zkl_lock.parts), ended,
    * whatever ended it: lost (reason: its ZKL_LOST_* reason: its node
    * deleted or broken, the lease, the session), or let go (reason 0:

@@ -79,9 +79,11 @@ static void read_decide_locked(const zkl_queue *q, const void *arg,
 
 /* A read node made while the write side holds says so in its name (see
  * the top of this file). */
-static int read_tag_locked(const void *arg, char *buf, size_t len) {
+static int read_tag_locked(const void *arg, bool skips_prepare, char *buf,
+                           size_t len) {
   const zkl_rwlock *rw = arg;
   const char *write = zkl__lock_held_node_locked(rw->write);
+  (void)skips_prepare; /* it has nothing to prepare */
   return write ? zkl__rider_tag(write, buf, len) : 0;
 }
 

@@ -38,7 +38,7 @@
  * more than its limit, it knows some other contender admits more than it
  * does, and if its wait times out it ends with ZKL_ELIMIT instead of
  * ZKL_ETIMEDOUT. A try-once's node (named _c_<id>-try-lease-,
- * see ZKL_TRY_ONCE_TAG) proves nothing: it may be held, or about to go.
+ * see TRY_ONCE_TAG) proves nothing: it may be held, or about to go.
  */
 #include "config.h"
 
@@ -51,13 +51,20 @@
 
 static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
+/* A lease node made without the gate (a try-once's, or a first try's)
+ * says so before its marker: "_c_<id>-limit<N>-try-lease-<seq>", so that a
+ * contender counting the queue can tell a node that may only be passing
+ * through from one whose owner came through the gate. Still a node of the
+ * marker. */
+#define TRY_ONCE_TAG "try-"
+
 /* A try-once's node, made without the gate. */
 static bool ungated(const char *node) {
-  const char *tag = strstr(node, "-" ZKL_TRY_ONCE_TAG), *marker;
+  const char *tag = strstr(node, "-" TRY_ONCE_TAG), *marker;
   if (!tag)
     return false;
   marker = zkl__node_kinds[ZKL_NODE_LEASE].marker;
-  return strncmp(tag + 1 + strlen(ZKL_TRY_ONCE_TAG), marker,
+  return strncmp(tag + 1 + strlen(TRY_ONCE_TAG), marker,
                  strlen(marker)) == 0;
 }
 
@@ -198,10 +205,30 @@ static void gate_ended_locked(zkl_lock *l, zkl_lock *gate, int reason) {
 /* Our lease nodes say their contender's limit in their name (kinds.h), so
  * that every contender's listing shows it (lease_decide), and in their
  * data, as older versions did, so that a reader of those can tell who
- * holds one (zkl__kinds_holders). */
-static int lease_tag_locked(const void *arg, char *buf, size_t len) {
-  int n = snprintf(buf, len, "%s%d-", ZKL_LIMIT_TAG, limit_of(arg));
+ * holds one (zkl__kinds_holders); and, made without the gate, say that
+ * too (TRY_ONCE_TAG). */
+static int lease_tag_locked(const void *arg, bool skips_prepare, char *buf,
+                            size_t len) {
+  int n = snprintf(buf, len, "%s%d-%s", ZKL_LIMIT_TAG, limit_of(arg),
+                   skips_prepare ? TRY_ONCE_TAG : "");
   return n < 0 || (size_t)n >= len ? 0 : n;
+}
+
+/* The first try, made without the gate, holds when the lease rule grants
+ * it and nobody is at the gate: whoever is there came first, and the try
+ * gives way to it (strict FIFO); so does a try that cannot tell (a
+ * listing of the gate that failed; ZNONODE: no gate yet, nobody). */
+static bool lease_try_verdict_locked(const void *arg, const zkl_verdict *own,
+                                     const zkl_part_listing *parts,
+                                     int n_parts) {
+  int i;
+  (void)arg;
+  if (own->kind != ZKL_GRANT)
+    return false;
+  for (i = 0; i < n_parts; i++)
+    if (parts[i].rc == ZOK ? parts[i].count > 0 : parts[i].rc != ZNONODE)
+      return false;
+  return true;
 }
 
 static int lease_owner_line(const void *arg, char *buf, size_t len) {
@@ -226,6 +253,7 @@ const zkl_recipe zkl__recipe_lease = {
     .unprepare_locked = gate_let_go_locked,
     /* The gate-free first try: see the top of this file. */
     .try_before_prepare = true,
+    .try_verdict_locked = lease_try_verdict_locked,
     .part_ended_locked = gate_ended_locked,
 };
 
