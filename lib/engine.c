@@ -113,7 +113,33 @@
 #include "engine.h"
 #include "io.h"
 
+/* The test hooks (lib/internal.h): only in the library the tests link. */
+#ifdef ZKL_TEST_HOOKS
 void (*zkl__hook_before_watch)(const char *pred_path);
+int zkl__test_stale_grants;
+int zkl__test_hold_confirming;
+int zkl__test_no_first_try;
+
+static bool test_stale_grant(void) {
+  return __atomic_load_n(&zkl__test_stale_grants, __ATOMIC_RELAXED) > 0 &&
+         __atomic_sub_fetch(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED) >= 0;
+}
+static bool test_hold_confirming(void) {
+  return __atomic_load_n(&zkl__test_hold_confirming, __ATOMIC_RELAXED);
+}
+static bool test_no_first_try(void) {
+  return __atomic_load_n(&zkl__test_no_first_try, __ATOMIC_RELAXED);
+}
+static void test_before_watch(const char *path) {
+  if (zkl__hook_before_watch)
+    zkl__hook_before_watch(path);
+}
+#else
+static bool test_stale_grant(void) { return false; }
+static bool test_hold_confirming(void) { return false; }
+static bool test_no_first_try(void) { return false; }
+static void test_before_watch(const char *path) { (void)path; }
+#endif
 
 struct zkl_attempt {
   zkl_lock *l; /* reference */
@@ -490,17 +516,10 @@ static void triage_locked(zkl_attempt *att, int rc) {
  * With less ahead, the grant waits (CONFIRMING) for the lease's next
  * proof, which the beats hurry (a write at once when a sync is at hand),
  * then lists once more: the node may have gone meanwhile. */
-int zkl__test_stale_grants;
-int zkl__test_hold_confirming;
-int zkl__test_no_first_try;
-
 static void grant_locked(zkl_attempt *att, bool on_event) {
   zkl_session *s = sess(att);
   int64_t now = zkl__now_ms();
-  bool stale_for_test =
-      __atomic_load_n(&zkl__test_stale_grants, __ATOMIC_RELAXED) > 0 &&
-      __atomic_sub_fetch(&zkl__test_stale_grants, 1, __ATOMIC_RELAXED) >= 0;
-  if (stale_for_test || !zkl__lease_fresh_locked(s, now)) {
+  if (test_stale_grant() || !zkl__lease_fresh_locked(s, now)) {
     zkl__log("lock %s: granted (on %s) with %lld ms of the lease left: "
              "waiting for a fresher lease",
              att->l->name, on_event ? "an event" : "an answer",
@@ -1323,8 +1342,7 @@ static void enter_watching_locked(zkl_attempt *att) {
   char path[ZKL_PATH_MAX];
   int rc;
   snprintf(path, sizeof path, "%s/%s", att->l->queue, att->wait_for);
-  if (zkl__hook_before_watch)
-    zkl__hook_before_watch(path);
+  test_before_watch(path);
   /* getData, not exists: exists would leave a watch behind on a node that
    * is already gone. */
   req_begin(att);
@@ -1727,7 +1745,7 @@ int zkl__attempt_start_locked(zkl_lock *l, int timeout_ms, zkl_target *t) {
   att->try_once = timeout_ms == 0;
   att->unprepared_try =
       l->recipe->try_before_prepare && !att->try_once && s->connected &&
-      !__atomic_load_n(&zkl__test_no_first_try, __ATOMIC_RELAXED);
+      !test_no_first_try();
   if (make_prefix(att) != ZKL_OK) {
     free(att);
     return ZKL_ESYSTEM;
@@ -1852,7 +1870,7 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
     zkl_tick *tick = arg;
     if (att->state == ZKL_AS_CONFIRMING &&
         zkl__lease_fresh_locked(s, tick->now) &&
-        !__atomic_load_n(&zkl__test_hold_confirming, __ATOMIC_RELAXED))
+        !test_hold_confirming())
       GO(att, ZKL_AS_LISTING); /* the lease moved (it kicks the clock) */
     int64_t due = att->state == ZKL_AS_HELD       ? att->hold_deadline_ms
                   : att->state == ZKL_AS_STOPPING ? att->stop_deadline_ms

@@ -48,29 +48,35 @@ void zkl__debug_lease(zkl_session *s, zkl_debug_lease *out);
 /* Sessions allocated and not yet freed, in this process. */
 unsigned zkl__debug_sessions_alive(void);
 
+/* The test hooks: only in the library the tests link
+ * (lib/libzklock_test.la, built with ZKL_TEST_HOOKS, as the tests are);
+ * the installed library has none of them. */
+#ifdef ZKL_TEST_HOOKS
+
 /* Test hook: when set, called with s->mu held on the completion thread just
  * before a waiter sends the watch on the node it waits for, so tests can
- * make that node vanish in that window. NULL outside tests. */
+ * make that node vanish in that window. */
 extern void (*zkl__hook_before_watch)(const char *pred_path);
 
 /* Test hook: when set, called by zkl__participants_locked() (so by
  * zkl_participants(), zkl_revoke() and zkl_break()) on the caller's thread,
  * with no lock held, between its listing of the name's places and its
  * reads of the nodes listed, so that tests can make a holder let go in
- * that window. NULL outside tests. */
+ * that window. */
 extern void (*zkl__hook_participants_listed)(const char *name);
 
 /* Test hook: the next zkl__test_stale_grants grants are taken as if the
  * lease were under half (they wait for a fresher one, then list once more
- * before holding), so tests can drive that path at will. 0 outside
- * tests. */
+ * before holding), so tests can drive that path at will. */
 extern int zkl__test_stale_grants;
 /* Test hook: while non-zero, grants waiting for a fresher lease go on
- * waiting (CONFIRMING), fresh or not. 0 outside tests. */
+ * waiting (CONFIRMING), fresh or not. */
 extern int zkl__test_hold_confirming;
 /* Test hook: while non-zero, acquires skip their recipe's first try
  * before preparing (zkl_recipe.try_before_prepare): every semaphore
  * contender comes through its gate, as before that try existed. */
 extern int zkl__test_no_first_try;
+
+#endif /* ZKL_TEST_HOOKS */
 
 #endif /* ZKL_INTERNAL_H */

@@ -20,7 +20,9 @@
 
 #include "ask.h"
 
+#ifdef ZKL_TEST_HOOKS /* lib/internal.h */
 void (*zkl__hook_participants_listed)(const char *name);
+#endif
 
 typedef struct node_read {
   char *path;        /* the full path */
@@ -234,11 +236,13 @@ int zkl__participants_locked(zkl_session *s, const char *name,
       break;
   }
   rc = zkl__ask_wait_locked(&r.ask);
-  if (zkl__hook_participants_listed) { /* tests only: internal.h */
+#ifdef ZKL_TEST_HOOKS
+  if (zkl__hook_participants_listed) {
     pthread_mutex_unlock(&s->mu);
     zkl__hook_participants_listed(name);
     pthread_mutex_lock(&s->mu);
   }
+#endif
   /* Every contender node found: a second. */
   r.reading_data = true;
   for (i = 0; rc == ZKL_OK && i < r.count; i++)
