@@ -178,19 +178,24 @@ static void test_session_timeout_range(void) {
   char name[64], line[256], msg[512];
   proc p;
   unsigned i;
+  int rc;
   zkt_name(name, sizeof name, "tclamp");
   for (i = 0; i < 2; i++) {
     spawn(&p, "-s", zkt_hosts(), "-t", asked[i], "-v", name, "--",
           HELPER("hold"), NULL);
     CU_ASSERT(expect_verbose(p.err, "connected to ", msg, sizeof msg));
     zkt_check(strstr(msg, granted[i]) != NULL, "-t %s: %s", asked[i], msg);
-    if (command_started(&p, line, sizeof line)) {
+    if (command_started(&p, line, sizeof line))
       go(&p);
-      CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
-    } else {
-      zkt_check(false, "-t %s: the command did not start (exit %d)",
-                asked[i], wait_exit(&p, T_WAIT));
-    }
+    rc = wait_exit(&p, T_WAIT);
+    /* A session of 400 ms is a lease of about 200: on a loaded machine
+     * (ASan, a CI run beside other work) it may run out before or while
+     * the command runs, and then zklock must say so (4, the lock lost),
+     * never run on. What this test proves is the clamp and the grant
+     * above; either end is zklock's correct one. The 60 s session has no
+     * excuse. */
+    zkt_check(rc == 0 || (i == 0 && rc == 4 /* EXIT_LOST */),
+              "-t %s: exit %d", asked[i], rc);
     cleanup(&p);
   }
   assert_no_node(name);
@@ -401,8 +406,10 @@ static void test_options_after_names(void) {
   zkt_hold(&h, name);
   spawn(&p, "-s", zkt_hosts(), name, "-n", "-E", "42", "--", HELPER("hold"),
         NULL);
-  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 42); /* not waiting for h */
-  CU_ASSERT(zkt_now_ms() - p.started_ms < 3000);
+  /* 42 is -E's code for a lock held by another: it gave up rather than
+   * wait for h, which holds until after this (no clock is needed: waiting
+   * would have ended in T_WAIT's timeout, not in 42) */
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 42);
   CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0); /* EOF */
   cleanup(&p);
   zkt_unhold(&h);

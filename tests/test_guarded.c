@@ -121,8 +121,14 @@ static void test_session_expired(void) {
   CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 0), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkt_expire(s), 0);
+  /* The expiry takes the connection down too (the second handle took the
+   * session over): a write sent before the client has heard of it goes out
+   * on a connection that is closing, and is answered ZCONNECTIONLOSS (seen
+   * under ASan on a loaded machine). Whatever the answer, nothing is
+   * written: the session was over before the write left. */
   rc = guarded_create(l, a, NULL);
-  CU_ASSERT(rc == ZKL_ELOST || rc == ZKL_EEXPIRED);
+  zkt_check(rc == ZKL_ELOST || rc == ZKL_EEXPIRED || rc == ZCONNECTIONLOSS,
+            "a guarded write after the expiry: %d (%s)", rc, zkl_strerror(rc));
   CU_ASSERT(!exists(a));
   CU_ASSERT_NOT_EQUAL(zkl__debug_wait_dead(s, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(guarded_create(l, a, NULL), ZKL_EEXPIRED);
