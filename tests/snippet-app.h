@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/snippet-app.h - the application around the C snippets of README.md
- * and zklock(3), for tests/doc-snippets, which compiles and links every one
- * of them. A snippet without main() is a fragment: it is compiled after
- * this header, its #include lines and its functions and types (those that
- * begin at the start of a line) at file scope, the rest in the body of a
- * function. The names a fragment uses without declaring them (the session
- * `s`, the lock `l`, the application's own write_to_storage(), ...) are
- * declared here and defined, doing nothing, in snippet-app.c; a snippet
- * that needs another one adds it to both.
+ * and of the man pages' EXAMPLES, for tests/doc-snippets, which compiles and
+ * links every one of them. A snippet without main() is a fragment: it is
+ * compiled after this header, its #include lines and its functions and
+ * types (those that begin at the start of a line) at file scope, the rest
+ * in the body of a function. The names a fragment uses without declaring
+ * them (the session `s`, the lock `l`, the application's own
+ * write_to_storage(), ...) are declared here and defined, doing nothing, in
+ * snippet-app.c; a snippet that needs another one adds it to both.
  */
 #ifndef SNIPPET_APP_H
 #define SNIPPET_APP_H
