@@ -36,7 +36,7 @@ const zkl_recipe zkl__recipe_latch = {
     .node_data = latch_data,
 };
 
-int zkl_election_new(zkl_lock **out, zkl_session *s, const char *name,
+int zkl_lock_new_election(zkl_lock **out, zkl_session *s, const char *name,
                      const char *id) {
   char queue[ZKL_PATH_MAX], *copy;
   int rc;

@@ -7,7 +7,7 @@
  * contender of any kind writes (ours, Curator's, kazoo's) is listed once
  * here, with where it lives, which family it belongs to and whether it is
  * a reader. Everything that reads a queue (the engine, revocation,
- * zkl_participants(), who-leads, the command's views) asks this table and
+ * zkl_name_list(), who-leads, the command's views) asks this table and
  * writes no marker of its own.
  *
  * The families, and what happens when they meet on one name:

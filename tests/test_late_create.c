@@ -118,7 +118,7 @@ static void one_round(bool cancel) {
                                           SESSION_MS, SESSION_MS,
                                           ZKL_OPEN_NO_FOLLOW_CONFIG),
                         ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&l, s, names, 2), ZKL_OK);
   /* the parents, while the links are quick */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
@@ -182,8 +182,8 @@ static void one_round(bool cancel) {
   }
   CU_ASSERT_EQUAL(zkt_heal(), 0);
   zkl_lock_free(l);
-  zkl_session_close(s);
-  zkl_session_close(ls);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ls, NULL);
   proxyctl_stop(pa);
   proxyctl_stop(pb);
   zkt_assert_parent_empty(n[0]);

@@ -110,8 +110,8 @@ static int64_t one_partition(int trial, int session_ms) {
   CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
-  zkl_session_close(hs);
-  zkl_session_close(ws);
+  zkl_session_close(hs, NULL);
+  zkl_session_close(ws, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
   return margin;
@@ -158,7 +158,7 @@ static void test_back_in_time(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
 
   CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, T_WAIT), 0);
@@ -171,7 +171,7 @@ static void test_back_in_time(void) {
   CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZOK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
   zkt_assert_parent_empty(name);
@@ -221,8 +221,8 @@ static void test_lease_lost_session_survives(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
-  zkl_session_close(hs);
-  zkl_session_close(ws);
+  zkl_session_close(hs, NULL);
+  zkl_session_close(ws, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
@@ -262,7 +262,7 @@ static void test_idle_holder_keeps_lease(void) {
   CU_ASSERT(after.sent[ZKL_RQ_LEASE_SYNC] - before.sent[ZKL_RQ_LEASE_SYNC] >=
             2);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -293,7 +293,7 @@ static int frozen_holder(const char *hosts, const char *name) {
   zkt_counter_wait(&child_lost.calls, 1, 10000); /* counted just below */
   rc = rc == ZKL_ELOST && zkt_counter_get(&child_lost.calls) == 1 ? 0 : 1;
   zkl_lock_free(l);
-  zkl_session_close(s); /* no thread left running at exit (TSan checks) */
+  zkl_session_close(s, NULL); /* no thread left running at exit (TSan checks) */
   return rc;
 }
 
@@ -323,7 +323,7 @@ static void test_frozen_holder_told(void) {
       waitpid(pid, &status, 0);
       close(to_child[1]);
       close(from_child[0]);
-      zkl_session_close(me);
+      zkl_session_close(me, NULL);
       CU_FAIL_FATAL("the frozen holder did not take the lock");
     }
     CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
@@ -341,7 +341,7 @@ static void test_frozen_holder_told(void) {
     close(from_child[0]);
     zkt_assert_parent_empty(name);
   }
-  zkl_session_close(me);
+  zkl_session_close(me, NULL);
 }
 
 /* A grant that waits in the queue of callbacks while the lease runs out
@@ -398,7 +398,7 @@ static void test_queued_grant_after_lease_lost(void) {
   CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
   zkl_lock_free(a);
   zkl_lock_free(b);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name_a);
   zkt_assert_parent_empty(name_b);
@@ -476,8 +476,8 @@ static void test_late_event_grant_confirms(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(waiter), ZKL_OK);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
-  zkl_session_close(hs);
-  zkl_session_close(ws);
+  zkl_session_close(hs, NULL);
+  zkl_session_close(ws, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
@@ -533,7 +533,7 @@ static void test_slow_answer_grant(void) {
   CU_ASSERT(g.lease_left_ms >= le.full_ms / 2);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
@@ -554,7 +554,7 @@ static void test_margin_bounds(void) {
   CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 int main(int argc, char **argv) {

@@ -162,17 +162,17 @@ static void contender_new(run *r, party *p, bool first, bool tick_known) {
     p->l = first ? zkl_rwlock_write(p->rw) : zkl_rwlock_read(p->rw);
     break;
   case K_SEMAPHORE:
-    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&p->l, p->s, r->name, 1), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&p->l, p->s, r->name, 1), ZKL_OK);
     break;
   case K_ELECTION:
     snprintf(id, sizeof id, "%s-%d", first ? "holder" : "waiter", p->server);
-    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&p->l, p->s, r->name, id), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&p->l, p->s, r->name, id), ZKL_OK);
     break;
   case K_MULTILOCK:
     if (first) {
       names[0] = r->name;
       names[1] = r->second;
-      CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&p->l, p->s, names, 2), ZKL_OK);
+      CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&p->l, p->s, names, 2), ZKL_OK);
     } else {
       CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&p->l, p->s, r->name), ZKL_OK);
     }
@@ -326,7 +326,7 @@ static void run_end(run *r) {
       zkl_rwlock_free(p->rw);
     else if (p->l)
       zkl_lock_free(p->l);
-    zkl_session_close(p->s);
+    zkl_session_close(p->s, NULL);
     pthread_mutex_destroy(&p->mu);
   }
   zkt_assert_no_contender(r->name);

@@ -77,12 +77,12 @@ static void test_connect_errors(void) {
 static void test_negotiated_timeout(void) {
   zkl_session *s = zkt_session(10000);
   CU_ASSERT_EQUAL(zkl_session_timeout(s), 10000);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   /* Below the server's floor of two ticks (the test server ticks 200 ms):
    * raised by the server. */
   s = zkt_session(100);
   CU_ASSERT_EQUAL(zkl_session_timeout(s), 400);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 /* Timeouts the ZooKeeper client never connects with (below 2 ms it times
@@ -103,7 +103,7 @@ static void test_timeout_clamped(void) {
     zkt_check(zkl_session_timeout(s) == granted[i],
               "asking for %d ms: granted %d, not %d", asked[i],
               zkl_session_timeout(s), granted[i]);
-    zkl_session_close(s);
+    zkl_session_close(s, NULL);
   }
 }
 
@@ -192,12 +192,12 @@ static void expiry_teardown(zkl_session *s, zkl_session *other,
                             const char *wait_name) {
   zkl_lock_free(held);
   zkl_lock_free(waiting);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
   CU_ASSERT_EQUAL(zkt_counter_get(&acquired.calls), 1);
   CU_ASSERT_EQUAL(zkl_lock_release(blocker), ZKL_OK);
   zkl_lock_free(blocker);
-  zkl_session_close(other);
+  zkl_session_close(other, NULL);
   zkt_assert_parent_empty(held_name);
   zkt_assert_parent_empty(wait_name);
 }
@@ -269,7 +269,7 @@ static void app_watcher(zhandle_t *zh, int type, int state, const char *path,
   (void)ctx;
   /* The application forwards its session events, as documented. */
   if (wrapped)
-    zkl_session_forward_event(wrapped, type, state);
+    zkl_session_forward_watcher_event(wrapped, type, state);
   if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
     zkt_counter_add(&app_connected, 1);
 }
@@ -292,7 +292,7 @@ static void test_wrap(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, wrapped, name), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
   CU_ASSERT(token > 0);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
 
@@ -300,11 +300,11 @@ static void test_wrap(void) {
    * since the handle (and its session) lives on. */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&kept, wrapped, name), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(kept, -1, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(kept, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(kept, path, sizeof path), ZKL_OK);
   {
     zkl_session *w = wrapped;
     wrapped = NULL; /* stop forwarding before close, as documented */
-    zkl_session_close(w);
+    zkl_session_close(w, NULL);
   }
   CU_ASSERT_EQUAL(zoo_exists(zh, path, 0, NULL), ZNONODE);
   CU_ASSERT_EQUAL(zkl_lock_release(kept), ZKL_ECLOSED);
@@ -368,7 +368,7 @@ static void test_wrap_connecting(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  zkl_session_close(w);
+  zkl_session_close(w, NULL);
   zookeeper_close(zh);
   zkt_assert_parent_empty(name);
 }
@@ -418,7 +418,7 @@ static void wrap_close_during_outage(bool through_proxy) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, w, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &outage_lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   snprintf(args, sizeof args, "kill '%s' 1 KILL", zkt_zkdir());
   CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&outage_lost, 1, T_WAIT),
@@ -426,7 +426,7 @@ static void wrap_close_during_outage(bool through_proxy) {
   zkl_lock_free(l);
   /* gives up waiting (the server is still down): the deletions go on in
    * the background, and the close says so */
-  CU_ASSERT_EQUAL(zkl_session_close(w), ZKL_EBACKGROUND);
+  CU_ASSERT_EQUAL(zkl_session_close(w, NULL), ZKL_EBACKGROUND);
   if (px) /* the first request after the reconnect is the deletion */
     CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 2", NULL, 0, 5000), 0);
   snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
@@ -484,7 +484,7 @@ static void test_wrap_deadlock_guard(void) {
   CU_ASSERT_EQUAL(guard_rc, ZKL_EDEADLK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), "/wrap-guard", -1), ZOK);
   wrapped = NULL;
-  zkl_session_close(w);
+  zkl_session_close(w, NULL);
   zookeeper_close(zh);
 }
 
@@ -499,7 +499,7 @@ typedef struct {
 static void close_from_callback(zkl_lock *l, int rc, int64_t token,
                                 void *arg) {
   closer *c = arg;
-  c->close_rc = zkl_session_close(c->s);
+  c->close_rc = zkl_session_close(c->s, NULL);
   zkt_on_acquired(l, rc, token, &c->rec);
 }
 
@@ -540,7 +540,7 @@ static void test_stats_after_close(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_OK);
   CU_ASSERT_EQUAL(st.grants, 1);
-  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
   memset(&st, 0, sizeof st);
   CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(st.grants, 1);
@@ -561,11 +561,11 @@ static void count_log(const char *line, void *arg) {
 static void test_log_handler(void) {
   zkl_session *s;
   zkt_counter_init(&log_lines);
-  zkl_set_log_handler(count_log, NULL);
+  zkl_on_log(count_log, NULL);
   s = zkt_session(10000);
   CU_ASSERT_EQUAL(zkt_counter_wait(&log_lines, 1, T_WAIT), 1);
-  zkl_set_log_handler(NULL, NULL);
-  zkl_session_close(s);
+  zkl_on_log(NULL, NULL);
+  zkl_session_close(s, NULL);
 }
 
 /* A standalone server has nothing to follow: its configuration is empty.
@@ -596,11 +596,11 @@ static void test_servers_standalone(void) {
   zkt_assert_quiet(s);
   zkl__debug_counts(s, &c);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 1);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, hosts);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, tiny, sizeof tiny), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, NULL, 10), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_servers(NULL, now, sizeof now), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, tiny, sizeof tiny), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, NULL, 10), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(NULL, now, sizeof now), ZKL_EINVAL);
 
   /* A new connection in the same session: read again, once. */
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
@@ -609,10 +609,10 @@ static void test_servers_standalone(void) {
   zkt_assert_quiet(s);
   zkl__debug_counts(s, &c);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 2);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, hosts);
   CU_ASSERT_EQUAL(__atomic_load_n(&servers_events, __ATOMIC_RELAXED), 0);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
 
   /* Wrapped: nothing read, nothing to report. */
@@ -620,8 +620,8 @@ static void test_servers_standalone(void) {
   zkt_assert_quiet(w);
   zkl__debug_counts(w, &c);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 0);
-  CU_ASSERT_EQUAL(zkl_session_servers(w, now, sizeof now), ZKL_EINVAL);
-  zkl_session_close(w);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(w, now, sizeof now), ZKL_EINVAL);
+  zkl_session_close(w, NULL);
 }
 
 /* A move to other servers while a request is under way: the ZooKeeper
@@ -683,7 +683,7 @@ static void test_move_with_request_under_way(void) {
   zoo_create_op_init(&op, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 14", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_multi_async(l, 1, &op, &result, on_multi, NULL), ZKL_OK);
+      zkl_lock_commit_async(l, 1, &op, &result, on_multi, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(proxyctl_wait_fired(px, T_WAIT), 0);
   for (i = 0; i < 8; i++)
     snprintf(eight + strlen(eight), sizeof eight - strlen(eight), "%s%s",
@@ -692,7 +692,7 @@ static void test_move_with_request_under_way(void) {
   srand48(1);
   CU_ASSERT_EQUAL(zkl__follow_move_now(s, eight), ZKL_OK);
   zoo_deterministic_conn_order(0);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, eight);
   CU_ASSERT_EQUAL(zkt_counter_wait(&multi_calls, 1, 5000), 1);
   CU_ASSERT_EQUAL(zkt_counter_wait(&multi_calls, 1, 60000), 1);
@@ -706,7 +706,7 @@ static void test_move_with_request_under_way(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
   proxyctl_stop(px);
   zoo_delete(zkt_observer(), path, -1);
   zkt_assert_parent_empty(name);

@@ -919,7 +919,7 @@ void zkt_unhold(zkt_holder *h) {
   CU_ASSERT(rc == ZKL_OK || rc == ZKL_ENOTHELD);
   zkl_lock_free(h->l);
   zkt_assert_quiet(h->s);
-  zkl_session_close(h->s);
+  zkl_session_close(h->s, NULL);
 }
 
 void zkt_proxied_open(zkt_proxied *p, int session_ms) {
@@ -935,6 +935,6 @@ void zkt_proxied_open(zkt_proxied *p, int session_ms) {
 }
 
 void zkt_proxied_close(zkt_proxied *p) {
-  zkl_session_close(p->s);
+  zkl_session_close(p->s, NULL);
   proxyctl_stop(p->px);
 }
