@@ -211,7 +211,7 @@ static void on_log(const char *line, void *arg) {
 
 /* On a library thread: must not block; one write() and done. arg: the
  * index of the side's token. */
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   (void)l;
   logf_("LOST %d %lld", reason,
         (long long)atomic_load(&current_token[(intptr_t)arg]));
@@ -332,6 +332,15 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
 
 /* Opens a session and the lock on it; retries until it works or we stop.
  * Returns 0, or -1 when told to stop. */
+/* zkl_session_open() on hosts with this session timeout. */
+static int session_open_with(zkl_session **out, const char *h, int ms) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = h;
+  o.session_timeout_ms = ms;
+  return zkl_session_open(out, &o);
+}
+
 static int open_session(void) {
   for (;;) {
     zkl_session *s = NULL;
@@ -340,7 +349,7 @@ static int open_session(void) {
     int rc;
     if (atomic_load(&stop_flag))
       return -1;
-    rc = zkl_session_open(&s, hosts, session_ms);
+    rc = session_open_with(&s, hosts, session_ms);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
       continue; /* the open itself waited up to session_ms */

@@ -94,7 +94,7 @@ static int cleanup_child(void) {
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   zkt_name(a_name, sizeof a_name, "repro-a");
   zkt_name(b_name, sizeof b_name, "repro-b");
-  if (zkl_session_open(&s, hosts, 2000) != ZKL_OK ||
+  if (zkt_open(&s, hosts, 2000, 0, 0) != ZKL_OK ||
       zkl_lock_new(&a, s, a_name) != ZKL_OK ||
       zkl_lock_new(&b, s, b_name) != ZKL_OK)
     return 2;
@@ -181,7 +181,7 @@ static int frozen_child(const char *name, int wfd) {
   zkl_lock *l;
   long long t, t2, deadline;
   int rc, told, called;
-  if (zkl_session_open(&s, zkt_hosts(), 2000) != ZKL_OK ||
+  if (zkt_open(&s, zkt_hosts(), 2000, 0, 0) != ZKL_OK ||
       zkl_lock_new(&l, s, name) != ZKL_OK)
     return 2;
   zkt_rec_init(&lost2);

@@ -82,20 +82,20 @@ static void test_close_result(void) {
   int port;
   CU_ASSERT_EQUAL(zkl_session_close(NULL, NULL), ZKL_EINVAL);
   s = zkt_session(6000);
-  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
   s = zkt_session(6000);
   CU_ASSERT_EQUAL_FATAL(zkt_expire(s), 0);
   CU_ASSERT_NOT_EQUAL(zkl__debug_wait_dead(s, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_EEXPIRED);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_EXPIRED);
   /* cut off: the server cannot be told; it expires the session itself */
   CU_ASSERT_FATAL(proxyctl_start(&px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
                                  zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, 6000, 0, 0), ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_UNREACHED);
   proxyctl_stop(px);
 }
 

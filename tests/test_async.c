@@ -392,8 +392,8 @@ static void cb_try_blocking(zkl_lock *l, int rc, int64_t token, void *arg) {
   c->cb_rc = rc;
   c->acquire_rc = zkl_lock_acquire(l, 0, NULL);
   c->release_rc = zkl_lock_release(l);
-  c->open_rc = zkl_session_open(&c->opened, zkt_hosts(), 1000);
-  c->wrap_rc = zkl_session_wrap(&c->wrapped, zkl_session_handle(c->s));
+  c->open_rc = zkt_open(&c->opened, zkt_hosts(), 1000, 0, 0);
+  c->wrap_rc = zkt_wrap(&c->wrapped, zkl_session_handle(c->s));
   /* Non-blocking calls work: release from inside the callback. */
   c->release_async_rc = zkl_lock_release_async(l, cb_release_and_free, c);
   zkt_counter_add(&c->tried, 1);

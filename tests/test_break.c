@@ -30,7 +30,7 @@ typedef struct {
   int rc[8];
 } report;
 
-static void on_report(zkl_session *s, const char *node, int rc, void *arg) {
+static void on_report(zkl_session *s, int rc, const char *node, void *arg) {
   report *r = arg;
   (void)s;
   if (r->n < 8) {

@@ -34,7 +34,7 @@ static void *worker(void *arg) {
   zkl_lock *l = NULL;
   int i, rc;
   (void)arg;
-  rc = zkl_session_open(&s, zkt_hosts(), 20000);
+  rc = zkt_open(&s, zkt_hosts(), 20000, 0, 0);
   if (rc == ZKL_OK)
     rc = zkl_lock_new(&l, s, contention_name);
   for (i = 0; rc == ZKL_OK && i < CYCLES; i++) {
@@ -126,7 +126,7 @@ static void *storm_worker(void *arg) {
     zkl_session *s;
     zkl_lock *l;
     int k, rounds = 1 + rand_r(&seed) % 30, rc;
-    if ((rc = zkl_session_open(&s, zkt_hosts(), 10000)) != ZKL_OK) {
+    if ((rc = zkt_open(&s, zkt_hosts(), 10000, 0, 0)) != ZKL_OK) {
       storm_error("session open", rc);
       break;
     }
@@ -232,7 +232,7 @@ static int child_hold(const char *hosts, const char *name, int session_ms) {
   zkl_session *s;
   zkl_lock *l;
   int64_t token;
-  if (zkl_session_open(&s, hosts, session_ms) != ZKL_OK ||
+  if (zkt_open(&s, hosts, session_ms, 0, 0) != ZKL_OK ||
       zkl_lock_new(&l, s, name) != ZKL_OK ||
       zkl_lock_acquire(l, 10000, &token) != ZKL_OK)
     return 1;

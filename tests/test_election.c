@@ -182,7 +182,7 @@ static void test_leader_watch(void) {
 /* A leader whose session expires is told it lost, and the next leads. */
 static zkt_counter lost_calls;
 static int lost_reason;
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   (void)l;
   (void)arg;
   lost_reason = reason;
@@ -230,7 +230,7 @@ typedef struct {
   int64_t token;
 } stamp;
 
-static void stamp_lost(zkl_lock *l, int reason, void *arg) {
+static void stamp_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   stamp *x = arg;
   (void)l;
   x->at_ms = zkt_now_ms();
@@ -268,7 +268,7 @@ static void test_partitioned_leader(void) {
     zkt_parent(parent, sizeof parent, name);
     CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
     snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-    CU_ASSERT_EQUAL_FATAL(zkl_session_open(&ls, hosts, 3000), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkt_open(&ls, hosts, 3000, 0, 0), ZKL_OK);
     fs = zkt_session(T_SESSION);
     CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&leader, ls, name, "cut-off"),
                           ZKL_OK);

@@ -77,7 +77,7 @@ static void wait_children(const char *name, int n) {
   CU_ASSERT_EQUAL(zkt_wait_children(parent, n, ZKT_WAIT), n);
 }
 
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   zkt_on_acquired(l, reason, 0, arg);
 }
 

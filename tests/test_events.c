@@ -54,7 +54,7 @@ static int count_of(log_t *lg, int type, const char *name) {
   int i, n = 0;
   pthread_mutex_lock(&lg->mu);
   for (i = 0; i < lg->n; i++)
-    if (lg->ev[i].type == type && (!name || !strcmp(lg->name[i], name)))
+    if ((int)lg->ev[i].type == type && (!name || !strcmp(lg->name[i], name)))
       n++;
   pthread_mutex_unlock(&lg->mu);
   return n;
@@ -66,7 +66,7 @@ static zkl_event last_of(log_t *lg, int type) {
   int i;
   pthread_mutex_lock(&lg->mu);
   for (i = 0; i < lg->n; i++)
-    if (lg->ev[i].type == type)
+    if ((int)lg->ev[i].type == type)
       e = lg->ev[i];
   pthread_mutex_unlock(&lg->mu);
   return e;
@@ -226,7 +226,7 @@ static void test_session_events(void) {
   log_init(&lg);
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, 6000, 0, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);

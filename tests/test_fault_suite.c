@@ -2161,7 +2161,7 @@ static zkl_session *mpl_session(int id, proxyctl **px) {
     CU_ASSERT_FATAL(proxyctl_start(px, PROXY, hosts, &port) == 0);
     snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   }
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&s, hosts, MPL_SESSION_MS,
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, MPL_SESSION_MS,
                                           MPL_SESSION_MS,
                                           ZKL_OPEN_NO_FOLLOW_CONFIG),
                         ZKL_OK);

@@ -135,7 +135,7 @@ static void test_session_expired(void) {
 /* The lease ran out while the holder was cut off: refused at once, with
  * nothing sent, even though the session may well live on. */
 static zkt_counter lost_calls;
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   (void)l;
   (void)reason;
   (void)arg;
@@ -154,7 +154,7 @@ static void test_lease_lost(void) {
   zkt_counter_init(&lost_calls);
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 3000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, 3000, 0, 0), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   zkl_lock_on_lost(l, on_lost, NULL);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
@@ -181,7 +181,7 @@ static int paused_child(const char *name, int lease, int wfd, int rfd) {
   char path[512], a[128], go;
   int rc;
   target(a, sizeof a, name, "paused");
-  if (zkl_session_open(&s, zkt_hosts(), 2000) != ZKL_OK ||
+  if (zkt_open(&s, zkt_hosts(), 2000, 0, 0) != ZKL_OK ||
       (!lease && zkl_session_set_lease_margin(s, -1) != ZKL_OK) ||
       zkl_lock_new(&l, s, name) != ZKL_OK ||
       zkl_lock_acquire(l, ZKT_WAIT, NULL) != ZKL_OK ||

@@ -352,7 +352,7 @@ static bool run_open(run *r) {
     int rc;
     w->r = r;
     w->index = i;
-    rc = zkl_session_open(&w->s, zkt_hosts(), T_SESSION);
+    rc = zkt_open(&w->s, zkt_hosts(), T_SESSION, 0, 0);
     if (rc != ZKL_OK) {
       fprintf(stderr, "interop: session: %s\n", zkl_strerror(rc));
       w->s = NULL;
@@ -813,11 +813,11 @@ static void test_curator_latch(void) {
   el->hold_us = 1000;
   zkt_name(el->name, sizeof el->name, "curator-latch");
   zkt_parent(path, sizeof path, el->name);
-  bool ok = zkl_session_open(&obs_s, zkt_hosts(), T_SESSION) == ZKL_OK;
+  bool ok = zkt_open(&obs_s, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK;
   for (int i = 0; i < 2 && ok; i++) {
     el->c[i].el = el;
     el->c[i].index = i;
-    ok = zkl_session_open(&el->c[i].s, zkt_hosts(), T_SESSION) == ZKL_OK;
+    ok = zkt_open(&el->c[i].s, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK;
   }
   ok = ok && zkl_leader_watch_new(&watch, obs_s, el->name, on_leader, el) ==
                  ZKL_OK;
@@ -1263,9 +1263,9 @@ static void test_kazoo_readlock_steps(void) {
   int64_t t_w1;
   zkt_name(name, sizeof name, "kazoo-readlock-steps");
   zkt_parent(parent, sizeof parent, name);
-  bool ok = zkl_session_open(&sa, zkt_hosts(), T_SESSION) == ZKL_OK &&
-            zkl_session_open(&sb, zkt_hosts(), T_SESSION) == ZKL_OK &&
-            zkl_session_open(&sc, zkt_hosts(), T_SESSION) == ZKL_OK &&
+  bool ok = zkt_open(&sa, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK &&
+            zkt_open(&sb, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK &&
+            zkt_open(&sc, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK &&
             zkl_rwlock_new(&a, sa, name) == ZKL_OK &&
             zkl_rwlock_new(&b, sb, name) == ZKL_OK &&
             zkl_rwlock_new(&c, sc, name) == ZKL_OK;

@@ -111,10 +111,10 @@ static void one_round(bool cancel) {
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d,127.0.0.1:%d", port_a, port_b);
   /* The proxies are its servers: it must not follow the ensemble's
    * configuration to the real ones. */
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&s, hosts, SESSION_MS, SESSION_MS,
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, SESSION_MS, SESSION_MS,
                                           ZKL_OPEN_NO_FOLLOW_CONFIG),
                         ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&ls, zkt_server_hosts(leader),
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&ls, zkt_server_hosts(leader),
                                           SESSION_MS, SESSION_MS,
                                           ZKL_OPEN_NO_FOLLOW_CONFIG),
                         ZKL_OK);

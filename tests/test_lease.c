@@ -38,7 +38,7 @@ static zkl_session *proxied_session(proxyctl **px, int session_ms) {
   int port, rc;
   CU_ASSERT_FATAL(proxyctl_start(px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&s, hosts, session_ms);
+  rc = zkt_open(&s, hosts, session_ms, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(*px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
@@ -73,7 +73,7 @@ static int64_t one_partition(int trial, int session_ms) {
                  "trial %d: the proxy starts", trial))
     return -1;
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&hs, hosts, session_ms);
+  rc = zkt_open(&hs, hosts, session_ms, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
@@ -281,7 +281,7 @@ static int frozen_holder(const char *hosts, const char *name) {
   char c;
   int rc;
   zkt_rec_init(&child_lost);
-  if (zkl_session_open(&s, hosts, 1000) != ZKL_OK ||
+  if (zkt_open(&s, hosts, 1000, 0, 0) != ZKL_OK ||
       zkl_lock_new(&l, s, name) != ZKL_OK)
     return 2;
   zkl_lock_on_lost(l, zkt_on_lost, &child_lost);

@@ -336,10 +336,11 @@ static void test_bad_input(void) {
   CU_ASSERT_EQUAL(zkl_lock_new(NULL, s, "x"), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_new(&l, NULL, "x"), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(l);
-  CU_ASSERT_EQUAL(zkl_session_open(NULL, zkt_hosts(), 1000), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open(&dummy, NULL, 1000), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open(&dummy, zkt_hosts(), 0), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_wrap(&dummy, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(NULL, zkt_hosts(), 1000, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(&dummy, NULL, 1000, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(&dummy, zkt_hosts(), -1, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_wrap(&dummy, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_open(&dummy, NULL), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(dummy);
   CU_ASSERT_EQUAL(zkl_lock_acquire(NULL, -1, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_release(NULL), ZKL_EINVAL);

@@ -27,7 +27,7 @@ typedef struct {
   int64_t token_then;
 } lost_t;
 
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   lost_t *lt = arg;
   lt->token_then = zkl_lock_token(l);
   zkt_on_lost(l, reason, &lt->rec);
@@ -225,7 +225,7 @@ typedef struct {
   int exists_rc, granted_then;
 } seen_t;
 
-static void on_lost_look(zkl_lock *l, int reason, void *arg) {
+static void on_lost_look(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   seen_t *sn = arg;
   sn->exists_rc = zoo_exists(sn->zh, sn->path, 0, NULL);
   sn->granted_then = zkt_counter_get(sn->waiter_granted);

@@ -96,7 +96,7 @@ static void on_granted(zkl_lock *l, int rc, int64_t token, void *arg) {
   zkt_counter_add(&p->events, 1);
 }
 
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   party *p = arg;
   int64_t t = now_us();
   (void)l;
@@ -137,7 +137,7 @@ static int violations, runs_checked;
 
 static zkl_session *pinned_session(int server, bool tick_known) {
   zkl_session *s = NULL;
-  int rc = zkl_session_open3(&s, zkt_server_hosts(server), SESSION_MS,
+  int rc = zkt_open(&s, zkt_server_hosts(server), SESSION_MS,
                              SETTLE_MS, ZKL_OPEN_NO_FOLLOW_CONFIG);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   if (tick_known)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_reconfig.c - the ensemble changes under the sessions: they follow its
- * configuration to new servers (zkl_session_open3()). An ensemble of 3 that
+ * configuration to new servers (zkt_open()). An ensemble of 3 that
  * can change its members grows to 5, then loses its original 3, while one
  * session holds a lock and another waits for it; and a session opened with
  * ZKL_OPEN_NO_FOLLOW_CONFIG keeps its list. Plus the parsing of the
@@ -133,7 +133,7 @@ static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
 
 static zkl_session *open_heard(const char *hosts, int flags, heard *h) {
   zkl_session *s = NULL;
-  int rc = zkl_session_open3(&s, hosts, T_SESSION, T_WAIT, flags);
+  int rc = zkt_open(&s, hosts, T_SESSION, T_WAIT, flags);
   zkt_check(rc == ZKL_OK, "open %s: %s", hosts, zkl_strerror(rc));
   CU_ASSERT_FATAL(rc == ZKL_OK);
   heard_init(h);
@@ -310,7 +310,7 @@ static void test_grow_and_replace(void) {
   }
   /* which loses the ensemble with them, as the issue says it would */
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(c, false, T_WAIT), 0);
-  CU_ASSERT_EQUAL(zkl_session_close(c, NULL), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkt_close_how(c), ZKL_CLOSE_UNREACHED);
 
   /* The holder still holds, with its token, and nothing was lost; the
    * waiter is granted when it lets go. Both through servers 4 and 5. */
@@ -339,9 +339,9 @@ static void test_grow_and_replace(void) {
   zkl_lock_free(lb);
   zkt_assert_quiet(a);
   zkt_assert_quiet(b);
-  CU_ASSERT_EQUAL(zkl_session_close(a, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_session_close(b, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(a), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkt_close_how(b), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkt_close_how(d), ZKL_CLOSE_DONE);
 }
 
 /* One more server joins the ensemble {4,5}: a session that follows moves
@@ -366,8 +366,8 @@ static void test_no_follow(void) {
   CU_ASSERT_EQUAL(zkt_counter_get(&hn.servers), 0);
   zkl__debug_counts(n, &cn);
   CU_ASSERT_EQUAL(cn.sent[ZKL_RQ_CONFIG], 0);
-  CU_ASSERT_EQUAL(zkl_session_close(f, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_session_close(n, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(f), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkt_close_how(n), ZKL_CLOSE_DONE);
 }
 
 /* zklock follows too, and -v says so: given one server of {4,5,6}, it
@@ -429,7 +429,7 @@ static int zkserver_line(const char *cmd, const char *args, char *out,
  * dropping its first connection. */
 static zkl_session *open_moving(const char *one) {
   zkl_session *s = NULL;
-  int rc = zkl_session_open3(&s, one, T_SESSION, T_WAIT, 0);
+  int rc = zkt_open(&s, one, T_SESSION, T_WAIT, 0);
   zkt_check(rc == ZKL_OK, "open %s: %s", one, zkl_strerror(rc));
   CU_ASSERT_FATAL(rc == ZKL_OK);
   return s;
@@ -474,7 +474,7 @@ static void test_one_shot_after_move(void) {
   snprintf(name, sizeof name, "%s/m", base);
   snprintf(elect, sizeof elect, "%s/e", base);
   zkt_rec_init(&lost);
-  rc = zkl_session_open3(&h, members, T_SESSION, T_WAIT,
+  rc = zkt_open(&h, members, T_SESSION, T_WAIT,
                          ZKL_OPEN_NO_FOLLOW_CONFIG);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, h, name), ZKL_OK);
@@ -542,7 +542,7 @@ static void test_one_shot_after_move(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(e), ZKL_OK);
   zkl_lock_free(l);
   zkl_lock_free(e);
-  CU_ASSERT_EQUAL(zkl_session_close(h, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(h), ZKL_CLOSE_DONE);
 }
 
 int main(void) {

@@ -181,7 +181,7 @@ static void *worker(void *p) {
   zkl_session *s = NULL;
   zkl_lock *l = NULL;
   int i;
-  if (zkl_session_open(&s, zkt_hosts(), T_SESSION) != ZKL_OK ||
+  if (zkt_open(&s, zkt_hosts(), T_SESSION, 0, 0) != ZKL_OK ||
       zkl_lock_new_semaphore(&l, s, a->name, LIMIT) != ZKL_OK) {
     atomic_fetch_add(&failures, 1);
     zkl_session_close(s, NULL);
@@ -568,7 +568,7 @@ static void test_try_once_node_stays(void) {
   open_one(&w, name, 1);
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&t.s, hosts, T_SESSION), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&t.s, hosts, T_SESSION, 0, 0), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&t.l, t.s, name, 1), ZKL_OK);
   /* h comes through the gate (a try-once or a first try would not) */
   __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
