@@ -48,8 +48,8 @@ static void test_connect_errors(void) {
   CU_ASSERT_EQUAL(zkt_open(&s, "127.0.0.1:notaport", 1000, 0, 0),
                   ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkt_open(&s, ":::", 1000, 0, 0), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkt_open(&s, "127.0.0.1:2181", 1000, 0, 0),
-                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(&s, "127.0.0.1:2181", 1000, -1, 0),
+                  ZKL_EINVAL); /* a negative connect timeout */
   CU_ASSERT_EQUAL(zkt_open(&s, "127.0.0.1:2181", 1000, 1000, 2),
                   ZKL_EINVAL); /* an unknown flag */
   {
@@ -562,10 +562,10 @@ static void count_log(const char *line, void *arg) {
 static void test_log_handler(void) {
   zkl_session *s;
   zkt_counter_init(&log_lines);
-  zkl_on_log(count_log, NULL);
+  CU_ASSERT_EQUAL(zkl_on_log(count_log, NULL), ZKL_OK);
   s = zkt_session(10000);
   CU_ASSERT_EQUAL(zkt_counter_wait(&log_lines, 1, T_WAIT), 1);
-  zkl_on_log(NULL, NULL);
+  CU_ASSERT_EQUAL(zkl_on_log(NULL, NULL), ZKL_OK);
   zkl_session_close(s, NULL);
 }
 
@@ -713,6 +713,204 @@ static void test_move_with_request_under_way(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* ------------------------------------------------ zkl_session_options */
+
+/* A refused open opens nothing: no session is left allocated, so nothing
+ * was made on the server either. */
+static void check_refused(const zkl_session_options *o, const char *what) {
+  zkl_session *s = NULL;
+  unsigned alive = zkl__debug_sessions_alive();
+  int rc = zkl_session_open(&s, o);
+  zkt_check(rc == ZKL_EINVAL, "%s: %s, not ZKL_EINVAL", what,
+            zkl_strerror(rc));
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive);
+  if (rc == ZKL_OK)
+    zkl_session_close(s, NULL);
+}
+
+static void test_options_size_below_1_0_refused(void) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.struct_size = 0;
+  check_refused(&o, "struct_size 0");
+  o.struct_size = offsetof(zkl_session_options, event_arg);
+  check_refused(&o, "struct_size one field short of 1.0's");
+  o.struct_size = sizeof o - 1;
+  check_refused(&o, "struct_size one byte short of 1.0's");
+}
+
+/* A caller compiled against a later header passes a larger struct: taken
+ * when what this library does not know is zero, refused otherwise (the
+ * caller asked for an option this library lacks). */
+static void test_options_larger_taken_only_with_zero_tail(void) {
+  struct {
+    zkl_session_options o;
+    uint64_t later[2];
+  } big;
+  zkl_session *s = NULL;
+  memset(&big, 0, sizeof big);
+  zkl_session_options_init(&big.o);
+  big.o.struct_size = sizeof big;
+  big.o.hosts = zkt_hosts();
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &big.o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_timeout(s), ZKL_SESSION_TIMEOUT_DEFAULT_MS);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  big.later[1] = 1;
+  check_refused(&big.o, "a nonzero byte beyond the struct");
+}
+
+static void test_options_exactly_one_of_hosts_and_handle(void) {
+  zkl_session *s = zkt_session(10000);
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  check_refused(&o, "neither hosts nor handle");
+  o.hosts = zkt_hosts();
+  o.handle = zkl_session_handle(s);
+  check_refused(&o, "both hosts and handle");
+  o.hosts = NULL;
+  o.session_timeout_ms = 10000;
+  check_refused(&o, "a session timeout with a handle");
+  zkt_assert_quiet(s);
+  zkl_session_close(s, NULL);
+}
+
+static void test_options_unknown_flag_refused(void) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.flags = 2;
+  check_refused(&o, "flag 2");
+  o.flags = ZKL_OPEN_NO_FOLLOW_CONFIG | 0x80000000u;
+  check_refused(&o, "a known flag and an unknown one");
+}
+
+static void test_options_negative_timeouts_refused(void) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.session_timeout_ms = -1;
+  check_refused(&o, "session_timeout_ms -1");
+  o.session_timeout_ms = 0;
+  o.connect_timeout_ms = -1;
+  check_refused(&o, "connect_timeout_ms -1");
+  o.connect_timeout_ms = 0;
+  o.server_tick_ms = -1;
+  check_refused(&o, "server_tick_ms -1");
+  CU_ASSERT_EQUAL(zkl_session_open(NULL, &o), ZKL_EINVAL);
+}
+
+/* The margin can only be checked against the timeout the server granted:
+ * open connects, finds no lease left, closes the session it opened and
+ * says ZKL_EINVAL. With tick 0 (T/2 assumed) a 10 s session's P is
+ * 2.751 s, so a margin of 7 s leaves a lease and one of 8 s none. */
+static void test_options_margin_without_lease_refused(void) {
+  zkl_session_options o;
+  zkl_session *s = NULL;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.session_timeout_ms = 10000;
+  o.lease_margin_ms = 8000;
+  check_refused(&o, "a margin of 8 s of a 10 s session");
+  o.lease_margin_ms = 7000;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  /* The tick given with it counts: 2 s ticks make P 1.101 s, so 8 s fits. */
+  o.lease_margin_ms = 8000;
+  o.server_tick_ms = 2000;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+}
+
+/* 1.0: the state callback and the event hook given as options are set
+ * before the first connection, so an opened session's first connection is
+ * told as ZKL_STATE_CONNECTED (before 1.0 only a wrapped handle's was:
+ * they could only be set once open had returned). */
+typedef struct {
+  zkt_counter connected; /* ZKL_STATE_CONNECTED told */
+  zkt_counter closed;    /* ZKL_STATE_CLOSED told */
+  zkt_counter session_events; /* ZKL_EVENT_SESSION with ZKL_STATE_CONNECTED */
+} open_heard;
+
+static void note_state(zkl_session *s, zkl_state state, void *arg) {
+  open_heard *h = arg;
+  (void)s;
+  if (state == ZKL_STATE_CONNECTED)
+    zkt_counter_add(&h->connected, 1);
+  else if (state == ZKL_STATE_CLOSED)
+    zkt_counter_add(&h->closed, 1);
+}
+
+static void note_event(zkl_session *s, const zkl_event *ev, void *arg) {
+  open_heard *h = arg;
+  (void)s;
+  if (ev->type == ZKL_EVENT_SESSION && ev->reason == ZKL_STATE_CONNECTED)
+    zkt_counter_add(&h->session_events, 1);
+}
+
+static void check_open_heard(zkl_session_options *o) {
+  open_heard h;
+  zkl_session *s = NULL;
+  zkt_counter_init(&h.connected);
+  zkt_counter_init(&h.closed);
+  zkt_counter_init(&h.session_events);
+  o->on_state = note_state;
+  o->state_arg = &h;
+  o->on_event = note_event;
+  o->event_arg = &h;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&h.connected, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&h.session_events, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  /* told once each: CLOSED is the close's last call */
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.connected), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.session_events), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.closed), 1);
+}
+
+static void test_options_on_state_hears_first_connection(void) {
+  zkl_session *app = zkt_session(10000);
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  check_open_heard(&o); /* a session the library opens */
+  zkl_session_options_init(&o);
+  o.handle = zkl_session_handle(app);
+  check_open_heard(&o); /* one on the application's handle */
+  zkl_session_close(app, NULL);
+}
+
+/* N8: the _on_ setters of a lock return a status: ZKL_EINVAL for NULL,
+ * ZKL_OK, and ZKL_ECLOSED once the session's close has begun. */
+static void on_revoke_nothing(zkl_lock *l, void *arg) {
+  (void)l;
+  (void)arg;
+}
+
+static void test_lock_on_setters_say_closed(void) {
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l;
+  zkt_rec rec;
+  char name[64];
+  zkt_rec_init(&rec);
+  zkt_name(name, sizeof name, "on-setters");
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(NULL, zkt_on_lost, &rec), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_on_revoke(NULL, on_revoke_nothing, NULL),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(l, zkt_on_lost, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_on_revoke(l, on_revoke_nothing, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(l, NULL, NULL), ZKL_OK); /* clears */
+  CU_ASSERT_EQUAL(zkl_on_log(NULL, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(l, zkt_on_lost, &rec), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_on_revoke(l, on_revoke_nothing, NULL),
+                  ZKL_ECLOSED);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"connect errors", test_connect_errors},
@@ -732,6 +930,21 @@ int main(void) {
       {"log handler", test_log_handler},
       {"a standalone server: no servers to follow", test_servers_standalone},
       {"a move with a request under way", test_move_with_request_under_way},
+      {"options: a struct_size below 1.0's is refused",
+       test_options_size_below_1_0_refused},
+      {"options: a larger struct is taken only with zeros beyond",
+       test_options_larger_taken_only_with_zero_tail},
+      {"options: exactly one of hosts and handle",
+       test_options_exactly_one_of_hosts_and_handle},
+      {"options: an unknown flag is refused", test_options_unknown_flag_refused},
+      {"options: negative timeouts are refused",
+       test_options_negative_timeouts_refused},
+      {"options: a margin that leaves no lease is refused",
+       test_options_margin_without_lease_refused},
+      {"options: on_state hears the first connection",
+       test_options_on_state_hears_first_connection},
+      {"a lock's _on_ setters say ZKL_ECLOSED after close",
+       test_lock_on_setters_say_closed},
       {NULL, NULL}};
   return zkt_main("session", tests);
 }
