@@ -267,13 +267,24 @@ typedef struct zkl_session_options {
   void *event_arg;
 } zkl_session_options;
 
+#if defined(__cplusplus) ||                                                  \
+    (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define ZKL_INLINE_ inline
+#elif defined(__GNUC__)
+#define ZKL_INLINE_ __inline__
+#else
+#define ZKL_INLINE_
+#endif
 /* Zeroes o and records the caller's sizeof. Inline, not exported: only code
  * compiled against the caller's header knows the size of its struct. */
-static inline void zkl_session_options_init(zkl_session_options *o) {
-  static const zkl_session_options zero = {0};
-  *o = zero;
+static ZKL_INLINE_ void zkl_session_options_init(zkl_session_options *o) {
+  unsigned char *p = (unsigned char *)o;
+  size_t i;
+  for (i = 0; i < sizeof *o; i++)
+    p[i] = 0;
   o->struct_size = sizeof *o;
 }
+#undef ZKL_INLINE_
 
 /* Opens a ZooKeeper session (or builds one on o->handle) and waits until it
  * is connected; *out is set only on ZKL_OK. o and the strings in it are
