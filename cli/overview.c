@@ -115,8 +115,8 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
   int n = 0, i, rc;
   memset(ov, 0, sizeof *ov);
   if (o->prefix) {
-    rc = zkl_name_find(s, o->prefix, WALK_MAX_NODES, &names, &n,
-                        &ov->truncated);
+    rc =
+        zkl_name_find(s, o->prefix, WALK_MAX_NODES, &names, &n, &ov->truncated);
     if (rc != ZKL_OK)
       return rc;
   }

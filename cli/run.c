@@ -571,7 +571,7 @@ static int make_lock(run *r) {
   default:
     if (o->n_names > 1)
       return zkl_lock_new_multi(&r->l, r->s, (const char *const *)o->names,
-                               o->n_names);
+                                o->n_names);
     return zkl_lock_new(&r->l, r->s, o->name);
   }
 }

@@ -67,23 +67,23 @@
  *   zkl_lock_free() on the lock it was called for. It must not block for
  *   long: every completion and watcher of the session waits behind it. The
  *   blocking functions (zkl_session_open, zkl_session_add_auth,
- *   zkl_lock_acquire,
- *   zkl_lock_release, zkl_lock_commit, zkl_name_revoke, zkl_name_break,
- *   zkl_name_get_leader, zkl_name_list) return ZKL_EDEADLK when called from a callback
- *   instead of hanging. zkl_session_close() called from a callback returns
- *   at once (ZKL_CLOSE_BACKGROUND) and finishes on a thread of its own.
+ *   zkl_lock_acquire, zkl_lock_release, zkl_lock_commit, zkl_name_revoke,
+ *   zkl_name_break, zkl_name_get_leader, zkl_name_list, zkl_name_find)
+ *   return ZKL_EDEADLK when called from a callback instead of hanging.
+ *   zkl_session_close() called from a callback returns at once
+ *   (ZKL_CLOSE_BACKGROUND) and finishes on a thread of its own.
  *
  * Questions
  *   The blocking calls that ask and return (zkl_name_list,
- *   zkl_name_get_leader, zkl_name_find, zkl_name_revoke, zkl_name_break) ask again when
- *   the connection is lost under them, as it is when a session that
- *   follows the ensemble moves to other servers just after it opened: once
- *   the session is connected again, from the start, for as long as the
- *   session timeout from the call's start allows (zkl_name_break: from the
- *   start of each of its steps). Only then do they return ZCONNECTIONLOSS;
- *   the session's end meanwhile returns ZKL_EEXPIRED or ZKL_ECLOSED. What
- *   they write may be written twice: a holder may hear one zkl_name_revoke() or
- *   one break's mark twice.
+ *   zkl_name_get_leader, zkl_name_find, zkl_name_revoke, zkl_name_break)
+ *   ask again when the connection is lost under them, as it is when a
+ *   session that follows the ensemble moves to other servers just after it
+ *   opened: once the session is connected again, from the start, for as
+ *   long as the session timeout from the call's start allows
+ *   (zkl_name_break: from the start of each of its steps). Only then do
+ *   they return ZCONNECTIONLOSS; the session's end meanwhile returns
+ *   ZKL_EEXPIRED or ZKL_ECLOSED. What they write may be written twice: a
+ *   holder may hear one zkl_name_revoke() or one break's mark twice.
  *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
@@ -258,7 +258,8 @@ typedef struct zkl_session_options {
   int server_tick_ms;     /* as zkl_session_set_server_tick(): 0 assumes
                              T/2 */
   zkl_state_cb on_state;  /* as zkl_session_on_state(), set before the
-                             first connection, so it hears ZKL_STATE_CONNECTED */
+                             first connection, so it hears
+                             ZKL_STATE_CONNECTED */
   void *state_arg;
   zkl_event_cb on_event;  /* as zkl_session_on_event(), set before the
                              first connection: it hears the ZKL_EVENT_SERVERS
@@ -845,7 +846,8 @@ ZKL_EXTERN int zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  * contender, or it left meanwhile); ZKL_EINVAL (nothing is sent);
  * ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread; or a
  * ZooKeeper error (ZNOAUTH for a creator-only node). */
-ZKL_EXTERN int zkl_name_revoke(zkl_session *s, const char *name, const char *node);
+ZKL_EXTERN int zkl_name_revoke(zkl_session *s, const char *name,
+                               const char *node);
 
 /* What zkl_name_break() did to one node it went after: node is its full path
  * (borrowed for the call); rc ZKL_OK (broken), ZKL_ENOTHELD (it let go, or
@@ -925,8 +927,9 @@ typedef void (*zkl_break_cb)(zkl_session *s, int rc, const char *node,
  * node is gone, so whether this call deleted it is unknown; or it stayed
  * lost past the session timeout: see "Questions" at the top). When
  * several nodes are picked, an error wins over ZKL_OK. */
-ZKL_EXTERN int zkl_name_break(zkl_session *s, const char *name, const char *node,
-                         int grace_ms, zkl_break_cb cb, void *arg);
+ZKL_EXTERN int zkl_name_break(zkl_session *s, const char *name,
+                              const char *node, int grace_ms, zkl_break_cb cb,
+                              void *arg);
 
 /* --------------------------------------------------------- guarded writes */
 
@@ -955,13 +958,13 @@ typedef void (*zkl_commit_cb)(zkl_lock *l, int rc, void *arg);
  * semaphore lease, a leader, a multi-lock (a check on each of its nodes: it
  * commits only while every name is held). */
 ZKL_EXTERN int zkl_lock_commit(zkl_lock *l, int count, const zoo_op_t *ops,
-                              zoo_op_result_t *results);
+                               zoo_op_result_t *results);
 /* The same, returning at once; cb (required) runs exactly once unless this
  * returns an error. */
 ZKL_EXTERN int zkl_lock_commit_async(zkl_lock *l, int count,
-                                    const zoo_op_t *ops,
-                                    zoo_op_result_t *results, zkl_commit_cb cb,
-                                    void *arg);
+                                     const zoo_op_t *ops,
+                                     zoo_op_result_t *results, zkl_commit_cb cb,
+                                     void *arg);
 
 /* -------------------------------------------------------- read/write locks */
 
@@ -1060,7 +1063,7 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s,
-                                 const char *name, int limit);
+                                      const char *name, int limit);
 
 /* ------------------------------------------------------------ multi-locks */
 
@@ -1138,7 +1141,7 @@ ZKL_EXTERN int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s,
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (no names, too
  * many, a bad name or two alike); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_lock_new_multi(zkl_lock **out, zkl_session *s,
-                                 const char *const *names, int count);
+                                  const char *const *names, int count);
 
 /* Which of a multi-lock's names ZooKeeper refused at its last acquire: the
  * name whose node, or a parent of it, could not be made (ZNOAUTH: that
@@ -1156,7 +1159,8 @@ ZKL_EXTERN const char *zkl_lock_refused_name(const zkl_lock *l);
  * (a multi-lock before its transaction came back); ZKL_ECLOSED after
  * zkl_session_close(); ZKL_EINVAL when buf is NULL or too small
  * (ZKL_PATH_MAX bytes per name are always enough). */
-ZKL_EXTERN int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len);
+ZKL_EXTERN int zkl_lock_get_node_paths(const zkl_lock *l, char *buf,
+                                       size_t len);
 
 /* --------------------------------------------------------------- elections */
 
@@ -1173,10 +1177,11 @@ ZKL_EXTERN int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len)
  *                                lease's early notice)
  * While the lease rule is on, two candidates never both believe they lead:
  * a cut-off leader is told before the server can expire it.
- * The node's data is the id for as long as the node lives: zkl_name_revoke() and
- * zkl_name_break() never write anything else into a candidate's node (Curator's
- * LeaderLatch, zkl_name_get_leader(), zkl_leader_watch_new() and `zklock
- * --leader` read the data as the id), but write the id again as it is. The
+ * The node's data is the id for as long as the node lives: zkl_name_revoke()
+ * and zkl_name_break() never write anything else into a candidate's node
+ * (Curator's LeaderLatch, zkl_name_get_leader(), zkl_leader_watch_new()
+ * and `zklock --leader` read the data as the id), but write the id again as
+ * it is. The
  * candidate takes any such write (its node's version above 0) as a request
  * to let go: its revoke callback runs (zkl_lock_on_revoke()), and since a
  * revoke and a break's mark then look the same, a deletion of its node
@@ -1185,7 +1190,7 @@ ZKL_EXTERN int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len)
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED;
  * ZKL_EEXPIRED; ZKL_ENOMEM. */
 ZKL_EXTERN int zkl_lock_new_election(zkl_lock **out, zkl_session *s,
-                                const char *name, const char *id);
+                                     const char *name, const char *id);
 
 /* Who leads the election NAME now: the leader's id (copied into id, at most
  * len bytes with the NUL; may be NULL), its node's data, which revokes and
@@ -1194,7 +1199,7 @@ ZKL_EXTERN int zkl_lock_new_election(zkl_lock **out, zkl_session *s,
  * ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread;
  * or a ZooKeeper error. */
 ZKL_EXTERN int zkl_name_get_leader(zkl_session *s, const char *name, char *id,
-                              size_t len, int64_t *token);
+                                   size_t len, int64_t *token);
 
 typedef struct zkl_leader_watch zkl_leader_watch;
 
@@ -1260,9 +1265,10 @@ typedef struct zkl_event {
 } zkl_event;
 
 /* zkl_event_cb (declared with the sessions) is called for each event of
- * the session's locks and of the session itself, on the completion thread (LOST by the lease or the maximum hold: on the
- * timer thread, as the lost callback), in the order they happened, after they happened. The
- * rules of callbacks apply: it must not block. */
+ * the session's locks and of the session itself, on the completion thread
+ * (LOST by the lease or the maximum hold: on the timer thread, as the lost
+ * callback), in the order they happened, after they happened. The rules of
+ * callbacks apply: it must not block. */
 
 /* Sets (or with NULL clears) the session's event hook: per session, for
  * every lock of it. With no hook set, nothing is recorded or allocated.
@@ -1376,7 +1382,7 @@ typedef struct zkl_participant {
  * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
  * ZKL_EDEADLK on a completion thread; or a ZooKeeper error. */
 ZKL_EXTERN int zkl_name_list(zkl_session *s, const char *name,
-                                zkl_participant **out, int *count);
+                             zkl_participant **out, int *count);
 ZKL_EXTERN void zkl_name_list_free(zkl_participant *list);
 
 /* Finds the locks under prefix: the tree under /locks/PREFIX (prefix a
@@ -1399,9 +1405,8 @@ ZKL_EXTERN void zkl_name_list_free(zkl_participant *list);
  * Returns ZKL_OK (an absent prefix: none found); ZKL_EINVAL (a bad
  * prefix, max_nodes < 1); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
  * ZKL_EDEADLK on a completion thread; or a ZooKeeper error. */
-ZKL_EXTERN int zkl_name_find(zkl_session *s, const char *prefix,
-                              int max_nodes, char ***names, int *count,
-                              bool *truncated);
+ZKL_EXTERN int zkl_name_find(zkl_session *s, const char *prefix, int max_nodes,
+                             char ***names, int *count, bool *truncated);
 ZKL_EXTERN void zkl_name_find_free(char **names, int count);
 
 #ifdef __cplusplus

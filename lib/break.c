@@ -383,7 +383,7 @@ static void delete_locked(zkl_session *s, victim *v) {
 /* ---------------------------------------------------------------- entry */
 
 int zkl_name_break(zkl_session *s, const char *name, const char *node,
-              int grace_ms, zkl_break_cb cb, void *arg) {
+                   int grace_ms, zkl_break_cb cb, void *arg) {
   zkl_participant *list = NULL;
   brk *b = NULL;
   int32_t seq;

@@ -37,7 +37,7 @@ const zkl_recipe zkl__recipe_latch = {
 };
 
 int zkl_lock_new_election(zkl_lock **out, zkl_session *s, const char *name,
-                     const char *id) {
+                          const char *id) {
   char queue[ZKL_PATH_MAX], *copy;
   int rc;
   if (!out || !s || !id || !*id || strlen(id) > ZKL_ID_MAX ||

@@ -164,8 +164,8 @@ static int prepare(multi **out, zkl_lock *l, int count, const zoo_op_t *ops,
 }
 
 int zkl_lock_commit_async(zkl_lock *l, int count, const zoo_op_t *ops,
-                         zoo_op_result_t *results, zkl_commit_cb cb,
-                         void *arg) {
+                          zoo_op_result_t *results, zkl_commit_cb cb,
+                          void *arg) {
   multi *m;
   int rc;
   zkl_session *s;
@@ -186,7 +186,7 @@ int zkl_lock_commit_async(zkl_lock *l, int count, const zoo_op_t *ops,
 }
 
 int zkl_lock_commit(zkl_lock *l, int count, const zoo_op_t *ops,
-                   zoo_op_result_t *results) {
+                    zoo_op_result_t *results) {
   zkl_waiter w = {0};
   zkl_session *s;
   multi *m;

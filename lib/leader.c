@@ -359,7 +359,7 @@ static void ask_replied_locked(zkl_ask *ask, int index, const zkl_reply *rp) {
 }
 
 int zkl_name_get_leader(zkl_session *s, const char *name, char *id, size_t len,
-                   int64_t *token) {
+                        int64_t *token) {
   char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1];
   leader_ask a;
   zkl_ask_retry t;

@@ -72,13 +72,13 @@ typedef struct multi {
   enum phase phase;
   int parent_rounds;
   int parent_rc;   /* a parent's create refused for a reason of its own */
-  const char *refused; /* the name ZooKeeper refused at the last acquire
-                          (a part's name), or NULL: see
-                          zkl_lock_refused_name() */
-  int answers;     /* M_FINDING: listings answered */
-  char **nodes;    /* per name: our node there, not (yet) a part's */
+  const char *refused;      /* the name ZooKeeper refused at the last acquire
+                               (a part's name), or NULL: see
+                               zkl_lock_refused_name() */
+  int answers;              /* M_FINDING: listings answered */
+  char **nodes;             /* per name: our node there, not (yet) a part's */
   char first[ZKL_PATH_MAX]; /* M_PARTS: the first name's node (the token's) */
-  int64_t czxid;   /* the token, once known */
+  int64_t czxid;            /* the token, once known */
   bool czxid_known;
   bool czxid_lost; /* its getData's reply was lost: again at reconnect */
   bool deleting;   /* the whole deletes the parts' nodes itself */
@@ -950,8 +950,8 @@ static void multi_free(void *arg) {
   free(m);
 }
 
-int zkl_lock_new_multi(zkl_lock **out, zkl_session *s,
-                      const char *const *names, int count) {
+int zkl_lock_new_multi(zkl_lock **out, zkl_session *s, const char *const *names,
+                       int count) {
   char queue[ZKL_PATH_MAX], *joined;
   size_t len = 0;
   zkl_lock *l, *p;

@@ -271,7 +271,7 @@ int zkl__participants_ask(zkl_session *s, const char *name,
 }
 
 int zkl_name_list(zkl_session *s, const char *name, zkl_participant **out,
-                     int *count) {
+                  int *count) {
   return zkl__participants_ask(s, name, out, count, false);
 }
 

@@ -232,7 +232,7 @@ static const zkl_recipe gate_recipe = {
 };
 
 int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s, const char *name,
-                      int limit) {
+                           int limit) {
   char queue[ZKL_PATH_MAX];
   zkl_lock *gate, *l;
   int rc;

@@ -169,7 +169,7 @@ static int walk_locked(walk *w, zkl_session *s, const char *start,
 }
 
 int zkl_name_find(zkl_session *s, const char *prefix, int max_nodes,
-                   char ***names, int *count, bool *truncated) {
+                  char ***names, int *count, bool *truncated) {
   walk w;
   zkl_ask_retry t;
   char start[ZKL_PATH_MAX];

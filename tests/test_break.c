@@ -215,7 +215,7 @@ static void test_new_node_not_hit(void) {
   hold(&h, name);
   zkl_lock_on_revoke(h.l, on_revoke_retake, &t);
   CU_ASSERT_EQUAL(zkl_name_break(breaker, name, child_of(h.path), LONG_GRACE,
-                            on_report, &rep),
+                                 on_report, &rep),
                   ZKL_ENOTHELD);
   CU_ASSERT(reported(&rep, h.path, ZKL_ENOTHELD));
   CU_ASSERT_EQUAL(zkt_rec_wait(&t.again, 1, ZKT_WAIT), ZKL_OK);
@@ -225,8 +225,9 @@ static void test_new_node_not_hit(void) {
   CU_ASSERT_EQUAL(zkl_lock_token(h.l), t.again.token);
   CU_ASSERT_EQUAL(zkt_counter_get(&h.lost.calls), 0);
   /* the old node, named again: gone, nothing to break */
-  CU_ASSERT_EQUAL(zkl_name_break(breaker, name, child_of(h.path), 0, NULL, NULL),
-                  ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(
+      zkl_name_break(breaker, name, child_of(h.path), 0, NULL, NULL),
+      ZKL_ENOTHELD);
   zkl_lock_on_revoke(h.l, NULL, NULL);
   CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
   close_holder(&h, true);
@@ -479,14 +480,14 @@ static void test_kinds(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(ws, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_counter_get(&granted.calls), 0);
   /* a semaphore's place is no name of its own */
-  CU_ASSERT_EQUAL(zkl_name_break(breaker, leases, child_of(l[0].path), 0, NULL,
-                            NULL),
-                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(
+      zkl_name_break(breaker, leases, child_of(l[0].path), 0, NULL, NULL),
+      ZKL_EINVAL);
   /* a lease node is found among the name's places */
   rep.n = 0;
-  CU_ASSERT_EQUAL(zkl_name_break(breaker, name, child_of(l[0].path), 0,
-                            on_report, &rep),
-                  ZKL_OK);
+  CU_ASSERT_EQUAL(
+      zkl_name_break(breaker, name, child_of(l[0].path), 0, on_report, &rep),
+      ZKL_OK);
   CU_ASSERT_EQUAL(rep.n, 1);
   CU_ASSERT(reported(&rep, l[0].path, ZKL_OK));
   assert_broken(&l[0]);
@@ -573,9 +574,9 @@ static void test_downgraded_reader(void) {
     zkt_counter_init(&asked);
     CU_ASSERT_EQUAL_FATAL(
         zkl_lock_acquire(zkl_rwlock_write(rw), ZKT_WAIT, &wtoken), ZKL_OK);
-    CU_ASSERT_EQUAL_FATAL(
-        zkl_lock_get_node_path(zkl_rwlock_write(rw), write_node, sizeof write_node),
-        ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(zkl_rwlock_write(rw),
+                                                 write_node, sizeof write_node),
+                          ZKL_OK);
     CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(zkl_rwlock_write(wrw), -1,
                                                  zkt_on_acquired, &granted),
                           ZKL_OK);
@@ -585,8 +586,7 @@ static void test_downgraded_reader(void) {
     CU_ASSERT_EQUAL(zkt_children(parent), 3); /* the write node stays */
 
     /* Who holds: the write node and the reader, not the writer between */
-    CU_ASSERT_EQUAL_FATAL(zkl_name_list(breaker, name, &list, &count),
-                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_name_list(breaker, name, &list, &count), ZKL_OK);
     CU_ASSERT_EQUAL(count, 3);
     for (i = 0, holding = 0; i < count; i++) {
       bool ours = strcmp(list[i].node, h.path) == 0 ||
@@ -606,8 +606,8 @@ static void test_downgraded_reader(void) {
     /* A break takes the reader with the write node */
     rep.n = 0;
     CU_ASSERT_EQUAL(zkl_name_break(breaker, name,
-                              round ? child_of(write_node) : NULL, 0, on_report,
-                              &rep),
+                                   round ? child_of(write_node) : NULL, 0,
+                                   on_report, &rep),
                     ZKL_OK);
     CU_ASSERT_EQUAL(rep.n, 2);
     CU_ASSERT(reported(&rep, h.path, ZKL_OK));
@@ -760,9 +760,9 @@ static void test_acl(void) {
 static void on_acquired_break(zkl_lock *l, int rc, int64_t token, void *arg) {
   (void)rc;
   (void)token;
-  zkt_on_acquired(l, zkl_name_break(zkl__lock_session(l), "x", NULL, 0,
-                               NULL, NULL),
-                  0, arg);
+  zkt_on_acquired(
+      l, zkl_name_break(zkl__lock_session(l), "x", NULL, 0, NULL, NULL), 0,
+      arg);
 }
 
 static void test_bad_input(void) {
@@ -779,8 +779,9 @@ static void test_bad_input(void) {
   CU_ASSERT_EQUAL(zkl_name_break(s, name, "", 0, NULL, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_name_break(s, name, "foo", 0, NULL, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_name_break(s, name, "../x", 0, NULL, NULL), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_name_break(s, name, "a/_c_x-lock-0000000001", 0, NULL, NULL),
-                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(
+      zkl_name_break(s, name, "a/_c_x-lock-0000000001", 0, NULL, NULL),
+      ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl__make_prefix(prefix), ZKL_OK);
   /* a lease node's name is looked for in the name's places: not there */
   snprintf(node, sizeof node, "_c_%.16s-lease-0000000001", prefix + 3);

@@ -72,9 +72,9 @@ static void scene_set(scene *sc) {
   /* the election, its second candidate waiting (before the semaphore's
    * waiter: it has waited longer) */
   for (i = 0; i < 2; i++)
-    CU_ASSERT_EQUAL_FATAL(
-        zkl_lock_new_election(&sc->el[i], sc->s, sc->elect, i ? "beta" : "alpha"),
-        ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&sc->el[i], sc->s, sc->elect,
+                                                i ? "beta" : "alpha"),
+                          ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->el[0], T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(
       zkl_lock_acquire_async(sc->el[1], -1, zkt_on_acquired, &sc->el_got),
@@ -83,8 +83,8 @@ static void scene_set(scene *sc) {
   wait_children(path, 2);
   /* a semaphore of two: two hold, one waits */
   for (i = 0; i < 3; i++)
-    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&sc->sem_l[i], sc->s, sc->sem, 2),
-                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_new_semaphore(&sc->sem_l[i], sc->s, sc->sem, 2), ZKL_OK);
   for (i = 0; i < 2; i++)
     CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->sem_l[i], T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(

@@ -543,8 +543,8 @@ static void test_waiter_replies_lost(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(b.s, ZKT_WAIT), 0);
   /* the watch on the predecessor (b) is lost with its reply */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(b.l, hooked_pred, sizeof hooked_pred),
-                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_get_node_path(b.l, hooked_pred, sizeof hooked_pred), ZKL_OK);
   zkt_counter_init(&hook_ran);
   hooked = &p;
   zkl__hook_before_watch = reset_before_watch;

@@ -2012,8 +2012,7 @@ static void dg_round(int round, bool kill_leader, int mode, long *stats) {
   {
     long long until = now_us() + (long long)STUCK_MS * 1000;
     for (;;) {
-      CU_ASSERT_EQUAL_FATAL(zkl_name_list(asker, name, &list, &count),
-                            ZKL_OK);
+      CU_ASSERT_EQUAL_FATAL(zkl_name_list(asker, name, &list, &count), ZKL_OK);
       if (count == 3 || now_us() >= until)
         break;
       zkl_name_list_free(list);

@@ -253,13 +253,13 @@ static void test_write_side_and_async(void) {
                         ZKL_OK);
   zoo_create_op_init(&op, a, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
   CU_ASSERT_EQUAL(zkl_lock_commit_async(zkl_rwlock_write(rw), 1, &op, &result,
-                                       zkt_on_released, &rec),
+                                        zkt_on_released, &rec),
                   ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT(exists(a));
   /* not held: refused at the call, the callback never runs */
   CU_ASSERT_EQUAL(zkl_lock_commit_async(zkl_rwlock_read(rw), 1, &op, &result,
-                                       zkt_on_released, &rec),
+                                        zkt_on_released, &rec),
                   ZKL_ENOTHELD);
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw)), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), a, -1), ZOK);

@@ -359,8 +359,9 @@ static bool run_open(run *r) {
       return false;
     }
     rc = r->kind == C_MUTEX ? zkl_lock_new(&w->l, w->s, r->name)
-         : r->kind == C_SEM ? zkl_lock_new_semaphore(&w->l, w->s, r->name, r->limit)
-                            : zkl_rwlock_new(&w->rw, w->s, r->name);
+         : r->kind == C_SEM
+             ? zkl_lock_new_semaphore(&w->l, w->s, r->name, r->limit)
+             : zkl_rwlock_new(&w->rw, w->s, r->name);
     if (rc != ZKL_OK) {
       fprintf(stderr, "interop: new: %s\n", zkl_strerror(rc));
       return false;
@@ -760,7 +761,7 @@ static void *candidate(void *arg) {
       if (rc == ZKL_OK) {
         tm.s = now_ns();
         rc = zkl_name_get_leader(c->s, el->name, tm.seen, sizeof tm.seen,
-                            &tm.seen_token);
+                                 &tm.seen_token);
         hold_us(el->hold_us);
         tm.e = now_ns();
         int rrc = zkl_lock_release(l);
@@ -1124,8 +1125,8 @@ static void test_curator_revoke(void) {
            "ms, max %.2f ms); sections C %d, peer %d, violations %d, %.1f s\n",
            ROUNDS, zkt_counter_get(&rv.calls), lat_c[ROUNDS / 2] / 1e6,
            lat_c[ROUNDS - 1] / 1e6, ROUNDS, lat_j[ROUNDS / 2] / 1e6,
-           lat_j[ROUNDS - 1] / 1e6, v.n[SIDE_C], v.n[SIDE_PEER],
-           v.violations, r.secs);
+           lat_j[ROUNDS - 1] / 1e6, v.n[SIDE_C], v.n[SIDE_PEER], v.violations,
+           r.secs);
     CU_ASSERT_EQUAL(v.violations, 0);
     CU_ASSERT_EQUAL(zkt_counter_get(&rv.calls), ROUNDS);
     CU_ASSERT(lat_c[0] > 0 && lat_j[0] > 0);

@@ -331,8 +331,7 @@ static void test_refused_by_acl(void) {
   zkt_check(zkl_lock_refused_name(l) &&
                 strcmp(zkl_lock_refused_name(l), n[1]) == 0,
             "refused: %s",
-            zkl_lock_refused_name(l) ? zkl_lock_refused_name(l)
-                                          : "(null)");
+            zkl_lock_refused_name(l) ? zkl_lock_refused_name(l) : "(null)");
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
   CU_ASSERT(zkl_lock_refused_name(l) &&
             strcmp(zkl_lock_refused_name(l), n[1]) == 0);
@@ -351,8 +350,7 @@ static void test_refused_by_acl(void) {
     zkt_check(zkl_lock_refused_name(l) &&
                   strcmp(zkl_lock_refused_name(l), sub[1]) == 0,
               "refused: %s",
-              zkl_lock_refused_name(l) ? zkl_lock_refused_name(l)
-                                            : "(null)");
+              zkl_lock_refused_name(l) ? zkl_lock_refused_name(l) : "(null)");
     zkl_lock_free(l);
   }
   /* a lock of one name is no multi-lock */

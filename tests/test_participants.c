@@ -470,8 +470,7 @@ static void test_lock_names(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[3], s, name[3]), ZKL_OK);
   for (i = 0; i < 4; i++)
     CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], 5000, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_name_find(s, base, 1000, &names, &n, &cut),
-                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_name_find(s, base, 1000, &names, &n, &cut), ZKL_OK);
   CU_ASSERT_FALSE(cut);
   CU_ASSERT_EQUAL(n, 4);
   if (n == 4) { /* sorted */
@@ -555,8 +554,7 @@ static void test_lock_names_locks_leases(void) {
   CU_ASSERT_FALSE(has_name(names, n, "leases/leases"));
   zkl_name_find_free(names, n);
   /* under a prefix that is one of them */
-  CU_ASSERT_EQUAL(zkl_name_find(s, "leases", 100000, &names, &n, NULL),
-                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_find(s, "leases", 100000, &names, &n, NULL), ZKL_OK);
   CU_ASSERT(has_name(names, n, name[1]) && has_name(names, n, name[3]));
   CU_ASSERT_FALSE(has_name(names, n, "leases/locks"));
   CU_ASSERT_FALSE(has_name(names, n, "leases/leases"));
