@@ -115,6 +115,14 @@ extern "C" {
 #define ZKL_EXTERN
 #endif
 
+/* Marks an old name that 1.x keeps until 2.0: a call of it warns "use f"
+ * (GCC, Clang; nothing elsewhere). */
+#if defined(__GNUC__)
+#define ZKL_DEPRECATED_FOR(f) __attribute__((deprecated("use " #f)))
+#else
+#define ZKL_DEPRECATED_FOR(f)
+#endif
+
 /* ---------------------------------------------------------------- version */
 
 #define ZKL_VERSION_MAJOR 1
