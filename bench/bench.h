@@ -169,7 +169,7 @@ typedef enum {
 void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
                        bench_result *r);
 /* One session, one thread: a multi-lock of `names` names
- * (zkl_multilock_new), uncontended. */
+ * (zkl_lock_new_multi), uncontended. */
 void lib_multilock(const bench_ctx *c, int names, bench_result *r);
 
 /* lib_async.c: libzklock's async API. */

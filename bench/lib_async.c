@@ -33,6 +33,16 @@
 #include "bench.h"
 #include "zklock.h"
 
+/* A session on hosts with the given session timeout (zkl_session_options'
+ * other fields at their defaults). */
+static int open_session(zkl_session **s, const char *hosts, int session_ms) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = hosts;
+  o.session_timeout_ms = session_ms;
+  return zkl_session_open(s, &o);
+}
+
 #define SETUP_S 120.0 /* bound on the warm-up: every slot granted once */
 
 static atomic_uint name_serial;
@@ -122,7 +132,7 @@ static void run_slots(const bench_ctx *c, int sessions, int nslots,
   pthread_mutex_init(&run->order_mu, NULL);
   run->one_name = one_name;
   for (i = 0; i < sessions && rc == ZKL_OK; i++) {
-    rc = zkl_session_open(&ss[i], c->hosts, c->session_ms);
+    rc = open_session(&ss[i], c->hosts, c->session_ms);
     if (rc == ZKL_OK)
       opened++;
   }
@@ -162,7 +172,7 @@ close:
    * once every callback of its session has run: then every started slot
    * has reported done. */
   for (i = 0; i < opened; i++)
-    zkl_session_close(ss[i]);
+    zkl_session_close(ss[i], NULL);
   for (i = 0; i < made; i++)
     zkl_lock_free(slots[i].l);
   if (r->ok && !bench_window_wait_done(&run->w, started, 1))

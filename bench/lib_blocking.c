@@ -7,7 +7,7 @@
  * the write side of a read/write lock, or a semaphore of one lease: all
  * three exclude, so the same checks hold. lib_multilock() runs the same
  * cycles on one session with a multi-lock of several names
- * (zkl_multilock_new): the token, the czxid its nodes share, rises too.
+ * (zkl_lock_new_multi): the token, the czxid its nodes share, rises too.
  */
 #include "config.h"
 
@@ -17,6 +17,16 @@
 
 #include "bench.h"
 #include "zklock.h"
+
+/* A session on hosts with the given session timeout (zkl_session_options'
+ * other fields at their defaults). */
+static int open_session(zkl_session **s, const char *hosts, int session_ms) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = hosts;
+  o.session_timeout_ms = session_ms;
+  return zkl_session_open(s, &o);
+}
 
 #define WAIT_MS 30000 /* an acquire that takes this long counts as an error */
 #define MAX_ERRORS 100
@@ -43,7 +53,7 @@ static void *blk_main(void *arg) {
   zkl_lock *l = NULL;
   zkl_rwlock *rw = NULL;
   int rc, failures = 0;
-  rc = zkl_session_open(&s, t->c->hosts, t->c->session_ms);
+  rc = open_session(&s, t->c->hosts, t->c->session_ms);
   if (rc == ZKL_OK) {
     switch (t->kind) {
     case BENCH_MUTEX:
@@ -54,20 +64,20 @@ static void *blk_main(void *arg) {
         l = zkl_rwlock_write(rw);
       break;
     case BENCH_SEMAPHORE:
-      rc = zkl_semaphore_new(&l, s, t->name, 1);
+      rc = zkl_lock_new_semaphore(&l, s, t->name, 1);
       break;
     case BENCH_WATCHED:
       if ((rc = zkl_lock_new(&l, s, t->name)) == ZKL_OK)
         rc = zkl_lock_set_watch_after(l, 0);
       break;
     case BENCH_MULTI:
-      rc = zkl_multilock_new(&l, s, t->names, t->nnames);
+      rc = zkl_lock_new_multi(&l, s, t->names, t->nnames);
       break;
     }
   }
   if (rc != ZKL_OK) {
     bench_window_fail(t->w, "session: %s", zkl_strerror(rc));
-    zkl_session_close(s);
+    zkl_session_close(s, NULL);
     return NULL;
   }
   bench_window_ready(t->w);
@@ -96,7 +106,7 @@ static void *blk_main(void *arg) {
     zkl_rwlock_free(rw);
   else
     zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   bench_window_done(t->w);
   return NULL;
 }

@@ -34,6 +34,16 @@
 #include "bench.h"
 #include "internal.h"
 
+/* A session on hosts with the given session timeout (zkl_session_options'
+ * other fields at their defaults). */
+static int open_session(zkl_session **s, const char *hosts, int session_ms) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = hosts;
+  o.session_timeout_ms = session_ms;
+  return zkl_session_open(s, &o);
+}
+
 static const char *const kind_names[ZKL_RQ_KINDS] = {
     [ZKL_RQ_PARENT] = "parent create",
     [ZKL_RQ_CREATE] = "create",
@@ -113,9 +123,9 @@ static void uncontended(int cycles, int names) {
              names, i);
     ptrs[i] = multi[i];
   }
-  if ((rc = zkl_session_open(&s, hosts, 10000)) != ZKL_OK)
+  if ((rc = open_session(&s, hosts, 10000)) != ZKL_OK)
     die("session", rc);
-  if ((rc = names ? zkl_multilock_new(&l, s, ptrs, names)
+  if ((rc = names ? zkl_lock_new_multi(&l, s, ptrs, names)
                   : zkl_lock_new(&l, s, name)) != ZKL_OK)
     die("lock", rc);
   /* the first cycle creates the parents */
@@ -133,7 +143,7 @@ static void uncontended(int cycles, int names) {
   zkl__debug_wait_settled(s, 10000);
   add_counts(&t, s, 1);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   if (names)
     snprintf(what, sizeof what, "multi-lock of %d name%s (blocking, one "
              "session)", names, names == 1 ? "" : "s");
@@ -170,7 +180,7 @@ static void contended(int cycles) {
   int i, rc;
   snprintf(name, sizeof name, "requests/%u/contended", run_id);
   for (i = 0; i < CONTENDERS; i++) {
-    if ((rc = zkl_session_open(&cs[i].s, hosts, 10000)) != ZKL_OK)
+    if ((rc = open_session(&cs[i].s, hosts, 10000)) != ZKL_OK)
       die("session", rc);
     if ((rc = zkl_lock_new(&cs[i].l, cs[i].s, name)) != ZKL_OK)
       die("lock", rc);
@@ -192,7 +202,7 @@ static void contended(int cycles) {
     zkl__debug_wait_settled(cs[i].s, 10000);
     add_counts(&t, cs[i].s, 1);
     zkl_lock_free(cs[i].l);
-    zkl_session_close(cs[i].s);
+    zkl_session_close(cs[i].s, NULL);
   }
   print("contended (8 sessions, one thread each, one lock)", &t);
 }
@@ -261,7 +271,7 @@ static void async_cycles(int cycles, int sessions, int locks, bool one_name,
   pthread_mutex_init(&m.mu, NULL);
   pthread_cond_init(&m.cond, NULL);
   for (i = 0; i < sessions; i++)
-    if ((rc = zkl_session_open(&ss[i], hosts, 10000)) != ZKL_OK)
+    if ((rc = open_session(&ss[i], hosts, 10000)) != ZKL_OK)
       die("session", rc);
   for (i = 0; i < locks; i++) {
     if (one_name)
@@ -307,7 +317,7 @@ static void async_cycles(int cycles, int sessions, int locks, bool one_name,
   for (i = 0; i < locks; i++)
     zkl_lock_free(slots[i].l);
   for (i = 0; i < sessions; i++)
-    zkl_session_close(ss[i]);
+    zkl_session_close(ss[i], NULL);
   free(slots);
   print(what, &t);
 }
@@ -352,7 +362,7 @@ static void idle(int seconds, int tick_ms) {
   char name[64], what[160];
   int rc;
   snprintf(name, sizeof name, "requests/%u/idle-%d", run_id, tick_ms);
-  if ((rc = zkl_session_open(&s, hosts, 10000)) != ZKL_OK)
+  if ((rc = open_session(&s, hosts, 10000)) != ZKL_OK)
     die("session", rc);
   if (tick_ms && (rc = zkl_session_set_server_tick(s, tick_ms)) != ZKL_OK)
     die("server tick", rc);
@@ -369,7 +379,7 @@ static void idle(int seconds, int tick_ms) {
   if ((rc = zkl_lock_release(l)) != ZKL_OK)
     die("release", rc);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   snprintf(what, sizeof what, "idle session of 10 s, %s, holding nothing",
            tick_ms ? "tickTime 2000 given" : "tickTime not given");
   idle_print(what, &none, seconds);

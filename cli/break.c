@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * break.c - zklock --break NAME [--grace SECONDS]: a stuck lock's holders
- * broken with zkl_break(), which picks them (the holder of a mutex, the
+ * broken with zkl_name_break(), which picks them (the holder of a mutex, the
  * readers sharing a read/write lock, the leader of an election, every lease
  * of a semaphore), asks them to let go, and deletes their nodes once the
  * grace is over. A zklock holding one of them loses it, stops its command
@@ -22,7 +22,7 @@ typedef struct {
   int picked;
 } tally;
 
-static void on_node(zkl_session *s, const char *node, int rc, void *arg) {
+static void on_node(zkl_session *s, int rc, const char *node, void *arg) {
   tally *t = arg;
   (void)s;
   t->picked++;
@@ -41,7 +41,7 @@ int break_holders(zkl_session *s, const char *name, int grace_ms,
   names_parent(path, sizeof path, name);
   cli_verbose_msg("breaking the holders of %s after a grace of %s", path,
                   cli_duration(grace_ms));
-  rc = zkl_break(s, name, NULL, grace_ms, on_node, &t);
+  rc = zkl_name_break(s, name, NULL, grace_ms, on_node, &t);
   if (fflush(stdout) != 0 && rc == ZKL_OK)
     rc = ZKL_ESYSTEM;
   if (rc == ZKL_OK)

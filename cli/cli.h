@@ -22,8 +22,8 @@
  *   status.c     the waiting status, kept up to date from a watch
  *   overview.c   every lock under a prefix: --list PREFIX/, --watch
  *   format.c     how --list PREFIX/ prints: a table, JSON, Prometheus
- *   break.c      --break: a stuck lock's holders broken (zkl_break())
- *   queue.c      a lock's contenders as zkl_participants() shows them, for
+ *   break.c      --break: a stuck lock's holders broken (zkl_name_break())
+ *   queue.c      a lock's contenders as zkl_name_list() shows them, for
  *                every kind of lock: --list, --leader, --revoke, who holds
  *                it (the waiting line, the holder named when -n gives up)
  *   events.c     the self-pipe: signal handlers and library callbacks post
@@ -37,7 +37,7 @@
  * Only the public API is used: <zklock.h>, plus the ZooKeeper client on
  * zkl_session_handle() for the waiting status's child watches, the chroot
  * check, the session's state (in a loss message, before -v's lookups), and
- * the ids of an election's candidates (zkl_participants() does not carry
+ * the ids of an election's candidates (zkl_name_list() does not carry
  * them).
  */
 #ifndef ZKLOCK_CLI_H
@@ -242,7 +242,7 @@ void ev_take(ev_batch *b);
 
 /* Library callbacks: they only record and wake. */
 void ev_acquire_cb(zkl_lock *l, int rc, int64_t token, void *arg);
-void ev_lost_cb(zkl_lock *l, int reason, void *arg);
+void ev_lost_cb(zkl_lock *l, zkl_lost_reason reason, void *arg);
 void ev_revoke_cb(zkl_lock *l, void *arg);
 void ev_post_queue_changed(void);
 /* zklock's own requests on the session's handle: counted out and back,
@@ -432,7 +432,7 @@ typedef struct {
   char *id; /* a candidate's id (latch), else NULL */
 } queue_entry;
 
-/* Every contender of NAME, as zkl_participants() lists them: its own
+/* Every contender of NAME, as zkl_name_list() lists them: its own
  * queue, then a semaphore's leases and its queue at the gate. */
 typedef struct {
   queue_entry *e;
@@ -441,7 +441,7 @@ typedef struct {
   zkl_participant *list;
 } queue_view;
 
-/* Lists them (zkl_participants(): two round trips; one more per candidate
+/* Lists them (zkl_name_list(): two round trips; one more per candidate
  * of an election). Returns a ZKL_ code; on success free the view with
  * queue_view_free(). */
 int queue_view_get(zkl_session *s, const char *name, queue_view *v);
@@ -477,14 +477,14 @@ int queue_list(zkl_session *s, const char *name, bool no_header);
 /* --leader: prints "ID<TAB>TOKEN" of name's leader. Returns a ZKL_ code
  * (ZKL_ENOTHELD: nobody leads). */
 int queue_leader(zkl_session *s, const char *name);
-/* --revoke: asks every holder of name to let go (zkl_revoke()), and prints
+/* --revoke: asks every holder of name to let go (zkl_name_revoke()), and prints
  * the node of each one asked. Returns a ZKL_ code (ZKL_ENOTHELD: nobody
  * to ask). */
 int queue_revoke(zkl_session *s, const char *name);
 
 /* ----------------------------------------------------------------- break.c */
 
-/* --break: breaks the holders of name after grace_ms (zkl_break()), prints
+/* --break: breaks the holders of name after grace_ms (zkl_name_break()), prints
  * the node of each one broken on stdout, and says what happened on stderr
  * (not the "nobody holds" line when quiet). Returns zklock's exit status:
  * 0 broken, 1 nobody holds (or each let go within the grace), 3 refused or

@@ -177,7 +177,7 @@ static void fail(zkl_session *s, const char *fmt, ...) {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   cli_error("%s", line);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   exit(EXIT_ZOOKEEPER);
 }
 
@@ -233,14 +233,18 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
   zkl_session *s;
   int64_t t0 = cli_now_ms();
   int rc, total_ms = bound_ms;
-  int flags = o->no_follow ? ZKL_OPEN_NO_FOLLOW_CONFIG : 0;
+  zkl_session_options so;
+  zkl_session_options_init(&so);
+  so.hosts = o->hosts;
+  so.session_timeout_ms = o->session_ms;
+  so.flags = o->no_follow ? ZKL_OPEN_NO_FOLLOW_CONFIG : 0;
   /* -n does not wait, and that covers connecting: a healthy ensemble opens
    * a session well within the first try; if it did not, and every server
    * refuses, there is nobody to wait for. Anyone else (a server that is
    * slow, or silent) gets the rest of the connect timeout. */
   if (o->wait_ms == 0 && bound_ms > FIRST_TRY_MS) {
-    rc = zkl_session_open3(&s, o->hosts, o->session_ms, FIRST_TRY_MS,
-                           flags);
+    so.connect_timeout_ms = FIRST_TRY_MS;
+    rc = zkl_session_open(&s, &so);
     if (rc == ZKL_ECONNECT) {
       probe(hl, true, hv);
       if (nobody_there(hl, hv)) {
@@ -249,11 +253,12 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
         exit(EXIT_ZOOKEEPER);
       }
       bound_ms -= (int)(cli_now_ms() - t0);
-      rc = zkl_session_open3(&s, o->hosts, o->session_ms,
-                             bound_ms > 0 ? bound_ms : 1, flags);
+      so.connect_timeout_ms = bound_ms > 0 ? bound_ms : 1;
+      rc = zkl_session_open(&s, &so);
     }
   } else {
-    rc = zkl_session_open3(&s, o->hosts, o->session_ms, bound_ms, flags);
+    so.connect_timeout_ms = bound_ms;
+    rc = zkl_session_open(&s, &so);
   }
   switch (rc) {
   case ZKL_OK:

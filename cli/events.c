@@ -169,7 +169,7 @@ void ev_acquire_cb(zkl_lock *l, int rc, int64_t token, void *arg) {
   ev_wake();
 }
 
-void ev_lost_cb(zkl_lock *l, int reason, void *arg) {
+void ev_lost_cb(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   int64_t now = cli_now_ms();
   (void)l;
   (void)arg;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * overview.c - every lock under a prefix at a glance (--list PREFIX/,
- * --format, --watch): which locks there are (zkl_lock_names()), and for
- * each, from its contenders (queue_view_get(): zkl_participants()), its
+ * --format, --watch): which locks there are (zkl_name_find()), and for
+ * each, from its contenders (queue_view_get(): zkl_name_list()), its
  * kind, its holders, how many wait, how long the holders have held and
  * the oldest waiter has waited, and its token; the most contended first.
  * format.c prints it.
@@ -115,14 +115,14 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
   int n = 0, i, rc;
   memset(ov, 0, sizeof *ov);
   if (o->prefix) {
-    rc = zkl_lock_names(s, o->prefix, WALK_MAX_NODES, &names, &n,
-                        &ov->truncated);
+    rc =
+        zkl_name_find(s, o->prefix, WALK_MAX_NODES, &names, &n, &ov->truncated);
     if (rc != ZKL_OK)
       return rc;
   }
   ov->locks = calloc((size_t)(n ? n : 1), sizeof *ov->locks);
   if (!ov->locks) {
-    zkl_lock_names_free(names, n);
+    zkl_name_find_free(names, n);
     return ZKL_ENOMEM;
   }
   ov->now_ms = wall_ms();
@@ -144,7 +144,7 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
     summarise(k, ov->now_ms);
     ov->count++;
   }
-  zkl_lock_names_free(names, n);
+  zkl_name_find_free(names, n);
   if (rc != ZKL_OK) {
     overview_free(ov);
     return rc;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * queue.c - a lock's contenders as zkl_participants() shows them, for every
+ * queue.c - a lock's contenders as zkl_name_list() shows them, for every
  * kind of lock: --list, --leader, --revoke, and who holds it (the waiting
  * line, the holder named when zklock gives up).
  *
@@ -11,7 +11,7 @@
  * rule of a kind is written here.
  *
  * A candidate's node holds its id, not an owner description, and
- * zkl_participants() does not return node data: the ids are read with the
+ * zkl_name_list() does not return node data: the ids are read with the
  * ZooKeeper client, one getData per candidate.
  */
 #include "config.h"
@@ -93,14 +93,14 @@ void queue_view_free(queue_view *v) {
     free(v->e[i].id);
   free(v->e);
   if (v->list)
-    zkl_participants_free(v->list);
+    zkl_name_list_free(v->list);
   memset(v, 0, sizeof *v);
 }
 
 int queue_view_get(zkl_session *s, const char *name, queue_view *v) {
   int i, rc;
   memset(v, 0, sizeof *v);
-  rc = zkl_participants(s, name, &v->list, &v->count);
+  rc = zkl_name_list(s, name, &v->list, &v->count);
   if (rc != ZKL_OK)
     return rc;
   v->e = calloc((size_t)(v->count ? v->count : 1), sizeof *v->e);
@@ -171,13 +171,13 @@ int queue_first_held(zkl_session *s, char *const *names, int count,
 int queue_other_limit(zkl_session *s, const char *name, int mine) {
   zkl_participant *list;
   int count, i, theirs = 0;
-  if (zkl_participants(s, name, &list, &count) != ZKL_OK)
+  if (zkl_name_list(s, name, &list, &count) != ZKL_OK)
     return 0;
   for (i = 0; i < count && !theirs; i++)
     if (strcmp(list[i].kind, "lease") == 0 && list[i].limit > 0 &&
         list[i].limit != mine)
       theirs = list[i].limit;
-  zkl_participants_free(list);
+  zkl_name_list_free(list);
   return theirs;
 }
 
@@ -189,7 +189,7 @@ bool queue_describe_node(zkl_session *s, const char *name, const char *child,
   /* Disconnected, the listing would wait for the reconnect or the
    * client's verdict: not worth holding the main loop up for. */
   if (zoo_state(zkl_session_handle(s)) != ZOO_CONNECTED_STATE ||
-      zkl_participants(s, name, &list, &count) != ZKL_OK)
+      zkl_name_list(s, name, &list, &count) != ZKL_OK)
     return false;
   for (i = 0; i < count && !found; i++) {
     const char *slash = strrchr(list[i].node, '/');
@@ -204,7 +204,7 @@ bool queue_describe_node(zkl_session *s, const char *name, const char *child,
       found = true;
     }
   }
-  zkl_participants_free(list);
+  zkl_name_list_free(list);
   return found;
 }
 
@@ -243,7 +243,7 @@ int queue_list(zkl_session *s, const char *name, bool no_header) {
 int queue_leader(zkl_session *s, const char *name) {
   char id[ZKL_ID_MAX + 1], shown[ZKL_ID_MAX + 1];
   int64_t token;
-  int rc = zkl_leader_get(s, name, id, sizeof id, &token);
+  int rc = zkl_name_get_leader(s, name, id, sizeof id, &token);
   if (rc != ZKL_OK)
     return rc;
   cli_printable(shown, sizeof shown, id);
@@ -262,7 +262,7 @@ int queue_revoke(zkl_session *s, const char *name) {
     const char *child = strrchr(v.e[i].p->node, '/');
     if (!v.e[i].p->holds || !child)
       continue;
-    rc = zkl_revoke(s, name, child + 1);
+    rc = zkl_name_revoke(s, name, child + 1);
     if (rc == ZKL_OK) {
       printf("%s\n", v.e[i].p->node);
       asked++;

@@ -101,7 +101,7 @@ static void finish(run *r) {
   /* the waiting status's watches: answered before the handle closes (a
    * lost connection or an ended session answers them too) */
   ev_wait_answered(zkl_session_timeout(r->s));
-  zkl_session_close(r->s);
+  zkl_session_close(r->s, NULL);
   trace_flush(NULL); /* the last events: the release, the session's end */
 }
 
@@ -411,7 +411,7 @@ static int on_acquired(run *r, const ev_batch *b) {
                                         : ZKL_LOST_LEASE_EXPIRED);
   if (rc != ZKL_OK) {
     /* several names: the one ZooKeeper refused, not the first */
-    const char *refused = zkl_multilock_refused_name(r->l);
+    const char *refused = zkl_lock_refused_name(r->l);
     char path[ZKL_PATH_MAX];
     if (refused)
       names_parent(path, sizeof path, refused);
@@ -427,7 +427,7 @@ static int on_acquired(run *r, const ev_batch *b) {
   r->token = b->token;
   if (b->lost)
     return lost_before_start(r, b->lost_reason);
-  if (zkl_lock_node_paths(r->l, r->node, sizeof r->node) != ZKL_OK)
+  if (zkl_lock_get_node_paths(r->l, r->node, sizeof r->node) != ZKL_OK)
     return lost_before_start(r, 0);
   return start_command(r);
 }
@@ -565,13 +565,13 @@ static int make_lock(run *r) {
                                   : zkl_rwlock_write(r->rw);
     return rc;
   case KIND_SEMAPHORE:
-    return zkl_semaphore_new(&r->l, r->s, o->name, o->limit);
+    return zkl_lock_new_semaphore(&r->l, r->s, o->name, o->limit);
   case KIND_ELECT:
-    return zkl_election_new(&r->l, r->s, o->name, o->elect_id);
+    return zkl_lock_new_election(&r->l, r->s, o->name, o->elect_id);
   default:
     if (o->n_names > 1)
-      return zkl_multilock_new(&r->l, r->s, (const char *const *)o->names,
-                               o->n_names);
+      return zkl_lock_new_multi(&r->l, r->s, (const char *const *)o->names,
+                                o->n_names);
     return zkl_lock_new(&r->l, r->s, o->name);
   }
 }
@@ -641,7 +641,7 @@ int run_lock(const options *o) {
   if (rc != ZKL_OK) {
     cli_error("cannot use the lock %s: %s", r.path, zkl_strerror(rc));
     free_lock(&r);
-    zkl_session_close(r.s);
+    zkl_session_close(r.s, NULL);
     return EXIT_ZOOKEEPER;
   }
   if (o->kind != KIND_ELECT) { /* a candidate's node holds its id */

@@ -183,7 +183,7 @@ static int ahead_of_us(const queue_view *v, const char *own, bool *blocked) {
 static bool own_node(int i, char *own, size_t len) {
   static char all[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX];
   const char *p = all, *space;
-  if (zkl_lock_node_paths(st.l, all, sizeof all) != ZKL_OK)
+  if (zkl_lock_get_node_paths(st.l, all, sizeof all) != ZKL_OK)
     return false;
   for (; i > 0 && p; i--)
     p = (space = strchr(p, ' ')) != NULL ? space + 1 : NULL;
@@ -204,7 +204,7 @@ static bool show_if_held_up(int i) {
   bool blocked, has_own, shown = false;
   int ahead;
   /* It is only the status: the next change tries again. Disconnected, the
-   * listing would wait for the reconnect (zkl_participants() asks again
+   * listing would wait for the reconnect (zkl_name_list() asks again
    * after a lost connection), holding up the main loop. */
   if (zoo_state(zkl_session_handle(st.s)) != ZOO_CONNECTED_STATE ||
       queue_view_get(st.s, name, &v) != ZKL_OK)

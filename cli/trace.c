@@ -74,7 +74,7 @@ void trace_servers_now(zkl_session *s, const char *given) {
   if (!servers_told[0])
     snprintf(servers_told, sizeof servers_told, "%s", given);
   clock_gettime(CLOCK_REALTIME, &at);
-  if (zkl_session_servers(s, now, sizeof now) == ZKL_OK)
+  if (zkl_session_get_servers(s, now, sizeof now) == ZKL_OK)
     tell_servers(&at, now);
 }
 

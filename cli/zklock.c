@@ -40,7 +40,7 @@ static int run_question(const options *o) {
   int rc;
   if (o->action == ACT_BREAK) { /* it says what happened itself */
     rc = break_holders(s, o->target, o->break_grace_ms, o->quiet);
-    zkl_session_close(s);
+    zkl_session_close(s, NULL);
     return rc;
   }
   switch (o->action) {
@@ -59,7 +59,7 @@ static int run_question(const options *o) {
     rc = queue_revoke(s, o->target);
     break;
   }
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   if (o->prefix) /* --list PREFIX/ */
     snprintf(path, sizeof path, "%s%s%s", ZKL_ROOT, *o->prefix ? "/" : "",
              o->prefix);

@@ -46,12 +46,16 @@ static void acquired(zkl_lock *lock, int rc, int64_t token, void *arg) {
 int main(int argc, char **argv) {
   const char *hosts = argc > 1 ? argv[1] : "127.0.0.1:2181";
   int count = argc > 2 ? atoi(argv[2]) : 10, i, rc;
+  zkl_session_options o;
   zkl_session *session;
   zkl_lock **locks;
 
   if (count <= 0)
     count = 10;
-  rc = zkl_session_open(&session, hosts, 10000);
+  zkl_session_options_init(&o);
+  o.hosts = hosts;
+  o.session_timeout_ms = 10000;
+  rc = zkl_session_open(&session, &o);
   if (rc != ZKL_OK) {
     fprintf(stderr, "cannot connect to %s: %s\n", hosts, zkl_strerror(rc));
     return 1;
@@ -76,6 +80,6 @@ int main(int argc, char **argv) {
   for (i = 0; locks && i < count; i++)
     zkl_lock_free(locks[i]);
   free(locks);
-  zkl_session_close(session);
+  zkl_session_close(session, NULL);
   return 0;
 }

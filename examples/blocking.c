@@ -11,12 +11,16 @@
 int main(int argc, char **argv) {
   const char *hosts = argc > 1 ? argv[1] : "127.0.0.1:2181";
   const char *name = argc > 2 ? argv[2] : "example";
+  zkl_session_options o;
   zkl_session *session;
   zkl_lock *lock;
+  zkl_close_outcome how;
   int64_t token;
   int rc;
 
-  rc = zkl_session_open(&session, hosts, 10000);
+  zkl_session_options_init(&o);
+  o.hosts = hosts; /* the session timeout: ZKL_SESSION_TIMEOUT_DEFAULT_MS */
+  rc = zkl_session_open(&session, &o);
   if (rc != ZKL_OK) {
     fprintf(stderr, "cannot connect to %s: %s\n", hosts, zkl_strerror(rc));
     return 1;
@@ -24,7 +28,7 @@ int main(int argc, char **argv) {
   rc = zkl_lock_new(&lock, session, name);
   if (rc != ZKL_OK) {
     fprintf(stderr, "bad lock name %s: %s\n", name, zkl_strerror(rc));
-    zkl_session_close(session);
+    zkl_session_close(session, NULL);
     return 1;
   }
 
@@ -41,6 +45,8 @@ int main(int argc, char **argv) {
   }
 
   zkl_lock_free(lock);
-  zkl_session_close(session);
+  zkl_session_close(session, &how);
+  if (how == ZKL_CLOSE_UNREACHED)
+    fprintf(stderr, "the lock's node goes when the session expires\n");
   return rc == ZKL_OK ? 0 : 1;
 }

@@ -19,10 +19,14 @@
 
 static int contender(const char *hosts, const char *name, int id, int rounds,
                      int out) {
+  zkl_session_options o;
   zkl_session *session;
   zkl_lock *lock;
   int i, rc;
-  rc = zkl_session_open(&session, hosts, 10000);
+  zkl_session_options_init(&o);
+  o.hosts = hosts;
+  o.session_timeout_ms = 10000;
+  rc = zkl_session_open(&session, &o);
   if (rc != ZKL_OK) {
     fprintf(stderr, "process %d: connect: %s\n", id, zkl_strerror(rc));
     return 1;
@@ -46,7 +50,7 @@ static int contender(const char *hosts, const char *name, int id, int rounds,
   if (rc != ZKL_OK)
     fprintf(stderr, "process %d: %s\n", id, zkl_strerror(rc));
   zkl_lock_free(lock);
-  zkl_session_close(session);
+  zkl_session_close(session, NULL);
   return rc == ZKL_OK ? 0 : 1;
 }
 

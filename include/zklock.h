@@ -18,14 +18,30 @@
  *                one session or in two. Every recipe's contender is a
  *                zkl_lock with the same calls: a mutex (zkl_lock_new), a
  *                side of a read/write lock (zkl_rwlock_new), a semaphore's
- *                lease (zkl_semaphore_new), an election's candidate
- *                (zkl_election_new).
+ *                lease (zkl_lock_new_semaphore), an election's candidate
+ *                (zkl_lock_new_election).
  *
  * Names
- *   zkl_*_new makes, zkl_*_free frees; zkl_*_set_* sets a value,
- *   zkl_*_on_* sets a callback (NULL clears it), zkl_*_get_* copies values
- *   out. Callback types are named for what they report (zkl_acquire_cb,
- *   zkl_release_cb, zkl_lost_cb, ...).
+ *   zkl_ for functions and types, ZKL_ for macros and constants. A function
+ *   is zkl_<object>_<verb>[_<what>], the object being what it acts on:
+ *   session, lock, rwlock, leader_watch, or name: zkl_name_* act on a lock
+ *   NAME on the server without taking part in it (the session first; those
+ *   that take a session ask the server and block). Process-wide calls have
+ *   no object (zkl_version, zkl_strerror, zkl_on_log).
+ *   Only the session is opened and closed (zkl_session_open/_close: it does
+ *   I/O when made); everything else is made by zkl_<type>_new[_<variant>]
+ *   (nothing is sent) and freed by zkl_<type>_free (never blocks; NULL is
+ *   ignored). A call that allocates its result is freed by <call>_free.
+ *   Accessors are nouns (zkl_lock_token): const, never fail, never block.
+ *   zkl_*_get_<what> copies into storage the caller passes and returns a
+ *   status; zkl_*_set_<what> sets one value; zkl_*_on_<event> sets a
+ *   callback (NULL clears it). Both return ZKL_OK, ZKL_EINVAL (NULL object)
+ *   or ZKL_ECLOSED once the session's close has begun.
+ *   Callback types are zkl_<event>_cb, after the word of their setter or
+ *   async call (zkl_state_cb, zkl_acquire_cb, zkl_commit_cb); they take the
+ *   handle first, the status or reason second, the user pointer last.
+ *   Every group of constants is a named enum with explicit values
+ *   (zkl_state, zkl_lost_reason, ...); return codes stay int.
  *
  * Return codes
  *   ZKL_OK (0) on success, a negative code on failure: the library's own
@@ -42,32 +58,32 @@
  *   concurrently. An object must not be used during or after the call that
  *   frees it (zkl_lock_free, zkl_session_close).
  *
- *   Callbacks (acquire, release, lost, revoke, multi, leader, state, event)
+ *   Callbacks (acquire, release, lost, revoke, commit, leader, state, event)
  *   run on the ZooKeeper client's completion thread, one at a time, with no
  *   lock of the library held; the exceptions (lost notices of the lease and
- *   of the maximum hold, and their events; ZKL_STATE_CLOSED; zkl_break()'s
+ *   of the maximum hold, and their events; ZKL_STATE_CLOSED; zkl_name_break()'s
  *   report) are described where they are declared.
  *   A callback may call any non-blocking zkl_ function, including
  *   zkl_lock_free() on the lock it was called for. It must not block for
  *   long: every completion and watcher of the session waits behind it. The
- *   blocking functions (zkl_session_open, zkl_session_open2, _open3,
- *   zkl_session_wrap, zkl_session_add_auth, zkl_lock_acquire,
- *   zkl_lock_release, zkl_lock_multi, zkl_revoke, zkl_break,
- *   zkl_leader_get, zkl_participants) return ZKL_EDEADLK when called from a callback
- *   instead of hanging. zkl_session_close() called from a callback returns
- *   at once (ZKL_EBACKGROUND) and finishes on a thread of its own.
+ *   blocking functions (zkl_session_open, zkl_session_add_auth,
+ *   zkl_lock_acquire, zkl_lock_release, zkl_lock_commit, zkl_name_revoke,
+ *   zkl_name_break, zkl_name_get_leader, zkl_name_list, zkl_name_find)
+ *   return ZKL_EDEADLK when called from a callback instead of hanging.
+ *   zkl_session_close() called from a callback returns at once
+ *   (ZKL_CLOSE_BACKGROUND) and finishes on a thread of its own.
  *
  * Questions
- *   The blocking calls that ask and return (zkl_participants,
- *   zkl_leader_get, zkl_lock_names, zkl_revoke, zkl_break) ask again when
- *   the connection is lost under them, as it is when a session that
- *   follows the ensemble moves to other servers just after it opened: once
- *   the session is connected again, from the start, for as long as the
- *   session timeout from the call's start allows (zkl_break: from the
- *   start of each of its steps). Only then do they return ZCONNECTIONLOSS;
- *   the session's end meanwhile returns ZKL_EEXPIRED or ZKL_ECLOSED. What
- *   they write may be written twice: a holder may hear one zkl_revoke() or
- *   one break's mark twice.
+ *   The blocking calls that ask and return (zkl_name_list,
+ *   zkl_name_get_leader, zkl_name_find, zkl_name_revoke, zkl_name_break)
+ *   ask again when the connection is lost under them, as it is when a
+ *   session that follows the ensemble moves to other servers just after it
+ *   opened: once the session is connected again, from the start, for as
+ *   long as the session timeout from the call's start allows
+ *   (zkl_name_break: from the start of each of its steps). Only then do
+ *   they return ZCONNECTIONLOSS; the session's end meanwhile returns
+ *   ZKL_EEXPIRED or ZKL_ECLOSED. What they write may be written twice: a
+ *   holder may hear one zkl_name_revoke() or one break's mark twice.
  *
  * Processes
  *   The ZooKeeper client does not open its socket close-on-exec: a child that
@@ -99,10 +115,18 @@ extern "C" {
 #define ZKL_EXTERN
 #endif
 
+/* Marks an old name that 1.x keeps until 2.0: a call of it warns "use f"
+ * (GCC, Clang; nothing elsewhere). */
+#if defined(__GNUC__)
+#define ZKL_DEPRECATED_FOR(f) __attribute__((deprecated("use " #f)))
+#else
+#define ZKL_DEPRECATED_FOR(f)
+#endif
+
 /* ---------------------------------------------------------------- version */
 
-#define ZKL_VERSION_MAJOR 0
-#define ZKL_VERSION_MINOR 2
+#define ZKL_VERSION_MAJOR 1
+#define ZKL_VERSION_MINOR 0
 #define ZKL_VERSION_PATCH 0
 #define ZKL_VERSION_HEX \
   ((ZKL_VERSION_MAJOR << 16) | (ZKL_VERSION_MINOR << 8) | ZKL_VERSION_PATCH)
@@ -123,14 +147,15 @@ ZKL_EXTERN const char *zkl_version_string(void);
 /* The longest candidate id of an election, in bytes. */
 #define ZKL_ID_MAX 1024
 /* The most operations one guarded write may carry. */
-#define ZKL_MULTI_MAX 1024
-/* The session timeouts zkl_session_open() and zkl_session_open2() ask the
- * server for, in ms: a request below the first is raised to it, one above
- * the second lowered to it (see zkl_session_open2()). */
+#define ZKL_COMMIT_OPS_MAX 1024
+/* The session timeouts zkl_session_open() asks the server for, in ms: a
+ * request below the first is raised to it, one above the second lowered to
+ * it (see zkl_session_options.session_timeout_ms); 0 asks for the default. */
 #define ZKL_SESSION_TIMEOUT_MIN 100
 #define ZKL_SESSION_TIMEOUT_MAX 1073741823
+#define ZKL_SESSION_TIMEOUT_DEFAULT_MS 10000
 /* Room enough for any connect string a session is opened with or follows
- * to, with its NUL (see zkl_session_servers()). */
+ * to, with its NUL (see zkl_session_get_servers()). */
 #define ZKL_SERVERS_MAX 4096
 /* Room enough for any full node path this library creates or reports:
  * ZKL_ROOT "/" name "/" "_c_" id "-" marker "-" sequence, plus the NUL. */
@@ -165,16 +190,16 @@ ZKL_EXTERN const char *zkl_version_string(void);
      "the semaphore is in use with another limit: its contenders "            \
      "disagree on it")                                                        \
   XX(EKIND, -1018,                                                            \
-     "the name is held or awaited by a lock of another kind")                 \
-  XX(EBACKGROUND, -1019,                                                      \
-     "the session's close was begun and finishes in the background")
+     "the name is held or awaited by a lock of another kind")
+/* -1019 was ZKL_EBACKGROUND (before 1.0): never reused. */
 
-enum {
+/* The library's codes. Functions return int: these, or ZooKeeper's. */
+typedef enum zkl_error {
   ZKL_OK = 0,
 #define ZKL_XX_ENUM_(name, value, text) ZKL_##name = (value),
   ZKL_ERRNO_MAP(ZKL_XX_ENUM_)
 #undef ZKL_XX_ENUM_
-};
+} zkl_error;
 
 /* A sentence describing rc, for ZKL_ codes and ZooKeeper codes alike. The
  * string is static: never free it. Unknown codes get a generic sentence. */
@@ -184,47 +209,113 @@ ZKL_EXTERN const char *zkl_strerror(int rc);
 
 typedef struct zkl_session zkl_session;
 
-/* Opens a ZooKeeper session and waits until it is connected: the same as
- * zkl_session_open3(out, hosts, session_timeout_ms, session_timeout_ms, 0). */
-ZKL_EXTERN int zkl_session_open(zkl_session **out, const char *hosts,
-                                int session_timeout_ms);
+/* What the library sees of its session, as told to zkl_state_cb. */
+typedef enum zkl_state {
+  ZKL_STATE_CONNECTED = 1,   /* connected for the first time (told when
+                                zkl_session_options.on_state was given) */
+  ZKL_STATE_SUSPENDED = 2,   /* the connection dropped: the session may
+                                survive; held locks are in doubt (the lease
+                                decides when they are lost) */
+  ZKL_STATE_RECONNECTED = 3, /* connected again, in the same session */
+  ZKL_STATE_EXPIRED = 4,     /* the session is over: every call on it now
+                                returns ZKL_EEXPIRED; close it and open a
+                                new one */
+  ZKL_STATE_AUTH_FAILED = 5, /* the server refused the credentials: the
+                                session is over, as for EXPIRED */
+  ZKL_STATE_CLOSED = 6       /* zkl_session_close() is done: the last call */
+} zkl_state;
 
-/* The same as zkl_session_open3(out, hosts, session_timeout_ms,
- * connect_timeout_ms, 0). */
-ZKL_EXTERN int zkl_session_open2(zkl_session **out, const char *hosts,
-                                 int session_timeout_ms,
-                                 int connect_timeout_ms);
+/* Called on each change of the session's state, on the completion thread,
+ * one at a time (ZKL_STATE_CLOSED: on the thread that closes, after every
+ * other callback of the session). The rules of callbacks apply (see
+ * Threads). s stays valid until the callback returns. */
+typedef void (*zkl_state_cb)(zkl_session *s, zkl_state state, void *arg);
 
-/* Flags of zkl_session_open3(), or-ed together. */
-enum {
+/* Called for each event of the session's locks and of the session itself
+ * (struct zkl_event, "What happens" below). */
+struct zkl_event;
+typedef void (*zkl_event_cb)(zkl_session *s, const struct zkl_event *ev,
+                             void *arg);
+
+/* Flags of zkl_session_options.flags, or-ed together. */
+typedef enum zkl_open_flag {
   ZKL_OPEN_NO_FOLLOW_CONFIG = 1 /* keep the connect string as given: do not
                                    follow the ensemble's configuration */
-};
+} zkl_open_flag;
 
-/* Opens a ZooKeeper session and waits until it is connected.
- *   out                 receives the session; set only on success.
- *   hosts               connect string, "host:port[,host:port...][/chroot]",
- *                       shorter than ZKL_SERVERS_MAX; copied.
- *   session_timeout_ms  the session timeout to request (> 0). Clamped to
- *                       [ZKL_SESSION_TIMEOUT_MIN, ZKL_SESSION_TIMEOUT_MAX]
- *                       (100 ms to 2^30 - 1 ms) before it is sent: the
- *                       ZooKeeper client gives the first connection two
- *                       thirds of the request to open (1 ms never opens,
- *                       a few ms only on a fast loopback) and computes
- *                       twice the request in an int (2^30 and up never
- *                       opens). The server then negotiates it into its
- *                       bounds ([2, 20] ticks by default), so a request
- *                       below its floor gets the floor either way; see
- *                       zkl_session_timeout().
- *   connect_timeout_ms  how long to wait for the first connection (> 0).
- *   flags               0, or ZKL_OPEN_NO_FOLLOW_CONFIG.
- * Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a timeout <= 0, a connect
- * string that does not parse or is too long, or an unknown flag;
+/* How to open a session. Fill it with zkl_session_options_init() first:
+ * every field's zero is its default, and struct_size tells the library
+ * which fields this caller knows (later versions append fields; a
+ * struct_size smaller than 1.0's, or one larger than this library's with
+ * anything but zeros beyond what it knows, is refused with ZKL_EINVAL). */
+typedef struct zkl_session_options {
+  size_t struct_size;     /* set by zkl_session_options_init() */
+  const char *hosts;      /* "host:port[,host:port...][/chroot]", shorter
+                             than ZKL_SERVERS_MAX; copied. Exactly one of
+                             hosts and handle. */
+  zhandle_t *handle;      /* build the session on the application's own
+                             handle instead of opening one (below) */
+  int session_timeout_ms; /* 0: ZKL_SESSION_TIMEOUT_DEFAULT_MS; clamped
+                             (below); must be 0 with handle */
+  int connect_timeout_ms; /* how long open waits for the first connection
+                             (with handle: for the first answer); 0: the
+                             session timeout */
+  unsigned flags;         /* zkl_open_flag bits */
+  int lease_margin_ms;    /* as zkl_session_set_lease_margin(): 0 default,
+                             < 0 no lease */
+  int server_tick_ms;     /* as zkl_session_set_server_tick(): 0 assumes
+                             T/2 */
+  zkl_state_cb on_state;  /* as zkl_session_on_state(), set before the
+                             first connection, so it hears
+                             ZKL_STATE_CONNECTED */
+  void *state_arg;
+  zkl_event_cb on_event;  /* as zkl_session_on_event(), set before the
+                             first connection: it hears the ZKL_EVENT_SERVERS
+                             the first reading of the configuration can
+                             cause before open returns */
+  void *event_arg;
+} zkl_session_options;
+
+#if defined(__cplusplus) ||                                                  \
+    (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define ZKL_INLINE_ inline
+#elif defined(__GNUC__)
+#define ZKL_INLINE_ __inline__
+#else
+#define ZKL_INLINE_
+#endif
+/* Zeroes o and records the caller's sizeof. Inline, not exported: only code
+ * compiled against the caller's header knows the size of its struct. */
+static ZKL_INLINE_ void zkl_session_options_init(zkl_session_options *o) {
+  unsigned char *p = (unsigned char *)o;
+  size_t i;
+  for (i = 0; i < sizeof *o; i++)
+    p[i] = 0;
+  o->struct_size = sizeof *o;
+}
+#undef ZKL_INLINE_
+
+/* Opens a ZooKeeper session (or builds one on o->handle) and waits until it
+ * is connected; *out is set only on ZKL_OK. o and the strings in it are
+ * copied. Blocks for at most connect_timeout_ms.
+ * Returns ZKL_OK; ZKL_EINVAL for NULL out or o, a bad struct_size, neither
+ * or both of hosts and handle, a negative timeout, a session timeout with
+ * handle, an unknown flag, a connect string that does not parse or is too
+ * long, or a margin or tick that leaves no lease once the server granted
+ * its timeout (the session just opened is then closed again);
  * ZKL_ERESOLVE when no host of it resolves;
- * ZKL_ECONNECT when no server answered within connect_timeout_ms (refused,
+ * ZKL_ECONNECT when no server answered within the connect timeout (refused,
  * or silent: the client does not tell which); ZKL_EEXPIRED when the server
- * refused the session at once; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
- * completion thread.
+ * refused the session at once, or the handle's session is already over;
+ * ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a completion thread.
+ * The session timeout: clamped to
+ * [ZKL_SESSION_TIMEOUT_MIN, ZKL_SESSION_TIMEOUT_MAX] (100 ms to 2^30 - 1
+ * ms) before it is sent: the ZooKeeper client gives the first connection
+ * two thirds of the request to open (1 ms never opens, a few ms only on a
+ * fast loopback) and computes twice the request in an int (2^30 and up
+ * never opens). The server then negotiates it into its bounds ([2, 20]
+ * ticks by default), so a request below its floor gets the floor either
+ * way; see zkl_session_timeout().
  * Following the ensemble (unless ZKL_OPEN_NO_FOLLOW_CONFIG): the servers of
  * an ensemble can change at run time (ZooKeeper 3.5's reconfig), and a
  * client that keeps the connect string it started with loses the ensemble
@@ -240,7 +331,7 @@ enum {
  * move is made on the completion thread, where the client resolves the
  * new host names (it does so every second on its I/O thread anyway).
  * Each change is told to the event hook as ZKL_EVENT_SERVERS;
- * zkl_session_servers() gives the list in use at any time. The first
+ * zkl_session_get_servers() gives the list in use at any time. The first
  * reading can replace the given list at once (host names by the addresses
  * the servers give, a list of one server by the whole ensemble), before
  * this call returns. Nothing is followed when the configuration names no
@@ -251,50 +342,58 @@ enum {
  * are not the ones this client must use (a proxy, NAT, a load balancer),
  * or when the list must not change for another reason.
  * The library routes the ZooKeeper client's own log through
- * zkl_set_log_handler() instead of printing it. */
-ZKL_EXTERN int zkl_session_open3(zkl_session **out, const char *hosts,
-                                 int session_timeout_ms,
-                                 int connect_timeout_ms, int flags);
-
-/* Builds a session on a handle the application already has, so that it needs
- * no second connection. The handle stays the application's: the library never
- * closes it, and the application must keep it open until
- * zkl_session_close() has returned. The handle may still be connecting.
- * Its server list stays the application's too: a wrapped session does not
- * follow the ensemble's configuration (see zkl_session_open3(); an
- * application that wants that reads /zookeeper/config and calls
- * zoo_set_servers() itself).
- *
+ * zkl_on_log() instead of printing it.
+ * With o->handle: the session is built on a handle the application already
+ * has, so that it needs no second connection. The handle stays the
+ * application's: the library never closes it, and the application must keep
+ * it open until zkl_session_close() has returned. The handle may still be
+ * connecting. Its server list stays the application's too: such a session
+ * does not follow the ensemble's configuration (an application that wants
+ * that reads /zookeeper/config and calls zoo_set_servers() itself).
  * ZooKeeper delivers session events to the handle's default watcher, which
  * the application owns; the library hears them through a watch of its own
  * (an exists watch on "/", one per wrapped session), so the application
- * need not forward them. It may (zkl_session_forward_event()).
- *
- * Blocks until the server has answered one request of the session (which
- * proves it connected and sets the library's watch), at most the handle's
- * session timeout.
+ * need not forward them. It may (zkl_session_forward_watcher_event()).
+ * Open then waits until the server has answered one request of the session
+ * (which proves it connected and sets the library's watch), at most the
+ * connect timeout (0: the handle's session timeout).
  * Advice: ZooKeeper 3.8's client resolves its host list again at every turn
  * of its I/O loop unless told otherwise, which more than doubles the CPU a
  * lock costs; zkl_session_open() sets zoo_set_servers_resolution_delay(zh,
  * 1000) on the handles it opens, and an application may do the same on
- * its own.
- * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED when the handle's session is
- * already expired or closed; ZKL_ECONNECT when no answer came within the
- * handle's session timeout; ZKL_ENOMEM; ZKL_ESYSTEM; ZKL_EDEADLK on a
- * completion thread. */
-ZKL_EXTERN int zkl_session_wrap(zkl_session **out, zhandle_t *zh);
+ * its own. */
+ZKL_EXTERN int zkl_session_open(zkl_session **out,
+                                const zkl_session_options *o);
 
-/* For wrapped sessions only, optional: hands the library one event the
- * application's default watcher received (the library also hears them
- * itself). Events that are not session events are ignored, so the watcher
- * may forward everything. Must not be called once zkl_session_close() has
- * begun. Never blocks. */
-ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
+/* For sessions built on the application's handle only, optional: hands the
+ * library one event the application's default watcher received (the
+ * library also hears them itself). Events that are not session events are
+ * ignored, so the watcher may forward everything. Must not be called once
+ * zkl_session_close() has begun. Never blocks. */
+ZKL_EXTERN void zkl_session_forward_watcher_event(zkl_session *s, int type,
+                                                  int state);
+
+/* How far zkl_session_close() got on the server. */
+typedef enum zkl_close_outcome {
+  ZKL_CLOSE_DONE = 0,       /* nothing of the session is left on the server */
+  ZKL_CLOSE_UNREACHED = 1,  /* the server could not be told (no
+                               connection): the session, and its nodes, end
+                               when the server expires it, within its
+                               timeout */
+  ZKL_CLOSE_EXPIRED = 2,    /* the session had already ended (expired, or
+                               refused credentials): nothing was left */
+  ZKL_CLOSE_BACKGROUND = 3  /* the deletions of a session built on the
+                               application's handle go on in the background
+                               (below), or the close was called from a
+                               callback: it returned at once and a thread of
+                               its own finishes the close */
+} zkl_close_outcome;
 
 /* Ends the session. Pending acquires complete with ZKL_ECLOSED, held locks are
- * released, and for a session opened with zkl_session_open() the ZooKeeper
+ * released, and for a session the library opened the ZooKeeper
  * session is closed (which deletes its lock nodes at once on the server).
- * For a wrapped session the lock nodes are deleted one by one and the handle
+ * For a session built on the application's handle the lock nodes are
+ * deleted one by one and the handle
  * is left open; if the server cannot be reached within twice the session
  * timeout (+ 2 s), close returns and the deletions go on in the background
  * for as long as the handle lives: they are made when the handle reconnects
@@ -308,34 +407,28 @@ ZKL_EXTERN void zkl_session_forward_event(zkl_session *s, int type, int state);
  * must still be freed with zkl_lock_free(), before or after this call.
  * Blocks until all of the session's callbacks have run; the state callback's
  * ZKL_STATE_CLOSED is the last. s is invalid once this returns.
- * Returns how far the close got:
- *   ZKL_OK           done: nothing of the session is left on the server
- *   ZKL_ECONNECT     the server could not be told (no connection): the
- *                    session, and its nodes, end when the server expires it,
- *                    within its timeout
- *   ZKL_EBACKGROUND  a wrapped session's deletions go on in the background
- *                    (above), or the call came from a callback: it returned
- *                    at once and a private thread finishes the close
- *   ZKL_EEXPIRED     the session had already expired (nothing was left)
- *   ZKL_EINVAL       s is NULL */
-ZKL_EXTERN int zkl_session_close(zkl_session *s);
+ *   how  (may be NULL) receives how far the close got (zkl_close_outcome).
+ * Returns ZKL_OK (the close completed, whatever *how says), or ZKL_EINVAL
+ * when s is NULL (how untouched). */
+ZKL_EXTERN int zkl_session_close(zkl_session *s, zkl_close_outcome *how);
 
 /* The session's handle, for the application's own ZooKeeper calls. Borrowed:
  * valid until zkl_session_close(). NULL for NULL. */
-ZKL_EXTERN zhandle_t *zkl_session_handle(zkl_session *s);
+ZKL_EXTERN zhandle_t *zkl_session_handle(const zkl_session *s);
 
 /* The session timeout the server granted, in milliseconds (0 before the first
  * connection or for NULL). */
-ZKL_EXTERN int zkl_session_timeout(zkl_session *s);
+ZKL_EXTERN int zkl_session_timeout(const zkl_session *s);
 
 /* Copies the connect string the session's client uses now into buf: the one
  * it was opened with, or the servers of the ensemble's configuration it has
- * followed since (see zkl_session_open3()), with the chroot it was opened
+ * followed since (see zkl_session_open()), with the chroot it was opened
  * with, "host:port[,host:port...][/chroot]". ZKL_SERVERS_MAX bytes are
  * always enough. Returns ZKL_OK; ZKL_EINVAL for NULL arguments, a buffer
  * too small, or a wrapped session (its list is the application's). Any
  * thread; never blocks. */
-ZKL_EXTERN int zkl_session_servers(zkl_session *s, char *buf, size_t len);
+ZKL_EXTERN int zkl_session_get_servers(const zkl_session *s, char *buf,
+                                       size_t len);
 
 /* The lease: a holder is told it lost its locks before anyone else can be
  * granted them. Only the ZooKeeper leader expires sessions, T ms (the
@@ -388,7 +481,7 @@ ZKL_EXTERN int zkl_session_set_server_tick(zkl_session *s, int tick_ms);
  * first. 0 when the session holds no lock, the lease is off, or nothing
  * has been proven yet. For a process that must stop work it cannot pause
  * (zklock(1) hands it to a watchdog). */
-ZKL_EXTERN int64_t zkl_session_lease_deadline(zkl_session *s);
+ZKL_EXTERN int64_t zkl_session_lease_deadline(const zkl_session *s);
 
 /* Adds credentials to the session, as zoo_add_auth() does, and waits for
  * the server's verdict; the client shows them again after every reconnect.
@@ -407,40 +500,19 @@ ZKL_EXTERN int64_t zkl_session_lease_deadline(zkl_session *s);
 ZKL_EXTERN int zkl_session_add_auth(zkl_session *s, const char *scheme,
                                     const char *credentials, int len);
 
-/* What the library sees of its session, as told to zkl_session_state_cb. */
-enum {
-  ZKL_STATE_CONNECTED = 1,   /* connected (a wrapped handle's first time) */
-  ZKL_STATE_SUSPENDED = 2,   /* the connection dropped: the session may
-                                survive; held locks are in doubt (the lease
-                                decides when they are lost) */
-  ZKL_STATE_RECONNECTED = 3, /* connected again, in the same session */
-  ZKL_STATE_EXPIRED = 4,     /* the session is over: every call on it now
-                                returns ZKL_EEXPIRED; close it and open a
-                                new one */
-  ZKL_STATE_AUTH_FAILED = 5, /* the server refused the credentials: the
-                                session is over, as for EXPIRED */
-  ZKL_STATE_CLOSED = 6       /* zkl_session_close() is done: the last call */
-};
-
-/* Called on each change of the session's state, on the completion thread,
- * one at a time (ZKL_STATE_CLOSED: on the thread that closes, after every
- * other callback of the session). The rules of callbacks apply (see
- * Threads). s stays valid until the callback returns. */
-typedef void (*zkl_session_state_cb)(zkl_session *s, int state, void *arg);
-
 /* Sets (or with NULL clears) the state callback; changes from then on are
  * told. arg is passed untouched. Returns ZKL_OK; ZKL_EINVAL for NULL s;
  * ZKL_ECLOSED once close has begun. */
-ZKL_EXTERN int zkl_session_on_state(zkl_session *s, zkl_session_state_cb cb,
+ZKL_EXTERN int zkl_session_on_state(zkl_session *s, zkl_state_cb cb,
                                     void *arg);
 
 /* Where the ZooKeeper client's log lines and the library's own diagnostics
  * go, process-wide. fn receives a line without a trailing newline and must
  * not call into the library; NULL (the default) discards them, except that
  * the environment variable ZKLOCK_DEBUG=1 sends them to stderr. Takes effect
- * at once, for every session. */
-typedef void (*zkl_log_fn)(const char *line, void *arg);
-ZKL_EXTERN void zkl_set_log_handler(zkl_log_fn fn, void *arg);
+ * at once, for every session. Returns ZKL_OK. */
+typedef void (*zkl_log_cb)(const char *line, void *arg);
+ZKL_EXTERN int zkl_on_log(zkl_log_cb cb, void *arg);
 
 /* ------------------------------------------------------------------ locks */
 
@@ -527,13 +599,13 @@ ZKL_EXTERN void zkl_lock_free(zkl_lock *l);
  * session's next calls then return ZKL_EEXPIRED), or when it was granted
  * but lost (its lease ran out) before this call returned, or (a
  * multi-lock) when a name it held for itself while it waited for the
- * others stopped holding (see zkl_multilock_new()); ZKL_ECONNECT
+ * others stopped holding (see zkl_lock_new_multi()); ZKL_ECONNECT
  * (timeout 0);
  * ZKL_ECLOSED; ZKL_EINPROGRESS when another acquire or release of this lock is
  * under way, or a hold past its maximum still keeps its node (see
  * zkl_lock_set_max_hold()); ZKL_EUPGRADE (a read/write lock's write side while
  * its read side is held or wanted); ZKL_ELIMIT (a semaphore in use with another
- * limit, see zkl_semaphore_new()); ZKL_EINVAL;
+ * limit, see zkl_lock_new_semaphore()); ZKL_EINVAL;
  * ZKL_ENOMEM; ZKL_ESYSTEM (no random bytes for the node's id, or a
  * condition variable); ZKL_EDEADLK on a completion thread; ZAUTHFAILED when
  * the session ended on refused credentials; or a ZooKeeper error such as
@@ -592,19 +664,19 @@ ZKL_EXTERN int zkl_lock_release_async(zkl_lock *l, zkl_release_cb cb,
 ZKL_EXTERN int zkl_lock_cancel(zkl_lock *l);
 
 /* Why a held lock was lost, as passed to zkl_lost_cb. */
-enum {
+typedef enum zkl_lost_reason {
   ZKL_LOST_SESSION_EXPIRED = 1, /* the server expired the session */
   ZKL_LOST_NODE_DELETED = 2,    /* someone else deleted the lock node */
   ZKL_LOST_LEASE_EXPIRED = 3,   /* no news from the server for the lease's
                                    length: see zkl_session_set_lease_margin */
-  ZKL_LOST_BROKEN = 4,          /* broken: zkl_break() (zklock --break)
+  ZKL_LOST_BROKEN = 4,          /* broken: zkl_name_break() (zklock --break)
                                    deleted the node after its grace */
   ZKL_LOST_MAX_HOLD = 5         /* held longer than its maximum hold
                                    (zkl_lock_set_max_hold()): the library
                                    deletes the node once this notice has
                                    run, after its grace or the holder's
                                    release */
-};
+} zkl_lost_reason;
 
 /* Called once when a held lock is lost; the lock is then no longer held
  * (zkl_lock_token() returns 0), the next release returns ZKL_ELOST, and its
@@ -617,10 +689,12 @@ enum {
  * Such a call can run concurrently with a completion-thread callback. The
  * same rules hold there: no blocking call (they return ZKL_EDEADLK), no long
  * work. */
-typedef void (*zkl_lost_cb)(zkl_lock *l, int reason, void *arg);
+typedef void (*zkl_lost_cb)(zkl_lock *l, zkl_lost_reason reason, void *arg);
 
-/* Sets (or with NULL clears) the lost callback. arg is passed untouched. */
-ZKL_EXTERN void zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg);
+/* Sets (or with NULL clears) the lost callback. arg is passed untouched.
+ * Returns ZKL_OK; ZKL_EINVAL for NULL l; ZKL_ECLOSED once the session's
+ * close has begun (the callback is then not set). */
+ZKL_EXTERN int zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg);
 
 /* The fencing token of the current hold; 0 when not held, and 0 when the
  * session's lease has run out (the hold is then declared lost, see
@@ -638,7 +712,7 @@ ZKL_EXTERN const char *zkl_lock_other_kind(const zkl_lock *l);
 ZKL_EXTERN const char *zkl_lock_name(const zkl_lock *l);
 
 /* Who may change the nodes a lock creates, from its next acquire on. */
-enum {
+typedef enum zkl_acl {
   ZKL_ACL_OPEN = 0,   /* anyone may do anything (the default, as Curator) */
   ZKL_ACL_CREATOR = 1 /* only sessions with the creator's credentials may
                          delete the lock's nodes or change their data;
@@ -646,16 +720,16 @@ enum {
                          zkl_session_add_auth() first, else acquires fail
                          with ZINVALIDACL. Parents that already exist keep
                          their ACL; /locks itself stays open. */
-};
+} zkl_acl;
 
 /* Selects the ACL (ZKL_ACL_*) of the nodes the lock creates: its parents
  * below /locks and its lock nodes. Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED
  * or ZKL_EEXPIRED when the session is closed or expired. */
-ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, int mode);
+ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, zkl_acl acl);
 
 /* Sets a line of text written into the lock's node at its next acquire,
  * beside the host, pid and process start time the library always writes
- * there; zkl_participants() and `zklock --list` show it. NULL or "" clears
+ * there; zkl_name_list() and `zklock --list` show it. NULL or "" clears
  * it. Copied. Returns ZKL_OK; ZKL_EINVAL for more than ZKL_INFO_MAX bytes
  * or a control character; ZKL_ENOMEM; ZKL_ECLOSED or ZKL_EEXPIRED when the
  * session is closed or expired. */
@@ -670,7 +744,7 @@ ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
  * holder's thread, which may be the one that hangs) ends it, in this
  * order:
  *   1. The hold ends as lost with ZKL_LOST_MAX_HOLD: zkl_lock_token()
- *      reads 0, guarded writes (zkl_lock_multi()) are refused, the next
+ *      reads 0, guarded writes (zkl_lock_commit()) are refused, the next
  *      zkl_lock_release() returns ZKL_ELOST; the lost callback, then
  *      ZKL_EVENT_LOST, run on the timer thread (no blocking call there).
  *   2. The node stays in the queue, so nobody else is granted, until the
@@ -692,7 +766,7 @@ ZKL_EXTERN int zkl_lock_set_owner_info(zkl_lock *l, const char *info);
  * monotonic clock; reentrant holds do not extend it. A hold already under
  * way keeps the bound (and grace) it was granted with. For a read/write
  * lock, set each side; for a semaphore, its lease (the zkl_lock
- * zkl_semaphore_new() made); for a multi-lock, the multi-lock (its names
+ * zkl_lock_new_semaphore() made); for a multi-lock, the multi-lock (its names
  * are let go together, at the end of its grace).
  * Returns ZKL_OK; ZKL_EINVAL (NULL, or max_hold_ms < 0); ZKL_ECLOSED or
  * ZKL_EEXPIRED when the session is closed or expired. Never blocks. */
@@ -711,8 +785,8 @@ ZKL_EXTERN int zkl_lock_set_max_hold_grace(zkl_lock *l, int grace_ms);
 
 /* How long a hold lasts before the library watches its own node: a watch
  * (one read) that tells the holder at once when someone deletes its node
- * (ZKL_LOST_NODE_DELETED), marks it for a break (zkl_break(): the revoke
- * callback, then ZKL_LOST_BROKEN) or asks it to let go (zkl_revoke()).
+ * (ZKL_LOST_NODE_DELETED), marks it for a break (zkl_name_break(): the revoke
+ * callback, then ZKL_LOST_BROKEN) or asks it to let go (zkl_name_revoke()).
  * Most holds are shorter than this, and a read per cycle is a fifth of an
  * uncontended cycle's cost, so a hold younger than watch_after_ms has no
  * watch: a deletion meanwhile is noticed when the watch is armed (the lost
@@ -737,11 +811,11 @@ ZKL_EXTERN int zkl_lock_set_watch_after(zkl_lock *l, int watch_after_ms);
  * holds) into buf. Returns ZKL_OK; ZKL_ENOTHELD when it has no node;
  * ZKL_ECLOSED after zkl_session_close(); ZKL_EINVAL when buf is NULL or too
  * small (ZKL_PATH_MAX bytes are always enough). */
-ZKL_EXTERN int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len);
+ZKL_EXTERN int zkl_lock_get_node_path(const zkl_lock *l, char *buf, size_t len);
 
 /* ----------------------------------------------------------- revocation */
 
-/* Called when someone asks this contender to let go (zkl_revoke(), or
+/* Called when someone asks this contender to let go (zkl_name_revoke(), or
  * Curator's Revoker), on the completion thread. What to do is the holder's
  * choice: release, finish first, or ignore it. */
 typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
@@ -750,27 +824,29 @@ typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
  * The request reaches it through the data watch the contender keeps on its
  * own node anyway: no extra watch or request. A contender of several nodes
  * is asked as one, with itself as l: a multi-lock when any of its nodes is
- * asked, a semaphore for its lease node or its node at the gate. */
-ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
+ * asked, a semaphore for its lease node or its node at the gate.
+ * Returns ZKL_OK; ZKL_EINVAL for NULL l; ZKL_ECLOSED once the session's
+ * close has begun (the callback is then not set). */
+ZKL_EXTERN int zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
 
 /* Asks holders of lock NAME to let go: writes the bytes __REVOKE__ into
  * their nodes, as Curator's Revoker does (so Curator holders hear it too);
  * an election candidate's node is read and written again as it is
- * instead, so that its data stays its id, which zkl_leader_get(), `zklock
+ * instead, so that its data stays its id, which zkl_name_get_leader(), `zklock
  * --leader` and Curator's LeaderLatch read (the candidate hears the new
- * version: see zkl_election_new()).
- * Whom, as zkl_participants() tells it:
+ * version: see zkl_lock_new_election()).
+ * Whom, as zkl_name_list() tells it:
  *   node  NULL: every contender that holds (its `holds`): a mutex's or a
  *         writer's holder, every reader holding (a downgraded reader
  *         included: see zkl_rwlock_new()), an election's leader, every
  *         lease holder of a semaphore. Otherwise the child name of one
- *         contender (zkl_lock_node_path()'s last segment), holding or
+ *         contender (zkl_lock_get_node_path()'s last segment), holding or
  *         waiting, in NAME's own queue or among a semaphore's leases or at
  *         its gate, with the downgraded reader that holds on it when it is
  *         a write node a downgrade kept; a name that no contender's node
  *         can have (a semaphore's "leases" or "locks", say) is refused.
  * The writes replace the nodes' owner descriptions (not a candidate's id).
- * Blocks for three round trips (zkl_participants()' two, then the writes
+ * Blocks for three round trips (zkl_name_list()' two, then the writes
  * at once; four when a candidate is asked: its read comes first); the
  * listing follows a sync sent with it, so that a server behind the leader
  * cannot hide a holder. Returns ZKL_OK (asked; whether each lets go is its
@@ -778,18 +854,19 @@ ZKL_EXTERN void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
  * contender, or it left meanwhile); ZKL_EINVAL (nothing is sent);
  * ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread; or a
  * ZooKeeper error (ZNOAUTH for a creator-only node). */
-ZKL_EXTERN int zkl_revoke(zkl_session *s, const char *name, const char *node);
+ZKL_EXTERN int zkl_name_revoke(zkl_session *s, const char *name,
+                               const char *node);
 
-/* What zkl_break() did to one node it went after: node is its full path
+/* What zkl_name_break() did to one node it went after: node is its full path
  * (borrowed for the call); rc ZKL_OK (broken), ZKL_ENOTHELD (it let go, or
  * was replaced, before the delete), or the error that stopped it. */
-typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
+typedef void (*zkl_break_cb)(zkl_session *s, int rc, const char *node,
                              void *arg);
 
 /* Breaks a stuck lock: deletes a holder's node of lock NAME after a grace,
  * so that the next contender is granted, with a higher token. Unlike a
  * delete by hand (zkCli), the holder learns at once that, and why, it lost
- * the lock. The nodes are picked as zkl_participants() lists them (see
+ * the lock. The nodes are picked as zkl_name_list() lists them (see
  * node below), after a sync sent with the listing (a server behind the
  * leader cannot hide a holder), and its rule runs on the queue as listed: a
  * holder that lets go before its node is read is not replaced by the next in
@@ -800,7 +877,7 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *      "__BREAK__\n" followed by what it held (the owner description
  *      stays readable); an election candidate's data, its id, is written
  *      again as it is, and its new version is the mark (see
- *      zkl_election_new()). A holder of this
+ *      zkl_lock_new_election()). A holder of this
  *      library sees the mark through the watch it keeps on its own node
  *      (from watch_after_ms into its hold: zkl_lock_set_watch_after()):
  *      its revoke callback runs (zkl_lock_on_revoke()), and it may let go
@@ -830,11 +907,11 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *   (zklock --break: 5 s by default).
  *   name      the lock NAME.
  *   node      the child name of the contender to break (the last segment
- *             of zkl_lock_node_path()), looked for in every place of the
+ *             of zkl_lock_get_node_path()), looked for in every place of the
  *             name (its own queue, a semaphore's leases and gate) as
- *             zkl_revoke() does (a write node that a downgrade kept takes
+ *             zkl_name_revoke() does (a write node that a downgrade kept takes
  *             its downgraded reader with it); or NULL for every contender
- *             that zkl_participants() says holds: a mutex's or write
+ *             that zkl_name_list() says holds: a mutex's or write
  *             side's holder, the readers sharing the lock (a downgraded
  *             reader and the write node it keeps, see zkl_rwlock_new()),
  *             an election's leader, each lease held (by its contender's
@@ -846,7 +923,7 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  *   grace_ms  >= 0; 0 deletes at once.
  *   cb        may be NULL: called once for each node picked, on the
  *             calling thread, with no lock held, after the work and before
- *             zkl_break() returns.
+ *             zkl_name_break() returns.
  * Blocks for the grace and a few round trips. Returns ZKL_OK when a node
  * was broken; ZKL_ENOTHELD when none was: nobody holds, the node is not
  * there, or each let go (or was replaced) within the grace; ZKL_EINVAL (a
@@ -858,14 +935,15 @@ typedef void (*zkl_break_cb)(zkl_session *s, const char *node, int rc,
  * node is gone, so whether this call deleted it is unknown; or it stayed
  * lost past the session timeout: see "Questions" at the top). When
  * several nodes are picked, an error wins over ZKL_OK. */
-ZKL_EXTERN int zkl_break(zkl_session *s, const char *name, const char *node,
-                         int grace_ms, zkl_break_cb cb, void *arg);
+ZKL_EXTERN int zkl_name_break(zkl_session *s, const char *name,
+                              const char *node, int grace_ms, zkl_break_cb cb,
+                              void *arg);
 
 /* --------------------------------------------------------- guarded writes */
 
 /* Called once when an async guarded write completes, on the completion
- * thread, with the status zkl_lock_multi() would return. */
-typedef void (*zkl_multi_cb)(zkl_lock *l, int rc, void *arg);
+ * thread, with the status zkl_lock_commit() would return. */
+typedef void (*zkl_commit_cb)(zkl_lock *l, int rc, void *arg);
 
 /* Runs ops (count of them, as for zoo_multi()) as one transaction that
  * commits only while l holds its lock: a check on l's own node goes in
@@ -882,19 +960,19 @@ typedef void (*zkl_multi_cb)(zkl_lock *l, int rc, void *arg);
  * lock (nothing sent); ZBADARGUMENTS for an op whose path ZooKeeper
  * refuses (nothing sent); the code of the first op that failed, as
  * zoo_multi() returns it (nothing written); ZKL_EINVAL (NULL, count <= 0
- * or above ZKL_MULTI_MAX); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
+ * or above ZKL_COMMIT_OPS_MAX); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
  * ZKL_EDEADLK on a completion thread (blocking face). Works for any
  * zkl_lock that holds: a mutex, either side of a read/write lock, a
  * semaphore lease, a leader, a multi-lock (a check on each of its nodes: it
  * commits only while every name is held). */
-ZKL_EXTERN int zkl_lock_multi(zkl_lock *l, int count, const zoo_op_t *ops,
-                              zoo_op_result_t *results);
+ZKL_EXTERN int zkl_lock_commit(zkl_lock *l, int count, const zoo_op_t *ops,
+                               zoo_op_result_t *results);
 /* The same, returning at once; cb (required) runs exactly once unless this
  * returns an error. */
-ZKL_EXTERN int zkl_lock_multi_async(zkl_lock *l, int count,
-                                    const zoo_op_t *ops,
-                                    zoo_op_result_t *results, zkl_multi_cb cb,
-                                    void *arg);
+ZKL_EXTERN int zkl_lock_commit_async(zkl_lock *l, int count,
+                                     const zoo_op_t *ops,
+                                     zoo_op_result_t *results, zkl_commit_cb cb,
+                                     void *arg);
 
 /* -------------------------------------------------------- read/write locks */
 
@@ -919,9 +997,9 @@ typedef struct zkl_rwlock zkl_rwlock;
  * that writers queued behind it go on waiting. The read node of a
  * downgrade (the read side taken while the write side holds) says so in
  * its name, "_c_<id>-with-<write node's id>-__READ__<seq>", for those
- * that read the queue: zkl_participants() says it holds while that write
+ * that read the queue: zkl_name_list() says it holds while that write
  * node holds (although writers that queued while the write side held
- * stand between them), so zkl_revoke() asks it, and zkl_break() (and
+ * stand between them), so zkl_name_revoke() asks it, and zkl_name_break() (and
  * `zklock --break`) breaks it with the write node, before it. Curator's
  * and kazoo's readers see a read node like any other.
  * Tokens: a side's token is its node's czxid. Successive writers' tokens
@@ -992,8 +1070,8 @@ ZKL_EXTERN void zkl_rwlock_free(zkl_rwlock *rw);
  * ZKL_ELIMIT for a node ahead that says another limit).
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (a bad name, or
  * limit <= 0); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
-ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
-                                 const char *name, int limit);
+ZKL_EXTERN int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s,
+                                      const char *name, int limit);
 
 /* ------------------------------------------------------------ multi-locks */
 
@@ -1020,7 +1098,7 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * as containers, then the transaction again. By atomicity, a transaction
  * refused for one name (ZNOAUTH: an ACL that does not let this session
  * create there) creates nothing in the others: the acquire fails with that
- * code and leaves nothing behind, and zkl_multilock_refused_name() says
+ * code and leaves nothing behind, and zkl_lock_refused_name() says
  * which name it was.
  *
  * The token is the czxid all of its nodes share: in each of its queues it
@@ -1031,7 +1109,7 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * with that name's reason; the other nodes are deleted. While it waits,
  * the names where it is first already hold for it, and it is granted only
  * while every one of them still holds: when one stops holding before the
- * last is granted (its node deleted, or broken by zkl_break(), its lease
+ * last is granted (its node deleted, or broken by zkl_name_break(), its lease
  * run out, the session over), the acquire fails with ZKL_ELOST (the
  * session's code when it is over, ZKL_ECLOSED when it closes) once its
  * other nodes are deleted, and no lost callback runs: it was never
@@ -1044,8 +1122,8 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * are as for every kind: the events are the whole's (while it waits, the
  * node it waits for is the one in the first queue where it is not first).
  * zkl_lock_name() is the names joined by one space each, in the order
- * given; zkl_lock_node_path() gives the first name's node,
- * zkl_lock_node_paths() every node.
+ * given; zkl_lock_get_node_path() gives the first name's node,
+ * zkl_lock_get_node_paths() every node.
  *
  * What it does not cover, and why:
  * - A multi-lock is one contender: it does not know what the same process
@@ -1070,8 +1148,8 @@ ZKL_EXTERN int zkl_semaphore_new(zkl_lock **out, zkl_session *s,
  * - A name that contains a space makes zkl_lock_name() ambiguous.
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL (no names, too
  * many, a bad name or two alike); ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_ENOMEM. */
-ZKL_EXTERN int zkl_multilock_new(zkl_lock **out, zkl_session *s,
-                                 const char *const *names, int count);
+ZKL_EXTERN int zkl_lock_new_multi(zkl_lock **out, zkl_session *s,
+                                  const char *const *names, int count);
 
 /* Which of a multi-lock's names ZooKeeper refused at its last acquire: the
  * name whose node, or a parent of it, could not be made (ZNOAUTH: that
@@ -1080,16 +1158,17 @@ ZKL_EXTERN int zkl_multilock_new(zkl_lock **out, zkl_session *s,
  * that is no multi-lock (its one name is zkl_lock_name()). Borrowed: one
  * of the names as given, valid until zkl_lock_free(); reset when the next
  * acquire starts. Never blocks. */
-ZKL_EXTERN const char *zkl_multilock_refused_name(const zkl_lock *l);
+ZKL_EXTERN const char *zkl_lock_refused_name(const zkl_lock *l);
 
 /* Copies the full paths of every node of the contender (while it waits or
  * holds) into buf, one space between two, in the order of its names: a
  * multi-lock's nodes, or the one node of any other contender (as
- * zkl_lock_node_path()). Returns ZKL_OK; ZKL_ENOTHELD when it has no node
+ * zkl_lock_get_node_path()). Returns ZKL_OK; ZKL_ENOTHELD when it has no node
  * (a multi-lock before its transaction came back); ZKL_ECLOSED after
  * zkl_session_close(); ZKL_EINVAL when buf is NULL or too small
  * (ZKL_PATH_MAX bytes per name are always enough). */
-ZKL_EXTERN int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len);
+ZKL_EXTERN int zkl_lock_get_node_paths(const zkl_lock *l, char *buf,
+                                       size_t len);
 
 /* --------------------------------------------------------------- elections */
 
@@ -1106,10 +1185,11 @@ ZKL_EXTERN int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len);
  *                                lease's early notice)
  * While the lease rule is on, two candidates never both believe they lead:
  * a cut-off leader is told before the server can expire it.
- * The node's data is the id for as long as the node lives: zkl_revoke() and
- * zkl_break() never write anything else into a candidate's node (Curator's
- * LeaderLatch, zkl_leader_get(), zkl_leader_watch_new() and `zklock
- * --leader` read the data as the id), but write the id again as it is. The
+ * The node's data is the id for as long as the node lives: zkl_name_revoke()
+ * and zkl_name_break() never write anything else into a candidate's node
+ * (Curator's LeaderLatch, zkl_name_get_leader(), zkl_leader_watch_new()
+ * and `zklock --leader` read the data as the id), but write the id again as
+ * it is. The
  * candidate takes any such write (its node's version above 0) as a request
  * to let go: its revoke callback runs (zkl_lock_on_revoke()), and since a
  * revoke and a break's mark then look the same, a deletion of its node
@@ -1117,8 +1197,8 @@ ZKL_EXTERN int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len);
  * write into a candidate's node yourself: that too asks it to let go.
  * Free it with zkl_lock_free(). Returns ZKL_OK; ZKL_EINVAL; ZKL_ECLOSED;
  * ZKL_EEXPIRED; ZKL_ENOMEM. */
-ZKL_EXTERN int zkl_election_new(zkl_lock **out, zkl_session *s,
-                                const char *name, const char *id);
+ZKL_EXTERN int zkl_lock_new_election(zkl_lock **out, zkl_session *s,
+                                     const char *name, const char *id);
 
 /* Who leads the election NAME now: the leader's id (copied into id, at most
  * len bytes with the NUL; may be NULL), its node's data, which revokes and
@@ -1126,8 +1206,8 @@ ZKL_EXTERN int zkl_election_new(zkl_lock **out, zkl_session *s,
  * snapshot. Returns ZKL_OK; ZKL_ENOTHELD when nobody leads;
  * ZKL_EINVAL; ZKL_ECLOSED; ZKL_EEXPIRED; ZKL_EDEADLK on a completion thread;
  * or a ZooKeeper error. */
-ZKL_EXTERN int zkl_leader_get(zkl_session *s, const char *name, char *id,
-                              size_t len, int64_t *token);
+ZKL_EXTERN int zkl_name_get_leader(zkl_session *s, const char *name, char *id,
+                                   size_t len, int64_t *token);
 
 typedef struct zkl_leader_watch zkl_leader_watch;
 
@@ -1155,25 +1235,25 @@ ZKL_EXTERN void zkl_leader_watch_free(zkl_leader_watch *w);
 /* ---------------------------------------------------------- what happens */
 
 /* What happened to a lock or a session, as told to zkl_event_cb. */
-enum {
+typedef enum zkl_event_type {
   ZKL_EVENT_QUEUED = 1, /* waiting: `position` contenders ahead, watching
                            `waiting_for` (told again when that changes) */
-  ZKL_EVENT_GRANTED,    /* after `wait_ms`, with `token` */
-  ZKL_EVENT_RELEASED,   /* after holding `hold_ms` */
-  ZKL_EVENT_LOST,       /* after holding `hold_ms`; `reason`: ZKL_LOST_* */
-  ZKL_EVENT_TIMED_OUT,  /* after waiting `wait_ms` */
-  ZKL_EVENT_CANCELED,   /* after waiting `wait_ms` (cancel, free, close) */
-  ZKL_EVENT_FAILED,     /* the acquire failed otherwise: `reason` is its
+  ZKL_EVENT_GRANTED = 2, /* after `wait_ms`, with `token` */
+  ZKL_EVENT_RELEASED = 3, /* after holding `hold_ms` */
+  ZKL_EVENT_LOST = 4,   /* after holding `hold_ms`; `reason`: ZKL_LOST_* */
+  ZKL_EVENT_TIMED_OUT = 5, /* after waiting `wait_ms` */
+  ZKL_EVENT_CANCELED = 6, /* after waiting `wait_ms` (cancel, free, close) */
+  ZKL_EVENT_FAILED = 7, /* the acquire failed otherwise: `reason` is its
                            code (ZKL_EBUSY for a try-once, ...) */
-  ZKL_EVENT_SESSION,    /* the session's state: `reason` is ZKL_STATE_* */
-  ZKL_EVENT_SERVERS     /* the session follows the ensemble to new servers:
+  ZKL_EVENT_SESSION = 8, /* the session's state: `reason` is ZKL_STATE_* */
+  ZKL_EVENT_SERVERS = 9 /* the session follows the ensemble to new servers:
                            `servers` is the connect string its client uses
-                           from now on (see zkl_session_open3()) */
-};
+                           from now on (see zkl_session_open()) */
+} zkl_event_type;
 
 /* One event. Everything in it is borrowed until the callback returns. */
 typedef struct zkl_event {
-  int type;                /* ZKL_EVENT_* */
+  zkl_event_type type;     /* ZKL_EVENT_* */
   zkl_lock *lock;          /* NULL for ZKL_EVENT_SESSION and _SERVERS */
   const char *name;        /* the lock's name; NULL for the session */
   const char *node;        /* the contender's node (child name), or NULL */
@@ -1192,11 +1272,11 @@ typedef struct zkl_event {
                               chroot; NULL for other events */
 } zkl_event;
 
-/* Called for each event of the session's locks and of the session itself,
- * on the completion thread (LOST by the lease or the maximum hold: on the
- * timer thread, as the lost callback), in the order they happened, after they happened. The
- * rules of callbacks apply: it must not block. */
-typedef void (*zkl_event_cb)(zkl_session *s, const zkl_event *ev, void *arg);
+/* zkl_event_cb (declared with the sessions) is called for each event of
+ * the session's locks and of the session itself, on the completion thread
+ * (LOST by the lease or the maximum hold: on the timer thread, as the lost
+ * callback), in the order they happened, after they happened. The rules of
+ * callbacks apply: it must not block. */
 
 /* Sets (or with NULL clears) the session's event hook: per session, for
  * every lock of it. With no hook set, nothing is recorded or allocated.
@@ -1234,9 +1314,9 @@ ZKL_EXTERN int zkl_lock_get_stats(const zkl_lock *l, zkl_lock_stats *out);
  * exports a lock's. */
 typedef struct zkl_session_stats {
   uint64_t requests;     /* requests sent to ZooKeeper, of every kind */
-  uint64_t queries;      /* of them: the questions of zkl_participants(),
-                            zkl_lock_names(), zkl_leader_get(),
-                            zkl_revoke() */
+  uint64_t queries;      /* of them: the questions of zkl_name_list(),
+                            zkl_name_find(), zkl_name_get_leader(),
+                            zkl_name_revoke() */
   uint64_t heartbeats;   /* of them: the lease's syncs and writes */
   uint64_t watch_events; /* watches of the session's locks that fired */
   uint64_t disconnects;  /* the connection was lost (the session lived) */
@@ -1253,11 +1333,12 @@ typedef struct zkl_session_stats {
  * included). Returns ZKL_OK; ZKL_EINVAL (NULL; out untouched); ZKL_ECLOSED
  * once zkl_session_close() has begun, ZKL_EEXPIRED (ZAUTHFAILED) once the
  * session is over, with out filled all the same (expiries counts it). */
-ZKL_EXTERN int zkl_session_get_stats(zkl_session *s, zkl_session_stats *out);
+ZKL_EXTERN int zkl_session_get_stats(const zkl_session *s,
+                                     zkl_session_stats *out);
 
 /* ------------------------------------------------------------ participants */
 
-/* One contender of a lock, as zkl_participants() saw it. Strings are owned
+/* One contender of a lock, as zkl_name_list() saw it. Strings are owned
  * by the list. */
 typedef struct zkl_participant {
   const char *node;   /* full path of its lock node */
@@ -1302,15 +1383,15 @@ typedef struct zkl_participant {
  * snapshot: it can be stale by the time it is read. Nodes of other
  * libraries are listed with empty owner fields (a candidate's data is its
  * id, not an owner description).
- *   out    receives the list; free it with zkl_participants_free(). Set only
+ *   out    receives the list; free it with zkl_name_list_free(). Set only
  *          on success (NULL with count 0 is not used: an empty list is
  *          still an allocation).
  *   count  receives the number of entries (0 when nobody holds the lock).
  * Returns ZKL_OK; ZKL_EINVAL; ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
  * ZKL_EDEADLK on a completion thread; or a ZooKeeper error. */
-ZKL_EXTERN int zkl_participants(zkl_session *s, const char *name,
-                                zkl_participant **out, int *count);
-ZKL_EXTERN void zkl_participants_free(zkl_participant *list);
+ZKL_EXTERN int zkl_name_list(zkl_session *s, const char *name,
+                             zkl_participant **out, int *count);
+ZKL_EXTERN void zkl_name_list_free(zkl_participant *list);
 
 /* Finds the locks under prefix: the tree under /locks/PREFIX (prefix a
  * lock name, or "" for every lock), walked level by level (one round trip
@@ -1324,18 +1405,17 @@ ZKL_EXTERN void zkl_participants_free(zkl_participant *list);
  * when it is a lock. At most max_nodes nodes are listed below the prefix
  * (and 64 levels); what lies beyond is not looked at.
  *   names      receives the names, sorted (strcmp), without the
- *              /locks/ root; free with zkl_lock_names_free(). Set only on
+ *              /locks/ root; free with zkl_name_find_free(). Set only on
  *              success.
  *   count      receives how many.
  *   truncated  (may be NULL) receives whether the bound cut the walk.
- * A snapshot, as zkl_participants(): a lock may come or go meanwhile.
+ * A snapshot, as zkl_name_list(): a lock may come or go meanwhile.
  * Returns ZKL_OK (an absent prefix: none found); ZKL_EINVAL (a bad
  * prefix, max_nodes < 1); ZKL_EEXPIRED; ZKL_ECLOSED; ZKL_ENOMEM;
  * ZKL_EDEADLK on a completion thread; or a ZooKeeper error. */
-ZKL_EXTERN int zkl_lock_names(zkl_session *s, const char *prefix,
-                              int max_nodes, char ***names, int *count,
-                              bool *truncated);
-ZKL_EXTERN void zkl_lock_names_free(char **names, int count);
+ZKL_EXTERN int zkl_name_find(zkl_session *s, const char *prefix, int max_nodes,
+                             char ***names, int *count, bool *truncated);
+ZKL_EXTERN void zkl_name_find_free(char **names, int count);
 
 #ifdef __cplusplus
 }

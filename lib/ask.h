@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ask.h - questions a user's thread asks and waits for (zkl_participants(),
- * zkl_revoke(), zkl_leader_get()): requests sent back to back, then waited
+ * ask.h - questions a user's thread asks and waits for (zkl_name_list(),
+ * zkl_name_revoke(), zkl_name_get_leader()): requests sent back to back, then waited
  * for together, so that each batch costs one round trip (ask.c); and the
  * question two of them share, a name's contenders (participants.c).
  */
@@ -73,12 +73,12 @@ bool zkl__ask_again_locked(zkl_session *s, zkl_ask_retry *t, int *rc);
  * the registry in two batches. Asked inside zkl__ask_enter(). synced: a
  * sync goes first, in the same batch (no round trip of its own), so that
  * a server behind the leader does not answer with a queue that misses a
- * node committed before the call: zkl_break() and zkl_revoke() act on
+ * node committed before the call: zkl_name_break() and zkl_name_revoke() act on
  * what they read (a downgrade's read node, made after its write node, must
  * not be missed while the write node is seen). */
 int zkl__participants_locked(zkl_session *s, const char *name,
                              zkl_participant **out, int *count, bool synced);
-/* The same, from a user's thread, as zkl_participants() asks it. */
+/* The same, from a user's thread, as zkl_name_list() asks it. */
 int zkl__participants_ask(zkl_session *s, const char *name,
                           zkl_participant **out, int *count, bool synced);
 

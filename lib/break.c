@@ -1,25 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * break.c - breaking a stuck lock (zkl_break()): a holder's node marked,
+ * break.c - breaking a stuck lock (zkl_name_break()): a holder's node marked,
  * then deleted after a grace, and only if it is still the node marked.
  *
  * The holder hears of it through the data watch it keeps on its own node
  * (engine.c): the mark (ZKL_BREAK_MARK, a newline, the node's old data, so
- * that zkl_participants() and `zklock --list` still name the holder during
+ * that zkl_name_list() and `zklock --list` still name the holder during
  * the grace; for an election candidate, whose data is read as its id, the
  * data written again as it is) runs its revoke callback, and the deletion
  * that follows ends its hold with ZKL_LOST_BROKEN.
  *
- * Which node is "the same": the one whose czxid zkl_participants() read
+ * Which node is "the same": the one whose czxid zkl_name_list() read
  * when it picked it. The mark is written only under the version of a read
  * that shows that czxid, the delete under the version read after the mark;
  * a node that changed since is read again and deleted only if its czxid is
  * still the one picked. So a holder that let go is never hit, nor a newer
  * holder at the same path.
  *
- * Who is picked: the contenders zkl_participants() says hold (the
+ * Who is picked: the contenders zkl_name_list() says hold (the
  * registry's rule, kinds.c: a semaphore's lease by its own limit), or the
- * one named, looked for in every place of the name, as zkl_revoke() does,
+ * one named, looked for in every place of the name, as zkl_name_revoke() does,
  * with the downgraded readers that ride on it (kinds.h). A reader riding
  * on a write node is deleted before it, so that its holder is told before
  * the writers queued behind the write node are let in. The rule runs on the
@@ -80,7 +80,7 @@ static void answered_locked(zkl_req *r, const zkl_answer *ans) {
   a->done = true;
 }
 
-/* A ZooKeeper verdict as zkl_break() returns it. */
+/* A ZooKeeper verdict as zkl_name_break() returns it. */
 static int code_locked(const zkl_session *s, int rc) {
   if (rc == ZINVALIDSTATE || zkl__is_session_over(rc))
     return s->dead ? s->dead : ZKL_EEXPIRED;
@@ -382,8 +382,8 @@ static void delete_locked(zkl_session *s, victim *v) {
 
 /* ---------------------------------------------------------------- entry */
 
-int zkl_break(zkl_session *s, const char *name, const char *node,
-              int grace_ms, zkl_break_cb cb, void *arg) {
+int zkl_name_break(zkl_session *s, const char *name, const char *node,
+                   int grace_ms, zkl_break_cb cb, void *arg) {
   zkl_participant *list = NULL;
   brk *b = NULL;
   int32_t seq;
@@ -414,7 +414,7 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
     rc = ZKL_ENOMEM;
   if (rc == ZKL_OK)
     rc = pick(list, count, node, &b);
-  zkl_participants_free(list);
+  zkl_name_list_free(list);
   if (rc != ZKL_OK) {
     zkl__unlock(s);
     return rc;
@@ -450,7 +450,7 @@ int zkl_break(zkl_session *s, const char *name, const char *node,
   /* The report, with no lock held; b is ours until unreferenced. */
   pthread_mutex_unlock(&s->mu);
   for (i = 0; cb && i < b->count; i++)
-    cb(s, b->v[i].path, b->v[i].rc, arg);
+    cb(s, b->v[i].rc, b->v[i].path, arg);
   pthread_mutex_lock(&s->mu);
   brk_unref_locked(b);
   zkl__unlock(s);

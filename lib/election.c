@@ -36,8 +36,8 @@ const zkl_recipe zkl__recipe_latch = {
     .node_data = latch_data,
 };
 
-int zkl_election_new(zkl_lock **out, zkl_session *s, const char *name,
-                     const char *id) {
+int zkl_lock_new_election(zkl_lock **out, zkl_session *s, const char *name,
+                          const char *id) {
   char queue[ZKL_PATH_MAX], *copy;
   int rc;
   if (!out || !s || !id || !*id || strlen(id) > ZKL_ID_MAX ||

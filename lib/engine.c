@@ -163,7 +163,7 @@ struct zkl_attempt {
    * watch_after_ms (own_watch_at_ms, on the timer; 0: not planned). */
   bool own_watch_wanted;
   int64_t own_watch_at_ms;
-  /* What the watch on our own node read: a break's mark (zkl_break(),
+  /* What the watch on our own node read: a break's mark (zkl_name_break(),
    * break.c), or a change it could not read before the node went. Either
    * way a deletion that follows is a break. */
   bool break_marked;
@@ -654,7 +654,7 @@ void zkl__attempt_granted_locked(zkl_attempt *att, int64_t token) {
   GO(att, ZKL_AS_HELD);
 }
 
-/* The release found the hold's node gone: someone deleted it (zkl_break(),
+/* The release found the hold's node gone: someone deleted it (zkl_name_break(),
  * by hand) while no watch was on it yet (see zkl_lock_set_watch_after()),
  * or just before. The hold ends as lost; the release says ZKL_ELOST. */
 static void lost_at_release_locked(zkl_attempt *att) {
@@ -1309,7 +1309,7 @@ static void enter_creating_locked(zkl_attempt *att) {
   if (rc == ZKL_OK) {
     if (l->recipe->node_data)
       len = l->recipe->node_data(l->arg, data, sizeof data);
-    else /* who we are, for zkl_participants() and zklock --list */
+    else /* who we are, for zkl_name_list() and zklock --list */
       len = snprintf(data, sizeof data, "%s%s%s%s", s->owner_data,
                      l->info ? "info=" : "", l->info ? l->info : "",
                      l->info ? "\n" : "");

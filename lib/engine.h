@@ -14,7 +14,7 @@
  *                 the session's hooks, which post events to the machine
  *   lock.c        the public zkl_lock_* functions every kind shares
  *   blocking.c    the blocking face
- *   break.c       zkl_break(): a holder's node marked, then deleted after
+ *   break.c       zkl_name_break(): a holder's node marked, then deleted after
  *                 a grace (the holder's side is in engine.c)
  * and one file per recipe, each a zkl_recipe descriptor and its public
  * constructor (recipes.h lists them and what they share).

@@ -18,9 +18,9 @@
 typedef struct state_call {
   zkl_call base;
   zkl_session *s; /* reference */
-  zkl_session_state_cb cb;
+  zkl_state_cb cb;
   void *arg;
-  int state;
+  zkl_state state;
 } state_call;
 
 static void state_call_run(zkl_call *c) {
@@ -36,7 +36,7 @@ static void state_call_release_locked(zkl_call *c) {
 
 /* Queues the state callback for the completion thread. After close began,
  * only ZKL_STATE_CLOSED is reported, by close itself. */
-static void report_locked(zkl_session *s, int state) {
+static void report_locked(zkl_session *s, zkl_state state) {
   state_call *sc;
   zkl_event ev = {0};
   if (s->closing)
@@ -61,7 +61,7 @@ static void report_locked(zkl_session *s, int state) {
 }
 
 void zkl__report_closed_locked(zkl_session *s) {
-  zkl_session_state_cb cb = s->state_cb;
+  zkl_state_cb cb = s->state_cb;
   void *arg = s->state_arg;
   if (!cb)
     return;
@@ -73,7 +73,7 @@ void zkl__report_closed_locked(zkl_session *s) {
   s->busy--;
 }
 
-int zkl_session_on_state(zkl_session *s, zkl_session_state_cb cb, void *arg) {
+int zkl_session_on_state(zkl_session *s, zkl_state_cb cb, void *arg) {
   int rc;
   if (!s)
     return ZKL_EINVAL;
@@ -246,7 +246,7 @@ void zkl__session_watcher(zhandle_t *zh, int type, int state,
   zkl__leave(s);
 }
 
-void zkl_session_forward_event(zkl_session *s, int type, int state) {
+void zkl_session_forward_watcher_event(zkl_session *s, int type, int state) {
   if (!s || type != ZOO_SESSION_EVENT)
     return;
   zkl__enter_locked(s);

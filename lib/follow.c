@@ -473,7 +473,8 @@ static void connected_locked(zkl_session *s) { read_locked(s); }
 
 /* ------------------------------------------------------------ accessor */
 
-int zkl_session_servers(zkl_session *s, char *buf, size_t len) {
+int zkl_session_get_servers(const zkl_session *cs, char *buf, size_t len) {
+  zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   int rc = ZKL_EINVAL;
   if (!s || !buf || len == 0)
     return ZKL_EINVAL;

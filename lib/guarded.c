@@ -29,7 +29,7 @@ typedef struct multi {
   char (*paths)[ZKL_PATH_MAX]; /* the checked nodes, guards of them */
   /* who hears: a waiter (blocking) or a callback */
   zkl_waiter *waiter;
-  zkl_multi_cb cb;
+  zkl_commit_cb cb;
   void *arg;
   int rc;
 } multi;
@@ -138,7 +138,7 @@ static int send_locked(multi *m) {
 static int prepare(multi **out, zkl_lock *l, int count, const zoo_op_t *ops,
                    zoo_op_result_t *results) {
   multi *m;
-  if (!l || !ops || !results || count <= 0 || count > ZKL_MULTI_MAX)
+  if (!l || !ops || !results || count <= 0 || count > ZKL_COMMIT_OPS_MAX)
     return ZKL_EINVAL;
   if (!(m = calloc(1, sizeof *m)))
     return ZKL_ENOMEM;
@@ -163,9 +163,9 @@ static int prepare(multi **out, zkl_lock *l, int count, const zoo_op_t *ops,
   return ZKL_OK;
 }
 
-int zkl_lock_multi_async(zkl_lock *l, int count, const zoo_op_t *ops,
-                         zoo_op_result_t *results, zkl_multi_cb cb,
-                         void *arg) {
+int zkl_lock_commit_async(zkl_lock *l, int count, const zoo_op_t *ops,
+                          zoo_op_result_t *results, zkl_commit_cb cb,
+                          void *arg) {
   multi *m;
   int rc;
   zkl_session *s;
@@ -185,8 +185,8 @@ int zkl_lock_multi_async(zkl_lock *l, int count, const zoo_op_t *ops,
   return rc;
 }
 
-int zkl_lock_multi(zkl_lock *l, int count, const zoo_op_t *ops,
-                   zoo_op_result_t *results) {
+int zkl_lock_commit(zkl_lock *l, int count, const zoo_op_t *ops,
+                    zoo_op_result_t *results) {
   zkl_waiter w = {0};
   zkl_session *s;
   multi *m;

@@ -59,7 +59,7 @@ unsigned zkl__debug_sessions_alive(void);
 extern void (*zkl__hook_before_watch)(const char *pred_path);
 
 /* Test hook: when set, called by zkl__participants_locked() (so by
- * zkl_participants(), zkl_revoke() and zkl_break()) on the caller's thread,
+ * zkl_name_list(), zkl_name_revoke() and zkl_name_break()) on the caller's thread,
  * with no lock held, between its listing of the name's places and its
  * reads of the nodes listed, so that tests can make a holder let go in
  * that window. */

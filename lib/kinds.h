@@ -7,7 +7,7 @@
  * contender of any kind writes (ours, Curator's, kazoo's) is listed once
  * here, with where it lives, which family it belongs to and whether it is
  * a reader. Everything that reads a queue (the engine, revocation,
- * zkl_participants(), who-leads, the command's views) asks this table and
+ * zkl_name_list(), who-leads, the command's views) asks this table and
  * writes no marker of its own.
  *
  * The families, and what happens when they meet on one name:
@@ -42,7 +42,7 @@ typedef enum zkl_place {
 typedef struct zkl_place_info {
   const char *dir;  /* its child name under /locks/NAME; NULL: the name
                        itself */
-  int list_order;   /* where its nodes come in zkl_participants()' list:
+  int list_order;   /* where its nodes come in zkl_name_list()' list:
                        0 first */
   const char *word; /* what it is, for messages: "semaphore's gate" */
   bool is_gate;     /* its first node's owner holds the gate: a contender

@@ -358,8 +358,8 @@ static void ask_replied_locked(zkl_ask *ask, int index, const zkl_reply *rp) {
     ask->rc = rc;
 }
 
-int zkl_leader_get(zkl_session *s, const char *name, char *id, size_t len,
-                   int64_t *token) {
+int zkl_name_get_leader(zkl_session *s, const char *name, char *id, size_t len,
+                        int64_t *token) {
   char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1];
   leader_ask a;
   zkl_ask_retry t;

@@ -449,6 +449,14 @@ int64_t zkl__lease_tick_locked(zkl_session *s, int64_t now,
 
 /* ------------------------------------------------------------ the calls */
 
+int zkl__lease_fits_locked(const zkl_session *s) {
+  if (s->lease.margin_ms > 0 &&
+      !lease_possible(s->negotiated_timeout_ms, s->lease.margin_ms,
+                      s->lease.tick_ms))
+    return ZKL_EINVAL;
+  return ZKL_OK;
+}
+
 int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
   int rc = ZKL_OK;
   if (!s)
@@ -484,7 +492,8 @@ int zkl_session_set_server_tick(zkl_session *s, int tick_ms) {
   return rc;
 }
 
-int64_t zkl_session_lease_deadline(zkl_session *s) {
+int64_t zkl_session_lease_deadline(const zkl_session *cs) {
+  zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   int64_t deadline = 0;
   if (!s)
     return 0;

@@ -94,7 +94,7 @@ const char *zkl_lock_other_kind(const zkl_lock *l) {
   return kind;
 }
 
-int zkl_lock_node_path(const zkl_lock *l, char *buf, size_t len) {
+int zkl_lock_get_node_path(const zkl_lock *l, char *buf, size_t len) {
   zkl_session *s;
   int rc;
   if (!l || !buf)

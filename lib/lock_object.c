@@ -262,18 +262,24 @@ void zkl__notify_part_ended_locked(zkl_lock *part, int reason) {
 
 /* -------------------------------------------------------------- settings */
 
-void zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg) {
+int zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg) {
+  int rc = ZKL_OK;
   if (!l)
-    return;
+    return ZKL_EINVAL;
   pthread_mutex_lock(&l->s->mu);
-  l->lost_cb = cb;
-  l->lost_arg = arg;
+  if (l->s->closing) {
+    rc = ZKL_ECLOSED;
+  } else {
+    l->lost_cb = cb;
+    l->lost_arg = arg;
+  }
   pthread_mutex_unlock(&l->s->mu);
+  return rc;
 }
 
 const char *zkl_lock_name(const zkl_lock *l) { return l ? l->name : NULL; }
 
-int zkl_lock_set_acl(zkl_lock *l, int mode) {
+int zkl_lock_set_acl(zkl_lock *l, zkl_acl mode) {
   int rc;
   if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR))
     return ZKL_EINVAL;

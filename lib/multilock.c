@@ -72,13 +72,13 @@ typedef struct multi {
   enum phase phase;
   int parent_rounds;
   int parent_rc;   /* a parent's create refused for a reason of its own */
-  const char *refused; /* the name ZooKeeper refused at the last acquire
-                          (a part's name), or NULL: see
-                          zkl_multilock_refused_name() */
-  int answers;     /* M_FINDING: listings answered */
-  char **nodes;    /* per name: our node there, not (yet) a part's */
+  const char *refused;      /* the name ZooKeeper refused at the last acquire
+                               (a part's name), or NULL: see
+                               zkl_lock_refused_name() */
+  int answers;              /* M_FINDING: listings answered */
+  char **nodes;             /* per name: our node there, not (yet) a part's */
   char first[ZKL_PATH_MAX]; /* M_PARTS: the first name's node (the token's) */
-  int64_t czxid;   /* the token, once known */
+  int64_t czxid;            /* the token, once known */
   bool czxid_known;
   bool czxid_lost; /* its getData's reply was lost: again at reconnect */
   bool deleting;   /* the whole deletes the parts' nodes itself */
@@ -285,7 +285,7 @@ static void send_create_locked(multi *m, bool with_parents) {
   }
   t->gen = m->gen;
   memcpy(t->prefix, m->prefix, sizeof t->prefix);
-  /* who we are, for zkl_participants() and zklock --list */
+  /* who we are, for zkl_name_list() and zklock --list */
   len = snprintf(t->data, sizeof t->data, "%s%s%s%s", s->owner_data,
                  l->info ? "info=" : "", l->info ? l->info : "",
                  l->info ? "\n" : "");
@@ -950,8 +950,8 @@ static void multi_free(void *arg) {
   free(m);
 }
 
-int zkl_multilock_new(zkl_lock **out, zkl_session *s,
-                      const char *const *names, int count) {
+int zkl_lock_new_multi(zkl_lock **out, zkl_session *s, const char *const *names,
+                       int count) {
   char queue[ZKL_PATH_MAX], *joined;
   size_t len = 0;
   zkl_lock *l, *p;
@@ -1005,7 +1005,7 @@ int zkl_multilock_new(zkl_lock **out, zkl_session *s,
   return ZKL_OK;
 }
 
-int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len) {
+int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
   zkl_session *s;
   size_t used = 0;
   int rc = ZKL_OK, i, n;
@@ -1039,7 +1039,7 @@ int zkl_lock_node_paths(const zkl_lock *l, char *buf, size_t len) {
   return rc;
 }
 
-const char *zkl_multilock_refused_name(const zkl_lock *l) {
+const char *zkl_lock_refused_name(const zkl_lock *l) {
   zkl_session *s;
   const char *name = NULL;
   if (!l)

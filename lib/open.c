@@ -10,16 +10,96 @@
 
 #include "session.h"
 
-int zkl_session_open(zkl_session **out, const char *hosts,
-                     int session_timeout_ms) {
-  return zkl_session_open3(out, hosts, session_timeout_ms, session_timeout_ms,
-                           0);
+/* ------------------------------------------------------------- options */
+
+/* A field of the caller's options, or its default when the caller's struct
+ * (compiled against an older header) ends before it. */
+#define ZKL_OPT(o, field, dflt)                                              \
+  (offsetof(zkl_session_options, field) + sizeof((o)->field) <=             \
+           (o)->struct_size                                                  \
+       ? (o)->field                                                          \
+       : (dflt))
+
+/* The size of 1.0's struct: the smallest a caller may pass. Fields appended
+ * later do not move it. */
+#define ZKL_OPTIONS_SIZE_1_0                                                 \
+  (offsetof(zkl_session_options, event_arg) + sizeof(void *))
+
+/* Reads o into p and checks it (docs/api-1.0.md, section 3): ZKL_OK or
+ * ZKL_EINVAL. A struct larger than this library knows is taken only when
+ * every byte beyond what it knows is zero: a newer caller asking for an
+ * option this library lacks is told so rather than ignored. */
+static int read_options(const zkl_session_options *o, zkl_open_opts *p) {
+  const unsigned char *tail = (const unsigned char *)o;
+  size_t i;
+  if (o->struct_size < ZKL_OPTIONS_SIZE_1_0)
+    return ZKL_EINVAL;
+  for (i = sizeof *o; i < o->struct_size; i++)
+    if (tail[i] != 0)
+      return ZKL_EINVAL;
+  memset(p, 0, sizeof *p);
+  p->hosts = ZKL_OPT(o, hosts, NULL);
+  p->handle = ZKL_OPT(o, handle, NULL);
+  p->session_timeout_ms = ZKL_OPT(o, session_timeout_ms, 0);
+  p->connect_timeout_ms = ZKL_OPT(o, connect_timeout_ms, 0);
+  p->flags = ZKL_OPT(o, flags, 0u);
+  p->lease_margin_ms = ZKL_OPT(o, lease_margin_ms, 0);
+  p->server_tick_ms = ZKL_OPT(o, server_tick_ms, 0);
+  p->on_state = ZKL_OPT(o, on_state, NULL);
+  p->state_arg = ZKL_OPT(o, state_arg, NULL);
+  p->on_event = ZKL_OPT(o, on_event, NULL);
+  p->event_arg = ZKL_OPT(o, event_arg, NULL);
+  if (!p->hosts == !p->handle) /* exactly one of them */
+    return ZKL_EINVAL;
+  if (p->session_timeout_ms < 0 || p->connect_timeout_ms < 0 ||
+      p->server_tick_ms < 0)
+    return ZKL_EINVAL;
+  if (p->handle && p->session_timeout_ms != 0)
+    return ZKL_EINVAL; /* the handle's timeout is the handle's */
+  if (p->flags & ~(unsigned)ZKL_OPEN_NO_FOLLOW_CONFIG)
+    return ZKL_EINVAL;
+  if (p->hosts && (!*p->hosts || strlen(p->hosts) >= ZKL_SERVERS_MAX))
+    return ZKL_EINVAL;
+  return ZKL_OK;
 }
 
-int zkl_session_open2(zkl_session **out, const char *hosts,
-                      int session_timeout_ms, int connect_timeout_ms) {
-  return zkl_session_open3(out, hosts, session_timeout_ms, connect_timeout_ms,
-                           0);
+void zkl__session_apply_opts_locked(zkl_session *s, const zkl_open_opts *p) {
+  s->lease.margin_ms = p->lease_margin_ms < 0 ? -1 : p->lease_margin_ms;
+  s->lease.tick_ms = p->server_tick_ms;
+  s->state_cb = p->on_state;
+  s->state_arg = p->state_arg;
+  s->event_cb = p->on_event;
+  s->event_arg = p->event_arg;
+}
+
+static int open_hosts(zkl_session **out, const zkl_open_opts *p);
+
+int zkl_session_open(zkl_session **out, const zkl_session_options *o) {
+  zkl_open_opts p;
+  zkl_session *s;
+  int rc;
+  if (!out || !o)
+    return ZKL_EINVAL;
+  if ((rc = read_options(o, &p)) != ZKL_OK)
+    return rc;
+  if (zkl__on_zk_thread())
+    return ZKL_EDEADLK;
+  rc = p.handle ? zkl__session_wrap(&s, &p) : open_hosts(&s, &p);
+  if (rc != ZKL_OK)
+    return rc;
+  /* The margin is checkable only against the timeout the server granted. */
+  pthread_mutex_lock(&s->mu);
+  rc = zkl__lease_fits_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  if (rc != ZKL_OK) {
+    zkl__log("lease margin %d ms with tick %d ms leaves no lease of a %d ms "
+             "session: closing it",
+             p.lease_margin_ms, p.server_tick_ms, zkl_session_timeout(s));
+    zkl_session_close(s, NULL);
+    return rc;
+  }
+  *out = s;
+  return ZKL_OK;
 }
 
 /* zookeeper_init2() says why it refused a connect string only in errno:
@@ -34,20 +114,18 @@ static int init_refusal(int err) {
   return ZKL_ECONNECT;
 }
 
-int zkl_session_open3(zkl_session **out, const char *hosts,
-                      int session_timeout_ms, int connect_timeout_ms,
-                      int flags) {
+static int open_hosts(zkl_session **out, const zkl_open_opts *p) {
+  const char *hosts = p->hosts;
+  int session_timeout_ms = p->session_timeout_ms
+                               ? p->session_timeout_ms
+                               : ZKL_SESSION_TIMEOUT_DEFAULT_MS;
+  int connect_timeout_ms =
+      p->connect_timeout_ms ? p->connect_timeout_ms : session_timeout_ms;
   zkl_session *s;
   zhandle_t *zh;
   int64_t deadline;
   int rc;
 
-  if (!out || !hosts || !*hosts || session_timeout_ms <= 0 ||
-      connect_timeout_ms <= 0 || (flags & ~ZKL_OPEN_NO_FOLLOW_CONFIG) ||
-      strlen(hosts) >= ZKL_SERVERS_MAX)
-    return ZKL_EINVAL;
-  if (zkl__on_zk_thread())
-    return ZKL_EDEADLK;
   /* The client times the first connection out at 2/3 of the request, and
    * computes twice it in an int: outside these bounds it never connects.
    * The server negotiates the timeout anyway (up to its floor of two
@@ -64,7 +142,7 @@ int zkl_session_open3(zkl_session **out, const char *hosts,
   rc = zkl__session_alloc(&s, session_timeout_ms, true);
   if (rc != ZKL_OK)
     return rc;
-  rc = zkl__follow_init(s, hosts, !(flags & ZKL_OPEN_NO_FOLLOW_CONFIG));
+  rc = zkl__follow_init(s, hosts, !(p->flags & ZKL_OPEN_NO_FOLLOW_CONFIG));
   if (rc != ZKL_OK) {
     zkl__session_free(s);
     return rc;
@@ -76,6 +154,7 @@ int zkl_session_open3(zkl_session **out, const char *hosts,
   }
 
   pthread_mutex_lock(&s->mu);
+  zkl__session_apply_opts_locked(s, p);
   errno = 0;
   s->lease.opened_ms = zkl__now_ms(); /* the new session's anchor */
   zh = zookeeper_init2(hosts, zkl__session_watcher, session_timeout_ms, NULL,
@@ -248,7 +327,8 @@ static void run_leftover_notices_locked(zkl_session *s) {
 
 static void *close_thread(void *arg);
 
-int zkl_session_close(zkl_session *s) {
+int zkl_session_close(zkl_session *s, zkl_close_outcome *how) {
+  zkl_close_outcome outcome;
   int rc;
   if (!s)
     return ZKL_EINVAL;
@@ -264,7 +344,9 @@ int zkl_session_close(zkl_session *s) {
     if (pthread_create(&t, &attr, close_thread, s) != 0)
       zkl__log("cannot start a thread to close the session; it leaks");
     pthread_attr_destroy(&attr);
-    return ZKL_EBACKGROUND;
+    if (how)
+      *how = ZKL_CLOSE_BACKGROUND;
+    return ZKL_OK;
   }
 
   pthread_mutex_lock(&s->mu);
@@ -295,19 +377,22 @@ int zkl_session_close(zkl_session *s) {
     zkl__report_closed_locked(s);
     s->refs--; /* the user's reference; the tap holds another */
     zkl__unlock(s);
-    return ZKL_EBACKGROUND;
+    if (how)
+      *how = ZKL_CLOSE_BACKGROUND;
+    return ZKL_OK;
   }
   s->closed = true;
   zkl__cleanups_drop_locked(s);
   /* A session whose server cannot be told lives on the server until it
    * expires: its nodes with it. */
-  rc = s->dead                          ? ZKL_EEXPIRED
-       : s->connected || !s->owns_handle ? ZKL_OK
-                                         : ZKL_ECONNECT;
+  outcome = s->dead                          ? ZKL_CLOSE_EXPIRED
+            : s->connected || !s->owns_handle ? ZKL_CLOSE_DONE
+                                              : ZKL_CLOSE_UNREACHED;
   pthread_mutex_unlock(&s->mu);
 
-  if (s->owns_handle && zookeeper_close(s->zh) != ZOK && rc == ZKL_OK)
-    rc = ZKL_ECONNECT; /* the close request did not get through */
+  rc = s->owns_handle ? zookeeper_close(s->zh) : ZOK;
+  if (rc != ZOK && outcome == ZKL_CLOSE_DONE)
+    outcome = ZKL_CLOSE_UNREACHED; /* the close request did not get through */
 
   pthread_mutex_lock(&s->mu);
   if (s->owns_handle && s->hooks)
@@ -316,10 +401,12 @@ int zkl_session_close(zkl_session *s) {
   zkl__report_closed_locked(s);
   s->refs--; /* the user's reference */
   zkl__unlock(s);
-  return rc;
+  if (how)
+    *how = outcome;
+  return ZKL_OK;
 }
 
 static void *close_thread(void *arg) {
-  zkl_session_close(arg);
+  zkl_session_close(arg, NULL);
   return NULL;
 }

@@ -9,7 +9,7 @@
  * listed: a node gone by the time it was read still stands where it stood,
  * and is then left out. So a holder that lets go between the two batches
  * is not replaced by the next in line, which may have been granted only
- * after the listing: zkl_break() aims at what the listing showed (and
+ * after the listing: zkl_name_break() aims at what the listing showed (and
  * names each node by the czxid read), or at nothing. The result is a
  * snapshot in queue order; it may be stale by the time it is read.
  */
@@ -276,9 +276,9 @@ int zkl__participants_ask(zkl_session *s, const char *name,
   return rc;
 }
 
-int zkl_participants(zkl_session *s, const char *name, zkl_participant **out,
-                     int *count) {
+int zkl_name_list(zkl_session *s, const char *name, zkl_participant **out,
+                  int *count) {
   return zkl__participants_ask(s, name, out, count, false);
 }
 
-void zkl_participants_free(zkl_participant *list) { free(list); }
+void zkl_name_list_free(zkl_participant *list) { free(list); }

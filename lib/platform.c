@@ -48,18 +48,19 @@ void zkl__mark_zk_thread(void) { zk_thread_mark = true; }
 bool zkl__on_zk_thread(void) { return zk_thread_mark; }
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-static zkl_log_fn log_fn;
+static zkl_log_cb log_fn;
 static void *log_arg;
 
-void zkl_set_log_handler(zkl_log_fn fn, void *arg) {
+int zkl_on_log(zkl_log_cb cb, void *arg) {
   pthread_mutex_lock(&log_mu);
-  log_fn = fn;
+  log_fn = cb;
   log_arg = arg;
   pthread_mutex_unlock(&log_mu);
+  return ZKL_OK;
 }
 
 static void log_line(const char *line) {
-  zkl_log_fn fn;
+  zkl_log_cb fn;
   void *arg;
   pthread_mutex_lock(&log_mu);
   fn = log_fn;

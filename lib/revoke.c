@@ -5,7 +5,7 @@
  * watch on its own node (engine.c), so the request reaches it at no cost of
  * a new watch, and its revoke callback decides what to do.
  *
- * Whom to ask is read as zkl_participants() reads it (participants.c,
+ * Whom to ask is read as zkl_name_list() reads it (participants.c,
  * through the registry): every holder by its kind's rule, or the contender
  * named, wherever under the name it waits, with the downgraded readers
  * that hold by riding on it (kinds.h: after a downgrade the write node
@@ -14,7 +14,7 @@
  * (participants.c). Nothing else under the name is ever written.
  *
  * An election candidate's node is not given the bytes: its data is its id,
- * which zkl_leader_get(), `zklock --leader` and Curator's LeaderLatch read
+ * which zkl_name_get_leader(), `zklock --leader` and Curator's LeaderLatch read
  * as it is (kinds.h keeps_data). It is read, and written again unchanged:
  * the new version is the request its candidate hears.
  */
@@ -149,11 +149,11 @@ static int revoke_locked(zkl_session *s, const char *name, const char *node) {
   free(r.kept);
   free(r.kept_len);
   if (list)
-    zkl_participants_free(list);
+    zkl_name_list_free(list);
   return rc;
 }
 
-int zkl_revoke(zkl_session *s, const char *name, const char *node) {
+int zkl_name_revoke(zkl_session *s, const char *name, const char *node) {
   zkl_ask_retry t;
   int rc;
   if (!s || zkl__validate_name(name) != ZKL_OK ||
@@ -172,12 +172,17 @@ int zkl_revoke(zkl_session *s, const char *name, const char *node) {
   return rc;
 }
 
-void zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg) {
+int zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg) {
   zkl_session *s;
+  int rc = ZKL_OK;
   if (!l)
-    return;
+    return ZKL_EINVAL;
   s = zkl__lock_session(l);
   pthread_mutex_lock(&s->mu);
-  zkl__lock_set_revoke_locked(l, cb, arg);
+  if (s->closing)
+    rc = ZKL_ECLOSED;
+  else
+    zkl__lock_set_revoke_locked(l, cb, arg);
   pthread_mutex_unlock(&s->mu);
+  return rc;
 }

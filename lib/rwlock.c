@@ -25,8 +25,8 @@
  * behind is then granted beside the downgraded reader). The read node of a
  * downgrade names the write node in its own name (ZKL_RIDER_TAG, kinds.h):
  * it may stand behind writers that queued while the write side held, so
- * that anyone who reads the queue (zkl_participants(), zkl_break(),
- * zkl_revoke()) can tell it holds, and must go with the write node. Taking the
+ * that anyone who reads the queue (zkl_name_list(), zkl_name_break(),
+ * zkl_name_revoke()) can tell it holds, and must go with the write node. Taking the
  * write side while holding (or waiting for) only the read side would wait for
  * itself: refused with ZKL_EUPGRADE. (Curator's ReadLock grants a thread
  * that holds the write lock the same way.)

@@ -264,8 +264,8 @@ static const zkl_recipe gate_recipe = {
     .decide_locked = zkl__first_goes,
 };
 
-int zkl_semaphore_new(zkl_lock **out, zkl_session *s, const char *name,
-                      int limit) {
+int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s, const char *name,
+                           int limit) {
   char queue[ZKL_PATH_MAX];
   zkl_lock *gate, *l;
   int rc;

@@ -237,9 +237,14 @@ void zkl__queue_call_locked(zkl_session *s, zkl_call *c) {
 
 /* ------------------------------------------------------------ accessors */
 
-zhandle_t *zkl_session_handle(zkl_session *s) { return s ? s->zh : NULL; }
+/* The const getters lock s->mu, which is not part of what they promise
+ * to leave as it was. */
+zhandle_t *zkl_session_handle(const zkl_session *s) {
+  return s ? s->zh : NULL;
+}
 
-int zkl_session_timeout(zkl_session *s) {
+int zkl_session_timeout(const zkl_session *cs) {
+  zkl_session *s = (zkl_session *)cs;
   int t;
   if (!s)
     return 0;

@@ -84,7 +84,7 @@ enum {
   ZKL_RQ_CHILD_WATCH, /* a listing that also watches the queue */
   ZKL_RQ_CLEANUP,     /* a background cleanup */
   ZKL_RQ_CARRIER,     /* only brings the completion thread round */
-  ZKL_RQ_PROBE,       /* zkl_session_wrap's round trip */
+  ZKL_RQ_PROBE,       /* the round trip of an open on a handle */
   ZKL_RQ_LEASE_SYNC,  /* the lease's beat: a sync (lease.c) */
   ZKL_RQ_LEASE_WRITE, /* the lease's write: a check of "/" (lease.c) */
   ZKL_RQ_QUERY,       /* a question of a user's thread (ask.c) */
@@ -92,7 +92,7 @@ enum {
   ZKL_RQ_MULTI,       /* a guarded transaction */
   ZKL_RQ_KIND_CHECK,  /* a listing of another family's place (kinds.h) */
   ZKL_RQ_MULTI_LOCK,  /* a multi-lock's transaction (creates or deletes) */
-  ZKL_RQ_BREAK,       /* zkl_break(): reads, the mark, the delete */
+  ZKL_RQ_BREAK,       /* zkl_name_break(): reads, the mark, the delete */
   ZKL_RQ_CONFIG,      /* a reading of the ensemble's configuration */
   ZKL_RQ_FLUSH,       /* after a move to other servers (follow.c) */
   ZKL_RQ_PART_CHECK,  /* a first try's listing of a part's queue */
@@ -246,7 +246,7 @@ struct zkl_session {
   int negotiated_timeout_ms;
   int64_t session_id;
   int dead; /* 0, or why the session is over: ZKL_EEXPIRED, ZAUTHFAILED */
-  zkl_session_state_cb state_cb;
+  zkl_state_cb state_cb;
   void *state_arg;
   zkl_event_cb event_cb;
   void *event_arg;
@@ -280,6 +280,31 @@ struct zkl_session {
   unsigned long expiries;    /* events.c: the session expired */
   unsigned long watch_events; /* watch.c: a lock's watch fired */
 };
+
+/* ---------------------------------------------------------------- open.c */
+
+/* zkl_session_options as read and checked by open.c (every default
+ * applied but the timeouts' zeros). */
+typedef struct zkl_open_opts {
+  const char *hosts;
+  zhandle_t *handle;
+  int session_timeout_ms;
+  int connect_timeout_ms; /* 0: the session timeout */
+  unsigned flags;
+  int lease_margin_ms;
+  int server_tick_ms;
+  zkl_state_cb on_state;
+  void *state_arg;
+  zkl_event_cb on_event;
+  void *event_arg;
+} zkl_open_opts;
+
+/* Gives a new session, before its first connection, what the options say
+ * of it: the lease's margin and tick, the state callback, the event hook. */
+void zkl__session_apply_opts_locked(zkl_session *s, const zkl_open_opts *p);
+/* Once the server granted its timeout: ZKL_OK, or ZKL_EINVAL when the
+ * options' margin and tick leave no lease (lease.c). */
+int zkl__lease_fits_locked(const zkl_session *s);
 
 /* ------------------------------------------------------------- session.c */
 
@@ -438,6 +463,10 @@ void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct);
 void zkl__report_closed_locked(zkl_session *s);
 
 /* ---------------------------------------------------------------- wrap.c */
+
+/* zkl_session_open() with o->handle (p checked): builds the session on the
+ * application's handle and waits for the server's first answer. */
+int zkl__session_wrap(zkl_session **out, const zkl_open_opts *p);
 
 /* A closing wrapped session gives its watch back once it owes the server
  * nothing more. */

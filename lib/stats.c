@@ -25,7 +25,8 @@ static void count_lock(zkl_lock *l, void *ctx) {
     out->locks_waiting++;
 }
 
-int zkl_session_get_stats(zkl_session *s, zkl_session_stats *out) {
+int zkl_session_get_stats(const zkl_session *cs, zkl_session_stats *out) {
+  zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   zkl_engine *e;
   int k, rc;
   if (!s || !out)

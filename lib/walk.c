@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * walk.c - the lock names under a prefix (zkl_lock_names()): the tree
+ * walk.c - the lock names under a prefix (zkl_name_find()): the tree
  * under /locks/PREFIX listed level by level, each level's listings sent
  * back to back (one round trip per level). A node is a lock when, by the
  * registry (kinds.h), one of its children is a contender node of its own
@@ -168,8 +168,8 @@ static int walk_locked(walk *w, zkl_session *s, const char *start,
   return rc;
 }
 
-int zkl_lock_names(zkl_session *s, const char *prefix, int max_nodes,
-                   char ***names, int *count, bool *truncated) {
+int zkl_name_find(zkl_session *s, const char *prefix, int max_nodes,
+                  char ***names, int *count, bool *truncated) {
   walk w;
   zkl_ask_retry t;
   char start[ZKL_PATH_MAX];
@@ -199,4 +199,4 @@ int zkl_lock_names(zkl_session *s, const char *prefix, int max_nodes,
   return ZKL_OK;
 }
 
-void zkl_lock_names_free(char **names, int count) { free_paths(names, count); }
+void zkl_name_find_free(char **names, int count) { free_paths(names, count); }

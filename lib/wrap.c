@@ -156,20 +156,17 @@ static int probe_locked(zkl_session *s, int64_t deadline) {
   return ZKL_ECONNECT;
 }
 
-int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
+int zkl__session_wrap(zkl_session **out, const zkl_open_opts *p) {
+  zhandle_t *zh = p->handle;
   zkl_session *s;
   int rc, timeout;
   bool last;
 
-  if (!out || !zh)
-    return ZKL_EINVAL;
-  if (zkl__on_zk_thread())
-    return ZKL_EDEADLK;
   if (is_unrecoverable(zh))
     return ZKL_EEXPIRED;
   timeout = zoo_recv_timeout(zh);
   if (timeout <= 0)
-    timeout = 10000;
+    timeout = ZKL_SESSION_TIMEOUT_DEFAULT_MS;
   rc = zkl__session_alloc(&s, timeout, false);
   if (rc != ZKL_OK)
     return rc;
@@ -188,7 +185,10 @@ int zkl_session_wrap(zkl_session **out, zhandle_t *zh) {
     return ZKL_ESYSTEM;
   }
   pthread_mutex_lock(&s->mu);
-  rc = probe_locked(s, zkl__now_ms() + timeout);
+  zkl__session_apply_opts_locked(s, p);
+  rc = probe_locked(s, zkl__now_ms() + (p->connect_timeout_ms > 0
+                                            ? p->connect_timeout_ms
+                                            : timeout));
   if (rc == ZKL_OK) {
     pthread_mutex_unlock(&s->mu);
     *out = s;

@@ -211,7 +211,7 @@ static void on_log(const char *line, void *arg) {
 
 /* On a library thread: must not block; one write() and done. arg: the
  * index of the side's token. */
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   (void)l;
   logf_("LOST %d %lld", reason,
         (long long)atomic_load(&current_token[(intptr_t)arg]));
@@ -277,7 +277,7 @@ static void close_session(void) {
   zkl_lock_free(ml[0]);
   zkl_lock_free(ml[1]);
   zkl_rwlock_free(rw);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
@@ -306,7 +306,7 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
     }
     return ZKL_OK;
   }
-  rc = mode == FR_SEM ? zkl_semaphore_new(l, s, lock_name, sem_limit)
+  rc = mode == FR_SEM ? zkl_lock_new_semaphore(l, s, lock_name, sem_limit)
                       : zkl_lock_new(l, s, lock_name);
   if (rc != ZKL_OK)
     return rc;
@@ -318,7 +318,7 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
   for (i = 0; i < 2; i++) {
     const char *names[2] = {i ? second_name : lock_name,
                             i ? lock_name : second_name};
-    if ((rc = zkl_multilock_new(&ml[i], s, names, 2)) != ZKL_OK) {
+    if ((rc = zkl_lock_new_multi(&ml[i], s, names, 2)) != ZKL_OK) {
       zkl_lock_free(ml[0]);
       zkl_lock_free(*l);
       ml[0] = *l = NULL;
@@ -332,6 +332,15 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
 
 /* Opens a session and the lock on it; retries until it works or we stop.
  * Returns 0, or -1 when told to stop. */
+/* zkl_session_open() on hosts with this session timeout. */
+static int session_open_with(zkl_session **out, const char *h, int ms) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = h;
+  o.session_timeout_ms = ms;
+  return zkl_session_open(out, &o);
+}
+
 static int open_session(void) {
   for (;;) {
     zkl_session *s = NULL;
@@ -340,7 +349,7 @@ static int open_session(void) {
     int rc;
     if (atomic_load(&stop_flag))
       return -1;
-    rc = zkl_session_open(&s, hosts, session_ms);
+    rc = session_open_with(&s, hosts, session_ms);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
       continue; /* the open itself waited up to session_ms */
@@ -348,7 +357,7 @@ static int open_session(void) {
     rc = new_locks(s, &l, &rw, &m, ml);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
-      zkl_session_close(s);
+      zkl_session_close(s, NULL);
       continue;
     }
     {
@@ -734,7 +743,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   pthread_detach(sig_thread);
-  zkl_set_log_handler(on_log, NULL);
+  zkl_on_log(on_log, NULL);
   logf_("BEGIN %ld %d", (long)getpid(), slot);
 
   if (open_session() != 0)

@@ -94,14 +94,14 @@ static int cleanup_child(void) {
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   zkt_name(a_name, sizeof a_name, "repro-a");
   zkt_name(b_name, sizeof b_name, "repro-b");
-  if (zkl_session_open(&s, hosts, 2000) != ZKL_OK ||
+  if (zkt_open(&s, hosts, 2000, 0, 0) != ZKL_OK ||
       zkl_lock_new(&a, s, a_name) != ZKL_OK ||
       zkl_lock_new(&b, s, b_name) != ZKL_OK)
     return 2;
   zkl_lock_on_lost(a, zkt_on_lost, &lost1);
   /* A is held; B's acquire callback then holds the completion thread. */
   if (zkl_lock_acquire(a, 5000, NULL) != ZKL_OK ||
-      zkl_lock_node_path(a, a_path, sizeof a_path) != ZKL_OK ||
+      zkl_lock_get_node_path(a, a_path, sizeof a_path) != ZKL_OK ||
       zkl_lock_acquire_async(b, 5000, hold_completion_thread, NULL) != ZKL_OK ||
       zkt_counter_wait(&in_cb, 1, 10000) != 1)
     return 2;
@@ -133,7 +133,7 @@ static int cleanup_child(void) {
   zkl_lock_release(a);
   zkl_lock_free(a);
   zkl_lock_free(b);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   return 0;
 }
@@ -181,7 +181,7 @@ static int frozen_child(const char *name, int wfd) {
   zkl_lock *l;
   long long t, t2, deadline;
   int rc, told, called;
-  if (zkl_session_open(&s, zkt_hosts(), 2000) != ZKL_OK ||
+  if (zkt_open(&s, zkt_hosts(), 2000, 0, 0) != ZKL_OK ||
       zkl_lock_new(&l, s, name) != ZKL_OK)
     return 2;
   zkt_rec_init(&lost2);
@@ -210,7 +210,7 @@ static int frozen_child(const char *name, int wfd) {
          called ? "ran" : "never ran");
   fflush(stdout);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   return told ? 0 : 1;
 }
 
@@ -236,7 +236,7 @@ static void test_frozen_holder_told(void) {
     if (!ok) { /* no holder to test, or no way to test it: none left */
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      zkl_session_close(me);
+      zkl_session_close(me, NULL);
       CU_FAIL_FATAL("the frozen holder could not be set up");
     }
     /* The server expires the frozen holder's session; we take the lock. */
@@ -253,7 +253,7 @@ static void test_frozen_holder_told(void) {
   printf("    %d of %d frozen holders were never told they lost the lock\n",
          untold, rounds);
   CU_ASSERT_EQUAL(untold, 0);
-  zkl_session_close(me);
+  zkl_session_close(me, NULL);
 }
 
 int main(int argc, char **argv) {

@@ -18,7 +18,7 @@ void released(zkl_lock *k, int rc, void *arg) { (void)k, (void)rc, (void)arg; }
 void on_leading(zkl_lock *k, int rc, int64_t t, void *arg) {
   (void)k, (void)rc, (void)t, (void)arg;
 }
-void on_no_longer_leader(zkl_lock *k, int reason, void *arg) {
+void on_no_longer_leader(zkl_lock *k, zkl_lost_reason reason, void *arg) {
   (void)k, (void)reason, (void)arg;
 }
 void histogram_observe(struct histogram *h, int64_t v) { (void)h, (void)v; }

@@ -70,7 +70,7 @@ static void test_lease_deadline(void) {
   CU_ASSERT_EQUAL(zkl_session_lease_deadline(NULL), 0);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -80,22 +80,22 @@ static void test_close_result(void) {
   proxyctl *px;
   zkl_session *s;
   int port;
-  CU_ASSERT_EQUAL(zkl_session_close(NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_close(NULL, NULL), ZKL_EINVAL);
   s = zkt_session(6000);
-  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
   s = zkt_session(6000);
   CU_ASSERT_EQUAL_FATAL(zkt_expire(s), 0);
   CU_ASSERT_NOT_EQUAL(zkl__debug_wait_dead(s, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_EEXPIRED);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_EXPIRED);
   /* cut off: the server cannot be told; it expires the session itself */
   CU_ASSERT_FATAL(proxyctl_start(&px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
                                  zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, 6000, 0, 0), ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_UNREACHED);
   proxyctl_stop(px);
 }
 

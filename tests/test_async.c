@@ -47,7 +47,7 @@ static void test_success_once(void) {
   CU_ASSERT_EQUAL(zkl_lock_release_async(l, NULL, NULL), ZKL_OK);
   zkt_assert_quiet(s);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 2);
   CU_ASSERT_EQUAL(zkt_counter_get(&r.calls), 1);
   zkt_assert_parent_empty(name);
@@ -72,7 +72,7 @@ static void test_reentrant_async(void) {
   CU_ASSERT_EQUAL(b.rc, ZKL_OK);
   CU_ASSERT_EQUAL(b.token, a.token);
   CU_ASSERT(!pthread_equal(b.thread, pthread_self()));
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_release_async(l, zkt_on_released, &r), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&r.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZOK);
@@ -80,7 +80,7 @@ static void test_reentrant_async(void) {
   CU_ASSERT_EQUAL(zkt_counter_wait(&r.calls, 2, T_WAIT), 2);
   CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZNONODE);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -106,7 +106,7 @@ static void test_timeout_once(void) {
   zkt_assert_quiet(s);
   zkt_unhold(&h);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   zkt_assert_parent_empty(name);
 }
@@ -130,7 +130,7 @@ static void test_try_once_busy(void) {
   zkt_unhold(&h);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   zkt_assert_parent_empty(name);
 }
@@ -159,7 +159,7 @@ static void test_cancel_once(void) {
   zkt_assert_quiet(s);
   zkt_unhold(&h);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   zkt_assert_parent_empty(name);
 }
@@ -188,7 +188,7 @@ static void test_cancel_immediately(void) {
     CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkt_assert_quiet(s);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   zkt_assert_parent_empty(name);
 }
@@ -257,8 +257,8 @@ static void test_cancel_event_queued(void) {
   zkl_lock_free(l);
   zkt_assert_quiet(s); /* the event came, and the record went with it */
   zkl_lock_free(h.l);
-  zkl_session_close(h.s);
-  zkl_session_close(s);
+  zkl_session_close(h.s, NULL);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   zkt_assert_parent_empty(name);
   zkt_assert_parent_empty(name2);
@@ -277,14 +277,14 @@ static void test_loss_once(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lost.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(lost.rc, ZKL_LOST_NODE_DELETED);
   CU_ASSERT_EQUAL(zkl_lock_release_async(l, zkt_on_released, &a), ZKL_ELOST);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
 }
@@ -309,7 +309,7 @@ static void test_free_pending(void) {
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
   zkt_assert_quiet(s);
   zkt_unhold(&h);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   zkt_assert_parent_empty(name);
 }
@@ -325,7 +325,7 @@ static void test_free_held(void) {
   zkl_lock_free(l);
   zkt_assert_parent_empty(name);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 static void test_close_pending(void) {
@@ -342,7 +342,7 @@ static void test_close_pending(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
-  zkl_session_close(s); /* returns after the callbacks ran */
+  zkl_session_close(s, NULL); /* returns after the callbacks ran */
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_ECLOSED);
   /* Locks outlive their session, dead. */
@@ -358,7 +358,7 @@ static void test_close_pending(void) {
   {
     char path[ZKL_PATH_MAX];
     CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_ECLOSED);
-    CU_ASSERT_EQUAL(zkl_lock_node_path(held, path, sizeof path), ZKL_ECLOSED);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_path(held, path, sizeof path), ZKL_ECLOSED);
     CU_ASSERT_EQUAL(zkl_lock_set_acl(l, ZKL_ACL_OPEN), ZKL_ECLOSED);
     CU_ASSERT_EQUAL(zkl_lock_set_owner_info(l, "x"), ZKL_ECLOSED);
   }
@@ -392,8 +392,8 @@ static void cb_try_blocking(zkl_lock *l, int rc, int64_t token, void *arg) {
   c->cb_rc = rc;
   c->acquire_rc = zkl_lock_acquire(l, 0, NULL);
   c->release_rc = zkl_lock_release(l);
-  c->open_rc = zkl_session_open(&c->opened, zkt_hosts(), 1000);
-  c->wrap_rc = zkl_session_wrap(&c->wrapped, zkl_session_handle(c->s));
+  c->open_rc = zkt_open(&c->opened, zkt_hosts(), 1000, 0, 0);
+  c->wrap_rc = zkt_wrap(&c->wrapped, zkl_session_handle(c->s));
   /* Non-blocking calls work: release from inside the callback. */
   c->release_async_rc = zkl_lock_release_async(l, cb_release_and_free, c);
   zkt_counter_add(&c->tried, 1);
@@ -423,10 +423,10 @@ static void test_callback_rules(void) {
   CU_ASSERT_EQUAL(c.release_rc, ZKL_EDEADLK);
   CU_ASSERT_EQUAL(c.open_rc, ZKL_EDEADLK);
   CU_ASSERT_EQUAL(c.wrap_rc, ZKL_EDEADLK);
-  zkl_session_close(c.wrapped); /* NULL unless wrongly opened */
-  zkl_session_close(c.opened);
+  zkl_session_close(c.wrapped, NULL); /* NULL unless wrongly opened */
+  zkl_session_close(c.opened, NULL);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -483,7 +483,7 @@ static void test_thousand_locks(void) {
     zkl_lock_free(locks[i]);
   free(locks);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   snprintf(name, sizeof name, "/locks/%s", base);
   for (i = 0; i < MANY; i += 97) { /* a sample of the parents */
     char p[160];

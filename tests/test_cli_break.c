@@ -246,14 +246,14 @@ static void test_break_downgraded(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_write(rw), T_WAIT, NULL),
                         ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_node_path(zkl_rwlock_write(rw), wnode, sizeof wnode), ZKL_OK);
+      zkl_lock_get_node_path(zkl_rwlock_write(rw), wnode, sizeof wnode), ZKL_OK);
   spawn(&w, "-s", zkt_hosts(), "-q", "-w", "30", "--write", name, "--",
         HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_read(rw), T_WAIT, NULL),
                         ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_node_path(zkl_rwlock_read(rw), rnode, sizeof rnode), ZKL_OK);
+      zkl_lock_get_node_path(zkl_rwlock_read(rw), rnode, sizeof rnode), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw)), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_children(parent), 3);
   CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
@@ -267,7 +267,7 @@ static void test_break_downgraded(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw)), ZKL_ELOST);
   zkl_rwlock_free(rw);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   cleanup(&w);
   assert_no_node(name);
 }

@@ -378,7 +378,7 @@ static void test_revoke(void) {
 /* A semaphore's lease held by the test itself, through the library. */
 static void hold_lease(zkt_holder *h, const char *name, int limit) {
   h->s = zkt_session(10000);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&h->l, h->s, name, limit), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&h->l, h->s, name, limit), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h->l, T_WAIT, &h->token), ZKL_OK);
 }
 
@@ -649,7 +649,7 @@ static void test_verbose_events(void) {
   zkt_name(name, sizeof name, "verbose");
   zkt_parent(parent, sizeof parent, name);
   zkt_hold(&h, name);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(h.l, own, sizeof own), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(h.l, own, sizeof own), ZKL_OK);
   spawn(&p, "-s", zkt_hosts(), "-q", "-v", name, "--", HELPER("hold"), NULL);
   CU_ASSERT(expect_verbose(p.err, "queued for ", msg, sizeof msg));
   snprintf(want, sizeof want,

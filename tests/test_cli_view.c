@@ -72,9 +72,9 @@ static void scene_set(scene *sc) {
   /* the election, its second candidate waiting (before the semaphore's
    * waiter: it has waited longer) */
   for (i = 0; i < 2; i++)
-    CU_ASSERT_EQUAL_FATAL(
-        zkl_election_new(&sc->el[i], sc->s, sc->elect, i ? "beta" : "alpha"),
-        ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&sc->el[i], sc->s, sc->elect,
+                                                i ? "beta" : "alpha"),
+                          ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->el[0], T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(
       zkl_lock_acquire_async(sc->el[1], -1, zkt_on_acquired, &sc->el_got),
@@ -83,8 +83,8 @@ static void scene_set(scene *sc) {
   wait_children(path, 2);
   /* a semaphore of two: two hold, one waits */
   for (i = 0; i < 3; i++)
-    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&sc->sem_l[i], sc->s, sc->sem, 2),
-                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_new_semaphore(&sc->sem_l[i], sc->s, sc->sem, 2), ZKL_OK);
   for (i = 0; i < 2; i++)
     CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(sc->sem_l[i], T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(
@@ -104,7 +104,7 @@ static void scene_end(scene *sc) {
     zkl_rwlock_free(sc->rwl[i]);
     zkl_lock_free(sc->el[i]);
   }
-  zkl_session_close(sc->s);
+  zkl_session_close(sc->s, NULL);
   zkt_assert_no_contender(sc->mutex);
   zkt_assert_no_contender(sc->rw);
   zkt_assert_no_contender(sc->sem);
@@ -372,9 +372,9 @@ static void test_locks_leases_names(void) {
   snprintf(name[2], sizeof name[2], "locks/%s", u);
   snprintf(name[3], sizeof name[3], "leases/%s/y", u);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, name[0]), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[1], s, name[1], 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&l[1], s, name[1], 2), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[2], s, name[2]), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&l[3], s, name[3], "id"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&l[3], s, name[3], "id"), ZKL_OK);
   for (i = 0; i < 4; i++)
     CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], T_WAIT, NULL), ZKL_OK);
   /* the table: NAME KIND HOLDERS WAITERS ... */
@@ -439,7 +439,7 @@ static void test_locks_leases_names(void) {
     CU_ASSERT_EQUAL(zkl_lock_release(l[i]), ZKL_OK);
     zkl_lock_free(l[i]);
   }
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_no_contender(name[2]);
   zkt_assert_no_contender(name[3]);
 }

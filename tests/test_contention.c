@@ -34,7 +34,7 @@ static void *worker(void *arg) {
   zkl_lock *l = NULL;
   int i, rc;
   (void)arg;
-  rc = zkl_session_open(&s, zkt_hosts(), 20000);
+  rc = zkt_open(&s, zkt_hosts(), 20000, 0, 0);
   if (rc == ZKL_OK)
     rc = zkl_lock_new(&l, s, contention_name);
   for (i = 0; rc == ZKL_OK && i < CYCLES; i++) {
@@ -57,7 +57,7 @@ static void *worker(void *arg) {
     __sync_fetch_and_add(&worker_errors, 1);
   }
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   return NULL;
 }
 
@@ -126,13 +126,13 @@ static void *storm_worker(void *arg) {
     zkl_session *s;
     zkl_lock *l;
     int k, rounds = 1 + rand_r(&seed) % 30, rc;
-    if ((rc = zkl_session_open(&s, zkt_hosts(), 10000)) != ZKL_OK) {
+    if ((rc = zkt_open(&s, zkt_hosts(), 10000, 0, 0)) != ZKL_OK) {
       storm_error("session open", rc);
       break;
     }
     if ((rc = zkl_lock_new(&l, s, storm_name)) != ZKL_OK) {
       storm_error("lock new", rc);
-      zkl_session_close(s);
+      zkl_session_close(s, NULL);
       break;
     }
     storm_publish(i, l);
@@ -169,9 +169,9 @@ static void *storm_worker(void *arg) {
     storm_publish(i, NULL);
     if (rand_r(&seed) % 2) {
       zkl_lock_free(l);
-      zkl_session_close(s);
+      zkl_session_close(s, NULL);
     } else {
-      zkl_session_close(s);
+      zkl_session_close(s, NULL);
       zkl_lock_free(l);
     }
   }
@@ -232,7 +232,7 @@ static int child_hold(const char *hosts, const char *name, int session_ms) {
   zkl_session *s;
   zkl_lock *l;
   int64_t token;
-  if (zkl_session_open(&s, hosts, session_ms) != ZKL_OK ||
+  if (zkt_open(&s, hosts, session_ms, 0, 0) != ZKL_OK ||
       zkl_lock_new(&l, s, name) != ZKL_OK ||
       zkl_lock_acquire(l, 10000, &token) != ZKL_OK)
     return 1;
@@ -277,7 +277,7 @@ static void test_holder_killed(void) {
   if (in == NULL || rc != ZKL_OK) { /* the child must not outlive us */
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
-    zkl_session_close(s);
+    zkl_session_close(s, NULL);
     CU_FAIL_FATAL("could not watch the holder");
   }
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
@@ -291,7 +291,7 @@ static void test_holder_killed(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name); /* the dead holder's node went too */
 }
 

@@ -23,13 +23,13 @@ typedef struct {
 
 static void stand(candidate *x, const char *name, const char *id) {
   x->s = zkt_session(T_SESSION);
-  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&x->c, x->s, name, id), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&x->c, x->s, name, id), ZKL_OK);
 }
 
 static void leave(candidate *x) {
   zkt_assert_quiet(x->s);
   zkl_lock_free(x->c);
-  zkl_session_close(x->s);
+  zkl_session_close(x->s, NULL);
 }
 
 static void test_first_leads(void) {
@@ -42,14 +42,14 @@ static void test_first_leads(void) {
   zkt_rec_init(&rb);
   stand(&a, name, "alpha");
   stand(&b, name, "beta");
-  CU_ASSERT_EQUAL(zkl_leader_get(a.s, name, id, sizeof id, &token),
+  CU_ASSERT_EQUAL(zkl_name_get_leader(a.s, name, id, sizeof id, &token),
                   ZKL_ENOTHELD);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(a.c, ZKT_WAIT, &ta), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(b.c, -1, zkt_on_acquired, &rb),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
   /* LeaderLatch's layout: _c_<uuid>-latch-<seq>, the id as data */
-  CU_ASSERT_EQUAL(zkl_lock_node_path(a.c, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(a.c, path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "-latch-"));
   {
     char data[64];
@@ -57,7 +57,7 @@ static void test_first_leads(void) {
     CU_ASSERT_EQUAL(zoo_get(zkt_observer(), path, 0, data, &len, NULL), ZOK);
     CU_ASSERT(len == 5 && memcmp(data, "alpha", 5) == 0);
   }
-  CU_ASSERT_EQUAL(zkl_leader_get(b.s, name, id, sizeof id, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(b.s, name, id, sizeof id, &token), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(id, "alpha");
   CU_ASSERT_EQUAL(token, ta);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(b.s, ZKT_WAIT), 0);
@@ -66,7 +66,7 @@ static void test_first_leads(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(a.c), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rb, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT(rb.token > ta);
-  CU_ASSERT_EQUAL(zkl_leader_get(a.s, name, id, sizeof id, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(a.s, name, id, sizeof id, &token), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(id, "beta");
   CU_ASSERT_EQUAL(token, rb.token);
   CU_ASSERT_EQUAL(zkl_lock_release(b.c), ZKL_OK);
@@ -156,7 +156,7 @@ static void test_leader_watch(void) {
     CU_ASSERT_EQUAL(x.token, rb.token);
     /* beta's session ends: gamma */
     zkl_lock_free(b.c);
-    zkl_session_close(b.s);
+    zkl_session_close(b.s, NULL);
     CU_ASSERT_EQUAL(zkt_rec_wait(&rc2, 1, ZKT_WAIT), ZKL_OK);
     CU_ASSERT_EQUAL(seen_wait(&x, 4, id), ZKL_OK);
     CU_ASSERT_STRING_EQUAL(id, "gamma");
@@ -173,7 +173,7 @@ static void test_leader_watch(void) {
   zkl_leader_watch_free(w);
   zkt_assert_quiet(s);
   CU_ASSERT_EQUAL(zkt_counter_get(&x.calls), 7);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   leave(&a);
   leave(&c);
   zkt_assert_parent_empty(name);
@@ -182,7 +182,7 @@ static void test_leader_watch(void) {
 /* A leader whose session expires is told it lost, and the next leads. */
 static zkt_counter lost_calls;
 static int lost_reason;
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   (void)l;
   (void)arg;
   lost_reason = reason;
@@ -211,7 +211,7 @@ static void test_leader_expires(void) {
   CU_ASSERT(rb.token > ta);
   CU_ASSERT_EQUAL(zkl_lock_release(b.c), ZKL_OK);
   zkl_lock_free(a.c);
-  zkl_session_close(a.s);
+  zkl_session_close(a.s, NULL);
   leave(&b);
   zkt_assert_parent_empty(name);
 }
@@ -230,7 +230,7 @@ typedef struct {
   int64_t token;
 } stamp;
 
-static void stamp_lost(zkl_lock *l, int reason, void *arg) {
+static void stamp_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   stamp *x = arg;
   (void)l;
   x->at_ms = zkt_now_ms();
@@ -268,11 +268,11 @@ static void test_partitioned_leader(void) {
     zkt_parent(parent, sizeof parent, name);
     CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
     snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-    CU_ASSERT_EQUAL_FATAL(zkl_session_open(&ls, hosts, 3000), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkt_open(&ls, hosts, 3000, 0, 0), ZKL_OK);
     fs = zkt_session(T_SESSION);
-    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&leader, ls, name, "cut-off"),
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&leader, ls, name, "cut-off"),
                           ZKL_OK);
-    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&follower, fs, name, "next"),
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&follower, fs, name, "next"),
                           ZKL_OK);
     zkl_lock_on_lost(leader, stamp_lost, &lost);
     CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(leader, ZKT_WAIT, &epoch), ZKL_OK);
@@ -297,8 +297,8 @@ static void test_partitioned_leader(void) {
     CU_ASSERT_EQUAL(zkl_lock_release(follower), ZKL_OK);
     zkl_lock_free(leader);
     zkl_lock_free(follower);
-    zkl_session_close(ls);
-    zkl_session_close(fs);
+    zkl_session_close(ls, NULL);
+    zkl_session_close(fs, NULL);
     proxyctl_stop(px);
     zkt_assert_parent_empty(name);
   }
@@ -311,18 +311,18 @@ static void test_bad_input(void) {
   char big[ZKL_ID_MAX + 2];
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = '\0';
-  CU_ASSERT_EQUAL(zkl_election_new(&c, s, "x", ""), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_election_new(&c, s, "x", NULL), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_election_new(&c, s, "x", big), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_election_new(&c, s, "a//b", "id"), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_election_new(&c, NULL, "x", "id"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_election(&c, s, "x", ""), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_election(&c, s, "x", NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_election(&c, s, "x", big), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_election(&c, s, "a//b", "id"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_election(&c, NULL, "x", "id"), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(c);
-  CU_ASSERT_EQUAL(zkl_leader_get(s, "", NULL, 0, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(s, "", NULL, 0, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_leader_watch_new(&w, s, "x", NULL, NULL), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(w);
   zkl_leader_watch_free(NULL);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 int main(void) {

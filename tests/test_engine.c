@@ -77,7 +77,7 @@ static void wait_children(const char *name, int n) {
   CU_ASSERT_EQUAL(zkt_wait_children(parent, n, ZKT_WAIT), n);
 }
 
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   zkt_on_acquired(l, reason, 0, arg);
 }
 
@@ -114,7 +114,7 @@ static void test_plain_paths(void) {
   zkt_unhold(&h);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   TAKEN(WATCHING, HELD);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   zkt_rec_init(&rec);
   zkl_lock_on_lost(l, on_lost, &rec);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
@@ -123,7 +123,7 @@ static void test_plain_paths(void) {
   TAKEN(HELD, ENDED);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -181,8 +181,8 @@ static void test_relist_and_cancel(void) {
   zkl_lock_free(b.l);
   zkt_assert_quiet(s);
   zkt_assert_quiet(b.s);
-  zkl_session_close(s);
-  zkl_session_close(b.s);
+  zkl_session_close(s, NULL);
+  zkl_session_close(b.s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -246,7 +246,7 @@ static void test_stale_grants(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -292,7 +292,7 @@ static void test_places_looked_in(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   (void)zoo_delete(zkt_observer(), place, -1);
   zkt_assert_parent_empty(name);
 }
@@ -311,7 +311,7 @@ static void test_gate_and_queue(void) {
   zkt_rec_init(&r2);
   for (i = 0; i < 3; i++) {
     s[i] = zkt_session(10000);
-    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l[i], s[i], name, 1), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&l[i], s[i], name, 1), ZKL_OK);
   }
   /* through the gate, as when the first try is off */
   __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
@@ -347,7 +347,7 @@ static void test_gate_and_queue(void) {
   for (i = 0; i < 3; i++) {
     zkl_lock_free(l[i]);
     zkt_assert_quiet(s[i]);
-    zkl_session_close(s[i]);
+    zkl_session_close(s[i], NULL);
   }
   {
     char sub[128];
@@ -404,8 +404,8 @@ static void test_first_try_recovered(void) {
   zkt_name(name, sizeof name, "edges-first-try");
   zkt_rec_init(&rec);
   zkt_proxied_open(&p, 5000);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&h, hs, name, 1), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l, p.s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&h, hs, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&l, p.s, name, 1), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(h, ZKT_WAIT, NULL), ZKL_OK);
@@ -429,7 +429,7 @@ static void test_first_try_recovered(void) {
   zkl_lock_free(l);
   zkt_assert_quiet(hs);
   zkt_assert_quiet(p.s);
-  zkl_session_close(hs);
+  zkl_session_close(hs, NULL);
   zkt_proxied_close(&p);
   {
     char sub[128];
@@ -543,8 +543,8 @@ static void test_waiter_replies_lost(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(b.s, ZKT_WAIT), 0);
   /* the watch on the predecessor (b) is lost with its reply */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(b.l, hooked_pred, sizeof hooked_pred),
-                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_get_node_path(b.l, hooked_pred, sizeof hooked_pred), ZKL_OK);
   zkt_counter_init(&hook_ran);
   hooked = &p;
   zkl__hook_before_watch = reset_before_watch;
@@ -575,7 +575,7 @@ static void test_waiter_replies_lost(void) {
   zkl_lock_free(l);
   zkl_lock_free(b.l);
   zkt_assert_quiet(b.s);
-  zkl_session_close(b.s);
+  zkl_session_close(b.s, NULL);
   zkt_assert_quiet(p.s);
   zkt_proxied_close(&p);
   zkt_assert_parent_empty(name);
@@ -618,7 +618,7 @@ static void test_cancel_while_listing(void) {
   zkl_lock_free(l);
   zkl_lock_free(b.l);
   zkt_assert_quiet(b.s);
-  zkl_session_close(b.s);
+  zkl_session_close(b.s, NULL);
   zkt_unhold(&a);
   zkt_assert_quiet(p.s);
   zkt_proxied_close(&p);
@@ -653,7 +653,7 @@ static void test_release_refused(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -673,7 +673,7 @@ static void test_nodeless_and_adopted(void) {
   zkt_name(b, sizeof b, "edges-multi-b");
   zkt_rec_init(&rec);
   zkt_hold(&h, b);
-  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&l, s, names, 2), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   wait_children(b, 2);
@@ -691,7 +691,7 @@ static void test_nodeless_and_adopted(void) {
   TAKEN(RELEASING, ENDED);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(a);
   zkt_assert_parent_empty(b);
 }
@@ -718,7 +718,7 @@ static void test_max_hold_stopping(void) {
   TAKEN(STOPPING, ENDED);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 

@@ -54,7 +54,7 @@ static int count_of(log_t *lg, int type, const char *name) {
   int i, n = 0;
   pthread_mutex_lock(&lg->mu);
   for (i = 0; i < lg->n; i++)
-    if (lg->ev[i].type == type && (!name || !strcmp(lg->name[i], name)))
+    if ((int)lg->ev[i].type == type && (!name || !strcmp(lg->name[i], name)))
       n++;
   pthread_mutex_unlock(&lg->mu);
   return n;
@@ -66,7 +66,7 @@ static zkl_event last_of(log_t *lg, int type) {
   int i;
   pthread_mutex_lock(&lg->mu);
   for (i = 0; i < lg->n; i++)
-    if (lg->ev[i].type == type)
+    if ((int)lg->ev[i].type == type)
       e = lg->ev[i];
   pthread_mutex_unlock(&lg->mu);
   return e;
@@ -118,7 +118,7 @@ static void test_lock_events(void) {
   {
     char path[512];
     CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
-    CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
     CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
     CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 9, ZKT_WAIT), 9);
     CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_LOST, name), 1);
@@ -141,8 +141,8 @@ static void test_lock_events(void) {
   zkt_assert_quiet(s);
   /* exactly once each: nothing more came */
   CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 9);
-  zkl_session_close(s);
-  zkl_session_close(other);
+  zkl_session_close(s, NULL);
+  zkl_session_close(other, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -163,9 +163,9 @@ static void test_semaphore_events(void) {
   zkt_name(name, sizeof name, "events-sem");
   snprintf(gate, sizeof gate, "/locks/%s/locks", name);
   CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&holder, other, name, 1), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&ahead, other, name, 1), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l, s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&holder, other, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&ahead, other, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&l, s, name, 1), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, 0, NULL), ZKL_OK);
   /* `ahead` takes the gate and waits for the lease; l waits at the gate */
   CU_ASSERT_EQUAL_FATAL(
@@ -205,8 +205,8 @@ static void test_semaphore_events(void) {
   CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 4);
   CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_GRANTED, name), 1);
   CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_RELEASED, name), 1);
-  zkl_session_close(s);
-  zkl_session_close(other);
+  zkl_session_close(s, NULL);
+  zkl_session_close(other, NULL);
   {
     char sub[128];
     snprintf(sub, sizeof sub, "%s/leases", name);
@@ -226,7 +226,7 @@ static void test_session_events(void) {
   log_init(&lg);
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 6000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, 6000, 0, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
@@ -240,7 +240,7 @@ static void test_session_events(void) {
   CU_ASSERT_EQUAL(zkl_session_on_event(s, NULL, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, ZKT_WAIT), 0);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 2);
   CU_ASSERT_EQUAL(zkl_session_on_event(NULL, on_event, &lg), ZKL_EINVAL);
   proxyctl_stop(px);

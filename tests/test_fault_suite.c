@@ -1924,7 +1924,7 @@ static void test_fault_suite(void) {
  * write node named, with no grace; or a break with a grace in which D lets
  * go when asked. In one round in three the ensemble's leader is killed
  * first (restarted once the round is checked): the calls ride it out.
- * Checked every round: zkl_participants() says D's two nodes hold and W
+ * Checked every round: zkl_name_list() says D's two nodes hold and W
  * does not; the revoke reaches D's read side; the break breaks D's read
  * side (ZKL_LOST_BROKEN), or D lets go within the grace and nothing is
  * broken; W is granted, above D's write token, and when it is, D's read
@@ -1946,7 +1946,7 @@ static void dg_on_revoke(zkl_lock *l, void *arg) {
   zkt_counter_add(&r->asked, 1);
 }
 
-/* zkl_break() or zkl_revoke() through a leader's election: a connection
+/* zkl_name_break() or zkl_name_revoke() through a leader's election: a connection
  * loss says nothing was done, or its outcome is unknown; asked again
  * (bounded), a holder already broken or asked is ZKL_ENOTHELD or asked
  * twice, which the checks allow. */
@@ -1955,8 +1955,8 @@ static int dg_retry(zkl_session *s, const char *name, const char *node,
   long long deadline = now_us() + (long long)STUCK_MS * 1000;
   int rc;
   for (;;) {
-    rc = breaking ? zkl_break(s, name, node, grace_ms, NULL, NULL)
-                  : zkl_revoke(s, name, node);
+    rc = breaking ? zkl_name_break(s, name, node, grace_ms, NULL, NULL)
+                  : zkl_name_revoke(s, name, node);
     if (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT)
       return rc;
     if (now_us() >= deadline)
@@ -1993,7 +1993,7 @@ static void dg_round(int round, bool kill_leader, int mode, long *stats) {
   CU_ASSERT_EQUAL_FATAL(
       zkl_lock_acquire(zkl_rwlock_write(d), ACQ_TIMEOUT_MS, &d_wtoken), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_node_path(zkl_rwlock_write(d), wnode, sizeof wnode), ZKL_OK);
+      zkl_lock_get_node_path(zkl_rwlock_write(d), wnode, sizeof wnode), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(zkl_rwlock_write(w), -1,
                                                zkt_on_acquired, &w_granted),
                         ZKL_OK);
@@ -2001,22 +2001,21 @@ static void dg_round(int round, bool kill_leader, int mode, long *stats) {
   CU_ASSERT_EQUAL_FATAL(
       zkl_lock_acquire(zkl_rwlock_read(d), ACQ_TIMEOUT_MS, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_node_path(zkl_rwlock_read(d), rnode, sizeof rnode), ZKL_OK);
+      zkl_lock_get_node_path(zkl_rwlock_read(d), rnode, sizeof rnode), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(d)), ZKL_OK);
   sync_observer(parent); /* it may be on a follower, behind */
   CU_ASSERT_EQUAL(zkt_children(parent), 3); /* D's write node stays */
 
   /* who holds: D's write node and read node, not W between them (as the
-   * asker's server tells once it has caught up: zkl_participants() does
-   * not sync, zkl_break() and zkl_revoke() do) */
+   * asker's server tells once it has caught up: zkl_name_list() does
+   * not sync, zkl_name_break() and zkl_name_revoke() do) */
   {
     long long until = now_us() + (long long)STUCK_MS * 1000;
     for (;;) {
-      CU_ASSERT_EQUAL_FATAL(zkl_participants(asker, name, &list, &count),
-                            ZKL_OK);
+      CU_ASSERT_EQUAL_FATAL(zkl_name_list(asker, name, &list, &count), ZKL_OK);
       if (count == 3 || now_us() >= until)
         break;
-      zkl_participants_free(list);
+      zkl_name_list_free(list);
     }
   }
   CU_ASSERT_EQUAL(count, 3);
@@ -2028,7 +2027,7 @@ static void dg_round(int round, bool kill_leader, int mode, long *stats) {
     holding += list[i].holds;
   }
   CU_ASSERT_EQUAL(holding, 2);
-  zkl_participants_free(list);
+  zkl_name_list_free(list);
 
   if (kill_leader) {
     char args[700];
@@ -2087,9 +2086,9 @@ static void dg_round(int round, bool kill_leader, int mode, long *stats) {
   zkt_assert_quiet(ds);
   zkt_assert_quiet(ws);
   zkt_assert_quiet(asker);
-  zkl_session_close(ds);
-  zkl_session_close(ws);
-  zkl_session_close(asker);
+  zkl_session_close(ds, NULL);
+  zkl_session_close(ws, NULL);
+  zkl_session_close(asker, NULL);
   zkt_assert_no_contender(name);
 }
 
@@ -2121,7 +2120,7 @@ static void test_downgraded_under_break_and_revoke(void) {
  * A multi-lock of {A, B} (its names in a random order) is first in A's
  * queue and waits in B's behind a holder; a mutex contender of A waits
  * behind it. Then its part in A stops holding, in turn:
- *   break  zkl_break() of A's holder, with a random grace of 0-400 ms (its
+ *   break  zkl_name_break() of A's holder, with a random grace of 0-400 ms (its
  *          part sees the mark and the deletion: ZKL_LOST_BROKEN; a part
  *          younger than its watch_after_ms may see only the deletion);
  *   lease  its session (through a faultproxy of its own) is black-holed
@@ -2161,7 +2160,7 @@ static zkl_session *mpl_session(int id, proxyctl **px) {
     CU_ASSERT_FATAL(proxyctl_start(px, PROXY, hosts, &port) == 0);
     snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   }
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&s, hosts, MPL_SESSION_MS,
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, MPL_SESSION_MS,
                                           MPL_SESSION_MS,
                                           ZKL_OPEN_NO_FOLLOW_CONFIG),
                         ZKL_OK);
@@ -2211,7 +2210,7 @@ static void mpl_round(int round, bool lease, unsigned *rng, mpl_tally *t) {
   ms = mpl_session(sm, &px);
   if (lease)
     CU_ASSERT_EQUAL(zkl_session_set_lease_margin(ms, MPL_MARGIN_MS), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&ml, ms, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&ml, ms, names, 2), ZKL_OK);
   zkl_lock_on_lost(ml, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(ml, -1, zkt_on_acquired, &acq),
                         ZKL_OK);
@@ -2233,7 +2232,7 @@ static void mpl_round(int round, bool lease, unsigned *rng, mpl_tally *t) {
     t->leases++;
   } else {
     grace = (int)(mpl_rng(rng) % 401);
-    CU_ASSERT_EQUAL(zkl_break(xs, n[0], NULL, grace, NULL, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_name_break(xs, n[0], NULL, grace, NULL, NULL), ZKL_OK);
     t->breaks++;
   }
 
@@ -2254,9 +2253,9 @@ static void mpl_round(int round, bool lease, unsigned *rng, mpl_tally *t) {
   zkl_lock_free(ml);
   zkl_lock_free(x);
   zkl_lock_free(hold_b);
-  zkl_session_close(ms);
-  zkl_session_close(xs);
-  zkl_session_close(hs);
+  zkl_session_close(ms, NULL);
+  zkl_session_close(xs, NULL);
+  zkl_session_close(hs, NULL);
   proxyctl_stop(px);
   zkt_assert_no_contender(n[0]);
   zkt_assert_no_contender(n[1]);

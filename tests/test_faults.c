@@ -61,7 +61,7 @@ static void test_create_reply_lost(void) {
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CREATE] - c0.sent[ZKL_RQ_CREATE], 1);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_RECOVER_GET], 1); /* adopted, not re-made */
   CU_ASSERT_EQUAL(children_of(name), 1);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, &st), ZOK);
   CU_ASSERT_EQUAL(st.czxid, token); /* the token of the adopted node */
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);

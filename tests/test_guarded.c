@@ -35,7 +35,7 @@ static int guarded_create(zkl_lock *l, const char *path, const char *also) {
   if (also)
     zoo_create_op_init(&ops[1], also, "w", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
                        0);
-  return zkl_lock_multi(l, also ? 2 : 1, ops, results);
+  return zkl_lock_commit(l, also ? 2 : 1, ops, results);
 }
 
 static void target(char *buf, size_t len, const char *name, const char *what) {
@@ -62,7 +62,7 @@ static void test_commit_while_held(void) {
                              0, NULL, 0),
                   ZOK);
   zoo_set_op_init(&ops[1], a, "1", 1, -1, NULL);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, 2, ops, results), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, ops, results), ZKL_OK);
   CU_ASSERT_EQUAL(results[0].err, ZOK);
   CU_ASSERT_EQUAL(results[1].err, ZOK);
   CU_ASSERT_STRING_EQUAL(out, b);
@@ -82,7 +82,7 @@ static void test_commit_while_held(void) {
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), b, -1), ZOK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -96,13 +96,13 @@ static void test_node_deleted(void) {
   target(a, sizeof a, name, "a");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
   CU_ASSERT_EQUAL(guarded_create(l, a, NULL), ZKL_ELOST);
   CU_ASSERT(!exists(a));
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -134,14 +134,14 @@ static void test_session_expired(void) {
   CU_ASSERT_EQUAL(guarded_create(l, a, NULL), ZKL_EEXPIRED);
   CU_ASSERT(!exists(a));
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
 /* The lease ran out while the holder was cut off: refused at once, with
  * nothing sent, even though the session may well live on. */
 static zkt_counter lost_calls;
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   (void)l;
   (void)reason;
   (void)arg;
@@ -160,7 +160,7 @@ static void test_lease_lost(void) {
   zkt_counter_init(&lost_calls);
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, hosts, 3000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, 3000, 0, 0), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   zkl_lock_on_lost(l, on_lost, NULL);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
@@ -172,7 +172,7 @@ static void test_lease_lost(void) {
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_MULTI], c0.sent[ZKL_RQ_MULTI]);
   CU_ASSERT(!exists(a));
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
@@ -187,11 +187,11 @@ static int paused_child(const char *name, int lease, int wfd, int rfd) {
   char path[512], a[128], go;
   int rc;
   target(a, sizeof a, name, "paused");
-  if (zkl_session_open(&s, zkt_hosts(), 2000) != ZKL_OK ||
+  if (zkt_open(&s, zkt_hosts(), 2000, 0, 0) != ZKL_OK ||
       (!lease && zkl_session_set_lease_margin(s, -1) != ZKL_OK) ||
       zkl_lock_new(&l, s, name) != ZKL_OK ||
       zkl_lock_acquire(l, ZKT_WAIT, NULL) != ZKL_OK ||
-      zkl_lock_node_path(l, path, sizeof path) != ZKL_OK)
+      zkl_lock_get_node_path(l, path, sizeof path) != ZKL_OK)
     return 2;
   if (write(wfd, path, strlen(path) + 1) != (ssize_t)strlen(path) + 1 ||
       read(rfd, &go, 1) != 1)
@@ -200,7 +200,7 @@ static int paused_child(const char *name, int lease, int wfd, int rfd) {
   printf("    (lease %s: %s) ", lease ? "on" : "off", zkl_strerror(rc));
   fflush(stdout);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   return rc == ZKL_OK ? 1 : 0;
 }
 
@@ -258,21 +258,21 @@ static void test_write_side_and_async(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(zkl_rwlock_write(rw), 0, NULL),
                         ZKL_OK);
   zoo_create_op_init(&op, a, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-  CU_ASSERT_EQUAL(zkl_lock_multi_async(zkl_rwlock_write(rw), 1, &op, &result,
-                                       zkt_on_released, &rec),
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(zkl_rwlock_write(rw), 1, &op, &result,
+                                        zkt_on_released, &rec),
                   ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT(exists(a));
   /* not held: refused at the call, the callback never runs */
-  CU_ASSERT_EQUAL(zkl_lock_multi_async(zkl_rwlock_read(rw), 1, &op, &result,
-                                       zkt_on_released, &rec),
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(zkl_rwlock_read(rw), 1, &op, &result,
+                                        zkt_on_released, &rec),
                   ZKL_ENOTHELD);
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw)), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), a, -1), ZOK);
   zkl_rwlock_free(rw);
   zkt_assert_quiet(s);
   CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 1);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -287,13 +287,13 @@ static void test_bad_input(void) {
                      NULL, 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_multi(NULL, 1, &op, &result), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, NULL, &result), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, &op, NULL), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, 0, &op, &result), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, ZKL_MULTI_MAX + 1, &op, &result),
+  CU_ASSERT_EQUAL(zkl_lock_commit(NULL, 1, &op, &result), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, NULL, &result), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, &op, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 0, &op, &result), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, ZKL_COMMIT_OPS_MAX + 1, &op, &result),
                   ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_lock_multi_async(l, 1, &op, &result, NULL, NULL),
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, NULL, NULL),
                   ZKL_EINVAL);
   /* A path ZooKeeper refuses, before a good op: refused before anything is
    * sent (the C client, given these, frees a stale pointer for the op
@@ -309,22 +309,22 @@ static void test_bad_input(void) {
       zoo_create_op_init(&two[0], bad[i], "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0,
                          NULL, 0);
       two[1] = op;
-      CU_ASSERT_EQUAL(zkl_lock_multi(l, 2, two, res), ZBADARGUMENTS);
+      CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, two, res), ZBADARGUMENTS);
       zoo_delete_op_init(&two[0], bad[i], -1);
-      CU_ASSERT_EQUAL(zkl_lock_multi(l, 2, two, res), ZBADARGUMENTS);
+      CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, two, res), ZBADARGUMENTS);
     }
     /* a trailing '/' is a sequential create's prefix: good */
     zoo_create_op_init(&two[0], "/guarded-bad-seq/", "v", 1,
                        &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT_SEQUENTIAL, NULL,
                        0);
     zoo_check_op_init(&two[1], "/guarded-bad-seq", 0);
-    CU_ASSERT_EQUAL(zkl_lock_multi(l, 2, two, res), ZNONODE);
+    CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, two, res), ZNONODE);
   }
   CU_ASSERT(!exists("/guarded-bad"));
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -345,7 +345,7 @@ static void test_revoke(void) {
   zkt_rec_init(&waited);
   zkt_rec_init(&rh);
   zkt_rec_init(&rw);
-  CU_ASSERT_EQUAL(zkl_revoke(asker, name, NULL), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_name_revoke(asker, name, NULL), ZKL_ENOTHELD);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiter, s, name), ZKL_OK);
   zkl_lock_on_revoke(holder, on_revoke, &rh);
@@ -356,12 +356,12 @@ static void test_revoke(void) {
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
   /* the holder, as the first in the queue */
-  CU_ASSERT_EQUAL(zkl_revoke(asker, name, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_revoke(asker, name, NULL), ZKL_OK);
   CU_ASSERT_NOT_EQUAL(zkt_rec_wait(&rh, 1, ZKT_WAIT), ZKT_NO_CALL);
   CU_ASSERT_EQUAL(zkt_counter_get(&rw.calls), 0);
   /* the waiter, by its node */
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(waiter, path, sizeof path), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_revoke(asker, name, strrchr(path, '/') + 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(waiter, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_revoke(asker, name, strrchr(path, '/') + 1), ZKL_OK);
   CU_ASSERT_NOT_EQUAL(zkt_rec_wait(&rw, 1, ZKT_WAIT), ZKT_NO_CALL);
   /* asking is not taking: the holder decides, and here lets go */
   CU_ASSERT(zkl_lock_token(holder) > 0);
@@ -369,18 +369,18 @@ static void test_revoke(void) {
   CU_ASSERT_EQUAL(zkt_rec_wait(&waited, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(waiter), ZKL_OK);
   /* a node that is not there, and bad input */
-  CU_ASSERT_EQUAL(zkl_revoke(asker, name, "_c_nobody-lock-0000000001"),
+  CU_ASSERT_EQUAL(zkl_name_revoke(asker, name, "_c_nobody-lock-0000000001"),
                   ZKL_ENOTHELD);
-  CU_ASSERT_EQUAL(zkl_revoke(asker, "", NULL), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_revoke(asker, name, "a/b"), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_revoke(NULL, name, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_revoke(asker, "", NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_revoke(asker, name, "a/b"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_revoke(NULL, name, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkt_counter_get(&rh.calls), 1);
   CU_ASSERT_EQUAL(zkt_counter_get(&rw.calls), 1);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
-  zkl_session_close(asker);
+  zkl_session_close(s, NULL);
+  zkl_session_close(asker, NULL);
   zkt_assert_parent_empty(name);
 }
 

@@ -352,15 +352,16 @@ static bool run_open(run *r) {
     int rc;
     w->r = r;
     w->index = i;
-    rc = zkl_session_open(&w->s, zkt_hosts(), T_SESSION);
+    rc = zkt_open(&w->s, zkt_hosts(), T_SESSION, 0, 0);
     if (rc != ZKL_OK) {
       fprintf(stderr, "interop: session: %s\n", zkl_strerror(rc));
       w->s = NULL;
       return false;
     }
     rc = r->kind == C_MUTEX ? zkl_lock_new(&w->l, w->s, r->name)
-         : r->kind == C_SEM ? zkl_semaphore_new(&w->l, w->s, r->name, r->limit)
-                            : zkl_rwlock_new(&w->rw, w->s, r->name);
+         : r->kind == C_SEM
+             ? zkl_lock_new_semaphore(&w->l, w->s, r->name, r->limit)
+             : zkl_rwlock_new(&w->rw, w->s, r->name);
     if (rc != ZKL_OK) {
       fprintf(stderr, "interop: new: %s\n", zkl_strerror(rc));
       return false;
@@ -375,7 +376,7 @@ static void run_close(run *r) {
     zkl_lock_free(w->l);
     zkl_rwlock_free(w->rw);
     if (w->s)
-      zkl_session_close(w->s);
+      zkl_session_close(w->s, NULL);
   }
   free(r->v);
   pthread_mutex_destroy(&r->mu);
@@ -754,13 +755,13 @@ static void *candidate(void *arg) {
     zkl_lock *l;
     int rc;
     snprintf(tm.id, sizeof tm.id, "C%d-%d", c->index, t);
-    rc = zkl_election_new(&l, c->s, el->name, tm.id);
+    rc = zkl_lock_new_election(&l, c->s, el->name, tm.id);
     if (rc == ZKL_OK) {
       rc = zkl_lock_acquire(l, ACQ_MS, &tm.token);
       if (rc == ZKL_OK) {
         tm.s = now_ns();
-        rc = zkl_leader_get(c->s, el->name, tm.seen, sizeof tm.seen,
-                            &tm.seen_token);
+        rc = zkl_name_get_leader(c->s, el->name, tm.seen, sizeof tm.seen,
+                                 &tm.seen_token);
         hold_us(el->hold_us);
         tm.e = now_ns();
         int rrc = zkl_lock_release(l);
@@ -796,7 +797,7 @@ static int by_term_start(const void *a, const void *b) {
  * (each leader resigns after a short term and stands again): never two
  * leaders that both believe it at once; successive leaders' tokens (their
  * nodes' czxids) increase; the leader each side's library names (Curator's
- * getLeader(), our zkl_leader_get() and zkl_leader_watch) is one who
+ * getLeader(), our zkl_name_get_leader() and zkl_leader_watch) is one who
  * actually led at that moment. */
 static void test_curator_latch(void) {
   election *el = calloc(1, sizeof *el);
@@ -813,11 +814,11 @@ static void test_curator_latch(void) {
   el->hold_us = 1000;
   zkt_name(el->name, sizeof el->name, "curator-latch");
   zkt_parent(path, sizeof path, el->name);
-  bool ok = zkl_session_open(&obs_s, zkt_hosts(), T_SESSION) == ZKL_OK;
+  bool ok = zkt_open(&obs_s, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK;
   for (int i = 0; i < 2 && ok; i++) {
     el->c[i].el = el;
     el->c[i].index = i;
-    ok = zkl_session_open(&el->c[i].s, zkt_hosts(), T_SESSION) == ZKL_OK;
+    ok = zkt_open(&el->c[i].s, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK;
   }
   ok = ok && zkl_leader_watch_new(&watch, obs_s, el->name, on_leader, el) ==
                  ZKL_OK;
@@ -973,9 +974,9 @@ static void test_curator_latch(void) {
   }
   for (int i = 0; i < 2; i++)
     if (el->c[i].s)
-      zkl_session_close(el->c[i].s);
+      zkl_session_close(el->c[i].s, NULL);
   if (obs_s)
-    zkl_session_close(obs_s);
+    zkl_session_close(obs_s, NULL);
   pthread_mutex_destroy(&el->mu);
   free(el);
 }
@@ -1014,7 +1015,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* Revocation both ways, with one lock passed back and forth by it: Curator's
  * Revoker.attemptRevoke on our holder's node reaches our zkl_lock_on_revoke
- * callback (which releases), and our zkl_revoke() reaches the listener of a
+ * callback (which releases), and our zkl_name_revoke() reaches the listener of a
  * Curator InterProcessMutex made revocable (which releases). */
 static void test_curator_revoke(void) {
   run r = {.title = "curator-revoke", .kind = C_MUTEX, .nc = 1};
@@ -1053,7 +1054,7 @@ static void test_curator_revoke(void) {
       break;
     }
     cs = now_ns();
-    if (zkl_lock_node_path(l, node, sizeof node) != ZKL_OK) {
+    if (zkl_lock_get_node_path(l, node, sizeof node) != ZKL_OK) {
       snprintf(error, sizeof error, "no node path");
       break;
     }
@@ -1080,9 +1081,9 @@ static void test_curator_revoke(void) {
     if (!expect_line(&p, "JHELD ", line, sizeof line, error, sizeof error))
       break;
     ask = now_ns();
-    rc = zkl_revoke(r.w[0].s, r.name, NULL);
+    rc = zkl_name_revoke(r.w[0].s, r.name, NULL);
     if (rc != ZKL_OK) {
-      snprintf(error, sizeof error, "zkl_revoke: %s", zkl_strerror(rc));
+      snprintf(error, sizeof error, "zkl_name_revoke: %s", zkl_strerror(rc));
       break;
     }
     if (!expect_line(&p, "REVOKED ", line, sizeof line, error, sizeof error))
@@ -1120,12 +1121,12 @@ static void test_curator_revoke(void) {
     qsort(lat_j, ROUNDS, sizeof lat_j[0], cmp_i64);
     printf("\nINTEROP curator-revoke: %d rounds: Curator's Revoker reached "
            "our callback %d times (median %.2f ms, max %.2f ms), our "
-           "zkl_revoke() reached Curator's listener %d times (median %.2f "
+           "zkl_name_revoke() reached Curator's listener %d times (median %.2f "
            "ms, max %.2f ms); sections C %d, peer %d, violations %d, %.1f s\n",
            ROUNDS, zkt_counter_get(&rv.calls), lat_c[ROUNDS / 2] / 1e6,
            lat_c[ROUNDS - 1] / 1e6, ROUNDS, lat_j[ROUNDS / 2] / 1e6,
-           lat_j[ROUNDS - 1] / 1e6, v.n[SIDE_C], v.n[SIDE_PEER],
-           v.violations, r.secs);
+           lat_j[ROUNDS - 1] / 1e6, v.n[SIDE_C], v.n[SIDE_PEER], v.violations,
+           r.secs);
     CU_ASSERT_EQUAL(v.violations, 0);
     CU_ASSERT_EQUAL(zkt_counter_get(&rv.calls), ROUNDS);
     CU_ASSERT(lat_c[0] > 0 && lat_j[0] > 0);
@@ -1263,9 +1264,9 @@ static void test_kazoo_readlock_steps(void) {
   int64_t t_w1;
   zkt_name(name, sizeof name, "kazoo-readlock-steps");
   zkt_parent(parent, sizeof parent, name);
-  bool ok = zkl_session_open(&sa, zkt_hosts(), T_SESSION) == ZKL_OK &&
-            zkl_session_open(&sb, zkt_hosts(), T_SESSION) == ZKL_OK &&
-            zkl_session_open(&sc, zkt_hosts(), T_SESSION) == ZKL_OK &&
+  bool ok = zkt_open(&sa, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK &&
+            zkt_open(&sb, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK &&
+            zkt_open(&sc, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK &&
             zkl_rwlock_new(&a, sa, name) == ZKL_OK &&
             zkl_rwlock_new(&b, sb, name) == ZKL_OK &&
             zkl_rwlock_new(&c, sc, name) == ZKL_OK;
@@ -1378,11 +1379,11 @@ out:
   zkl_rwlock_free(b);
   zkl_rwlock_free(c);
   if (sa)
-    zkl_session_close(sa);
+    zkl_session_close(sa, NULL);
   if (sb)
-    zkl_session_close(sb);
+    zkl_session_close(sb, NULL);
   if (sc)
-    zkl_session_close(sc);
+    zkl_session_close(sc, NULL);
   zkt_assert_parent_empty(name);
 }
 

@@ -45,10 +45,10 @@ static void contender_open(contender *c, int kind, const char *name) {
     c->l = kind == READ ? zkl_rwlock_read(c->rw) : zkl_rwlock_write(c->rw);
     break;
   case SEM:
-    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&c->l, c->s, name, 1), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&c->l, c->s, name, 1), ZKL_OK);
     break;
   default:
-    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&c->l, c->s, name, "candidate"),
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&c->l, c->s, name, "candidate"),
                           ZKL_OK);
     break;
   }
@@ -60,7 +60,7 @@ static void contender_close(contender *c) {
     zkl_rwlock_free(c->rw);
   else
     zkl_lock_free(c->l);
-  zkl_session_close(c->s);
+  zkl_session_close(c->s, NULL);
 }
 
 /* What the second gets when the first holds: the outcome table. */
@@ -320,14 +320,14 @@ static void test_semaphore_places_are_no_names(void) {
   char why[256];
   CU_ASSERT_EQUAL(zkl_lock_new(&l, s, "orders/locks"), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_new(&l, s, "orders/leases"), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, s, "a/leases/b", 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_semaphore(&l, s, "a/leases/b", 2), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_name_explain("a/locks", why, sizeof why), ZKL_EINVAL);
   CU_ASSERT(strstr(why, "semaphore") != NULL);
   /* the first segment is a name of its own: /locks/locks is no place */
   CU_ASSERT_EQUAL(zkl_name_check("locks"), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_name_check("leases/x"), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_name_check("a/lockss"), ZKL_OK);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 int main(void) {

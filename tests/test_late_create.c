@@ -111,14 +111,14 @@ static void one_round(bool cancel) {
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d,127.0.0.1:%d", port_a, port_b);
   /* The proxies are its servers: it must not follow the ensemble's
    * configuration to the real ones. */
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&s, hosts, SESSION_MS, SESSION_MS,
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, SESSION_MS, SESSION_MS,
                                           ZKL_OPEN_NO_FOLLOW_CONFIG),
                         ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open3(&ls, zkt_server_hosts(leader),
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&ls, zkt_server_hosts(leader),
                                           SESSION_MS, SESSION_MS,
                                           ZKL_OPEN_NO_FOLLOW_CONFIG),
                         ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&l, s, names, 2), ZKL_OK);
   /* the parents, while the links are quick */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
@@ -182,8 +182,8 @@ static void one_round(bool cancel) {
   }
   CU_ASSERT_EQUAL(zkt_heal(), 0);
   zkl_lock_free(l);
-  zkl_session_close(s);
-  zkl_session_close(ls);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ls, NULL);
   proxyctl_stop(pa);
   proxyctl_stop(pb);
   zkt_assert_parent_empty(n[0]);

@@ -38,7 +38,7 @@ static zkl_session *proxied_session(proxyctl **px, int session_ms) {
   int port, rc;
   CU_ASSERT_FATAL(proxyctl_start(px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&s, hosts, session_ms);
+  rc = zkt_open(&s, hosts, session_ms, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(*px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
@@ -73,7 +73,7 @@ static int64_t one_partition(int trial, int session_ms) {
                  "trial %d: the proxy starts", trial))
     return -1;
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&hs, hosts, session_ms);
+  rc = zkt_open(&hs, hosts, session_ms, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
@@ -110,8 +110,8 @@ static int64_t one_partition(int trial, int session_ms) {
   CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
-  zkl_session_close(hs);
-  zkl_session_close(ws);
+  zkl_session_close(hs, NULL);
+  zkl_session_close(ws, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
   return margin;
@@ -161,7 +161,7 @@ static void test_back_in_time(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
 
   CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, T_WAIT), 0);
@@ -174,7 +174,7 @@ static void test_back_in_time(void) {
   CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, NULL), ZOK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
   zkt_assert_parent_empty(name);
@@ -224,8 +224,8 @@ static void test_lease_lost_session_survives(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
-  zkl_session_close(hs);
-  zkl_session_close(ws);
+  zkl_session_close(hs, NULL);
+  zkl_session_close(ws, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
@@ -265,7 +265,7 @@ static void test_idle_holder_keeps_lease(void) {
   CU_ASSERT(after.sent[ZKL_RQ_LEASE_SYNC] - before.sent[ZKL_RQ_LEASE_SYNC] >=
             2);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -284,7 +284,7 @@ static int frozen_holder(const char *hosts, const char *name) {
   char c;
   int rc;
   zkt_rec_init(&child_lost);
-  if (zkl_session_open(&s, hosts, 1000) != ZKL_OK ||
+  if (zkt_open(&s, hosts, 1000, 0, 0) != ZKL_OK ||
       zkl_lock_new(&l, s, name) != ZKL_OK)
     return 2;
   zkl_lock_on_lost(l, zkt_on_lost, &child_lost);
@@ -296,7 +296,7 @@ static int frozen_holder(const char *hosts, const char *name) {
   zkt_counter_wait(&child_lost.calls, 1, 10000); /* counted just below */
   rc = rc == ZKL_ELOST && zkt_counter_get(&child_lost.calls) == 1 ? 0 : 1;
   zkl_lock_free(l);
-  zkl_session_close(s); /* no thread left running at exit (TSan checks) */
+  zkl_session_close(s, NULL); /* no thread left running at exit (TSan checks) */
   return rc;
 }
 
@@ -326,7 +326,7 @@ static void test_frozen_holder_told(void) {
       waitpid(pid, &status, 0);
       close(to_child[1]);
       close(from_child[0]);
-      zkl_session_close(me);
+      zkl_session_close(me, NULL);
       CU_FAIL_FATAL("the frozen holder did not take the lock");
     }
     CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
@@ -344,7 +344,7 @@ static void test_frozen_holder_told(void) {
     close(from_child[0]);
     zkt_assert_parent_empty(name);
   }
-  zkl_session_close(me);
+  zkl_session_close(me, NULL);
 }
 
 /* A grant that waits in the queue of callbacks while the lease runs out
@@ -401,7 +401,7 @@ static void test_queued_grant_after_lease_lost(void) {
   CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
   zkl_lock_free(a);
   zkl_lock_free(b);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name_a);
   zkt_assert_parent_empty(name_b);
@@ -479,8 +479,8 @@ static void test_late_event_grant_confirms(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(waiter), ZKL_OK);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
-  zkl_session_close(hs);
-  zkl_session_close(ws);
+  zkl_session_close(hs, NULL);
+  zkl_session_close(ws, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
@@ -536,7 +536,7 @@ static void test_slow_answer_grant(void) {
   CU_ASSERT(g.lease_left_ms >= le.full_ms / 2);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
   zkt_assert_parent_empty(name);
 }
@@ -557,7 +557,7 @@ static void test_margin_bounds(void) {
   CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, 0), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_set_lease_margin(s, -1), ZKL_OK);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 int main(int argc, char **argv) {

@@ -57,12 +57,12 @@ static void test_acquire_release(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(zkl_lock_name(l), name);
   CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(l, path, sizeof path), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_ENOTHELD);
 
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
   CU_ASSERT(token > 0);
   CU_ASSERT_EQUAL(zkl_lock_token(l), token);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   /* /locks/<name>/_c_<id>-lock-<seq>, the id 16 hex digits */
   zkt_parent(parent, sizeof parent, name);
   CU_ASSERT_NSTRING_EQUAL(path, parent, strlen(parent));
@@ -96,7 +96,7 @@ static void test_acquire_release(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
   zkt_assert_quiet(s);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -116,7 +116,7 @@ static void test_nested_name(void) {
   CU_ASSERT_EQUAL(st.numChildren, 1);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -131,7 +131,7 @@ static void test_reentrant(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &t1), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, 0, &t2), ZKL_OK);
   CU_ASSERT_EQUAL(t1, t2);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(stat_of(path, &st), ZOK); /* one hold left */
   CU_ASSERT_EQUAL(zkl_lock_token(l), t1);
@@ -140,7 +140,7 @@ static void test_reentrant(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -166,7 +166,7 @@ static void test_exclusion_one_session(void) {
   zkl_lock_free(a);
   zkl_lock_free(b);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -221,8 +221,8 @@ static void test_exclusion_two_sessions(void) {
   zkl_lock_free(b);
   zkt_assert_quiet(s1);
   zkt_assert_quiet(s2);
-  zkl_session_close(s1);
-  zkl_session_close(s2);
+  zkl_session_close(s1, NULL);
+  zkl_session_close(s2, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -249,8 +249,8 @@ static void test_timeout(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(b), ZKL_OK);
   zkl_lock_free(a);
   zkl_lock_free(b);
-  zkl_session_close(s1);
-  zkl_session_close(s2);
+  zkl_session_close(s1, NULL);
+  zkl_session_close(s2, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -280,8 +280,8 @@ static void test_cancel_blocking(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
   zkl_lock_free(a);
   zkl_lock_free(b);
-  zkl_session_close(s1);
-  zkl_session_close(s2);
+  zkl_session_close(s1, NULL);
+  zkl_session_close(s2, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -302,8 +302,8 @@ static void test_tokens_increase(void) {
   }
   zkl_lock_free(l[0]);
   zkl_lock_free(l[1]);
-  zkl_session_close(s1);
-  zkl_session_close(s2);
+  zkl_session_close(s1, NULL);
+  zkl_session_close(s2, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -336,10 +336,11 @@ static void test_bad_input(void) {
   CU_ASSERT_EQUAL(zkl_lock_new(NULL, s, "x"), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_new(&l, NULL, "x"), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(l);
-  CU_ASSERT_EQUAL(zkl_session_open(NULL, zkt_hosts(), 1000), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open(&dummy, NULL, 1000), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open(&dummy, zkt_hosts(), 0), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_wrap(&dummy, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(NULL, zkt_hosts(), 1000, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(&dummy, NULL, 1000, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(&dummy, zkt_hosts(), -1, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_wrap(&dummy, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_open(&dummy, NULL), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(dummy);
   CU_ASSERT_EQUAL(zkl_lock_acquire(NULL, -1, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_release(NULL), ZKL_EINVAL);
@@ -349,7 +350,7 @@ static void test_bad_input(void) {
   CU_ASSERT_EQUAL(zkl_lock_token(NULL), 0);
   CU_ASSERT_PTR_NULL(zkl_lock_name(NULL));
   zkl_lock_free(NULL);
-  zkl_session_close(NULL);
+  zkl_session_close(NULL, NULL);
   zkl_lock_on_lost(NULL, NULL, NULL);
 
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "valid-but-unused"), ZKL_OK);
@@ -358,10 +359,10 @@ static void test_bad_input(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
   CU_ASSERT_EQUAL(zkl_lock_release_async(l, NULL, NULL), ZKL_ENOTHELD);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_EIDLE);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(l, NULL, 0), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(l, buf, sizeof buf), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, NULL, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, buf, sizeof buf), ZKL_ENOTHELD);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(l, buf, sizeof buf), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, buf, sizeof buf), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   /* Nothing of the bad names reached ZooKeeper: /locks has one child at
@@ -379,7 +380,7 @@ static void test_bad_input(void) {
   deallocate_String_vector(&was);
   deallocate_String_vector(&now);
   CU_ASSERT_EQUAL(zkt_children("/locks/x"), -1);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 /* --------------------------------------------------- the recipe's corners */
@@ -478,12 +479,12 @@ static void test_pred_vanishes_lowest(void) {
   /* and the server's answer is read right: the holder's own node has
    * its data watch, once nothing is on its way any more */
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, T_WAIT), 0);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, mine, sizeof mine), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, mine, sizeof mine), ZKL_OK);
   assert_watch(mine, 1);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -521,7 +522,7 @@ static void test_pred_vanishes_not_lowest(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -562,7 +563,7 @@ static void test_waiter_node_deleted(void) {
   CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
   zkt_assert_quiet(s);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -577,7 +578,7 @@ static void test_holder_node_deleted(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &t1), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, mine, sizeof mine), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, mine, sizeof mine), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), mine, -1), ZOK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lost.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, 0), ZKL_LOST_NODE_DELETED);
@@ -590,7 +591,7 @@ static void test_holder_node_deleted(void) {
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -613,7 +614,7 @@ static void test_young_hold_node_deleted(void) {
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   zkl__debug_counts(s, &c0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &t1), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, mine, sizeof mine), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, mine, sizeof mine), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), mine, -1), ZOK);
   CU_ASSERT_EQUAL(zkl_lock_token(l), t1); /* nobody told it yet */
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
@@ -628,7 +629,7 @@ static void test_young_hold_node_deleted(void) {
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -701,7 +702,7 @@ static void test_handoff_lists_nothing(void) {
   for (i = 0; i < 4; i++) {
     zkl_lock_free(l[i]);
     zkt_assert_quiet(s[i]);
-    zkl_session_close(s[i]);
+    zkl_session_close(s[i], NULL);
   }
   zkt_assert_parent_empty(name);
 }
@@ -734,7 +735,7 @@ static void test_container_reaped(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -758,7 +759,7 @@ static void test_foreign_children_ignored(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), junk, -1), ZOK);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -790,7 +791,7 @@ static void test_lock_like_segment(void) {
   CU_ASSERT_EQUAL(zkl_name_check(inner), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_new(&in, s, inner), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkt_children(parent), 1); /* still only lock-0 */
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   snprintf(inner, sizeof inner, "%s/lock-0", name);
   zkt_assert_parent_empty(inner);
 }
@@ -819,7 +820,7 @@ static void test_acl_creator(void) {
   CU_ASSERT_EQUAL(zkl_lock_set_acl(la, 7), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_lock_set_acl(la, ZKL_ACL_CREATOR), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(la, -1, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(la, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(la, path, sizeof path), ZKL_OK);
 
   CU_ASSERT_EQUAL(zoo_delete(bz, path, -1), ZNOAUTH);
   CU_ASSERT_EQUAL(zoo_set(bz, path, "x", 1, -1), ZNOAUTH);
@@ -859,10 +860,10 @@ static void test_acl_creator(void) {
   zkt_assert_quiet(alice2);
   zkt_assert_quiet(bob);
   zkt_assert_quiet(nobody);
-  zkl_session_close(alice);
-  zkl_session_close(alice2);
-  zkl_session_close(bob);
-  zkl_session_close(nobody);
+  zkl_session_close(alice, NULL);
+  zkl_session_close(alice2, NULL);
+  zkl_session_close(bob, NULL);
+  zkl_session_close(nobody, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -944,8 +945,8 @@ static void test_request_counts(void) {
   zkl_lock_free(b);
   zkt_assert_quiet(s1);
   zkt_assert_quiet(s2);
-  zkl_session_close(s1);
-  zkl_session_close(s2);
+  zkl_session_close(s1, NULL);
+  zkl_session_close(s2, NULL);
   zkt_assert_parent_empty(name);
 }
 

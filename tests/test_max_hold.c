@@ -27,7 +27,7 @@ typedef struct {
   int64_t token_then;
 } lost_t;
 
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   lost_t *lt = arg;
   lt->token_then = zkl_lock_token(l);
   zkt_on_lost(l, reason, &lt->rec);
@@ -162,8 +162,8 @@ static void test_hung_holder(void) {
   zkl_lock_free(w);
   zkt_assert_quiet(s);
   zkt_assert_quiet(ws);
-  zkl_session_close(s);
-  zkl_session_close(ws);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ws, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -180,8 +180,8 @@ static void test_reentrant(void) {
   zkl_lock_free(w);
   zkt_assert_quiet(s);
   zkt_assert_quiet(ws);
-  zkl_session_close(s);
-  zkl_session_close(ws);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ws, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -192,8 +192,8 @@ static void test_kinds(void) {
   zkl_lock *l, *w;
   zkl_rwlock *rw, *wrw;
   zkt_name(name, sizeof name, "max-hold-sem");
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&l, s, name, 1), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&w, ws, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&l, s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&w, ws, name, 1), ZKL_OK);
   run_hung(s, l, w, 0);
   zkl_lock_free(l);
   zkl_lock_free(w);
@@ -207,8 +207,8 @@ static void test_kinds(void) {
   zkl_rwlock_free(wrw);
   zkt_assert_quiet(s);
   zkt_assert_quiet(ws);
-  zkl_session_close(s);
-  zkl_session_close(ws);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ws, NULL);
   zkt_assert_no_contender(name);
 }
 
@@ -225,7 +225,7 @@ typedef struct {
   int exists_rc, granted_then;
 } seen_t;
 
-static void on_lost_look(zkl_lock *l, int reason, void *arg) {
+static void on_lost_look(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   seen_t *sn = arg;
   sn->exists_rc = zoo_exists(sn->zh, sn->path, 0, NULL);
   sn->granted_then = zkt_counter_get(sn->waiter_granted);
@@ -290,7 +290,7 @@ static void queue_up(queued *q, const char *name, zkl_session *s, zkl_lock *l,
 static void queue_done(queued *q) {
   zkl_lock_free(q->gate);
   zkt_assert_quiet(q->gs);
-  zkl_session_close(q->gs);
+  zkl_session_close(q->gs, NULL);
 }
 
 /* Grace 0: nobody is granted while the lost callback runs; its node is
@@ -318,8 +318,8 @@ static void test_told_before_the_node_goes(void) {
   zkl_lock_free(w);
   zkt_assert_quiet(s);
   zkt_assert_quiet(ws);
-  zkl_session_close(s);
-  zkl_session_close(ws);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ws, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -348,7 +348,7 @@ static void test_grace(void) {
     if (round == 0) {
       char path[ZKL_PATH_MAX];
       CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EINPROGRESS);
-      CU_ASSERT_EQUAL(zkl_lock_node_path(l, path, sizeof path), ZKL_ENOTHELD);
+      CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_ENOTHELD);
       /* nothing is on its way that could let the node go */
       CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
       CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), q.seen.path, 0, NULL), ZOK);
@@ -374,8 +374,8 @@ static void test_grace(void) {
   zkl_lock_free(w);
   zkt_assert_quiet(s);
   zkt_assert_quiet(ws);
-  zkl_session_close(s);
-  zkl_session_close(ws);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ws, NULL);
   zkt_assert_parent_empty(name);
 }
 
@@ -418,8 +418,8 @@ static void test_downgraded_write_side(void) {
   zkl_rwlock_free(wrw);
   zkt_assert_quiet(s);
   zkt_assert_quiet(ws);
-  zkl_session_close(s);
-  zkl_session_close(ws);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ws, NULL);
   zkt_assert_no_contender(name);
 }
 
@@ -438,7 +438,7 @@ static void test_multilock(void) {
   zkt_parent(parent, sizeof parent, b);
   zkt_rec_init(&lost);
   zkt_rec_init(&granted);
-  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&m, s, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&m, s, names, 2), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, ws, b), ZKL_OK);
   zkl_lock_on_lost(m, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL(zkl_lock_set_max_hold(m, MAX_HOLD), ZKL_OK);
@@ -459,8 +459,8 @@ static void test_multilock(void) {
   zkl_lock_free(w);
   zkt_assert_quiet(s);
   zkt_assert_quiet(ws);
-  zkl_session_close(s);
-  zkl_session_close(ws);
+  zkl_session_close(s, NULL);
+  zkl_session_close(ws, NULL);
   zkt_assert_parent_empty(a);
   zkt_assert_parent_empty(b);
 }
@@ -488,7 +488,7 @@ static void test_within_bound(void) {
   zkt_assert_quiet(s);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 

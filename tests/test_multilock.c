@@ -35,13 +35,13 @@ static zkl_lock *multi(zkl_session *s, char n[][64], int count) {
   int i;
   for (i = 0; i < count; i++)
     names[i] = n[i];
-  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, names, count), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, s, names, count), ZKL_OK);
   return l;
 }
 
 static void close_session(zkl_session *s) {
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 /* Children of the lock NAME's parent now (-1: no parent). */
@@ -98,8 +98,8 @@ static void test_basic(void) {
   CU_ASSERT_FATAL(l != NULL);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, &token), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_token(l), token);
-  CU_ASSERT_EQUAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(l, one, sizeof one), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(l, paths, sizeof paths), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, one, sizeof one), ZKL_OK);
   CU_ASSERT_EQUAL(strncmp(paths, one, strlen(one)), 0);
   for (i = 0, p = strtok_r(paths, " ", &save); p;
        i++, p = strtok_r(NULL, " ", &save)) {
@@ -118,7 +118,7 @@ static void test_basic(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
-  CU_ASSERT_EQUAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(l, paths, sizeof paths), ZKL_ENOTHELD);
   assert_empty(n, 3);
   /* and again: a later token */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, &earlier[0]), ZKL_OK);
@@ -139,18 +139,18 @@ static void test_name_and_input(void) {
   int i;
   for (i = 0; i <= ZKL_MULTI_NAMES_MAX; i++)
     many[i] = "ml-x";
-  CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, two, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&l, s, two, 2), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(zkl_lock_name(l), "ml-x ml-y/z");
   zkl_lock_free(l);
   l = NULL;
-  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, dup, 2), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, bad, 2), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, two, 0), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, many, ZKL_MULTI_NAMES_MAX + 1),
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, s, dup, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, s, bad, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, s, two, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, s, many, ZKL_MULTI_NAMES_MAX + 1),
                   ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_multilock_new(&l, s, NULL, 1), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_multilock_new(&l, NULL, two, 2), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_multilock_new(NULL, s, two, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, s, NULL, 1), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, NULL, two, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(NULL, s, two, 2), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(l);
   close_session(s);
 }
@@ -235,7 +235,7 @@ static void test_kinds(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EBUSY);
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw)), ZKL_OK);
   zkl_rwlock_free(rw);
-  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&cand, s2, n[1], "c1"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, s2, n[1], "c1"), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(cand, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_EKIND);
   CU_ASSERT(zkl_lock_other_kind(l) &&
@@ -274,23 +274,23 @@ static void test_guarded(void) {
   zkt_rec_init(&lost);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   zoo_set_op_init(&op, path, "1", 1, -1, NULL);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, &op, &res), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, &op, &res), ZKL_ENOTHELD);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, &op, &res), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, &op, &res), ZKL_OK);
   CU_ASSERT_EQUAL(res.err, ZOK);
   CU_ASSERT_EQUAL(zoo_get(zkt_observer(), path, 0, value, &len, NULL), ZOK);
   CU_ASSERT_STRING_EQUAL(value, "1");
   /* the second name's node goes: nothing commits any more */
   {
     char paths[1024], *second;
-    CU_ASSERT_EQUAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_paths(l, paths, sizeof paths), ZKL_OK);
     second = strchr(paths, ' ');
     CU_ASSERT_FATAL(second != NULL);
     CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), second + 1, -1), ZOK);
   }
   CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_NODE_DELETED);
   zoo_set_op_init(&op, path, "2", 1, -1, NULL);
-  CU_ASSERT_EQUAL(zkl_lock_multi(l, 1, &op, &res), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, &op, &res), ZKL_ELOST);
   len = sizeof value - 1;
   CU_ASSERT_EQUAL(zoo_get(zkt_observer(), path, 0, value, &len, NULL), ZOK);
   CU_ASSERT_EQUAL(value[0], '1');
@@ -325,17 +325,16 @@ static void test_refused_by_acl(void) {
       zoo_create(zkt_observer(), parent, NULL, -1, &acl, 0, NULL, 0), ZOK);
   l = multi(s, n, 3);
   CU_ASSERT_FATAL(l != NULL);
-  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(l)); /* no acquire yet */
+  CU_ASSERT_PTR_NULL(zkl_lock_refused_name(l)); /* no acquire yet */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZNOAUTH);
   /* the name refused, not the first (issue 24: zklock named the first) */
-  zkt_check(zkl_multilock_refused_name(l) &&
-                strcmp(zkl_multilock_refused_name(l), n[1]) == 0,
+  zkt_check(zkl_lock_refused_name(l) &&
+                strcmp(zkl_lock_refused_name(l), n[1]) == 0,
             "refused: %s",
-            zkl_multilock_refused_name(l) ? zkl_multilock_refused_name(l)
-                                          : "(null)");
+            zkl_lock_refused_name(l) ? zkl_lock_refused_name(l) : "(null)");
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
-  CU_ASSERT(zkl_multilock_refused_name(l) &&
-            strcmp(zkl_multilock_refused_name(l), n[1]) == 0);
+  CU_ASSERT(zkl_lock_refused_name(l) &&
+            strcmp(zkl_lock_refused_name(l), n[1]) == 0);
   CU_ASSERT(kids(n[0]) <= 0);
   CU_ASSERT_EQUAL(kids(n[1]), 0);
   CU_ASSERT(kids(n[2]) <= 0);
@@ -346,21 +345,20 @@ static void test_refused_by_acl(void) {
     const char *names[2] = {sub[0], sub[1]};
     snprintf(sub[0], sizeof sub[0], "%s", n[0]);
     snprintf(sub[1], sizeof sub[1], "%s/sub", n[1]);
-    CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&l, s, names, 2), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&l, s, names, 2), ZKL_OK);
     CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZNOAUTH);
-    zkt_check(zkl_multilock_refused_name(l) &&
-                  strcmp(zkl_multilock_refused_name(l), sub[1]) == 0,
+    zkt_check(zkl_lock_refused_name(l) &&
+                  strcmp(zkl_lock_refused_name(l), sub[1]) == 0,
               "refused: %s",
-              zkl_multilock_refused_name(l) ? zkl_multilock_refused_name(l)
-                                            : "(null)");
+              zkl_lock_refused_name(l) ? zkl_lock_refused_name(l) : "(null)");
     zkl_lock_free(l);
   }
   /* a lock of one name is no multi-lock */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, n[1]), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZNOAUTH);
-  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(l));
+  CU_ASSERT_PTR_NULL(zkl_lock_refused_name(l));
   zkl_lock_free(l);
-  CU_ASSERT_PTR_NULL(zkl_multilock_refused_name(NULL));
+  CU_ASSERT_PTR_NULL(zkl_lock_refused_name(NULL));
   close_session(s);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
   assert_empty(n, 3);
@@ -426,7 +424,7 @@ static void test_lose_one(void) {
   zkt_rec_init(&lost);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_paths(l, paths, sizeof paths), ZKL_OK);
   second = strchr(paths, ' ');
   CU_ASSERT_FATAL(second != NULL);
   second++;
@@ -483,7 +481,7 @@ static void test_lost_reply(void) {
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(kids(n[0]), 1);
   CU_ASSERT_EQUAL(kids(n[1]), 1);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_paths(l, paths, sizeof paths), ZKL_OK);
   p2 = strchr(paths, ' ');
   CU_ASSERT_FATAL(p2 != NULL);
   *p2++ = '\0';
@@ -539,7 +537,7 @@ static void test_late_part_release(void) {
   zkt_rec_init(&again);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_paths(l, paths, sizeof paths), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_paths(l, paths, sizeof paths), ZKL_OK);
   second = strchr(paths, ' ');
   CU_ASSERT_FATAL(second != NULL);
   second++;
@@ -628,7 +626,7 @@ static void waiting_multi_check(waiting_multi *w, bool connected) {
     CU_ASSERT_EQUAL(kids(w->n[1]), 1); /* the holder's: ours went first */
   CU_ASSERT_EQUAL(zkt_wait_children(w->parent[1], 1, ZKT_WAIT), 1);
   CU_ASSERT_EQUAL(zkl_lock_token(w->l), 0);
-  CU_ASSERT_EQUAL(zkl_lock_node_paths(w->l, paths, sizeof paths),
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(w->l, paths, sizeof paths),
                   ZKL_ENOTHELD);
   zkt_unhold(&w->hb); /* B frees */
   /* Never two holders of A: the multi-lock is not granted A back. */
@@ -656,7 +654,7 @@ static void test_part_broken_while_waiting(void) {
   memset(&w, 0, sizeof w);
   w.s = zkt_session(T_SESSION);
   waiting_multi_start(&w, "ml-broken-");
-  CU_ASSERT_EQUAL(zkl_break(w.ms, w.n[0], NULL, 300, NULL, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_break(w.ms, w.n[0], NULL, 300, NULL, NULL), ZKL_OK);
   waiting_multi_check(&w, true);
   close_session(w.s);
   assert_empty(w.n, 2);
@@ -837,11 +835,11 @@ static void *contender(void *arg) {
       idx[i] = t % 2 ? (t + NAMES - i) % NAMES : (t + i) % NAMES;
     for (i = 0; i < k; i++)
       names[i] = run.n[idx[i]];
-    zkl_multilock_new(&l, s, names, k);
+    zkl_lock_new_multi(&l, s, names, k);
   }
   if (!l) {
     atomic_fetch_add(&run.errors, 1);
-    zkl_session_close(s);
+    zkl_session_close(s, NULL);
     return NULL;
   }
   while (zkt_now_ms() < run.until_ms) {
@@ -862,7 +860,7 @@ static void *contender(void *arg) {
       atomic_fetch_add(&run.errors, 1);
   }
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   return NULL;
 }
 

@@ -96,7 +96,7 @@ static void on_granted(zkl_lock *l, int rc, int64_t token, void *arg) {
   zkt_counter_add(&p->events, 1);
 }
 
-static void on_lost(zkl_lock *l, int reason, void *arg) {
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   party *p = arg;
   int64_t t = now_us();
   (void)l;
@@ -137,7 +137,7 @@ static int violations, runs_checked;
 
 static zkl_session *pinned_session(int server, bool tick_known) {
   zkl_session *s = NULL;
-  int rc = zkl_session_open3(&s, zkt_server_hosts(server), SESSION_MS,
+  int rc = zkt_open(&s, zkt_server_hosts(server), SESSION_MS,
                              SETTLE_MS, ZKL_OPEN_NO_FOLLOW_CONFIG);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   if (tick_known)
@@ -162,17 +162,17 @@ static void contender_new(run *r, party *p, bool first, bool tick_known) {
     p->l = first ? zkl_rwlock_write(p->rw) : zkl_rwlock_read(p->rw);
     break;
   case K_SEMAPHORE:
-    CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&p->l, p->s, r->name, 1), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&p->l, p->s, r->name, 1), ZKL_OK);
     break;
   case K_ELECTION:
     snprintf(id, sizeof id, "%s-%d", first ? "holder" : "waiter", p->server);
-    CU_ASSERT_EQUAL_FATAL(zkl_election_new(&p->l, p->s, r->name, id), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&p->l, p->s, r->name, id), ZKL_OK);
     break;
   case K_MULTILOCK:
     if (first) {
       names[0] = r->name;
       names[1] = r->second;
-      CU_ASSERT_EQUAL_FATAL(zkl_multilock_new(&p->l, p->s, names, 2), ZKL_OK);
+      CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&p->l, p->s, names, 2), ZKL_OK);
     } else {
       CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&p->l, p->s, r->name), ZKL_OK);
     }
@@ -326,7 +326,7 @@ static void run_end(run *r) {
       zkl_rwlock_free(p->rw);
     else if (p->l)
       zkl_lock_free(p->l);
-    zkl_session_close(p->s);
+    zkl_session_close(p->s, NULL);
     pthread_mutex_destroy(&p->mu);
   }
   zkt_assert_no_contender(r->name);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_reconfig.c - the ensemble changes under the sessions: they follow its
- * configuration to new servers (zkl_session_open3()). An ensemble of 3 that
+ * configuration to new servers (zkt_open()). An ensemble of 3 that
  * can change its members grows to 5, then loses its original 3, while one
  * session holds a lock and another waits for it; and a session opened with
  * ZKL_OPEN_NO_FOLLOW_CONFIG keeps its list. Plus the parsing of the
@@ -133,7 +133,7 @@ static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
 
 static zkl_session *open_heard(const char *hosts, int flags, heard *h) {
   zkl_session *s = NULL;
-  int rc = zkl_session_open3(&s, hosts, T_SESSION, T_WAIT, flags);
+  int rc = zkt_open(&s, hosts, T_SESSION, T_WAIT, flags);
   zkt_check(rc == ZKL_OK, "open %s: %s", hosts, zkl_strerror(rc));
   CU_ASSERT_FATAL(rc == ZKL_OK);
   heard_init(h);
@@ -196,7 +196,7 @@ static bool wait_servers_at(zkl_session *s, heard *h, const char *want,
   for (;;) {
     int seen = zkt_counter_get(&h->servers);
     int left = (int)(deadline - zkt_now_ms());
-    if (zkl_session_servers(s, now, sizeof now) == ZKL_OK &&
+    if (zkl_session_get_servers(s, now, sizeof now) == ZKL_OK &&
         same_servers(now, want))
       return zkt_check_at(true, __FILE__, line, "servers");
     if (left <= 0)
@@ -255,7 +255,7 @@ static void test_grow_and_replace(void) {
   rc = zoo_create(zkl_session_handle(boot), chroot_path, NULL, -1,
                   &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
   CU_ASSERT_FATAL(rc == ZOK || rc == ZNODEEXISTS);
-  zkl_session_close(boot);
+  zkl_session_close(boot, NULL);
 
   a = open_heard(chrooted, 0, &ha);
   b = open_heard(chrooted, 0, &hb);
@@ -266,7 +266,7 @@ static void test_grow_and_replace(void) {
 
   /* Nothing to change yet (a, b), nothing to follow (c); d read the
    * ensemble's three servers, perhaps before its hook was set. */
-  CU_ASSERT_EQUAL(zkl_session_servers(a, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(a, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, chrooted);
   wait_servers(d, &hd, hosts3);
 
@@ -300,7 +300,7 @@ static void test_grow_and_replace(void) {
   hosts_of(want, sizeof want, last2, 2, "");
   wait_servers(d, &hd, want);
   /* c never moved: its list is the one it was given */
-  CU_ASSERT_EQUAL(zkl_session_servers(c, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(c, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, zkt_hosts());
   CU_ASSERT_EQUAL(zkt_counter_get(&hc.servers), 0);
   for (i = 1; i <= 3; i++) {
@@ -310,7 +310,7 @@ static void test_grow_and_replace(void) {
   }
   /* which loses the ensemble with them, as the issue says it would */
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(c, false, T_WAIT), 0);
-  CU_ASSERT_EQUAL(zkl_session_close(c), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkt_close_how(c), ZKL_CLOSE_UNREACHED);
 
   /* The holder still holds, with its token, and nothing was lost; the
    * waiter is granted when it lets go. Both through servers 4 and 5. */
@@ -330,7 +330,7 @@ static void test_grow_and_replace(void) {
   CU_ASSERT_EQUAL(zkt_counter_get(&hb.over), 0);
   CU_ASSERT_EQUAL(zkt_counter_get(&hd.over), 0);
   CU_ASSERT_EQUAL(zkt_counter_get(&ha.servers), 2);
-  CU_ASSERT_EQUAL(zkl_session_servers(a, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(a, now, sizeof now), ZKL_OK);
   pthread_mutex_lock(&ha.mu);
   CU_ASSERT_STRING_EQUAL(ha.last, now);
   pthread_mutex_unlock(&ha.mu);
@@ -339,9 +339,9 @@ static void test_grow_and_replace(void) {
   zkl_lock_free(lb);
   zkt_assert_quiet(a);
   zkt_assert_quiet(b);
-  CU_ASSERT_EQUAL(zkl_session_close(a), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_session_close(b), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_session_close(d), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(a), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkt_close_how(b), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkt_close_how(d), ZKL_CLOSE_DONE);
 }
 
 /* One more server joins the ensemble {4,5}: a session that follows moves
@@ -361,13 +361,13 @@ static void test_no_follow(void) {
   wait_servers(f, &hf, want);
   CU_ASSERT_EQUAL(zkt_counter_get(&hf.servers), 1);
   /* n reads nothing at all, and its list stays */
-  CU_ASSERT_EQUAL(zkl_session_servers(n, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(n, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, hosts2);
   CU_ASSERT_EQUAL(zkt_counter_get(&hn.servers), 0);
   zkl__debug_counts(n, &cn);
   CU_ASSERT_EQUAL(cn.sent[ZKL_RQ_CONFIG], 0);
-  CU_ASSERT_EQUAL(zkl_session_close(f), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_session_close(n), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(f), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkt_close_how(n), ZKL_CLOSE_DONE);
 }
 
 /* zklock follows too, and -v says so: given one server of {4,5,6}, it
@@ -429,7 +429,7 @@ static int zkserver_line(const char *cmd, const char *args, char *out,
  * dropping its first connection. */
 static zkl_session *open_moving(const char *one) {
   zkl_session *s = NULL;
-  int rc = zkl_session_open3(&s, one, T_SESSION, T_WAIT, 0);
+  int rc = zkt_open(&s, one, T_SESSION, T_WAIT, 0);
   zkt_check(rc == ZKL_OK, "open %s: %s", one, zkl_strerror(rc));
   CU_ASSERT_FATAL(rc == ZKL_OK);
   return s;
@@ -452,8 +452,8 @@ static int zklock_run(const char *args, char *out, size_t len) {
 /* One-shot questions right after the session opened, while it moves to
  * the ensemble's servers under them (issue 24 item 9: "cannot list ...:
  * connection loss", exit 3): each asks again once connected on the new
- * server, within the session timeout. zkl_participants(),
- * zkl_leader_get(), zkl_lock_names(), zkl_revoke() and zkl_break(), each
+ * server, within the session timeout. zkl_name_list(),
+ * zkl_name_get_leader(), zkl_name_find(), zkl_name_revoke() and zkl_name_break(), each
  * on a session of its own, a few times over; and zklock --list, --list
  * PREFIX/ and --leader, given that server alone. */
 #define ONE_SHOT_ROUNDS 3
@@ -474,49 +474,49 @@ static void test_one_shot_after_move(void) {
   snprintf(name, sizeof name, "%s/m", base);
   snprintf(elect, sizeof elect, "%s/e", base);
   zkt_rec_init(&lost);
-  rc = zkl_session_open3(&h, members, T_SESSION, T_WAIT,
+  rc = zkt_open(&h, members, T_SESSION, T_WAIT,
                          ZKL_OPEN_NO_FOLLOW_CONFIG);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, h, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 0), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, &token), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_election_new(&e, h, elect, "leader-id"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&e, h, elect, "leader-id"), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(e, T_WAIT, &epoch), ZKL_OK);
 
   for (round = 0; round < ONE_SHOT_ROUNDS; round++) {
     q = open_moving(one);
-    rc = zkl_participants(q, name, &list, &n);
-    zkt_check(rc == ZKL_OK, "round %d: zkl_participants: %s", round,
+    rc = zkl_name_list(q, name, &list, &n);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_name_list: %s", round,
               zkl_strerror(rc));
     if (rc == ZKL_OK) {
       CU_ASSERT(n == 1 && list[0].token == token);
-      zkl_participants_free(list);
+      zkl_name_list_free(list);
     }
-    zkl_session_close(q);
+    zkl_session_close(q, NULL);
 
     q = open_moving(one);
-    rc = zkl_leader_get(q, elect, got, sizeof got, &t);
-    zkt_check(rc == ZKL_OK, "round %d: zkl_leader_get: %s", round,
+    rc = zkl_name_get_leader(q, elect, got, sizeof got, &t);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_name_get_leader: %s", round,
               zkl_strerror(rc));
     CU_ASSERT(rc != ZKL_OK || (strcmp(got, "leader-id") == 0 && t == epoch));
-    zkl_session_close(q);
+    zkl_session_close(q, NULL);
 
     q = open_moving(one);
-    rc = zkl_lock_names(q, base, 100, &names, &n, NULL);
-    zkt_check(rc == ZKL_OK, "round %d: zkl_lock_names: %s", round,
+    rc = zkl_name_find(q, base, 100, &names, &n, NULL);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_name_find: %s", round,
               zkl_strerror(rc));
     if (rc == ZKL_OK) {
       CU_ASSERT_EQUAL(n, 2);
-      zkl_lock_names_free(names, n);
+      zkl_name_find_free(names, n);
     }
-    zkl_session_close(q);
+    zkl_session_close(q, NULL);
 
     q = open_moving(one);
-    rc = zkl_revoke(q, name, NULL);
-    zkt_check(rc == ZKL_OK, "round %d: zkl_revoke: %s", round,
+    rc = zkl_name_revoke(q, name, NULL);
+    zkt_check(rc == ZKL_OK, "round %d: zkl_name_revoke: %s", round,
               zkl_strerror(rc));
-    zkl_session_close(q);
+    zkl_session_close(q, NULL);
 
     snprintf(args, sizeof args, "-s '%s' -H --list '%s'", one, name);
     status = zklock_run(args, out, sizeof out);
@@ -534,15 +534,15 @@ static void test_one_shot_after_move(void) {
   }
   /* the break, last: it ends the hold */
   q = open_moving(one);
-  rc = zkl_break(q, name, NULL, 0, NULL, NULL);
-  zkt_check(rc == ZKL_OK, "zkl_break: %s", zkl_strerror(rc));
-  zkl_session_close(q);
+  rc = zkl_name_break(q, name, NULL, 0, NULL, NULL);
+  zkt_check(rc == ZKL_OK, "zkl_name_break: %s", zkl_strerror(rc));
+  zkl_session_close(q, NULL);
   CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, T_WAIT), ZKL_LOST_BROKEN);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
   CU_ASSERT_EQUAL(zkl_lock_release(e), ZKL_OK);
   zkl_lock_free(l);
   zkl_lock_free(e);
-  CU_ASSERT_EQUAL(zkl_session_close(h), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(h), ZKL_CLOSE_DONE);
 }
 
 int main(void) {

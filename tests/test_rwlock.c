@@ -27,7 +27,7 @@ static void side_open(side *x, const char *name) {
 static void side_close(side *x) {
   zkt_assert_quiet(x->s);
   zkl_rwlock_free(x->rw);
-  zkl_session_close(x->s);
+  zkl_session_close(x->s, NULL);
 }
 
 static zkl_lock *R(side *x) { return zkl_rwlock_read(x->rw); }
@@ -65,12 +65,12 @@ static void test_node_names(void) {
   zkt_name(name, sizeof name, "rw-names");
   side_open(&a, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(R(&a), 0, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(R(&a), path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(R(&a), path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "/_c_"));
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "-__READ__"));
   CU_ASSERT_EQUAL(zkl_lock_release(R(&a)), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(W(&a), 0, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(W(&a), path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(W(&a), path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "-__WRIT__"));
   CU_ASSERT_EQUAL(zkl_lock_release(W(&a)), ZKL_OK);
   side_close(&a);
@@ -292,7 +292,7 @@ static void test_free_while_holding(void) {
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, ZKT_WAIT), 1);
     CU_ASSERT_EQUAL(zkl_lock_release(W(&b)), ZKL_OK);
     zkt_assert_quiet(a.s);
-    zkl_session_close(a.s);
+    zkl_session_close(a.s, NULL);
   }
   side_close(&b);
   zkt_assert_parent_empty(name);
@@ -317,7 +317,7 @@ static void test_bad_input(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw), 0, NULL), ZKL_OK);
   zkl_rwlock_free(rw); /* releases it */
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   zkt_assert_parent_empty(name);
 }
 

@@ -26,13 +26,13 @@ typedef struct {
 
 static void open_one(holder *h, const char *name, int limit) {
   h->s = zkt_session(T_SESSION);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&h->l, h->s, name, limit), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&h->l, h->s, name, limit), ZKL_OK);
 }
 
 static void close_one(holder *h) {
   zkt_assert_quiet(h->s);
   zkl_lock_free(h->l);
-  zkl_session_close(h->s);
+  zkl_session_close(h->s, NULL);
 }
 
 /* /locks/NAME/leases: the semaphore's leases, as Curator lays them out. */
@@ -61,7 +61,7 @@ static void test_limit(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(h[1].l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_children(leases), 2);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(h[0].l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(h[0].l, path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "/leases/_c_"));
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "-lease-"));
   /* the third cannot have one now */
@@ -181,10 +181,10 @@ static void *worker(void *p) {
   zkl_session *s = NULL;
   zkl_lock *l = NULL;
   int i;
-  if (zkl_session_open(&s, zkt_hosts(), T_SESSION) != ZKL_OK ||
-      zkl_semaphore_new(&l, s, a->name, LIMIT) != ZKL_OK) {
+  if (zkt_open(&s, zkt_hosts(), T_SESSION, 0, 0) != ZKL_OK ||
+      zkl_lock_new_semaphore(&l, s, a->name, LIMIT) != ZKL_OK) {
     atomic_fetch_add(&failures, 1);
-    zkl_session_close(s);
+    zkl_session_close(s, NULL);
     return NULL;
   }
   for (i = 0; i < a->rounds; i++) {
@@ -203,7 +203,7 @@ static void *worker(void *p) {
       atomic_fetch_add(&failures, 1);
   }
   zkl_lock_free(l);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   return NULL;
 }
 
@@ -263,7 +263,7 @@ static void test_disagreeing_limits(void) {
     /* big[0] through the gate, big[1] by its first try */
     __atomic_store_n(&zkl__test_no_first_try, i == 0, __ATOMIC_RELAXED);
     CU_ASSERT_EQUAL(zkl_lock_acquire(big[i].l, ZKT_WAIT, NULL), ZKL_OK);
-    CU_ASSERT_EQUAL(zkl_lock_node_path(big[i].l, path, sizeof path), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_path(big[i].l, path, sizeof path), ZKL_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(path, "-limit3-"));
   }
   __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
@@ -271,7 +271,7 @@ static void test_disagreeing_limits(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_ELIMIT);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_ELIMIT);
   zkl_lock_free(small.l);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&small.l, small.s, name, 4), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 4), ZKL_OK);
   /* more leases would be free for it: refused all the same */
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_ELIMIT);
   __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
@@ -282,23 +282,23 @@ static void test_disagreeing_limits(void) {
   /* the holders hold on, and say their limit */
   for (i = 0; i < 2; i++)
     CU_ASSERT(zkl_lock_token(big[i].l) > 0);
-  CU_ASSERT_EQUAL_FATAL(zkl_participants(small.s, name, &list, &count), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_name_list(small.s, name, &list, &count), ZKL_OK);
   CU_ASSERT_EQUAL(count, 2);
   for (i = 0; i < count; i++) {
     CU_ASSERT(list[i].holds);
     CU_ASSERT_EQUAL(list[i].limit, 3);
   }
-  zkl_participants_free(list);
+  zkl_name_list_free(list);
   /* the same limit is welcome */
   zkl_lock_free(small.l);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&small.l, small.s, name, 3), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 3), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
   /* nobody left: any limit */
   for (i = 0; i < 2; i++)
     CU_ASSERT_EQUAL(zkl_lock_release(big[i].l), ZKL_OK);
   zkl_lock_free(small.l);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&small.l, small.s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 1), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
   close_one(&small);
@@ -328,11 +328,11 @@ static void test_unstated_limits(void) {
     curator_lease(leases, "lease-", held[i], sizeof held[i]);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 500, NULL), ZKL_ELIMIT);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_EBUSY);
-  CU_ASSERT_EQUAL_FATAL(zkl_participants(small.s, name, &list, &count), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_name_list(small.s, name, &list, &count), ZKL_OK);
   CU_ASSERT_EQUAL(count, 2);
   for (i = 0; i < count; i++)
     CU_ASSERT_EQUAL(list[i].limit, 0);
-  zkl_participants_free(list);
+  zkl_name_list_free(list);
   /* one of them a try-once's: the excess is no longer certain */
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), held[1], -1), ZOK);
   curator_lease(leases, "try-lease-", held[1], sizeof held[1]);
@@ -568,13 +568,13 @@ static void test_try_once_node_stays(void) {
   open_one(&w, name, 1);
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&t.s, hosts, T_SESSION), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_semaphore_new(&t.l, t.s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&t.s, hosts, T_SESSION, 0, 0), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&t.l, t.s, name, 1), ZKL_OK);
   /* h comes through the gate (a try-once or a first try would not) */
   __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h.l, ZKT_WAIT, NULL), ZKL_OK);
   __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(h.l, path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NULL(strstr(path, "-try-lease-"));
   /* 15: create2, the try-once's first request; its answer is lost */
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 15", NULL, 0, 5000), 0);
@@ -630,7 +630,7 @@ static void test_first_try(void) {
   zkl__debug_counts(h.s, &c0);
   CU_ASSERT_EQUAL(zkl_lock_acquire(h.l, ZKT_WAIT, &token), ZKL_OK);
   CU_ASSERT(token > 0);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(h.l, path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "-try-lease-"));
   CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
   zkt_assert_quiet(h.s);
@@ -663,7 +663,7 @@ static void test_first_try(void) {
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), other, -1), ZOK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT(rec.token > token);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(h.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(h.l, path, sizeof path), ZKL_OK);
   /* it came through the gate */
   CU_ASSERT_PTR_NULL(strstr(path, "-try-lease-"));
   CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
@@ -674,7 +674,7 @@ static void test_first_try(void) {
    * but nothing proves a disagreement (test_unstated_limits) */
   CU_ASSERT_EQUAL(zkl_lock_acquire(h.l, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(h2.l, ZKT_WAIT, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(h2.l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(h2.l, path, sizeof path), ZKL_OK);
   CU_ASSERT_PTR_NOT_NULL(strstr(path, "-limit2-try-lease-"));
   CU_ASSERT_EQUAL(zkl_lock_acquire(w.l, 300, NULL), ZKL_ELIMIT);
   CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
@@ -746,14 +746,14 @@ static void test_gate_settings(void) {
 static void test_bad_input(void) {
   zkl_session *s = zkt_session(T_SESSION);
   zkl_lock *l = NULL;
-  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, s, "x", 0), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, s, "x", -3), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, s, "", 2), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_semaphore_new(&l, NULL, "x", 2), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_semaphore_new(NULL, s, "x", 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_semaphore(&l, s, "x", 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_semaphore(&l, s, "x", -3), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_semaphore(&l, s, "", 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_semaphore(&l, NULL, "x", 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_semaphore(NULL, s, "x", 2), ZKL_EINVAL);
   CU_ASSERT_PTR_NULL(l);
   zkt_assert_quiet(s);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 int main(void) {

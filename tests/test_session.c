@@ -44,32 +44,32 @@ static void test_connect_errors(void) {
   int64_t t0;
   int port = dead_port();
   /* Unparsable host strings: a bad argument, not an unreachable server. */
-  CU_ASSERT_EQUAL(zkl_session_open(&s, "", 1000), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open(&s, "127.0.0.1:notaport", 1000),
+  CU_ASSERT_EQUAL(zkt_open(&s, "", 1000, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(&s, "127.0.0.1:notaport", 1000, 0, 0),
                   ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open(&s, ":::", 1000), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open2(&s, "127.0.0.1:2181", 1000, 0),
-                  ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_open3(&s, "127.0.0.1:2181", 1000, 1000, 2),
+  CU_ASSERT_EQUAL(zkt_open(&s, ":::", 1000, 0, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_open(&s, "127.0.0.1:2181", 1000, -1, 0),
+                  ZKL_EINVAL); /* a negative connect timeout */
+  CU_ASSERT_EQUAL(zkt_open(&s, "127.0.0.1:2181", 1000, 1000, 2),
                   ZKL_EINVAL); /* an unknown flag */
   {
     static char longer[ZKL_SERVERS_MAX + 16];
     size_t i;
     for (i = 0; i + 1 < sizeof longer; i++)
       longer[i] = "127.0.0.1:2181,"[i % 15];
-    CU_ASSERT_EQUAL(zkl_session_open(&s, longer, 1000), ZKL_EINVAL);
+    CU_ASSERT_EQUAL(zkt_open(&s, longer, 1000, 0, 0), ZKL_EINVAL);
   }
   /* A name that cannot resolve (the .invalid domain never does). */
-  CU_ASSERT_EQUAL(zkl_session_open(&s, "nosuchhost.invalid:2181", 1000),
+  CU_ASSERT_EQUAL(zkt_open(&s, "nosuchhost.invalid:2181", 1000, 0, 0),
                   ZKL_ERESOLVE);
   /* Nobody there: an error within the bound, not a hang. */
   CU_ASSERT_FATAL(port > 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  CU_ASSERT_EQUAL(zkl_session_open(&s, hosts, 1000), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkt_open(&s, hosts, 1000, 0, 0), ZKL_ECONNECT);
   /* The connect bound is its own, not the session timeout: a refused port
    * with a 60 s session gives up well before those 60 s. */
   t0 = zkt_now_ms();
-  CU_ASSERT_EQUAL(zkl_session_open2(&s, hosts, 60000, 500), ZKL_ECONNECT);
+  CU_ASSERT_EQUAL(zkt_open(&s, hosts, 60000, 500, 0), ZKL_ECONNECT);
   CU_ASSERT(zkt_now_ms() - t0 < 30000);
   CU_ASSERT_PTR_NULL(s);
 }
@@ -77,12 +77,12 @@ static void test_connect_errors(void) {
 static void test_negotiated_timeout(void) {
   zkl_session *s = zkt_session(10000);
   CU_ASSERT_EQUAL(zkl_session_timeout(s), 10000);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   /* Below the server's floor of two ticks (the test server ticks 200 ms):
    * raised by the server. */
   s = zkt_session(100);
   CU_ASSERT_EQUAL(zkl_session_timeout(s), 400);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
 }
 
 /* Timeouts the ZooKeeper client never connects with (below 2 ms it times
@@ -95,7 +95,7 @@ static void test_timeout_clamped(void) {
   unsigned i;
   for (i = 0; i < sizeof asked / sizeof asked[0]; i++) {
     zkl_session *s = NULL;
-    int rc = zkl_session_open2(&s, zkt_hosts(), asked[i], 5000);
+    int rc = zkt_open(&s, zkt_hosts(), asked[i], 5000, 0);
     zkt_check(rc == ZKL_OK, "asking for %d ms: %s", asked[i],
               zkl_strerror(rc));
     if (rc != ZKL_OK)
@@ -103,7 +103,7 @@ static void test_timeout_clamped(void) {
     zkt_check(zkl_session_timeout(s) == granted[i],
               "asking for %d ms: granted %d, not %d", asked[i],
               zkl_session_timeout(s), granted[i]);
-    zkl_session_close(s);
+    zkl_session_close(s, NULL);
   }
 }
 
@@ -192,12 +192,12 @@ static void expiry_teardown(zkl_session *s, zkl_session *other,
                             const char *wait_name) {
   zkl_lock_free(held);
   zkl_lock_free(waiting);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
   CU_ASSERT_EQUAL(zkt_counter_get(&acquired.calls), 1);
   CU_ASSERT_EQUAL(zkl_lock_release(blocker), ZKL_OK);
   zkl_lock_free(blocker);
-  zkl_session_close(other);
+  zkl_session_close(other, NULL);
   zkt_assert_parent_empty(held_name);
   zkt_assert_parent_empty(wait_name);
 }
@@ -211,7 +211,7 @@ static void expiry_partition(bool lease) {
   CU_ASSERT_FATAL(proxyctl_start(&px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
                                  zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&s, hosts, 1000);
+  rc = zkt_open(&s, hosts, 1000, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
@@ -269,7 +269,7 @@ static void app_watcher(zhandle_t *zh, int type, int state, const char *path,
   (void)ctx;
   /* The application forwards its session events, as documented. */
   if (wrapped)
-    zkl_session_forward_event(wrapped, type, state);
+    zkl_session_forward_watcher_event(wrapped, type, state);
   if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE)
     zkt_counter_add(&app_connected, 1);
 }
@@ -285,14 +285,14 @@ static void test_wrap(void) {
                        quiet_log);
   CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&app_connected, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&wrapped, zh), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_wrap(&wrapped, zh), ZKL_OK);
   CU_ASSERT_PTR_EQUAL(zkl_session_handle(wrapped), zh);
   CU_ASSERT_EQUAL(zkl_session_timeout(wrapped), 10000);
 
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, wrapped, name), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
   CU_ASSERT(token > 0);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
 
@@ -300,11 +300,11 @@ static void test_wrap(void) {
    * since the handle (and its session) lives on. */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&kept, wrapped, name), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(kept, -1, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_lock_node_path(kept, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(kept, path, sizeof path), ZKL_OK);
   {
     zkl_session *w = wrapped;
     wrapped = NULL; /* stop forwarding before close, as documented */
-    zkl_session_close(w);
+    zkl_session_close(w, NULL);
   }
   CU_ASSERT_EQUAL(zoo_exists(zh, path, 0, NULL), ZNONODE);
   CU_ASSERT_EQUAL(zkl_lock_release(kept), ZKL_ECLOSED);
@@ -362,13 +362,13 @@ static void test_wrap_connecting(void) {
   zh = zookeeper_init2(zkt_hosts(), silent_watcher, 10000, NULL, NULL, 0,
                        quiet_log);
   CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_wrap(&w, zh), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_timeout(w), 10000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, w, name), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
-  zkl_session_close(w);
+  zkl_session_close(w, NULL);
   zookeeper_close(zh);
   zkt_assert_parent_empty(name);
 }
@@ -413,12 +413,12 @@ static void wrap_close_during_outage(bool through_proxy) {
   CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&silent_connected, 1, T_WAIT), 1);
   session_id = zoo_client_id(zh)->client_id;
-  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_wrap(&w, zh), ZKL_OK);
   CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive + 1);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, w, name), ZKL_OK);
   zkl_lock_on_lost(l, zkt_on_lost, &outage_lost);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   snprintf(args, sizeof args, "kill '%s' 1 KILL", zkt_zkdir());
   CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&outage_lost, 1, T_WAIT),
@@ -426,7 +426,7 @@ static void wrap_close_during_outage(bool through_proxy) {
   zkl_lock_free(l);
   /* gives up waiting (the server is still down): the deletions go on in
    * the background, and the close says so */
-  CU_ASSERT_EQUAL(zkl_session_close(w), ZKL_EBACKGROUND);
+  CU_ASSERT_EQUAL(zkt_close_how(w), ZKL_CLOSE_BACKGROUND);
   if (px) /* the first request after the reconnect is the deletion */
     CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 2", NULL, 0, 5000), 0);
   snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
@@ -471,7 +471,7 @@ static void test_wrap_deadlock_guard(void) {
                        quiet_log);
   CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&app_connected, 1, T_WAIT), 1);
-  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zh), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_wrap(&w, zh), ZKL_OK);
   wrapped = w;
   /* A watch of the application's own fires on the handle's completion
    * thread, where its watcher then tries a blocking call. */
@@ -484,7 +484,7 @@ static void test_wrap_deadlock_guard(void) {
   CU_ASSERT_EQUAL(guard_rc, ZKL_EDEADLK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), "/wrap-guard", -1), ZOK);
   wrapped = NULL;
-  zkl_session_close(w);
+  zkl_session_close(w, NULL);
   zookeeper_close(zh);
 }
 
@@ -492,14 +492,15 @@ static void test_wrap_deadlock_guard(void) {
  * returns at once and finishes on a private thread. */
 typedef struct {
   zkl_session *s;
-  int close_rc; /* what the close in the callback said */
+  int close_rc;          /* what the close in the callback returned */
+  zkl_close_outcome how; /* and what it said of how far it got */
   zkt_rec rec;  /* the acquire's status, counted once the close returned */
 } closer;
 
 static void close_from_callback(zkl_lock *l, int rc, int64_t token,
                                 void *arg) {
   closer *c = arg;
-  c->close_rc = zkl_session_close(c->s);
+  c->close_rc = zkl_session_close(c->s, &c->how);
   zkt_on_acquired(l, rc, token, &c->rec);
 }
 
@@ -517,10 +518,10 @@ static void test_close_from_callback(void) {
   CU_ASSERT_EQUAL(zkt_counter_wait(&c.rec.calls, 1, T_WAIT), 1);
   /* it held the lock when it closed (else "its node goes" is moot) */
   CU_ASSERT_EQUAL(c.rec.rc, ZKL_OK);
-  /* The close says it goes on in the background, in words of its own
-   * (not those of an acquire in progress). */
-  CU_ASSERT_EQUAL(c.close_rc, ZKL_EBACKGROUND);
-  CU_ASSERT_PTR_NOT_NULL(strstr(zkl_strerror(c.close_rc), "background"));
+  /* The close completed for its caller and says that it goes on in the
+   * background. */
+  CU_ASSERT_EQUAL(c.close_rc, ZKL_OK);
+  CU_ASSERT_EQUAL(c.how, ZKL_CLOSE_BACKGROUND);
   /* The held lock's node goes with the closed session. */
   zkt_assert_parent_empty(name);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
@@ -540,7 +541,7 @@ static void test_stats_after_close(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_OK);
   CU_ASSERT_EQUAL(st.grants, 1);
-  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
   memset(&st, 0, sizeof st);
   CU_ASSERT_EQUAL(zkl_lock_get_stats(l, &st), ZKL_ECLOSED);
   CU_ASSERT_EQUAL(st.grants, 1);
@@ -561,11 +562,11 @@ static void count_log(const char *line, void *arg) {
 static void test_log_handler(void) {
   zkl_session *s;
   zkt_counter_init(&log_lines);
-  zkl_set_log_handler(count_log, NULL);
+  CU_ASSERT_EQUAL(zkl_on_log(count_log, NULL), ZKL_OK);
   s = zkt_session(10000);
   CU_ASSERT_EQUAL(zkt_counter_wait(&log_lines, 1, T_WAIT), 1);
-  zkl_set_log_handler(NULL, NULL);
-  zkl_session_close(s);
+  CU_ASSERT_EQUAL(zkl_on_log(NULL, NULL), ZKL_OK);
+  zkl_session_close(s, NULL);
 }
 
 /* A standalone server has nothing to follow: its configuration is empty.
@@ -588,7 +589,7 @@ static void test_servers_standalone(void) {
   int port, rc;
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d/zkt-no-such-chroot", port);
-  rc = zkl_session_open(&s, hosts, 6000);
+  rc = zkt_open(&s, hosts, 6000, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
@@ -596,11 +597,11 @@ static void test_servers_standalone(void) {
   zkt_assert_quiet(s);
   zkl__debug_counts(s, &c);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 1);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, hosts);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, tiny, sizeof tiny), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, NULL, 10), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_servers(NULL, now, sizeof now), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, tiny, sizeof tiny), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, NULL, 10), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(NULL, now, sizeof now), ZKL_EINVAL);
 
   /* A new connection in the same session: read again, once. */
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
@@ -609,19 +610,19 @@ static void test_servers_standalone(void) {
   zkt_assert_quiet(s);
   zkl__debug_counts(s, &c);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 2);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, hosts);
   CU_ASSERT_EQUAL(__atomic_load_n(&servers_events, __ATOMIC_RELAXED), 0);
-  zkl_session_close(s);
+  zkl_session_close(s, NULL);
   proxyctl_stop(px);
 
   /* Wrapped: nothing read, nothing to report. */
-  CU_ASSERT_EQUAL_FATAL(zkl_session_wrap(&w, zkt_observer()), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkt_wrap(&w, zkt_observer()), ZKL_OK);
   zkt_assert_quiet(w);
   zkl__debug_counts(w, &c);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CONFIG], 0);
-  CU_ASSERT_EQUAL(zkl_session_servers(w, now, sizeof now), ZKL_EINVAL);
-  zkl_session_close(w);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(w, now, sizeof now), ZKL_EINVAL);
+  zkl_session_close(w, NULL);
 }
 
 /* A move to other servers while a request is under way: the ZooKeeper
@@ -667,7 +668,7 @@ static void test_move_with_request_under_way(void) {
   int port, rc, i;
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&s, hosts, 30000);
+  rc = zkt_open(&s, hosts, 30000, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
@@ -683,7 +684,7 @@ static void test_move_with_request_under_way(void) {
   zoo_create_op_init(&op, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 14", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_multi_async(l, 1, &op, &result, on_multi, NULL), ZKL_OK);
+      zkl_lock_commit_async(l, 1, &op, &result, on_multi, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(proxyctl_wait_fired(px, T_WAIT), 0);
   for (i = 0; i < 8; i++)
     snprintf(eight + strlen(eight), sizeof eight - strlen(eight), "%s%s",
@@ -692,7 +693,7 @@ static void test_move_with_request_under_way(void) {
   srand48(1);
   CU_ASSERT_EQUAL(zkl__follow_move_now(s, eight), ZKL_OK);
   zoo_deterministic_conn_order(0);
-  CU_ASSERT_EQUAL(zkl_session_servers(s, now, sizeof now), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_get_servers(s, now, sizeof now), ZKL_OK);
   CU_ASSERT_STRING_EQUAL(now, eight);
   CU_ASSERT_EQUAL(zkt_counter_wait(&multi_calls, 1, 5000), 1);
   CU_ASSERT_EQUAL(zkt_counter_wait(&multi_calls, 1, 60000), 1);
@@ -706,10 +707,208 @@ static void test_move_with_request_under_way(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
-  CU_ASSERT_EQUAL(zkl_session_close(s), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
   proxyctl_stop(px);
   zoo_delete(zkt_observer(), path, -1);
   zkt_assert_parent_empty(name);
+}
+
+/* ------------------------------------------------ zkl_session_options */
+
+/* A refused open opens nothing: no session is left allocated, so nothing
+ * was made on the server either. */
+static void check_refused(const zkl_session_options *o, const char *what) {
+  zkl_session *s = NULL;
+  unsigned alive = zkl__debug_sessions_alive();
+  int rc = zkl_session_open(&s, o);
+  zkt_check(rc == ZKL_EINVAL, "%s: %s, not ZKL_EINVAL", what,
+            zkl_strerror(rc));
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive);
+  if (rc == ZKL_OK)
+    zkl_session_close(s, NULL);
+}
+
+static void test_options_size_below_1_0_refused(void) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.struct_size = 0;
+  check_refused(&o, "struct_size 0");
+  o.struct_size = offsetof(zkl_session_options, event_arg);
+  check_refused(&o, "struct_size one field short of 1.0's");
+  o.struct_size = sizeof o - 1;
+  check_refused(&o, "struct_size one byte short of 1.0's");
+}
+
+/* A caller compiled against a later header passes a larger struct: taken
+ * when what this library does not know is zero, refused otherwise (the
+ * caller asked for an option this library lacks). */
+static void test_options_larger_taken_only_with_zero_tail(void) {
+  struct {
+    zkl_session_options o;
+    uint64_t later[2];
+  } big;
+  zkl_session *s = NULL;
+  memset(&big, 0, sizeof big);
+  zkl_session_options_init(&big.o);
+  big.o.struct_size = sizeof big;
+  big.o.hosts = zkt_hosts();
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &big.o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_timeout(s), ZKL_SESSION_TIMEOUT_DEFAULT_MS);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  big.later[1] = 1;
+  check_refused(&big.o, "a nonzero byte beyond the struct");
+}
+
+static void test_options_exactly_one_of_hosts_and_handle(void) {
+  zkl_session *s = zkt_session(10000);
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  check_refused(&o, "neither hosts nor handle");
+  o.hosts = zkt_hosts();
+  o.handle = zkl_session_handle(s);
+  check_refused(&o, "both hosts and handle");
+  o.hosts = NULL;
+  o.session_timeout_ms = 10000;
+  check_refused(&o, "a session timeout with a handle");
+  zkt_assert_quiet(s);
+  zkl_session_close(s, NULL);
+}
+
+static void test_options_unknown_flag_refused(void) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.flags = 2;
+  check_refused(&o, "flag 2");
+  o.flags = ZKL_OPEN_NO_FOLLOW_CONFIG | 0x80000000u;
+  check_refused(&o, "a known flag and an unknown one");
+}
+
+static void test_options_negative_timeouts_refused(void) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.session_timeout_ms = -1;
+  check_refused(&o, "session_timeout_ms -1");
+  o.session_timeout_ms = 0;
+  o.connect_timeout_ms = -1;
+  check_refused(&o, "connect_timeout_ms -1");
+  o.connect_timeout_ms = 0;
+  o.server_tick_ms = -1;
+  check_refused(&o, "server_tick_ms -1");
+  CU_ASSERT_EQUAL(zkl_session_open(NULL, &o), ZKL_EINVAL);
+}
+
+/* The margin can only be checked against the timeout the server granted:
+ * open connects, finds no lease left, closes the session it opened and
+ * says ZKL_EINVAL. With tick 0 (T/2 assumed) a 10 s session's P is
+ * 2.751 s, so a margin of 7 s leaves a lease and one of 8 s none. */
+static void test_options_margin_without_lease_refused(void) {
+  zkl_session_options o;
+  zkl_session *s = NULL;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.session_timeout_ms = 10000;
+  o.lease_margin_ms = 8000;
+  check_refused(&o, "a margin of 8 s of a 10 s session");
+  o.lease_margin_ms = 7000;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  /* The tick given with it counts: 2 s ticks make P 1.101 s, so 8 s fits. */
+  o.lease_margin_ms = 8000;
+  o.server_tick_ms = 2000;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+}
+
+/* 1.0: the state callback and the event hook given as options are set
+ * before the first connection, so an opened session's first connection is
+ * told as ZKL_STATE_CONNECTED (before 1.0 only a wrapped handle's was:
+ * they could only be set once open had returned). */
+typedef struct {
+  zkt_counter connected; /* ZKL_STATE_CONNECTED told */
+  zkt_counter closed;    /* ZKL_STATE_CLOSED told */
+  zkt_counter session_events; /* ZKL_EVENT_SESSION with ZKL_STATE_CONNECTED */
+} open_heard;
+
+static void note_state(zkl_session *s, zkl_state state, void *arg) {
+  open_heard *h = arg;
+  (void)s;
+  if (state == ZKL_STATE_CONNECTED)
+    zkt_counter_add(&h->connected, 1);
+  else if (state == ZKL_STATE_CLOSED)
+    zkt_counter_add(&h->closed, 1);
+}
+
+static void note_event(zkl_session *s, const zkl_event *ev, void *arg) {
+  open_heard *h = arg;
+  (void)s;
+  if (ev->type == ZKL_EVENT_SESSION && ev->reason == ZKL_STATE_CONNECTED)
+    zkt_counter_add(&h->session_events, 1);
+}
+
+static void check_open_heard(zkl_session_options *o) {
+  open_heard h;
+  zkl_session *s = NULL;
+  zkt_counter_init(&h.connected);
+  zkt_counter_init(&h.closed);
+  zkt_counter_init(&h.session_events);
+  o->on_state = note_state;
+  o->state_arg = &h;
+  o->on_event = note_event;
+  o->event_arg = &h;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, o), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&h.connected, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&h.session_events, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  /* told once each: CLOSED is the close's last call */
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.connected), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.session_events), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.closed), 1);
+}
+
+static void test_options_on_state_hears_first_connection(void) {
+  zkl_session *app = zkt_session(10000);
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  check_open_heard(&o); /* a session the library opens */
+  zkl_session_options_init(&o);
+  o.handle = zkl_session_handle(app);
+  check_open_heard(&o); /* one on the application's handle */
+  zkl_session_close(app, NULL);
+}
+
+/* N8: the _on_ setters of a lock return a status: ZKL_EINVAL for NULL,
+ * ZKL_OK, and ZKL_ECLOSED once the session's close has begun. */
+static void on_revoke_nothing(zkl_lock *l, void *arg) {
+  (void)l;
+  (void)arg;
+}
+
+static void test_lock_on_setters_say_closed(void) {
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l;
+  zkt_rec rec;
+  char name[64];
+  zkt_rec_init(&rec);
+  zkt_name(name, sizeof name, "on-setters");
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(NULL, zkt_on_lost, &rec), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_on_revoke(NULL, on_revoke_nothing, NULL),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(l, zkt_on_lost, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_on_revoke(l, on_revoke_nothing, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(l, NULL, NULL), ZKL_OK); /* clears */
+  CU_ASSERT_EQUAL(zkl_on_log(NULL, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_close_how(s), ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkl_lock_on_lost(l, zkt_on_lost, &rec), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_on_revoke(l, on_revoke_nothing, NULL),
+                  ZKL_ECLOSED);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
 }
 
 int main(void) {
@@ -731,6 +930,21 @@ int main(void) {
       {"log handler", test_log_handler},
       {"a standalone server: no servers to follow", test_servers_standalone},
       {"a move with a request under way", test_move_with_request_under_way},
+      {"options: a struct_size below 1.0's is refused",
+       test_options_size_below_1_0_refused},
+      {"options: a larger struct is taken only with zeros beyond",
+       test_options_larger_taken_only_with_zero_tail},
+      {"options: exactly one of hosts and handle",
+       test_options_exactly_one_of_hosts_and_handle},
+      {"options: an unknown flag is refused", test_options_unknown_flag_refused},
+      {"options: negative timeouts are refused",
+       test_options_negative_timeouts_refused},
+      {"options: a margin that leaves no lease is refused",
+       test_options_margin_without_lease_refused},
+      {"options: on_state hears the first connection",
+       test_options_on_state_hears_first_connection},
+      {"a lock's _on_ setters say ZKL_ECLOSED after close",
+       test_lock_on_setters_say_closed},
       {NULL, NULL}};
   return zkt_main("session", tests);
 }

@@ -692,7 +692,7 @@ void zkt_on_released(zkl_lock *l, int rc, void *arg) {
   rec_call(arg, l, rc, 0);
 }
 
-void zkt_on_lost(zkl_lock *l, int reason, void *arg) {
+void zkt_on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   rec_call(arg, l, reason, 0);
 }
 
@@ -715,9 +715,33 @@ void zkt_name(char *buf, size_t len, const char *base) {
   snprintf(buf, len, "%s-%ld-%d", base, (long)getpid(), ++n);
 }
 
+int zkt_open(zkl_session **out, const char *hosts, int session_ms,
+             int connect_ms, unsigned flags) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = hosts;
+  o.session_timeout_ms = session_ms;
+  o.connect_timeout_ms = connect_ms;
+  o.flags = flags;
+  return zkl_session_open(out, &o);
+}
+
+int zkt_wrap(zkl_session **out, zhandle_t *zh) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.handle = zh;
+  return zkl_session_open(out, &o);
+}
+
+zkl_close_outcome zkt_close_how(zkl_session *s) {
+  zkl_close_outcome how = (zkl_close_outcome)-1;
+  CU_ASSERT_EQUAL(zkl_session_close(s, &how), ZKL_OK);
+  return how;
+}
+
 zkl_session *zkt_session(int timeout_ms) {
   zkl_session *s = NULL;
-  int rc = zkl_session_open(&s, zkt_hosts(), timeout_ms);
+  int rc = zkt_open(&s, zkt_hosts(), timeout_ms, 0, 0);
   if (rc != ZKL_OK)
     fprintf(stderr, "zkt_session: %s\n", zkl_strerror(rc));
   CU_ASSERT_FATAL(rc == ZKL_OK);
@@ -919,7 +943,7 @@ void zkt_unhold(zkt_holder *h) {
   CU_ASSERT(rc == ZKL_OK || rc == ZKL_ENOTHELD);
   zkl_lock_free(h->l);
   zkt_assert_quiet(h->s);
-  zkl_session_close(h->s);
+  zkl_session_close(h->s, NULL);
 }
 
 void zkt_proxied_open(zkt_proxied *p, int session_ms) {
@@ -928,13 +952,13 @@ void zkt_proxied_open(zkt_proxied *p, int session_ms) {
   CU_ASSERT_FATAL(proxyctl_start(&p->px, ZKL_TEST_BUILDDIR "/tests/faultproxy",
                                  zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
-  rc = zkl_session_open(&p->s, hosts, session_ms);
+  rc = zkt_open(&p->s, hosts, session_ms, 0, 0);
   if (rc != ZKL_OK)
     proxyctl_stop(p->px);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
 }
 
 void zkt_proxied_close(zkt_proxied *p) {
-  zkl_session_close(p->s);
+  zkl_session_close(p->s, NULL);
   proxyctl_stop(p->px);
 }

@@ -148,6 +148,16 @@ void zkt_name(char *buf, size_t len, const char *base);
 
 /* Opens a session or fails the current test. */
 zkl_session *zkt_session(int timeout_ms);
+/* zkl_session_open() on hosts with these options (0: the default), the
+ * others at their defaults: what zkl_session_open(), _open2() and _open3()
+ * took as arguments before 1.0. */
+int zkt_open(zkl_session **out, const char *hosts, int session_ms,
+             int connect_ms, unsigned flags);
+/* zkl_session_open() on the application's handle zh (was
+ * zkl_session_wrap() before 1.0). */
+int zkt_wrap(zkl_session **out, zhandle_t *zh);
+/* zkl_session_close(s, &how), asserting that it returned ZKL_OK: how. */
+zkl_close_outcome zkt_close_how(zkl_session *s);
 /* Ends s's session on the server the way the ZooKeeper FAQ suggests: a
  * second handle with the same id and password connects and closes (retried
  * until the session is seen gone). The victim then learns of it from the
@@ -209,7 +219,7 @@ void zkt_rec_init(zkt_rec *r);
  * zkt_rec arg (the lost reason as rc). */
 void zkt_on_acquired(zkl_lock *l, int rc, int64_t token, void *arg);
 void zkt_on_released(zkl_lock *l, int rc, void *arg);
-void zkt_on_lost(zkl_lock *l, int reason, void *arg);
+void zkt_on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg);
 /* Waits until r has seen n calls; returns the latest rc, or ZKT_NO_CALL. */
 int zkt_rec_wait(zkt_rec *r, int n, int timeout_ms);
 

@@ -28,7 +28,7 @@
 //   in   HELD <node>                the C holder's node: revoke it, then acquire
 //   out  ASKED <ns>                 just before Revoker.attemptRevoke
 //   out  JHELD <node> <start_ns>    we hold (after the C holder let go)
-//   out  REVOKED <ns>               our revocation listener ran (zkl_revoke)
+//   out  REVOKED <ns>               our revocation listener ran (zkl_name_revoke)
 //   out  S J0 M <start_ns> <end_ns> our section, ended by that request
 // EOF on stdin ends the process at once (exit 3 before DONE: the test is gone).
 import java.io.BufferedReader;
