@@ -218,7 +218,7 @@ static bool server_answered(int rc) {
                        rc != ZAUTHFAILED);
 }
 
-void zkl__lease_answered_locked(zkl_session *s, zkl_req *r, int rc) {
+static void answered_locked(zkl_session *s, zkl_req *r, int rc) {
   zkl_lease *le = &s->lease;
   unsigned i, proven = 0;
   int64_t anchor = 0;
@@ -246,6 +246,8 @@ void zkl__lease_answered_locked(zkl_session *s, zkl_req *r, int rc) {
   if (le->confirming > 0)
     zkl__timer_kick_locked(&s->timer);
 }
+
+void zkl__lease_attach(zkl_session *s) { s->answer_seen_locked = answered_locked; }
 
 /* ------------------------------------------------------------ the beats */
 
@@ -280,7 +282,7 @@ static void beat_over_locked(zkl_session *s, int64_t at) {
   zkl__timer_kick_at_locked(&s->timer, s->lease.next_beat_ms);
 }
 
-/* The write's proof is the frame's (zkl__lease_answered_locked): here it
+/* The write's proof is the frame's (answered_locked): here it
  * is only an X for later, and the end of the beat. */
 static void write_done_locked(zkl_req *r, const zkl_answer *a) {
   zkl_session *s = r->s;

@@ -63,15 +63,6 @@ static int read_options(const zkl_session_options *o, zkl_open_opts *p) {
   return ZKL_OK;
 }
 
-void zkl__session_apply_opts_locked(zkl_session *s, const zkl_open_opts *p) {
-  s->lease.margin_ms = p->lease_margin_ms < 0 ? -1 : p->lease_margin_ms;
-  s->lease.tick_ms = p->server_tick_ms;
-  s->state_cb = p->on_state;
-  s->state_arg = p->state_arg;
-  s->event_cb = p->on_event;
-  s->event_arg = p->event_arg;
-}
-
 static int open_hosts(zkl_session **out, const zkl_open_opts *p);
 
 int zkl_session_open(zkl_session **out, const zkl_session_options *o) {
@@ -142,6 +133,7 @@ static int open_hosts(zkl_session **out, const zkl_open_opts *p) {
   rc = zkl__session_alloc(&s, session_timeout_ms, true);
   if (rc != ZKL_OK)
     return rc;
+  zkl__lease_attach(s);
   rc = zkl__follow_init(s, hosts, !(p->flags & ZKL_OPEN_NO_FOLLOW_CONFIG));
   if (rc != ZKL_OK) {
     zkl__session_free(s);

@@ -47,6 +47,18 @@ int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle) {
   return ZKL_OK;
 }
 
+/* Stores what the options say for the lease (lease.c's fields) and the
+ * callbacks (events.c's), before the session's first event: here, and not
+ * in open.c, because both open.c and wrap.c make sessions. */
+void zkl__session_apply_opts_locked(zkl_session *s, const zkl_open_opts *p) {
+  s->lease.margin_ms = p->lease_margin_ms < 0 ? -1 : p->lease_margin_ms;
+  s->lease.tick_ms = p->server_tick_ms;
+  s->state_cb = p->on_state;
+  s->state_arg = p->state_arg;
+  s->event_cb = p->on_event;
+  s->event_arg = p->event_arg;
+}
+
 void zkl__session_free(zkl_session *s) {
   if (s->hooks && s->hooks->free_locked)
     s->hooks->free_locked(s->hooks_ctx);
@@ -153,7 +165,8 @@ int zkl__enter_req_locked(zkl_req *r, int rc) {
   zkl__enter_locked(s);
   if (rc == ZRUNTIMEINCONSISTENCY)
     rc = ZCONNECTIONLOSS; /* the outcome is unknown, as for a lost one */
-  zkl__lease_answered_locked(s, r, rc);
+  if (s->answer_seen_locked)
+    s->answer_seen_locked(s, r, rc);
   return rc;
 }
 

@@ -267,6 +267,10 @@ struct zkl_session {
   unsigned long sent[ZKL_RQ_KINDS]; /* requests sent, by kind */
   const zkl_session_hooks *hooks;
   void *hooks_ctx;
+  /* Hears every answer, in the frame, before its handler runs: the lease
+   * (zkl__lease_attach). A pointer, not a call, so that the frame, which
+   * the lease's own requests go through, names no file above it. */
+  void (*answer_seen_locked)(zkl_session *s, zkl_req *r, int rc);
 
   zkl_cleanups cleanups; /* cleanup.c */
   zkl_lease lease;       /* lease.c */
@@ -412,9 +416,10 @@ void zkl__lease_moving_locked(zkl_session *s, bool moving);
 /* Marks a request as sent on the current connection, with what its
  * answer can prove (ZKL_PROOF_*). Call before handing it to the client. */
 void zkl__lease_tag_locked(zkl_session *s, zkl_req *r, int proof);
-/* Every answer, in the frame (session.c): a write that succeeded proves
- * the candidates whose Y came before it. */
-void zkl__lease_answered_locked(zkl_session *s, zkl_req *r, int rc);
+/* Makes the lease hear every answer of s (s->answer_seen_locked): a write
+ * that succeeded proves the candidates whose Y came before it. Called once,
+ * by whoever made s (open.c, wrap.c), before its first request. */
+void zkl__lease_attach(zkl_session *s);
 /* A lock was granted (+1) or stopped being held (-1). */
 void zkl__lease_hold_locked(zkl_session *s, int delta);
 /* A grant waits for a fresher lease (+1), or no longer (-1): the beats

@@ -170,6 +170,7 @@ int zkl__session_wrap(zkl_session **out, const zkl_open_opts *p) {
   rc = zkl__session_alloc(&s, timeout, false);
   if (rc != ZKL_OK)
     return rc;
+  zkl__lease_attach(s);
   s->zh = zh;
   if (!(s->tap = calloc(1, sizeof *s->tap))) {
     zkl__session_free(s);
