@@ -44,28 +44,24 @@ static int64_t since_ms(int64_t now, int64_t then) {
   return now > then ? now - then : 0;
 }
 
-/* The kind of lock its nodes make it. */
+/* The kind of lock its contenders take (the library's word for each,
+ * zkl_participant.lock): the first's, or a read/write lock's when mutex
+ * and read/write nodes share the name (the one family that may mix). */
 static const char *lock_kind(const queue_view *v) {
-  bool rw = false, lock = false;
+  const char *kind = "-";
   int i;
   for (i = 0; i < v->count; i++) {
-    const char *k = v->e[i].p->kind;
-    if (strcmp(k, "lease") == 0 || strcmp(k, "gate") == 0)
-      return "semaphore";
-    if (strcmp(k, "latch") == 0)
-      return "election";
-    if (strcmp(k, "read") == 0 || strcmp(k, "write") == 0)
-      rw = true;
-    else
-      lock = true;
+    const char *l = v->e[i].p->lock;
+    if (i == 0 || strcmp(l, "rwlock") == 0)
+      kind = l;
   }
-  return rw ? "rwlock" : lock ? "mutex" : "-";
+  return kind;
 }
 
 /* Fills one lock's summary from its contenders (v is kept in ov). */
 static void summarise(ov_lock *k, int64_t now) {
   const queue_view *v = &k->view;
-  int i, gate = 0, leases_waiting = 0;
+  int i;
   k->kind = lock_kind(v);
   for (i = 0; i < v->count; i++) {
     const zkl_participant *p = v->e[i].p;
@@ -77,18 +73,13 @@ static void summarise(ov_lock *k, int64_t now) {
         k->held_ms = since_ms(now, p->queued_ms);
       continue;
     }
-    if (strcmp(p->kind, "gate") == 0)
-      gate++;
-    else if (strcmp(p->kind, "lease") == 0)
-      leases_waiting++;
-    else
+    /* a contender listed twice (a semaphore's waiter: its lease node and
+     * the gate's first node) is one waiter */
+    if (!p->repeated)
       k->waiters++;
     if (since_ms(now, p->queued_ms) > k->wait_ms)
       k->wait_ms = since_ms(now, p->queued_ms);
   }
-  /* A semaphore's contender waiting for a lease has a lease node and holds
-   * the gate's first node meanwhile: one waiter, not two. */
-  k->waiters += gate + leases_waiting - (gate > 0 && leases_waiting > 0);
 }
 
 static int by_contention(const void *x, const void *y) {
@@ -219,6 +210,17 @@ static void arm(const char *path) {
   }
 }
 
+/* Arms every queue of name (zkl_name_get_queues) but skip, already
+ * armed (NULL: none). */
+static void arm_queues(const char *name, const char *skip) {
+  char queues[3 * ZKL_PATH_MAX], *q, *save = NULL;
+  if (zkl_name_get_queues(name, queues, sizeof queues) != ZKL_OK)
+    return;
+  for (q = strtok_r(queues, " ", &save); q; q = strtok_r(NULL, " ", &save))
+    if (!skip || strcmp(q, skip) != 0)
+      arm(q);
+}
+
 /* Watches the prefix, every node from it down to each lock, each lock's
  * queue and a semaphore's places. */
 static void arm_all(const options *o, const overview *ov) {
@@ -226,13 +228,7 @@ static void arm_all(const options *o, const overview *ov) {
   size_t base;
   int i;
   if (!o->prefix) {
-    names_parent(path, sizeof path, o->target);
-    arm(path);
-    snprintf(path + strlen(path), sizeof path - strlen(path), "/leases");
-    arm(path);
-    names_parent(path, sizeof path, o->target);
-    snprintf(path + strlen(path), sizeof path - strlen(path), "/locks");
-    arm(path);
+    arm_queues(o->target, NULL);
     return;
   }
   snprintf(path, sizeof path, "%s%s%s", ZKL_ROOT, *o->prefix ? "/" : "",
@@ -250,13 +246,10 @@ static void arm_all(const options *o, const overview *ov) {
       *slash = '/';
     }
     arm(path);
-    if (strcmp(k->kind, "semaphore") == 0) {
-      size_t len = strlen(path);
-      snprintf(path + len, sizeof path - len, "/leases");
-      arm(path);
-      snprintf(path + len, sizeof path - len, "/locks");
-      arm(path);
-    }
+    /* a semaphore's places too (a lock of another kind has none: its
+     * contenders' nodes are all in path) */
+    if (strcmp(k->kind, "semaphore") == 0)
+      arm_queues(k->name, path);
   }
 }
 

@@ -174,7 +174,7 @@ int queue_other_limit(zkl_session *s, const char *name, int mine) {
   if (zkl_name_list(s, name, &list, &count) != ZKL_OK)
     return 0;
   for (i = 0; i < count && !theirs; i++)
-    if (strcmp(list[i].kind, "lease") == 0 && list[i].limit > 0 &&
+    if (list[i].limit > 0 &&
         list[i].limit != mine)
       theirs = list[i].limit;
   zkl_name_list_free(list);

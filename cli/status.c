@@ -44,6 +44,7 @@ static struct {
   char shown[1280];   /* the line on the terminal now ("" none) */
   bool plain_escapes; /* TERM=dumb: no "erase line", pad with spaces */
   char host[256];     /* ours, to find our node at a semaphore's gate */
+  char queues[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* zkl_lock_get_queues */
 } st;
 
 static void watcher(zhandle_t *zh, int type, int state, const char *path,
@@ -85,13 +86,19 @@ void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
   st.l = l;
   st.o = o;
   st.plain_escapes = !term || !*term || strcmp(term, "dumb") == 0;
-  if (o->kind == KIND_SEMAPHORE) {
-    char path[ZKL_PATH_MAX];
-    names_parent(path, sizeof path, o->name);
-    snprintf(st.watched[0], sizeof st.watched[0], "%s/leases", path);
-    snprintf(st.watched[1], sizeof st.watched[1], "%s/locks", path);
-    st.nwatched = 2;
+  st.nwatched = 0;
+  /* the queues the lock and its parts use (a semaphore's leases and gate,
+   * a multi-lock's names), as the library says */
+  if (l && zkl_lock_get_queues(l, st.queues, sizeof st.queues) == ZKL_OK) {
+    char copy[sizeof st.queues], *q, *save = NULL;
+    memcpy(copy, st.queues, sizeof copy);
+    for (q = strtok_r(copy, " ", &save);
+         q && st.nwatched < ZKL_MULTI_NAMES_MAX; q = strtok_r(NULL, " ", &save))
+      snprintf(st.watched[st.nwatched++], sizeof st.watched[0], "%s", q);
   } else {
+    st.queues[0] = '\0';
+  }
+  if (st.nwatched == 0) {
     int i;
     for (i = 0; i < o->n_names && i < ZKL_MULTI_NAMES_MAX; i++)
       names_parent(st.watched[i], sizeof st.watched[i], o->names[i]);
@@ -141,17 +148,29 @@ static void show(const char *line) {
   snprintf(st.shown, sizeof st.shown, "%.*s", (int)len, line);
 }
 
-static bool is_ours(const queue_entry *e) {
-  return st.host[0] && strcmp(e->p->host, st.host) == 0 &&
-         e->p->pid == (long)getpid();
+/* Whether node (a full path) is in one of the queues our lock uses. */
+static bool in_our_queues(const char *node) {
+  const char *slash = strrchr(node, '/'), *q = st.queues, *end;
+  size_t n = slash ? (size_t)(slash - node) : 0;
+  for (; *q; q = *end ? end + 1 : end) {
+    end = strchr(q, ' ');
+    if (!end)
+      end = q + strlen(q);
+    if ((size_t)(end - q) == n && strncmp(q, node, n) == 0)
+      return true;
+  }
+  return false;
 }
 
-/* Where a contender queues: 0 the name's own queue, 1 a semaphore's
- * leases, 2 its gate. */
-static int place_of(const queue_entry *e) {
-  if (strcmp(e->p->kind, "lease") == 0)
-    return 1;
-  return strcmp(e->p->kind, "gate") == 0 ? 2 : 0;
+static bool is_ours(const queue_entry *e) {
+  return st.host[0] && strcmp(e->p->host, st.host) == 0 &&
+         e->p->pid == (long)getpid() && in_our_queues(e->p->node);
+}
+
+/* Whether two nodes are in one queue: the same parent. */
+static bool same_queue(const char *a, const char *b) {
+  const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+  return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
 }
 
 /* How many are ahead of us, and whether that holds us up; -1: our node
@@ -160,20 +179,21 @@ static int place_of(const queue_entry *e) {
  * semaphore's gate, or past the gate its leases), as the library's queued
  * event counts them (zklock(1)). Held up: our node does not hold, by the
  * library's word; at the gate, where nobody holds, someone is ahead. A
- * semaphore's gate node is found by its owner description, since the
- * library does not say which gate node is ours. */
+ * semaphore's gate node is found by its owner description, in one of our
+ * queues (zkl_lock_get_queues), since zkl_lock_get_node_paths() gives its
+ * lease node only, once it has one. */
 static int ahead_of_us(const queue_view *v, const char *own, bool *blocked) {
   int i, mine = -1, ahead = 0;
   *blocked = false;
   for (i = 0; i < v->count && mine < 0; i++)
     if (own ? strcmp(v->e[i].p->node, own) == 0
-            : place_of(&v->e[i]) == 2 && is_ours(&v->e[i]))
+            : is_ours(&v->e[i]))
       mine = i;
   if (mine < 0)
     return -1;
   for (i = 0; i < mine; i++)
-    ahead += place_of(&v->e[i]) == place_of(&v->e[mine]);
-  *blocked = place_of(&v->e[mine]) == 2 ? ahead > 0 : !v->e[mine].p->holds;
+    ahead += same_queue(v->e[i].p->node, v->e[mine].p->node);
+  *blocked = !v->e[mine].p->holds && (own || ahead > 0);
   return ahead;
 }
 

@@ -575,6 +575,13 @@ ZKL_EXTERN int zkl_name_check(const char *name);
  * NULL or len is 0. */
 ZKL_EXTERN int zkl_name_explain(const char *name, char *why, size_t len);
 
+/* Copies every queue (parent path) a contender of NAME of any kind may use
+ * into buf, one space between two, from the registry of lock kinds: the
+ * name itself, then a semaphore's leases and its gate. Pure: no session, no
+ * I/O. Returns ZKL_OK; ZKL_EINVAL for NULL buf, a bad name (as
+ * zkl_name_check()) or a buf too small (3 * ZKL_PATH_MAX always do). */
+ZKL_EXTERN int zkl_name_get_queues(const char *name, char *buf, size_t len);
+
 /* Frees the lock. A held lock is released; a pending acquire is abandoned and
  * its callback runs with ZKL_ECLOSED (after this call returns, with a pointer
  * that must then only be compared, never used). The lock's node is deleted in
@@ -1170,6 +1177,14 @@ ZKL_EXTERN const char *zkl_lock_refused_name(const zkl_lock *l);
 ZKL_EXTERN int zkl_lock_get_node_paths(const zkl_lock *l, char *buf,
                                        size_t len);
 
+/* Copies the queues (parent paths) the contender and its parts make their
+ * nodes in into buf, one space between two: "/locks/NAME" for a mutex,
+ * "/locks/NAME/leases /locks/NAME/locks" for a semaphore, each name's for a
+ * multi-lock. Fixed when the contender is made; needs no session, never
+ * blocks. Returns ZKL_OK; ZKL_EINVAL when an argument is NULL or buf is too
+ * small (ZKL_PATH_MAX bytes per queue are always enough). */
+ZKL_EXTERN int zkl_lock_get_queues(const zkl_lock *l, char *buf, size_t len);
+
 /* --------------------------------------------------------------- elections */
 
 /* Creates a candidate in the election NAME with `id` (1..ZKL_ID_MAX bytes,
@@ -1370,6 +1385,14 @@ typedef struct zkl_participant {
                          into the node's name, or (older libzklock) its
                          data; Curator's say none: 0 if unknown or not a
                          lease */
+  const char *lock;   /* the kind of lock its contender takes: "mutex"
+                         (kazoo's Lock and WriteLock too), "rwlock",
+                         "election", "semaphore" */
+  bool repeated;      /* this contender already appeared earlier in the
+                         list: a semaphore's contender waiting for a lease
+                         has a lease node and the gate's first node, and
+                         only the lease node counts it (count contenders
+                         without repeated ones) */
 } zkl_participant;
 
 /* Lists the contenders of the lock NAME without taking part: every node of

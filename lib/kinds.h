@@ -107,6 +107,9 @@ typedef struct zkl_node_kind {
   bool reader;      /* shares the lock with other readers */
   const char *kind; /* the kind of lock it belongs to, for messages:
                        "mutex", "read lock", "election", ... */
+  const char *lock; /* the kind of lock its contender takes, as
+                       zkl_participant.lock says it: "mutex", "rwlock",
+                       "election", "semaphore" */
   const char *word; /* the word `zklock --list` prints for it */
   bool keeps_data;  /* its data is read as it is by others (an election
                        candidate's id: Curator's LeaderLatch reads it so),

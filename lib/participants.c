@@ -124,6 +124,25 @@ static node_read *node_of(node_read **by_child, int n, const char *child) {
   return found ? *found : NULL;
 }
 
+/* Whether the contender of the gate's first node g was listed before it:
+ * the owner of a node of its family in a place listed earlier (a lease
+ * node of the same session: the contender waiting for a lease, or just
+ * granted one, holds the gate meanwhile; the rule zkl__holds_lease reads
+ * the same way). */
+static bool listed_before(const reading *r, int at, const node_read *g) {
+  int i;
+  if (g->facts.session == 0)
+    return false;
+  for (i = 0; i < r->count; i++) {
+    const node_read *n = &r->nodes[i];
+    if (n != g && n->present && n->facts.session == g->facts.session &&
+        zkl__places[n->place].list_order < at &&
+        zkl__node_kinds[n->kind].family == zkl__node_kinds[g->kind].family)
+      return true;
+  }
+  return false;
+}
+
 /* Lays the answer out in one allocation: the array, then the strings. */
 static int build_result(reading *r, zkl_participant **out, int *count) {
   zkl_queue q[ZKL_PLACE_COUNT];
@@ -198,6 +217,9 @@ static int build_result(reading *r, zkl_participant **out, int *count) {
       p->kind = zkl__node_kinds[q[k].entries[j].kind].word;
       p->holds = holds[j];
       p->limit = nr->facts.limit;
+      p->lock = zkl__node_kinds[q[k].entries[j].kind].lock;
+      p->repeated = zkl__places[k].is_gate && j == 0 &&
+                    listed_before(r, at, nr);
     }
   }
   for (k = 0; k < ZKL_PLACE_COUNT; k++)

@@ -486,6 +486,25 @@ static void test_recipes_by_registry(void) {
   CU_ASSERT(riders_on_first > 0);
 }
 
+/* zkl_name_get_queues: the name's own queue (a mutex's, an election's, a
+ * read/write lock's) first, then a semaphore's leases and gate; a bad name
+ * or a buffer too small is refused and leaves buf empty. */
+static void test_name_queues_mutex_then_semaphore_places(void) {
+  char buf[3 * ZKL_PATH_MAX];
+  CU_ASSERT_EQUAL(zkl_name_get_queues("a/b", buf, sizeof buf), ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(buf, "/locks/a/b /locks/a/b/leases /locks/a/b/locks");
+  /* "/locks/a/b" (what a mutex uses) exactly fits, not the rest */
+  CU_ASSERT_EQUAL(zkl_name_get_queues("a/b", buf, 11), ZKL_EINVAL);
+  CU_ASSERT_STRING_EQUAL(buf, "");
+  CU_ASSERT_EQUAL(zkl_name_get_queues("a/b", buf, 46), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_get_queues("a/b", buf, 45), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_get_queues("a//b", buf, sizeof buf), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_get_queues("", buf, sizeof buf), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_get_queues(NULL, buf, sizeof buf), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_get_queues("a", NULL, 10), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_get_queues("a", buf, 0), ZKL_EINVAL);
+}
+
 static void test_strerror(void) {
   CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_OK), "success");
   CU_ASSERT_STRING_EQUAL(zkl_strerror(ZKL_ETIMEDOUT),
@@ -519,6 +538,9 @@ int main(void) {
       {"a lease node's limit", test_owner_limit},
       {"the place table", test_places},
       {"each recipe grants as the registry says", test_recipes_by_registry},
+      {"zkl_name_get_queues: the name's queue, then a semaphore's leases "
+       "and gate; bad names and short buffers refused",
+       test_name_queues_mutex_then_semaphore_places},
       {"error strings", test_strerror},
       {NULL, NULL}};
   return zkt_main("names", tests);

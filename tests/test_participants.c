@@ -106,7 +106,7 @@ static void test_mutex_holds(void) {
   zkl_lock *a, *b;
   zkl_participant *list;
   zkt_rec got;
-  int n;
+  int n, i;
   zkt_name(name, sizeof name, "parts-mutex");
   zkt_parent(parent, sizeof parent, name);
   zkt_rec_init(&got);
@@ -124,6 +124,10 @@ static void test_mutex_holds(void) {
   expect(list, n, 0, "lock", true);
   expect(list, n, 1, "lock", false);
   CU_ASSERT(n < 1 || list[0].limit == 0);
+  for (i = 0; i < n; i++) {
+    CU_ASSERT_STRING_EQUAL(list[i].lock, "mutex");
+    CU_ASSERT_FALSE(list[i].repeated);
+  }
   zkl_name_list_free(list);
   CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
@@ -167,6 +171,10 @@ static void test_readers_hold(void) {
   expect(list, n, 0, "write", true);
   expect(list, n, 1, "read", false);
   expect(list, n, 2, "read", false);
+  for (i = 0; i < n; i++) {
+    CU_ASSERT_STRING_EQUAL(list[i].lock, "rwlock");
+    CU_ASSERT_FALSE(list[i].repeated);
+  }
   zkl_name_list_free(list);
   /* the writer goes: both readers hold; a writer and a reader queue */
   CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_write(rw[0])), ZKL_OK);
@@ -208,7 +216,7 @@ static void test_election_holds(void) {
   zkl_lock *a, *b;
   zkl_participant *list;
   zkt_rec got;
-  int n;
+  int n, i;
   zkt_name(name, sizeof name, "parts-elect");
   zkt_parent(parent, sizeof parent, name);
   zkt_rec_init(&got);
@@ -222,6 +230,10 @@ static void test_election_holds(void) {
   CU_ASSERT_EQUAL(n, 2);
   expect(list, n, 0, "latch", true);
   expect(list, n, 1, "latch", false);
+  for (i = 0; i < n; i++) {
+    CU_ASSERT_STRING_EQUAL(list[i].lock, "election");
+    CU_ASSERT_FALSE(list[i].repeated);
+  }
   zkl_name_list_free(list);
   CU_ASSERT_EQUAL(zkl_lock_release(a), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
@@ -314,6 +326,70 @@ static void test_semaphore_holds(void) {
   }
   zkl_name_list_free(list);
   sem3_close(&t);
+}
+
+/* The lock each contender takes, and the waiter at the gate listed twice:
+ * its lease node first, then its gate node with repeated set, so that the
+ * contenders counted without repeated ones are the three semaphores. */
+static void test_semaphore_waiter_at_gate_is_repeated(void) {
+  zkl_participant *list;
+  sem3 t;
+  int n, i, contenders = 0;
+  sem3_open(&t, "parts-sem-rep");
+  n = list_of(t.s[0], t.name, &list);
+  CU_ASSERT_EQUAL(n, 4);
+  expect(list, n, 3, "gate", false);
+  for (i = 0; i < n; i++) {
+    CU_ASSERT_STRING_EQUAL(list[i].lock, "semaphore");
+    zkt_check(list[i].repeated == (i == 3), "entry %d (%s): repeated %d", i,
+              list[i].node, (int)list[i].repeated);
+    contenders += !list[i].repeated;
+  }
+  CU_ASSERT_EQUAL(contenders, 3);
+  zkl_name_list_free(list);
+  sem3_close(&t);
+}
+
+/* zkl_lock_get_queues: a mutex's queue is its name's; a semaphore's its
+ * leases then its gate (its part's); a multi-lock's each name's; every
+ * one among zkl_name_get_queues' of its name. Too small a buffer or NULL:
+ * ZKL_EINVAL, nothing sent. */
+static void test_lock_get_queues_names_each_queue_used(void) {
+  char name[64], want[3 * ZKL_PATH_MAX], buf[3 * ZKL_PATH_MAX],
+      all[3 * ZKL_PATH_MAX];
+  const char *multi[2];
+  char other[64];
+  zkl_session *s = zkt_session(T_SESSION);
+  zkl_lock *m, *sem, *ml;
+  zkt_name(name, sizeof name, "parts-queues");
+  zkt_name(other, sizeof other, "parts-queues2");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&m, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&sem, s, name, 2), ZKL_OK);
+  multi[0] = name;
+  multi[1] = other;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&ml, s, multi, 2), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_get_queues(name, all, sizeof all), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_queues(m, buf, sizeof buf), ZKL_OK);
+  snprintf(want, sizeof want, "/locks/%s", name);
+  CU_ASSERT_STRING_EQUAL(buf, want);
+  CU_ASSERT_EQUAL(strncmp(all, want, strlen(want)), 0);
+  CU_ASSERT_EQUAL(zkl_lock_get_queues(sem, buf, sizeof buf), ZKL_OK);
+  snprintf(want, sizeof want, "/locks/%s/leases /locks/%s/locks", name, name);
+  CU_ASSERT_STRING_EQUAL(buf, want);
+  CU_ASSERT(strstr(all, want) != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_get_queues(ml, buf, sizeof buf), ZKL_OK);
+  snprintf(want, sizeof want, "/locks/%s /locks/%s", name, other);
+  CU_ASSERT_STRING_EQUAL(buf, want);
+  CU_ASSERT_EQUAL(zkl_lock_get_queues(sem, buf, strlen(name) + 14),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_get_queues(NULL, buf, sizeof buf), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_get_queues(m, NULL, sizeof buf), ZKL_EINVAL);
+  zkl_lock_free(m);
+  zkl_lock_free(sem);
+  zkl_lock_free(ml);
+  zkt_assert_quiet(s);
+  zkl_session_close(s, NULL);
+  zkt_assert_parent_empty(name);
 }
 
 /* A Curator-like contender, whose lease node carries no data (no limit to
@@ -752,6 +828,10 @@ int main(void) {
       {"readers behind a writer, readers sharing", test_readers_hold},
       {"an election: its leader holds", test_election_holds},
       {"a semaphore: leases by their limit, the gate", test_semaphore_holds},
+      {"lock is each contender's lock; the waiter's gate node is repeated",
+       test_semaphore_waiter_at_gate_is_repeated},
+      {"zkl_lock_get_queues names each queue the contender uses",
+       test_lock_get_queues_names_each_queue_used},
       {"a Curator-like lease without data", test_curator_lease_holds},
       {"revoke asks every lease holder", test_revoke_semaphore_holders},
       {"revoke by node: contenders only", test_revoke_by_node},
