@@ -615,3 +615,12 @@ int run_question(const char *const *args, char *out, size_t outlen,
   cleanup(&p);
   return status;
 }
+
+int clitest_fields(char *line, char **f, int max) {
+  int n = 0;
+  char *save = NULL, *tok;
+  for (tok = strtok_r(line, "\t", &save); tok && n < max;
+       tok = strtok_r(NULL, "\t", &save))
+    f[n++] = tok;
+  return n;
+}

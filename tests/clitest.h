@@ -139,4 +139,8 @@ int read_log(const char *file, log_rec *recs, int max);
 /* A log file name unique to this test. */
 void log_name(char *buf, size_t len, const char *name);
 
+/* Splits line (a --list line) in place at tabs into f, at most max fields
+ * (strtok_r: empty fields are skipped).  Returns the number of fields. */
+int clitest_fields(char *line, char **f, int max);
+
 #endif

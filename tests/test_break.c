@@ -850,7 +850,8 @@ int main(void) {
       {"a downgraded reader under break and revoke", test_downgraded_reader},
       {"a leader's id survives a revoke and a break", test_leader_keeps_id},
       {"a creator-only lock", test_acl},
-      {"bad input", test_bad_input},
+      {"break refuses bad nodes, finds absent ones not held, is EDEADLK in callbacks",
+       test_bad_input},
       {NULL, NULL}};
   return zkt_main("break", tests);
 }

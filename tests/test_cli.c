@@ -212,16 +212,6 @@ static void test_command_signaled(void) {
   assert_no_node(name);
 }
 
-/* Splits a --list line on tabs; returns the number of fields. */
-static int fields(char *line, char **f, int max) {
-  int n = 0;
-  char *save = NULL, *tok;
-  for (tok = strtok_r(line, "\t", &save); tok && n < max;
-       tok = strtok_r(NULL, "\t", &save))
-    f[n++] = tok;
-  return n;
-}
-
 static const char list_header[] =
     "POS\tNODE\tTOKEN\tHOST\tPID\tSTARTED\tINFO\tQUEUED\tKIND";
 
@@ -251,7 +241,7 @@ static int list_lines(proc *l, bool header, char *out, size_t len,
     next = line + strcspn(line, "\n");
     if (*next)
       *next++ = '\0';
-    CU_ASSERT_EQUAL(fields(line, f[n], 9), 9);
+    CU_ASSERT_EQUAL(clitest_fields(line, f[n], 9), 9);
     n++;
   }
   return n;

@@ -435,7 +435,8 @@ int main(int argc, char **argv) {
       {"--max-hold stops the command", test_max_hold},
       {"--max-hold stops the command before the node goes",
        test_max_hold_stops_first},
-      {"bad usage", test_usage},
+      {"misused --break, --grace, --max-hold exit 2 and say what was wrong",
+       test_usage},
       {NULL, NULL}};
   return clit_main(argc, argv, "cli-break", tests);
 }

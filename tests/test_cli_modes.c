@@ -30,16 +30,6 @@ static long long at(const log_rec *r, int n, long pid, const char *what) {
   return -1;
 }
 
-/* Splits a --list line on tabs; returns the number of fields. */
-static int fields(char *line, char **f, int max) {
-  int n = 0;
-  char *save = NULL, *tok;
-  for (tok = strtok_r(line, "\t", &save); tok && n < max;
-       tok = strtok_r(NULL, "\t", &save))
-    f[n++] = tok;
-  return n;
-}
-
 /* --list -H NAME: up to max lines of 9 fields. Returns the number. */
 static int list(const char *name, char *out, size_t len, char *f[][9],
                 int max) {
@@ -54,7 +44,7 @@ static int list(const char *name, char *out, size_t len, char *f[][9],
     next = line + strcspn(line, "\n");
     if (*next)
       *next++ = '\0';
-    CU_ASSERT_EQUAL(fields(line, f[n], 9), 9);
+    CU_ASSERT_EQUAL(clitest_fields(line, f[n], 9), 9);
     n++;
   }
   return n;

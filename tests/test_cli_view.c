@@ -111,16 +111,6 @@ static void scene_end(scene *sc) {
   zkt_assert_no_contender(sc->elect);
 }
 
-/* Splits s at tabs into f (at most max): the number of fields. */
-static int fields(char *line, char **f, int max) {
-  int n = 0;
-  char *save = NULL, *tok;
-  for (tok = strtok_r(line, "\t", &save); tok && n < max;
-       tok = strtok_r(NULL, "\t", &save))
-    f[n++] = tok;
-  return n;
-}
-
 /* ------------------------------------------------------------------ tests */
 
 /* --list PREFIX/: every lock under it, of every kind, with its holders and
@@ -157,7 +147,7 @@ static void test_table(void) {
       *next++ = '\0';
     if (!zkt_check(n < 4, "an extra line: %s", line))
       break;
-    CU_ASSERT_EQUAL(fields(line, f, 9), 9);
+    CU_ASSERT_EQUAL(clitest_fields(line, f, 9), 9);
     for (i = 0; i < 4; i++)
       zkt_check(strcmp(f[i], want[n][i]) == 0, "line %d field %d: %s, not %s",
                 n, i, f[i], want[n][i]);

@@ -331,7 +331,8 @@ int main(void) {
       {"who leads, watched", test_leader_watch},
       {"a leader's session expires", test_leader_expires},
       {"a partitioned leader is told first", test_partitioned_leader},
-      {"bad input", test_bad_input},
+      {"an empty or too long id, or a bad name, is refused with ZKL_EINVAL",
+       test_bad_input},
       {NULL, NULL}};
   return zkt_main("election", tests);
 }

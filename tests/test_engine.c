@@ -62,15 +62,6 @@ static void wait_taken_at(int from, int to, const char *file, int line) {
 }
 
 
-static int cmd(zkt_proxied *p, const char *c) {
-  char answer[256];
-  int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
-  if (rc != 0)
-    fprintf(stderr, "proxy %s: %s\n", c, answer);
-  return rc;
-}
-
-
 static void wait_children(const char *name, int n) {
   char parent[512];
   zkt_parent(parent, sizeof parent, name);
@@ -370,8 +361,8 @@ static void test_suspended_start(void) {
   zkt_rec_init(&rec);
   zkt_proxied_open(&p, 5000);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
@@ -381,7 +372,7 @@ static void test_suspended_start(void) {
   TAKEN(SUSPENDED, ENDING);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 2, ZKT_WAIT), ZKL_OK);
   TAKEN(SUSPENDED, CREATING);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
@@ -410,13 +401,13 @@ static void test_first_try_recovered(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(h, ZKT_WAIT, NULL), ZKL_OK);
   /* the try's create goes through, its reply is lost; reconnects held */
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_suspended(p.s, 1, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(p.s, ZKT_WAIT), 0);
   TAKEN(RECOVERING, LISTING);
@@ -455,16 +446,16 @@ static void test_recovery(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   /* the create goes through, its reply is lost; reconnects are held */
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_suspended(p.s, 1, ZKT_WAIT), 0);
   TAKEN(CREATING, SUSPENDED);
   /* the recovery's listing is lost too, then it goes through */
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 8"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 8"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   TAKEN(SUSPENDED, RECOVERING);
@@ -473,30 +464,30 @@ static void test_recovery(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   /* a create that never reaches the server: found nowhere, made again */
   snapshot();
-  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 2, ZKT_WAIT), ZKL_OK);
   TAKEN(RECOVERING, CREATING);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   /* cancelled while recovering: the recovery's listing goes, its reply is
    * swallowed and the attempt waits there */
   snapshot();
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 8"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop-after-op 8"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 3, ZKT_WAIT), ZKL_ECANCELED);
   TAKEN(RECOVERING, ENDING);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, ZKT_WAIT), 0);
   zkl_lock_free(l);
   zkt_assert_quiet(p.s);
@@ -554,14 +545,14 @@ static void test_waiter_replies_lost(void) {
   CU_ASSERT_EQUAL(hook_rc, 0);
   zkl__hook_before_watch = NULL;
   CU_ASSERT_EQUAL(zkl__debug_wait_suspended(p.s, 1, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(p.s, ZKT_WAIT), 0);
   TAKEN(WATCHING, SUSPENDED);
   TAKEN(SUSPENDED, LISTING);
   /* its predecessor (b, not the lowest) goes: the listing that follows is
    * lost */
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 8"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 8"), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(b.l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rb, 1, ZKT_WAIT), ZKL_ECANCELED);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
@@ -606,14 +597,14 @@ static void test_cancel_while_listing(void) {
                         ZKL_OK);
   wait_children(name, 3);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(p.s, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 8"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop-after-op 8"), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(b.l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rb, 1, ZKT_WAIT), ZKL_ECANCELED);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
   TAKEN(LISTING, ENDING);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, ZKT_WAIT), 0);
   zkl_lock_free(l);
   zkl_lock_free(b.l);

@@ -20,14 +20,6 @@
 #define OP_DELETE 2
 
 
-static int cmd(zkt_proxied *p, const char *c) {
-  char answer[256];
-  int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
-  if (rc != 0)
-    fprintf(stderr, "proxy %s: %s\n", c, answer);
-  return rc;
-}
-
 /* Children of the lock NAME's parent (zkt_children: -1 when it is gone,
  * and an observer error fails the test, at the caller's line). */
 #define children_of(name) children_of_at((name), __FILE__, __LINE__)
@@ -54,7 +46,7 @@ static void test_create_reply_lost(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   zkl__debug_counts(p.s, &c0);
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 15"), 0);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, T_WAIT, &token), ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
   zkl__debug_counts(p.s, &c);
@@ -86,7 +78,7 @@ static void test_create_reply_lost_waiting(void) {
   zkt_name(name, sizeof name, "lost-create-wait");
   zkt_hold(&h, name);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 15"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
@@ -122,12 +114,12 @@ static void test_create_reply_timed_out(void) {
   /* first use makes the parents, so the lost create is a real one */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop-after-op 15"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_OK);
   CU_ASSERT_EQUAL(children_of(name), 1);
@@ -161,12 +153,12 @@ static void test_cancel_delete_lost(void) {
     zkt_parent(parent, sizeof parent, name);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   }
-  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop"), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK); /* the delete goes nowhere */
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_ECANCELED);
   CU_ASSERT_EQUAL(children_of(name), 2); /* not deleted yet */
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   {
     char parent[512];
     zkt_parent(parent, sizeof parent, name);
@@ -199,14 +191,14 @@ static void test_cancel_while_disconnected(void) {
     zkt_parent(parent, sizeof parent, name);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   }
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_ECANCELED);
   CU_ASSERT_EQUAL(children_of(name), 2);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   {
     char parent[512];
     zkt_parent(parent, sizeof parent, name);
@@ -234,7 +226,7 @@ static void test_own_watch_lost_then_expired(void) {
   zkt_name(name, sizeof name, "own-watch-expired");
   zkt_hold(&h, name); /* the parents exist: the first getData is the own watch */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 4"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop-after-op 4"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &a),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
@@ -244,7 +236,7 @@ static void test_own_watch_lost_then_expired(void) {
   /* the client gives the connection up: the getData fails */
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_expire(p.s), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   /* expired (it said "dead for any reason": 0 is a timeout) */
   CU_ASSERT_EQUAL(zkl__debug_wait_dead(p.s, T_WAIT), ZKL_EEXPIRED);
   zkt_assert_quiet(p.s); /* nothing parked, nothing pending */
@@ -264,13 +256,13 @@ static void test_release_while_disconnected(void) {
   zkt_name(name, sizeof name, "release-offline");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
   CU_ASSERT_EQUAL(children_of(name), 1);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   zkt_assert_parent_empty(name);
   zkt_assert_quiet(p.s);
   zkl_lock_free(l);
@@ -301,8 +293,8 @@ static void test_try_once_disconnected(void) {
   zkt_proxied_open(&p, 5000);
   zkt_name(name, sizeof name, "try-offline");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
   zkl__debug_counts(p.s, &c0);
   CU_ASSERT_EQUAL(try_once(l), ZKL_ECONNECT);
@@ -310,7 +302,7 @@ static void test_try_once_disconnected(void) {
   zkl__debug_counts(p.s, &c);
   CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CREATE], c0.sent[ZKL_RQ_CREATE]);
   CU_ASSERT_EQUAL(c.parked, 0);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, T_WAIT), 0);
   /* Connected again, a try works as before. */
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
@@ -336,11 +328,11 @@ static void test_try_once_swallowed(void) {
   /* first use makes the parents, so the swallowed create is a real one */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "drop-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop-after-op 15"), 0);
   CU_ASSERT_EQUAL(try_once(l), ZKL_ECONNECT);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
   CU_ASSERT_EQUAL(children_of(name), 1); /* made, and still there */
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   zkt_assert_parent_empty(name);
   zkl_lock_free(l);
   zkt_assert_quiet(p.s);
@@ -374,12 +366,12 @@ static void test_short_disconnect(void) {
     zkt_parent(parent, sizeof parent, wname);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   }
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "reset"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, T_WAIT), 0);
   zkt_unhold(&h); /* the predecessor goes while the waiter is cut off */
   CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, T_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(a.rc, ZKL_OK);

@@ -387,15 +387,20 @@ static void test_revoke(void) {
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"commit while held", test_commit_while_held},
-      {"node deleted by someone else", test_node_deleted},
-      {"session expired", test_session_expired},
-      {"lease run out", test_lease_lost},
-      {"holder paused past its session (lease)", test_paused_holder_lease},
-      {"holder paused past its session (no lease)",
+      {"a commit after another deletes the node is ZKL_ELOST and writes nothing",
+       test_node_deleted},
+      {"a commit after the session expired writes nothing",
+       test_session_expired},
+      {"a commit after the lease ran out is ZKL_ELOST and sends nothing",
+       test_lease_lost},
+      {"a holder paused past its session cannot commit (lease)",
+       test_paused_holder_lease},
+      {"a holder paused past its session cannot commit (no lease)",
        test_paused_holder_no_lease},
       {"the write side, async", test_write_side_and_async},
-      {"bad input", test_bad_input},
-      {"revocation", test_revoke},
+      {"bad commit arguments are refused and write nothing", test_bad_input},
+      {"revoke asks the holder, then a waiter by its node; the holder decides",
+       test_revoke},
       {NULL, NULL}};
   self_path = argv[0];
   if (argc == 6 && strcmp(argv[1], "--child") == 0)

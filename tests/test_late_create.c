@@ -49,14 +49,6 @@
 #define LINK_MS 300
 #define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
 
-static int cmd(proxyctl *px, const char *c) {
-  char answer[256];
-  int rc = proxyctl_cmd(px, c, answer, sizeof answer, 5000);
-  if (rc != 0)
-    fprintf(stderr, "proxy %s: %s\n", c, answer);
-  return rc;
-}
-
 /* Lets time pass as part of the scenario (how long the transaction takes
  * to reach the leader); never used to wait for something to happen. */
 static void scenario_lasts(int ms) {
@@ -107,7 +99,7 @@ static void one_round(bool cancel) {
   CU_ASSERT_FATAL(proxyctl_start(&pa, PROXY, target, &port_a) == 0);
   snprintf(target, sizeof target, "%s", zkt_server_hosts(g));
   CU_ASSERT_FATAL(proxyctl_start(&pb, PROXY, target, &port_b) == 0);
-  CU_ASSERT_EQUAL(cmd(pb, "refuse"), 0); /* the session starts on F */
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(pb, "refuse"), 0); /* the session starts on F */
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d,127.0.0.1:%d", port_a, port_b);
   /* The proxies are its servers: it must not follow the ensemble's
    * configuration to the real ones. */
@@ -130,9 +122,9 @@ static void one_round(bool cancel) {
     CU_ASSERT_EQUAL_FATAL(zkt_link(leader, f, delay), 0);
     CU_ASSERT_EQUAL_FATAL(zkt_link(leader, g, delay), 0);
   }
-  CU_ASSERT_EQUAL(cmd(pa, "drop-after-op 14"), 0); /* its transaction */
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(pa, "drop-after-op 14"), 0); /* its transaction */
   if (cancel)
-    CU_ASSERT_EQUAL(cmd(pb, "hold-after-op 14"), 0); /* its next one */
+    CU_ASSERT_EQUAL(zkt_proxy_cmd(pb, "hold-after-op 14"), 0); /* its next one */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(pa, ZKT_WAIT), 0);
@@ -142,9 +134,9 @@ static void one_round(bool cancel) {
    * must reach L after the transaction did (LINK_MS after the client
    * comes), and its answer come back before the commit does. */
   scenario_lasts(LINK_MS / 2);
-  CU_ASSERT_EQUAL(cmd(pa, "refuse"), 0);
-  CU_ASSERT_EQUAL(cmd(pb, "accept"), 0);
-  CU_ASSERT_EQUAL(cmd(pa, "reset"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(pa, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(pb, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(pa, "reset"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, ZKT_WAIT), 0);
   back_ms = zkt_now_ms();
@@ -172,7 +164,7 @@ static void one_round(bool cancel) {
     for (i = 0; i < ZKT_WAIT / 10 && !acquire_over(l); i++)
       scenario_lasts(10);
     CU_ASSERT(acquire_over(l));
-    CU_ASSERT_EQUAL(cmd(pb, "pass"), 0);
+    CU_ASSERT_EQUAL(zkt_proxy_cmd(pb, "pass"), 0);
     CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
     /* the lost transaction's nodes, wherever they landed, do not stay
      * (the session lives on) */

@@ -27,10 +27,6 @@
 /* Lost notices and grants are recorded in zkt_recs (zkt_on_lost,
  * zkt_on_acquired): the status or reason, and when it came (at_ms). */
 
-static int cmd(proxyctl *px, const char *c) {
-  return proxyctl_cmd(px, c, NULL, 0, 5000);
-}
-
 /* A session of session_ms that talks to ZooKeeper through a new proxy. */
 static zkl_session *proxied_session(proxyctl **px, int session_ms) {
   char hosts[64];
@@ -91,7 +87,7 @@ static int64_t one_partition(int trial, int session_ms) {
   }
 
   drop_at = zkt_now_ms();
-  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&grant.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(grant.rc, ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
@@ -107,7 +103,7 @@ static int64_t one_partition(int trial, int session_ms) {
   }
   CU_ASSERT_EQUAL(zkl_lock_token(holder), 0);
   CU_ASSERT_EQUAL(zkl_lock_release(waiter), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "pass"), 0);
   zkl_lock_free(holder);
   zkl_lock_free(waiter);
   zkl_session_close(hs, NULL);
@@ -163,9 +159,9 @@ static void test_back_in_time(void) {
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, &token), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
 
-  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, false, T_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "pass"), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, T_WAIT), 0);
   /* Past the moment the old lease would have run out: still held. */
   fault_lasts(2500);
@@ -207,11 +203,11 @@ static void test_lease_lost_session_survives(void) {
     zkt_parent(parent, sizeof parent, name);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
   }
-  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lost.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(lost.rc, ZKL_LOST_LEASE_EXPIRED);
   CU_ASSERT_EQUAL(zkt_counter_get(&grant.calls), 0); /* not before */
-  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "pass"), 0);
   /* The holder's session lives on, deletes the node, the waiter gets it. */
   CU_ASSERT_EQUAL(zkt_counter_wait(&grant.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(grant.rc, ZKL_OK);
@@ -390,7 +386,7 @@ static void test_queued_grant_after_lease_lost(void) {
   /* The completion thread is in A's callback: B's grant waits behind it. */
   CU_ASSERT_EQUAL(zkl_lock_acquire_async(b, T_WAIT, zkt_on_acquired, &again),
                   ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&lost_b, 1, T_WAIT), ZKL_LOST_LEASE_EXPIRED);
   CU_ASSERT_EQUAL(zkt_counter_get(&again.calls), 0); /* still queued */
   zkt_counter_add(&blk.go, 1);
@@ -398,7 +394,7 @@ static void test_queued_grant_after_lease_lost(void) {
   CU_ASSERT_EQUAL(again.token, 0);
   /* A was granted before the partition: its callback said so. */
   CU_ASSERT_EQUAL(zkt_rec_wait(&blk.rec, 1, T_WAIT), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "pass"), 0);
   zkl_lock_free(a);
   zkl_lock_free(b);
   zkl_session_close(s, NULL);
@@ -464,11 +460,11 @@ static void test_late_event_grant_confirms(void) {
   confirmed = zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_CONFIRMING);
   at_once = zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_HELD);
 
-  CU_ASSERT_EQUAL(cmd(px, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "drop"), 0);
   CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
   fault_lasts(4200);
   CU_ASSERT_EQUAL(zkt_counter_get(&g.calls), 0); /* the event was lost */
-  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "pass"), 0);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&g.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(g.rc, ZKL_OK);
   CU_ASSERT(zkl__edge_count(ZKL_AS_WATCHING, ZKL_AS_CONFIRMING) > confirmed);
@@ -518,12 +514,12 @@ static void test_slow_answer_grant(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   confirmed = zkl__edge_count(ZKL_AS_CREATING, ZKL_AS_CONFIRMING) +
               zkl__edge_count(ZKL_AS_LISTING, ZKL_AS_CONFIRMING);
-  CU_ASSERT_EQUAL(cmd(px, "hold"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "hold"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, on_grant_seen, &g),
                         ZKL_OK);
   fault_lasts(2500);
   CU_ASSERT_EQUAL(zkt_counter_get(&g.calls), 0); /* the replies are held */
-  CU_ASSERT_EQUAL(cmd(px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(px, "pass"), 0);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&g.calls, 1, T_WAIT), 1);
   CU_ASSERT_EQUAL(g.rc, ZKL_OK);
   printf("\n    granted with %" PRId64 " ms of the lease left (half: %d ms)%s",

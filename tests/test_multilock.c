@@ -446,14 +446,6 @@ static void test_lose_one(void) {
 
 /* ------------------------------------------------------ a lost reply */
 
-static int cmd(zkt_proxied *p, const char *c) {
-  char answer[256];
-  int rc = proxyctl_cmd(p->px, c, answer, sizeof answer, 5000);
-  if (rc != 0)
-    fprintf(stderr, "proxy %s: %s\n", c, answer);
-  return rc;
-}
-
 /* The transaction goes through and its reply is lost: after the reconnect
  * its nodes are found (by prefix and owner) and adopted, one per name; a
  * transaction that never reached the server is found nowhere and sent
@@ -471,13 +463,13 @@ static void test_lost_reply(void) {
   CU_ASSERT_FATAL(l != NULL);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "reset-after-op 14"), 0); /* multi */
-  CU_ASSERT_EQUAL(cmd(&p, "refuse"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 14"), 0); /* multi */
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(kids(n[0]), 1);
   CU_ASSERT_EQUAL(kids(n[1]), 1);
@@ -492,11 +484,11 @@ static void test_lost_reply(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   assert_empty(n, 2);
   /* never reached the server */
-  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop"), 0);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
                         ZKL_OK);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 2, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(kids(n[0]), 1);
   CU_ASSERT_EQUAL(kids(n[1]), 1);
@@ -542,7 +534,7 @@ static void test_late_part_release(void) {
   CU_ASSERT_FATAL(second != NULL);
   second++;
   *strchr(second, ' ') = '\0';
-  CU_ASSERT_EQUAL(cmd(&p, "hold-after-op 2"), 0); /* the parts' deletes */
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "hold-after-op 2"), 0); /* the parts' deletes */
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), second, -1), ZOK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_NODE_DELETED);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
@@ -551,7 +543,7 @@ static void test_late_part_release(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
   CU_ASSERT_EQUAL_FATAL(
       zkl_lock_acquire_async(l, ZKT_WAIT, zkt_on_acquired, &again), ZKL_OK);
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   CU_ASSERT_EQUAL(zkt_rec_wait(&again, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 1);
@@ -675,9 +667,9 @@ static void test_part_lease_while_waiting(void) {
   w.s = p.s;
   waiting_multi_start(&w, "ml-leased-");
   CU_ASSERT(zkl_session_lease_deadline(p.s) != 0); /* its part holds A */
-  CU_ASSERT_EQUAL(cmd(&p, "drop"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop"), 0);
   CU_ASSERT(wait_no_hold(p.s, 6000)); /* the lease ran out */
-  CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
   waiting_multi_check(&w, false);
   CU_ASSERT_EQUAL(zkl__debug_wait_dead(p.s, 1), 0); /* it lived through */
   zkt_assert_quiet(p.s);
@@ -754,7 +746,7 @@ static void test_cancel_before_reply(void) {
   }
   for (way = 0; way < 2; way++) { /* cancel, then a timeout */
     int64_t deadline = zkt_now_ms() + ZKT_WAIT;
-    CU_ASSERT_EQUAL(cmd(&p, "hold-after-op 14"), 0); /* multi */
+    CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "hold-after-op 14"), 0); /* multi */
     CU_ASSERT_EQUAL_FATAL(
         zkl_lock_acquire_async(l, way == 0 ? -1 : 200, on_told, &t), ZKL_OK);
     CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
@@ -767,7 +759,7 @@ static void test_cancel_before_reply(void) {
       look_again_soon();
     CU_ASSERT(acquire_over(l));
     CU_ASSERT_EQUAL(zkt_counter_get(&t.calls), way); /* the reply is out */
-    CU_ASSERT_EQUAL(cmd(&p, "pass"), 0);
+    CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
     CU_ASSERT_EQUAL(zkt_counter_wait(&t.calls, way + 1, ZKT_WAIT), way + 1);
     CU_ASSERT_EQUAL(t.rc, way == 0 ? ZKL_ECANCELED : ZKL_ETIMEDOUT);
     CU_ASSERT_EQUAL(t.cleanups, 0); /* no delete of its left on the way */

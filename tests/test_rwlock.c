@@ -332,7 +332,8 @@ int main(void) {
       {"write tokens increase", test_write_tokens},
       {"timeouts and cancels leave nothing", test_timeout_cancel},
       {"freed while holding, downgraded or not", test_free_while_holding},
-      {"bad input", test_bad_input},
+      {"bad names are refused; a side given to zkl_lock_free is left alone",
+       test_bad_input},
       {NULL, NULL}};
   return zkt_main("rwlock", tests);
 }

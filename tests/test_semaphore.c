@@ -771,7 +771,8 @@ int main(void) {
        test_try_once_node_stays},
       {"a first try without the gate", test_first_try},
       {"the gate's ACL and owner", test_gate_settings},
-      {"bad input", test_bad_input},
+      {"a limit below 1 or an empty name is refused with ZKL_EINVAL",
+       test_bad_input},
       {NULL, NULL}};
   return zkt_main("semaphore", tests);
 }

@@ -913,7 +913,8 @@ static void test_lock_on_setters_say_closed(void) {
 
 int main(void) {
   static const zkt_test tests[] = {
-      {"connect errors", test_connect_errors},
+      {"open: bad hosts ZKL_EINVAL, unknown ZKL_ERESOLVE, nobody ZKL_ECONNECT in time",
+       test_connect_errors},
       {"negotiated timeout", test_negotiated_timeout},
       {"timeouts the client cannot use are clamped", test_timeout_clamped},
       {"session expiry (partition, no lease)", test_expiry_partition},
@@ -926,8 +927,10 @@ int main(void) {
       {"handle closed under a wrapped session's last deletion",
        test_wrap_close_handle_during_deletion},
       {"close from a callback", test_close_from_callback},
-      {"stats after close", test_stats_after_close},
-      {"log handler", test_log_handler},
+      {"after close, a lock's calls say ZKL_ECLOSED; get_stats still copies",
+       test_stats_after_close},
+      {"zkl_on_log hands the client's log lines to the handler",
+       test_log_handler},
       {"a standalone server: no servers to follow", test_servers_standalone},
       {"a move with a request under way", test_move_with_request_under_way},
       {"options: a struct_size below 1.0's is refused",

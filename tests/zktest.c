@@ -962,3 +962,11 @@ void zkt_proxied_close(zkt_proxied *p) {
   zkl_session_close(p->s, NULL);
   proxyctl_stop(p->px);
 }
+
+int zkt_proxy_cmd(proxyctl *px, const char *c) {
+  char answer[256];
+  int rc = proxyctl_cmd(px, c, answer, sizeof answer, 5000);
+  if (rc != 0)
+    fprintf(stderr, "proxy %s: %s\n", c, answer);
+  return rc;
+}

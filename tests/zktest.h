@@ -188,6 +188,11 @@ typedef struct zkt_proxied {
 void zkt_proxied_open(zkt_proxied *p, int session_ms);
 void zkt_proxied_close(zkt_proxied *p);
 
+/* Sends one faultproxy command (proxyctl_cmd, at most 5 s) and, when it
+ * fails, prints the command and the proxy's answer on stderr.  Returns
+ * proxyctl_cmd's result: 0 on "ok". */
+int zkt_proxy_cmd(proxyctl *px, const char *c);
+
 /* A counter with a condition variable, for callbacks to signal progress. */
 typedef struct {
   pthread_mutex_t mu;
