@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clitest.h"
 
@@ -366,6 +367,7 @@ static void test_max_hold_stops_first(void) {
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
   n = read_log(log, r, 16);
+  unlink(log); /* in /tmp: one per run was left behind */
   for (i = 0; i < n; i++) {
     if (r[i].pid == a.helper && strcmp(r[i].what, "end") == 0)
       a_end = r[i].ns;
