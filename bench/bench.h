@@ -194,6 +194,12 @@ int as_peer_main(int argc, char **argv);
 
 /* --------------------------------------------------------------- server.c */
 
+/* A session on hosts with the given session timeout, every other option at
+ * its default (zklock-bench and zklock-requests both open theirs so). */
+struct zkl_session;
+int bench_open_session(struct zkl_session **s, const char *hosts,
+                       int session_ms);
+
 /* Starts a throwaway standalone server with tests/zkserver (fsync on, or
  * off with no_fsync); returns its connect string, or NULL (and says why on
  * stderr). The server is stopped by server_stop_all(), which runs at exit

@@ -33,16 +33,6 @@
 #include "bench.h"
 #include "zklock.h"
 
-/* A session on hosts with the given session timeout (zkl_session_options'
- * other fields at their defaults). */
-static int open_session(zkl_session **s, const char *hosts, int session_ms) {
-  zkl_session_options o;
-  zkl_session_options_init(&o);
-  o.hosts = hosts;
-  o.session_timeout_ms = session_ms;
-  return zkl_session_open(s, &o);
-}
-
 #define SETUP_S 120.0 /* bound on the warm-up: every slot granted once */
 
 static atomic_uint name_serial;
@@ -132,7 +122,7 @@ static void run_slots(const bench_ctx *c, int sessions, int nslots,
   pthread_mutex_init(&run->order_mu, NULL);
   run->one_name = one_name;
   for (i = 0; i < sessions && rc == ZKL_OK; i++) {
-    rc = open_session(&ss[i], c->hosts, c->session_ms);
+    rc = bench_open_session(&ss[i], c->hosts, c->session_ms);
     if (rc == ZKL_OK)
       opened++;
   }

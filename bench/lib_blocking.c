@@ -18,16 +18,6 @@
 #include "bench.h"
 #include "zklock.h"
 
-/* A session on hosts with the given session timeout (zkl_session_options'
- * other fields at their defaults). */
-static int open_session(zkl_session **s, const char *hosts, int session_ms) {
-  zkl_session_options o;
-  zkl_session_options_init(&o);
-  o.hosts = hosts;
-  o.session_timeout_ms = session_ms;
-  return zkl_session_open(s, &o);
-}
-
 #define WAIT_MS 30000 /* an acquire that takes this long counts as an error */
 #define MAX_ERRORS 100
 
@@ -53,7 +43,7 @@ static void *blk_main(void *arg) {
   zkl_lock *l = NULL;
   zkl_rwlock *rw = NULL;
   int rc, failures = 0;
-  rc = open_session(&s, t->c->hosts, t->c->session_ms);
+  rc = bench_open_session(&s, t->c->hosts, t->c->session_ms);
   if (rc == ZKL_OK) {
     switch (t->kind) {
     case BENCH_MUTEX:

@@ -34,16 +34,6 @@
 #include "bench.h"
 #include "internal.h"
 
-/* A session on hosts with the given session timeout (zkl_session_options'
- * other fields at their defaults). */
-static int open_session(zkl_session **s, const char *hosts, int session_ms) {
-  zkl_session_options o;
-  zkl_session_options_init(&o);
-  o.hosts = hosts;
-  o.session_timeout_ms = session_ms;
-  return zkl_session_open(s, &o);
-}
-
 static const char *const kind_names[ZKL_RQ_KINDS] = {
     [ZKL_RQ_PARENT] = "parent create",
     [ZKL_RQ_CREATE] = "create",
@@ -123,7 +113,7 @@ static void uncontended(int cycles, int names) {
              names, i);
     ptrs[i] = multi[i];
   }
-  if ((rc = open_session(&s, hosts, 10000)) != ZKL_OK)
+  if ((rc = bench_open_session(&s, hosts, 10000)) != ZKL_OK)
     die("session", rc);
   if ((rc = names ? zkl_lock_new_multi(&l, s, ptrs, names)
                   : zkl_lock_new(&l, s, name)) != ZKL_OK)
@@ -180,7 +170,7 @@ static void contended(int cycles) {
   int i, rc;
   snprintf(name, sizeof name, "requests/%u/contended", run_id);
   for (i = 0; i < CONTENDERS; i++) {
-    if ((rc = open_session(&cs[i].s, hosts, 10000)) != ZKL_OK)
+    if ((rc = bench_open_session(&cs[i].s, hosts, 10000)) != ZKL_OK)
       die("session", rc);
     if ((rc = zkl_lock_new(&cs[i].l, cs[i].s, name)) != ZKL_OK)
       die("lock", rc);
@@ -271,7 +261,7 @@ static void async_cycles(int cycles, int sessions, int locks, bool one_name,
   pthread_mutex_init(&m.mu, NULL);
   pthread_cond_init(&m.cond, NULL);
   for (i = 0; i < sessions; i++)
-    if ((rc = open_session(&ss[i], hosts, 10000)) != ZKL_OK)
+    if ((rc = bench_open_session(&ss[i], hosts, 10000)) != ZKL_OK)
       die("session", rc);
   for (i = 0; i < locks; i++) {
     if (one_name)
@@ -362,7 +352,7 @@ static void idle(int seconds, int tick_ms) {
   char name[64], what[160];
   int rc;
   snprintf(name, sizeof name, "requests/%u/idle-%d", run_id, tick_ms);
-  if ((rc = open_session(&s, hosts, 10000)) != ZKL_OK)
+  if ((rc = bench_open_session(&s, hosts, 10000)) != ZKL_OK)
     die("session", rc);
   if (tick_ms && (rc = zkl_session_set_server_tick(s, tick_ms)) != ZKL_OK)
     die("server tick", rc);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "zklock.h"
 
 #ifndef ZKL_BENCH_SRCDIR
 #error "ZKL_BENCH_SRCDIR must name the source tree (for tests/zkserver)"
@@ -81,4 +82,14 @@ void server_stop_all(void) {
       fprintf(stderr, "zklock-bench: stopping the server in %s failed\n",
               servers[nservers].dir);
   }
+}
+
+/* A session on hosts with the given session timeout (zkl_session_options'
+ * other fields at their defaults). */
+int bench_open_session(zkl_session **s, const char *hosts, int session_ms) {
+  zkl_session_options o;
+  zkl_session_options_init(&o);
+  o.hosts = hosts;
+  o.session_timeout_ms = session_ms;
+  return zkl_session_open(s, &o);
 }
