@@ -355,10 +355,34 @@ int read_all(int fd, char *buf, size_t len, int timeout_ms) {
   }
 }
 
+/* Says why a command did not start: what its helper reported, whether it
+ * exited, and what it wrote on stderr so far. A CI log holds nothing else
+ * of a failure that came once in a thousand runs. */
+static void tell_not_started(proc *p, const char *line, int got) {
+  char err[2048] = "";
+  int status = wait_exit(p, 0);
+  if (p->err >= 0) {
+    int flags = fcntl(p->err, F_GETFL);
+    ssize_t r;
+    fcntl(p->err, F_SETFL, flags | O_NONBLOCK);
+    r = read(p->err, err, sizeof err - 1);
+    err[r > 0 ? r : 0] = '\0';
+    fcntl(p->err, F_SETFL, flags);
+  }
+  printf("\n    (zklock did not start within %d ms: report %s%s%s; %s %d; "
+         "stderr: %s)",
+         T_WAIT, got < 0 ? "timed out" : got == 0 ? "closed" : "\"",
+         got > 0 ? line : "", got > 0 ? "\"" : "",
+         status < 0 ? "still running, pid" : "exit status",
+         status < 0 ? (int)p->pid : status, err[0] ? err : "(nothing)");
+}
+
 bool command_started(proc *p, char *line, size_t len) {
-  if (read_line(p->report, line, len, T_WAIT) <= 0 ||
-      strncmp(line, "start ", 6) != 0)
+  int got = read_line(p->report, line, len, T_WAIT);
+  if (got <= 0 || strncmp(line, "start ", 6) != 0) {
+    tell_not_started(p, line, got);
     return false;
+  }
   p->helper = strtol(line + 6, NULL, 10);
   return true;
 }
