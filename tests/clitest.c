@@ -617,6 +617,7 @@ int clit_main(int argc, char **argv, const char *suite, const zkt_test *tests) {
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
   sigaction(SIGCHLD, &sa, NULL);
   atexit(kill_leftovers);
+  zkt_on_exit_signal(kill_leftovers); /* kill(), waitpid(): signal-safe */
   return zkt_main(suite, tests);
 }
 

@@ -255,8 +255,26 @@ static void run_start(run *r, int kind, int holder_at, int waiter_at,
   zkt_parent(parent, sizeof parent, r->name);
   if (kind == K_ZKLOCK) {
     char line[512];
-    zklock_new(r, &r->holder, sh->tick_known);
-    CU_ASSERT_FATAL(command_started(&r->holder.p, line, sizeof line));
+    int tries;
+    /* A 3 s session's lease is 1.9 s when tickTime is unknown: on a loaded
+     * machine (ASan, the rest of a CI run beside it) it may run out
+     * between the grant and the command's start, and zklock then says so
+     * and exits 4, as it must. The C contenders' holders are judged
+     * whenever they are told, before the cut or after; this one must hold
+     * before the cut to be judged at all, so that case, and only that
+     * case, is tried again, twice at most. */
+    for (tries = 0;; tries++) {
+      int status;
+      zklock_new(r, &r->holder, sh->tick_known);
+      if (command_started(&r->holder.p, line, sizeof line))
+        break;
+      status = wait_exit(&r->holder.p, SETTLE_MS);
+      printf("\n    (zklock holder: exit %d before its command started)",
+             status);
+      CU_ASSERT_FATAL(status == 4 /* EXIT_LOST */ && tries < 2);
+      cleanup(&r->holder.p);
+      assert_no_node(r->name); /* it let its node go before exiting */
+    }
     zklock_new(r, &r->waiter, sh->tick_known);
     CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, SETTLE_MS), 2);
     return;

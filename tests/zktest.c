@@ -70,8 +70,15 @@ static void stop_server(void) {
     fprintf(stderr, "zktest: stopping the server failed\n");
 }
 
+static void (*signal_hook)(void);
+
+void zkt_on_exit_signal(void (*hook)(void)) { signal_hook = hook; }
+
 static void on_signal(int sig) {
-  /* zkserver's watchdog sees this process go and stops the server. */
+  /* zkserver's watchdog sees this process go and stops the server; what
+   * the test started itself is the hook's to stop (_exit skips atexit). */
+  if (signal_hook)
+    signal_hook();
   _exit(128 + sig);
 }
 

@@ -35,6 +35,9 @@ void zkt_use_ensemble(int n);
 void zkt_use_reconfig_ensemble(int n);
 /* Extra JVM flags for the server (call before zkt_hosts()). */
 void zkt_server_java_opts(const char *opts);
+/* Runs hook (async-signal-safe calls only) when SIGINT, SIGTERM or SIGHUP
+ * ends the test program, which exits without running atexit handlers. */
+void zkt_on_exit_signal(void (*hook)(void));
 /* Starts the server as an ensemble of n, each server in a network namespace
  * of its own (zkserver start --netns), so that the links between servers
  * can be cut, delayed or made to flap (zkt_link()); the test stays in the
