@@ -223,7 +223,8 @@ static ZKL_INLINE_ void zkl_session_options_init(zkl_session_options *o) {
 /* Opens a session (or wraps o->handle) and waits until it is connected;
  * *out is set only on ZKL_OK. o and its strings are copied. Blocks for at
  * most connect_timeout_ms. ZKL_EINVAL, ZKL_ERESOLVE, ZKL_ECONNECT,
- * ZKL_EEXPIRED. See zkl_session_open(3). */
+ * ZKL_EEXPIRED. o's callbacks are called only once it succeeds: a failed
+ * open calls neither. See zkl_session_open(3). */
 ZKL_EXTERN int zkl_session_open(zkl_session **out,
                                 const zkl_session_options *o);
 /* Optional, for a wrapped session: hands the library one event of the

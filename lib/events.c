@@ -57,15 +57,15 @@ static void report_locked(zkl_session *s, zkl_state state) {
   sc->cb = s->state_cb;
   sc->arg = s->state_arg;
   sc->state = state;
-  zkl__queue_call_locked(s, &sc->base);
+  zkl__hold_or_queue_call_locked(s, &sc->base);
 }
 
 void zkl__report_closed_locked(zkl_session *s) {
   zkl_state_cb cb = s->state_cb;
   void *arg = s->state_arg;
-  if (!cb)
-    return;
   s->state_cb = NULL;
+  if (!cb || s->opening)
+    return; /* a failed open tells nothing */
   s->busy++; /* a callback of ours is running */
   pthread_mutex_unlock(&s->mu);
   cb(s, ZKL_STATE_CLOSED, arg);
@@ -155,7 +155,7 @@ void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct) {
       tail = &(*tail)->next;
     *tail = &ec->base; /* after the lost notice, in order */
   } else {
-    zkl__queue_call_locked(s, &ec->base);
+    zkl__hold_or_queue_call_locked(s, &ec->base);
   }
 }
 

@@ -81,6 +81,7 @@ int zkl_session_open(zkl_session **out, const zkl_session_options *o) {
   /* The margin is checkable only against the timeout the server granted. */
   pthread_mutex_lock(&s->mu);
   rc = zkl__lease_fits_locked(s);
+  zkl__session_opened_locked(s, rc == ZKL_OK);
   pthread_mutex_unlock(&s->mu);
   if (rc != ZKL_OK) {
     zkl__log("lease margin %d ms with tick %d ms leaves no lease of a %d ms "
@@ -173,6 +174,7 @@ static int open_hosts(zkl_session **out, const zkl_open_opts *p) {
     zkl__log("no ZooKeeper server of \"%s\" answered within %d ms", hosts,
              connect_timeout_ms);
     s->closed = true;
+    zkl__session_opened_locked(s, false);
     pthread_mutex_unlock(&s->mu);
     zkl__timer_stop(&s->timer);
     zookeeper_close(zh); /* joins the client's threads: no event after this */

@@ -40,6 +40,8 @@ int zkl__session_alloc(zkl_session **out, int timeout_ms, bool owns_handle) {
   s->owns_handle = owns_handle;
   s->refs = 1;
   s->calls_tail = &s->calls;
+  s->opening = true;
+  s->held_tail = &s->held;
   zkl__cleanups_init(s);
   s->owner_len = zkl__owner_data(s->owner_data, sizeof s->owner_data);
   __atomic_add_fetch(&zkl__sessions_alive, 1, __ATOMIC_RELAXED);
@@ -238,6 +240,34 @@ static void ensure_carrier_locked(zkl_session *s) {
     return;
   }
   s->carrier_inflight = true;
+}
+
+void zkl__session_opened_locked(zkl_session *s, bool ok) {
+  zkl_call *c = s->held, *next;
+  s->opening = false;
+  if (!ok) { /* nor anything the session's end may still produce */
+    s->state_cb = NULL;
+    s->event_cb = NULL;
+  }
+  s->held = NULL;
+  s->held_tail = &s->held;
+  for (; c; c = next) {
+    next = c->next;
+    if (ok)
+      zkl__queue_call_locked(s, c);
+    else
+      c->release_locked(c);
+  }
+}
+
+void zkl__hold_or_queue_call_locked(zkl_session *s, zkl_call *c) {
+  if (!s->opening) {
+    zkl__queue_call_locked(s, c);
+    return;
+  }
+  c->next = NULL;
+  *s->held_tail = c;
+  s->held_tail = &c->next;
 }
 
 void zkl__queue_call_locked(zkl_session *s, zkl_call *c) {

@@ -263,6 +263,11 @@ struct zkl_session {
   unsigned busy;     /* completion-thread entries running right now */
   zkl_call *calls;
   zkl_call **calls_tail;
+  /* Until zkl_session_open() succeeds, the application's state and event
+   * calls wait here: a failed open calls none of them (events.c). */
+  bool opening;
+  zkl_call *held;
+  zkl_call **held_tail;
   bool carrier_inflight;
   unsigned long sent[ZKL_RQ_KINDS]; /* requests sent, by kind */
   const zkl_session_hooks *hooks;
@@ -373,6 +378,12 @@ void zkl__unlock(zkl_session *s);
 
 /* Queues a user callback for the completion thread. */
 void zkl__queue_call_locked(zkl_session *s, zkl_call *c);
+/* The application's state and event calls: queued, or held while the
+ * session is opening. */
+void zkl__hold_or_queue_call_locked(zkl_session *s, zkl_call *c);
+/* The open is over: ok queues the held calls in order, else releases them
+ * (a failed open calls nothing of the application's). */
+void zkl__session_opened_locked(zkl_session *s, bool ok);
 /* Runs callbacks the caller collected itself (the timer thread's lost
  * notices), unlocking meanwhile; releases them. */
 void zkl__run_calls_locked(zkl_session *s, zkl_call *list);

@@ -197,6 +197,7 @@ int zkl__session_wrap(zkl_session **out, const zkl_open_opts *p) {
   }
   /* The probe's completion may still come and hold the last references:
    * the session is freed by whichever of us lets go last. */
+  zkl__session_opened_locked(s, false);
   s->tap->unwanted = true;
   tap_maybe_free_locked(s->tap);
   s->refs--; /* the user's */

@@ -881,6 +881,35 @@ static void test_options_on_state_hears_first_connection(void) {
   zkl_session_close(app, NULL);
 }
 
+/* A failed open calls neither callback, before it returns or after: here
+ * the server granted the session, so CONNECTED (and its event) came, and
+ * the margin checked only then refused it, and the close that followed
+ * would say CLOSED. The open's close joins the client's threads, so what
+ * the counters say at its return is final. */
+static void test_options_failed_open_calls_nothing(void) {
+  open_heard h;
+  zkl_session_options o;
+  zkl_session *s = NULL;
+  unsigned alive = zkl__debug_sessions_alive();
+  zkt_counter_init(&h.connected);
+  zkt_counter_init(&h.closed);
+  zkt_counter_init(&h.session_events);
+  zkl_session_options_init(&o);
+  o.hosts = zkt_hosts();
+  o.session_timeout_ms = 10000;
+  o.lease_margin_ms = 8000; /* refused once the timeout is granted */
+  o.on_state = note_state;
+  o.state_arg = &h;
+  o.on_event = note_event;
+  o.event_arg = &h;
+  CU_ASSERT_EQUAL(zkl_session_open(&s, &o), ZKL_EINVAL);
+  CU_ASSERT_PTR_NULL(s);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.connected), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.session_events), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.closed), 0);
+  CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive); /* nothing held on */
+}
+
 /* N8: the _on_ setters of a lock return a status: ZKL_EINVAL for NULL,
  * ZKL_OK, and ZKL_ECLOSED once the session's close has begun. */
 static void on_revoke_nothing(zkl_lock *l, void *arg) {
@@ -944,6 +973,8 @@ int main(void) {
        test_options_negative_timeouts_refused},
       {"options: a margin that leaves no lease is refused",
        test_options_margin_without_lease_refused},
+      {"options: a failed open calls neither callback",
+       test_options_failed_open_calls_nothing},
       {"options: on_state hears the first connection",
        test_options_on_state_hears_first_connection},
       {"a lock's _on_ setters say ZKL_ECLOSED after close",
