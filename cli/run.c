@@ -427,7 +427,11 @@ static int on_acquired(run *r, const ev_batch *b) {
   r->token = b->token;
   if (b->lost)
     return lost_before_start(r, b->lost_reason);
-  if (zkl_lock_get_node_paths(r->l, r->node, sizeof r->node) != ZKL_OK)
+  /* ZKLOCK_NODE: the node that holds (a semaphore's lease node, not its
+   * gate's), or every name's */
+  if ((r->o->n_names > 1
+           ? zkl_lock_get_node_paths(r->l, r->node, sizeof r->node)
+           : zkl_lock_get_node_path(r->l, r->node, sizeof r->node)) != ZKL_OK)
     return lost_before_start(r, 0);
   return start_command(r);
 }

@@ -43,8 +43,6 @@ static struct {
   int nwatched;
   char shown[1280];   /* the line on the terminal now ("" none) */
   bool plain_escapes; /* TERM=dumb: no "erase line", pad with spaces */
-  char host[256];     /* ours, to find our node at a semaphore's gate */
-  char queues[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* zkl_lock_get_queues */
 } st;
 
 static void watcher(zhandle_t *zh, int type, int state, const char *path,
@@ -81,6 +79,7 @@ static void children_done(int rc, const struct String_vector *names,
 
 void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
   const char *term = getenv("TERM");
+  char copy[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX];
   st.mode = mode;
   st.s = s;
   st.l = l;
@@ -89,14 +88,11 @@ void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
   st.nwatched = 0;
   /* the queues the lock and its parts use (a semaphore's leases and gate,
    * a multi-lock's names), as the library says */
-  if (l && zkl_lock_get_queues(l, st.queues, sizeof st.queues) == ZKL_OK) {
-    char copy[sizeof st.queues], *q, *save = NULL;
-    memcpy(copy, st.queues, sizeof copy);
+  if (l && zkl_lock_get_queues(l, copy, sizeof copy) == ZKL_OK) {
+    char *q, *save = NULL;
     for (q = strtok_r(copy, " ", &save);
          q && st.nwatched < ZKL_MULTI_NAMES_MAX; q = strtok_r(NULL, " ", &save))
       snprintf(st.watched[st.nwatched++], sizeof st.watched[0], "%s", q);
-  } else {
-    st.queues[0] = '\0';
   }
   if (st.nwatched == 0) {
     int i;
@@ -104,9 +100,6 @@ void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
       names_parent(st.watched[i], sizeof st.watched[i], o->names[i]);
     st.nwatched = i;
   }
-  if (gethostname(st.host, sizeof st.host) != 0)
-    st.host[0] = '\0';
-  st.host[sizeof st.host - 1] = '\0';
 }
 
 void status_arm(void) {
@@ -148,81 +141,63 @@ static void show(const char *line) {
   snprintf(st.shown, sizeof st.shown, "%.*s", (int)len, line);
 }
 
-/* Whether node (a full path) is in one of the queues our lock uses. */
-static bool in_our_queues(const char *node) {
-  const char *slash = strrchr(node, '/'), *q = st.queues, *end;
-  size_t n = slash ? (size_t)(slash - node) : 0;
-  for (; *q; q = *end ? end + 1 : end) {
-    end = strchr(q, ' ');
-    if (!end)
-      end = q + strlen(q);
-    if ((size_t)(end - q) == n && strncmp(q, node, n) == 0)
-      return true;
-  }
-  return false;
-}
-
-static bool is_ours(const queue_entry *e) {
-  return st.host[0] && strcmp(e->p->host, st.host) == 0 &&
-         e->p->pid == (long)getpid() && in_our_queues(e->p->node);
-}
-
 /* Whether two nodes are in one queue: the same parent. */
 static bool same_queue(const char *a, const char *b) {
   const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
   return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
 }
 
-/* How many are ahead of us, and whether that holds us up; -1: our node
- * is not in the listing (not made yet, or the listing is older). Ahead:
- * the nodes before ours in the queue ours is in (the name's own, or a
- * semaphore's gate, or past the gate its leases), as the library's queued
- * event counts them (zklock(1)). Held up: our node does not hold, by the
- * library's word; at the gate, where nobody holds, someone is ahead. A
- * semaphore's gate node is found by its owner description, in one of our
- * queues (zkl_lock_get_queues), since zkl_lock_get_node_paths() gives its
- * lease node only, once it has one. */
-static int ahead_of_us(const queue_view *v, const char *own, bool *blocked) {
-  int i, mine = -1, ahead = 0;
+/* How many are ahead of us, and whether that holds us up; -1: none of our
+ * nodes is in the listing (not made yet, or the listing is older). ours:
+ * our nodes in this name's queues, the one that counts first (a
+ * semaphore's lease node, then its gate node). Ahead: the nodes before
+ * ours in the queue ours is in (the name's own, or a semaphore's gate, or
+ * past the gate its leases), as the library's queued event counts them
+ * (zklock(1)). Held up: our node does not hold, by the library's word; at
+ * the gate, where nobody holds, someone is ahead. */
+static int ahead_of_us(const queue_view *v, char (*ours)[ZKL_PATH_MAX],
+                       int n, bool *blocked) {
+  int i, k, mine = -1, ahead = 0;
   *blocked = false;
-  for (i = 0; i < v->count && mine < 0; i++)
-    if (own ? strcmp(v->e[i].p->node, own) == 0
-            : is_ours(&v->e[i]))
-      mine = i;
+  for (k = 0; k < n && mine < 0; k++)
+    for (i = 0; i < v->count && mine < 0; i++)
+      if (strcmp(v->e[i].p->node, ours[k]) == 0)
+        mine = i;
   if (mine < 0)
     return -1;
   for (i = 0; i < mine; i++)
     ahead += same_queue(v->e[i].p->node, v->e[mine].p->node);
-  *blocked = !v->e[mine].p->holds && (own || ahead > 0);
+  *blocked = !v->e[mine].p->holds &&
+             (strcmp(v->e[mine].p->kind, "gate") != 0 || ahead > 0);
   return ahead;
 }
 
-/* Our node in the queue of name i (the i-th of our nodes: a multi-lock's
- * in the order of its names, any other contender's one), into own; false
- * when it has none (yet). */
-static bool own_node(int i, char *own, size_t len) {
+/* Our nodes in the queues of name i, into ours (at most max): a
+ * multi-lock's node for that name, or every node of any other contender
+ * (a semaphore's lease and gate nodes, as it has them). Returns how many
+ * (0: none yet). */
+static int our_nodes(int i, char (*ours)[ZKL_PATH_MAX], int max) {
   static char all[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX];
-  const char *p = all, *space;
+  char *p, *save = NULL;
+  int n = 0, k = 0;
   if (zkl_lock_get_node_paths(st.l, all, sizeof all) != ZKL_OK)
-    return false;
-  for (; i > 0 && p; i--)
-    p = (space = strchr(p, ' ')) != NULL ? space + 1 : NULL;
-  if (!p)
-    return false;
-  space = strchr(p, ' ');
-  snprintf(own, len, "%.*s", space ? (int)(space - p) : (int)strlen(p), p);
-  return true;
+    return 0;
+  for (p = strtok_r(all, " ", &save); p && n < max;
+       p = strtok_r(NULL, " ", &save), k++)
+    if (st.o->n_names == 1 || k == i)
+      snprintf(ours[n++], ZKL_PATH_MAX, "%s", p);
+  return n;
 }
 
 /* Shows where we stand in the queue of name i, when it holds us up.
  * Returns false when it does not (or the listing failed, or does not
  * show our node yet): the caller may look at the next name. */
 static bool show_if_held_up(int i) {
-  char own[ZKL_PATH_MAX], path[ZKL_PATH_MAX], line[1280], holders[600];
+  char ours[2][ZKL_PATH_MAX], path[ZKL_PATH_MAX], line[1280], holders[600];
   const char *what, *name = st.o->names[i];
   queue_view v;
-  bool blocked, has_own, shown = false;
-  int ahead;
+  bool blocked, shown = false;
+  int ahead, n;
   /* It is only the status: the next change tries again. Disconnected, the
    * listing would wait for the reconnect (zkl_name_list() asks again
    * after a lost connection), holding up the main loop. */
@@ -232,8 +207,8 @@ static bool show_if_held_up(int i) {
   /* Only now: the server tells the watch of our node's creation before it
    * answers the create, but answers the listing after it; so once the
    * listing is back, the library knows its node if it was created. */
-  has_own = own_node(i, own, sizeof own);
-  ahead = ahead_of_us(&v, has_own ? own : NULL, &blocked);
+  n = our_nodes(i, ours, 2);
+  ahead = ahead_of_us(&v, ours, n, &blocked);
   if (ahead >= 0 && blocked &&
       queue_describe_holders(&v, holders, sizeof holders)) {
     switch (st.o->kind) {

@@ -431,7 +431,9 @@ ZKL_EXTERN int zkl_lock_new_multi(zkl_lock **out, zkl_session *s,
                                   const char *const *names, int count);
 /* The name refused at a multi-lock's last acquire (borrowed), else NULL. */
 ZKL_EXTERN const char *zkl_lock_refused_name(const zkl_lock *l);
-/* Every node's full path, one space between two (ZKL_PATH_MAX per name). */
+/* Every node's full path, one space between two (ZKL_PATH_MAX per node): a
+ * multi-lock's in the order of its names; else its own, then its parts'
+ * (a semaphore's lease node, then its gate node), each while it has it. */
 ZKL_EXTERN int zkl_lock_get_node_paths(const zkl_lock *l, char *buf,
                                        size_t len);
 /* The queues (parent paths) l and its parts use, space-separated; fixed at

@@ -105,3 +105,57 @@ int zkl_lock_get_node_path(const zkl_lock *l, char *buf, size_t len) {
   pthread_mutex_unlock(&s->mu);
   return rc;
 }
+
+/* Appends " path" (no space before the first) of c's node to buf; false
+ * when c has none. *rc says whether it fitted. */
+static bool append_node_locked(const zkl_lock *c, char *buf, size_t len,
+                               size_t *used, int *rc) {
+  char path[ZKL_PATH_MAX];
+  size_t n;
+  if (zkl__lock_node_path_locked(c, path, sizeof path) != ZKL_OK)
+    return false;
+  n = strlen(path);
+  if (*used + (*used ? 1 : 0) + n + 1 > len) {
+    *rc = ZKL_EINVAL;
+    return true;
+  }
+  if (*used)
+    buf[(*used)++] = ' ';
+  memcpy(buf + *used, path, n + 1);
+  *used += n;
+  return true;
+}
+
+/* Every node of the contender and of its parts that exists: a multi-lock's
+ * all together (one transaction makes them, one per name, in the order of
+ * the names), or a contender's own node and then its parts' (a semaphore's
+ * lease node, then its gate node: each while it has it). */
+int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
+  zkl_session *s;
+  size_t used = 0;
+  int rc = ZKL_OK, i;
+  bool any = false;
+  if (!l || !buf || len == 0)
+    return ZKL_EINVAL;
+  s = zkl__lock_session(l);
+  pthread_mutex_lock(&s->mu);
+  buf[0] = '\0';
+  if (s->closing) {
+    rc = ZKL_ECLOSED;
+  } else if (l->recipe->nodeless) {
+    /* all or none, so that the i-th path is the i-th name's */
+    if (!zkl__lock_busy_locked(l))
+      rc = ZKL_ENOTHELD;
+    for (i = 0; i < l->n_parts && rc == ZKL_OK; i++)
+      if (!append_node_locked(l->parts[i], buf, len, &used, &rc))
+        rc = ZKL_ENOTHELD;
+  } else {
+    any = append_node_locked(l, buf, len, &used, &rc);
+    for (i = 0; i < l->n_parts && rc == ZKL_OK; i++)
+      any = append_node_locked(l->parts[i], buf, len, &used, &rc) || any;
+    if (rc == ZKL_OK && !any)
+      rc = ZKL_ENOTHELD;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}

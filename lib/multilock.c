@@ -1005,40 +1005,6 @@ int zkl_lock_new_multi(zkl_lock **out, zkl_session *s, const char *const *names,
   return ZKL_OK;
 }
 
-int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
-  zkl_session *s;
-  size_t used = 0;
-  int rc = ZKL_OK, i, n;
-  if (!l || !buf || len == 0)
-    return ZKL_EINVAL;
-  s = l->s;
-  pthread_mutex_lock(&s->mu);
-  if (s->closing) {
-    rc = ZKL_ECLOSED;
-  } else if (!l->recipe->nodeless) {
-    rc = zkl__lock_node_path_locked(l, buf, len);
-  } else if (!zkl__lock_busy_locked(l)) {
-    rc = ZKL_ENOTHELD;
-  } else {
-    for (i = 0; i < l->n_parts && rc == ZKL_OK; i++) {
-      if (i) {
-        if (used + 1 >= len)
-          rc = ZKL_EINVAL;
-        else
-          buf[used++] = ' ';
-      }
-      if (rc == ZKL_OK &&
-          (rc = zkl__lock_node_path_locked(l->parts[i], buf + used,
-                                           len - used)) == ZKL_OK) {
-        n = (int)strlen(buf + used);
-        used += (size_t)n;
-      }
-    }
-  }
-  pthread_mutex_unlock(&s->mu);
-  return rc;
-}
-
 const char *zkl_lock_refused_name(const zkl_lock *l) {
   zkl_session *s;
   const char *name = NULL;

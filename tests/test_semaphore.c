@@ -83,6 +83,63 @@ static void test_limit(void) {
   assert_nothing_left(name);
 }
 
+/* zkl_lock_get_node_paths lists a semaphore's nodes as it has them: the
+ * lease node, then the gate node. The holder (its gate given back) has its
+ * lease node only; the next, at the gate's head, has both while it waits
+ * for a lease; the last, queued at the gate, has its gate node only, and
+ * zkl_lock_get_node_path, which names the node that holds, says none. */
+static void test_node_paths_gate_and_lease(void) {
+  char name[64], leases[256], gate[256], path[512], paths[2 * ZKL_PATH_MAX];
+  char *space;
+  holder h[3];
+  zkt_rec rec[2];
+  int i;
+  zkt_name(name, sizeof name, "sem-paths");
+  snprintf(leases, sizeof leases, "/locks/%s/leases/", name);
+  snprintf(gate, sizeof gate, "/locks/%s/locks/", name);
+  for (i = 0; i < 3; i++)
+    open_one(&h[i], name, 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[0].s, ZKT_WAIT), 0);
+  for (i = 1; i < 3; i++) {
+    zkt_rec_init(&rec[i - 1]);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h[i].l, -1, zkt_on_acquired,
+                                                 &rec[i - 1]),
+                          ZKL_OK);
+    CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[i].s, ZKT_WAIT), 0);
+  }
+  /* the holder: its lease node */
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(h[0].l, paths, sizeof paths), ZKL_OK);
+  CU_ASSERT(strncmp(paths, leases, strlen(leases)) == 0);
+  CU_ASSERT_PTR_NULL(strchr(paths, ' '));
+  /* the gate's holder: lease node, then gate node */
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(h[1].l, paths, sizeof paths), ZKL_OK);
+  space = strchr(paths, ' ');
+  CU_ASSERT_PTR_NOT_NULL_FATAL(space);
+  CU_ASSERT(strncmp(paths, leases, strlen(leases)) == 0);
+  CU_ASSERT(strncmp(space + 1, gate, strlen(gate)) == 0);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(h[1].l, path, sizeof path), ZKL_OK);
+  CU_ASSERT(strncmp(path, paths, (size_t)(space - paths)) == 0);
+  /* queued at the gate: its gate node only */
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(h[2].l, paths, sizeof paths), ZKL_OK);
+  CU_ASSERT(strncmp(paths, gate, strlen(gate)) == 0);
+  CU_ASSERT_PTR_NULL(strchr(paths, ' '));
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(h[2].l, path, sizeof path),
+                  ZKL_ENOTHELD);
+  /* too short for both: refused, not cut */
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(h[1].l, paths,
+                                          (size_t)(space - paths) + 2),
+                  ZKL_EINVAL);
+  for (i = 0; i < 3; i++) {
+    if (i > 0)
+      CU_ASSERT_EQUAL(zkt_rec_wait(&rec[i - 1], 1, ZKT_WAIT), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_release(h[i].l), ZKL_OK);
+  }
+  for (i = 0; i < 3; i++)
+    close_one(&h[i]);
+  assert_nothing_left(name);
+}
+
 static zkt_counter any_granted;
 
 static void on_granted(zkl_lock *l, int rc, int64_t token, void *arg) {
@@ -760,6 +817,8 @@ int main(void) {
   static const zkt_test tests[] = {
       {"limit of leases", test_limit},
       {"no herd on the leases", test_no_herd},
+      {"node paths: the lease node, then the gate node",
+       test_node_paths_gate_and_lease},
       {"at most N holders, many sessions", test_at_most_n},
       {"contenders that disagree on N", test_disagreeing_limits},
       {"lease nodes that say no N", test_unstated_limits},
