@@ -122,13 +122,15 @@ static void test_read_write(void) {
 
 /* --limit 2: two commands run at once, a third waits (at the gate, its
  * waiting line says all leases are held) and starts only when one of the
- * two ended; -n on a full semaphore gives up, naming the holders. */
+ * two ended; a fourth, queued at the gate behind it, says one is ahead
+ * there, and starts when the second ended; -n on a full semaphore gives
+ * up, naming the holders. */
 static void test_limit(void) {
   char name[64], leases[160], gate[160], log[PATH_MAX], line[1024], node[256],
       err[1024];
   long long token;
   log_rec r[16];
-  proc a, b, c, d;
+  proc a, b, c, d, e;
   int n;
   zkt_name(name, sizeof name, "limit");
   snprintf(leases, sizeof leases, "/locks/%s/leases", name);
@@ -162,22 +164,35 @@ static void test_limit(void) {
   /* two ahead of its lease node: the two leases held */
   CU_ASSERT(status_is(line, "waiting for a lease of", name, 2, "held"));
   CU_ASSERT(strstr(line, " and 1 more") != NULL);
+  /* the fourth queues at the gate, behind the third's gate node: it finds
+   * its own node there by the path the library gives */
+  spawn(&e, "-s", zkt_hosts(), "--limit", "2", name, "--", HELPER("log"), log,
+        NULL);
+  CU_ASSERT(read_line(e.err, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_EQUAL(zkt_children(gate), 2);
+  CU_ASSERT(status_is(line, "waiting for a lease of", name, 1, "held"));
   go(&a);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
   CU_ASSERT(command_started_at(&c, &token, node, sizeof node));
   go(&b);
-  go(&c);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  CU_ASSERT(command_started_at(&e, &token, node, sizeof node));
+  CU_ASSERT(strstr(node, "/leases/") != NULL && strstr(node, "-lease-"));
+  go(&c);
+  go(&e);
   CU_ASSERT_EQUAL(wait_exit(&c, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&e, T_WAIT), 0);
   n = read_log(log, r, 16);
   unlink(log);
-  CU_ASSERT_EQUAL(n, 6); /* d's command never ran */
+  CU_ASSERT_EQUAL(n, 8); /* d's command never ran */
   CU_ASSERT(at(r, n, a.helper, "start") < at(r, n, b.helper, "end"));
   CU_ASSERT(at(r, n, b.helper, "start") < at(r, n, a.helper, "end"));
   CU_ASSERT(at(r, n, c.helper, "start") > at(r, n, a.helper, "end"));
+  CU_ASSERT(at(r, n, e.helper, "start") > at(r, n, b.helper, "end"));
   cleanup(&a);
   cleanup(&b);
   cleanup(&c);
+  cleanup(&e);
   assert_empty(leases);
   assert_empty(gate);
 }
