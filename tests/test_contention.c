@@ -297,9 +297,9 @@ static void test_holder_killed(void) {
 
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
-      {"16 sessions x 200 cycles", test_mutual_exclusion},
-      {"cancel storm", test_cancel_storm},
-      {"holder killed", test_holder_killed},
+      {"16 sessions x 200 cycles: one holder at a time, tokens increasing", test_mutual_exclusion},
+      {"a storm of cancels and timeouts beside grants leaves no overlap and no error", test_cancel_storm},
+      {"a killed holder's lock goes to the waiter when its session expires, with a higher token", test_holder_killed},
       {NULL, NULL}};
   self_path = argv[0];
   if (argc == 5 && strcmp(argv[1], "--child-hold") == 0)

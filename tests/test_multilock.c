@@ -884,11 +884,11 @@ static void test_orders(void) {
 
 int main(void) {
   static const zkt_test tests[] = {
-      {"three names, one token", test_basic},
-      {"first use: the parents made", test_first_use},
-      {"name and bad input", test_name_and_input},
-      {"beside single-name mutexes", test_beside_mutexes},
-      {"other kinds on its names", test_kinds},
+      {"three names held at once: one token, every node's czxid, above earlier holders'", test_basic},
+      {"on first use the names' parents are made", test_first_use},
+      {"its name is the names; duplicates, bad names and bad counts are ZKL_EINVAL", test_name_and_input},
+      {"single-name mutexes and a multi-lock keep each other out", test_beside_mutexes},
+      {"on its names a reader keeps it waiting and an election refuses it", test_kinds},
       {"guarded writes check every name", test_guarded},
       {"a transaction refused by one ACL leaves nothing", test_refused_by_acl},
       {"timeout, cancel, try-once, free", test_cancel_timeout_try},

@@ -524,15 +524,15 @@ static void test_strerror(void) {
 
 int main(void) {
   static const zkt_test tests[] = {
-      {"valid names", test_valid_names},
-      {"invalid names", test_invalid_names},
-      {"node prefix", test_prefix},
-      {"sequence parsing", test_parse_seq},
-      {"standing", test_standing_basic},
-      {"numeric order", test_standing_numeric_not_string},
-      {"order across the 32-bit wrap", test_standing_wrap},
-      {"duplicates", test_standing_duplicates},
-      {"queue order", test_queue_order},
+      {"names up to the longest valid one are accepted", test_valid_names},
+      {"empty, dotted, control-character and bad UTF-8 names are refused", test_invalid_names},
+      {"a node prefix is _c_, 16 hex digits and a marker, new each time", test_prefix},
+      {"sequence numbers parse across the signed 32-bit range", test_parse_seq},
+      {"standing: non-lock nodes skipped, own place and the node ahead found", test_standing_basic},
+      {"standing orders by sequence number, not by string", test_standing_numeric_not_string},
+      {"standing orders across the 32-bit sequence wrap", test_standing_wrap},
+      {"duplicate sequence numbers are set apart and do not queue", test_standing_duplicates},
+      {"ours, kazoo's and Curator's nodes queue by sequence number", test_queue_order},
       {"who holds, by the registry", test_holders},
       {"a downgrade's reader rides on its write node", test_riders},
       {"a lease node's limit", test_owner_limit},
@@ -541,7 +541,7 @@ int main(void) {
       {"zkl_name_get_queues: the name's queue, then a semaphore's leases "
        "and gate; bad names and short buffers refused",
        test_name_queues_mutex_then_semaphore_places},
-      {"error strings", test_strerror},
+      {"zkl_strerror names every code and passes ZooKeeper's through", test_strerror},
       {NULL, NULL}};
   return zkt_main("names", tests);
 }

@@ -815,21 +815,21 @@ static void test_bad_input(void) {
 
 int main(void) {
   static const zkt_test tests[] = {
-      {"limit of leases", test_limit},
+      {"at most N leases: the next waits, and is granted when one is given back", test_limit},
       {"no herd on the leases", test_no_herd},
       {"node paths: the lease node, then the gate node",
        test_node_paths_gate_and_lease},
       {"at most N holders, many sessions", test_at_most_n},
-      {"contenders that disagree on N", test_disagreeing_limits},
+      {"a contender that disagrees on N is refused with ZKL_ELIMIT, leaving nothing", test_disagreeing_limits},
       {"lease nodes that say no N", test_unstated_limits},
       {"cancel and free in either phase", test_cancel_and_free},
-      {"leases in quick succession", test_quick_succession},
+      {"a lease asked for while the last one's gate is still going is granted", test_quick_succession},
       {"the lease rule counts the nodes ahead", test_lease_rule},
       {"a try-once beside a contender counting", test_try_once_beside_counting},
       {"a try-once's node that stays is no disagreement",
        test_try_once_node_stays},
-      {"a first try without the gate", test_first_try},
-      {"the gate's ACL and owner", test_gate_settings},
+      {"a first try skips the gate while nobody is there, and gives way to who is", test_first_try},
+      {"the gate's nodes carry the contender's ACL and owner", test_gate_settings},
       {"a limit below 1 or an empty name is refused with ZKL_EINVAL",
        test_bad_input},
       {NULL, NULL}};
