@@ -498,7 +498,7 @@ static void test_thousand_locks(void) {
 int main(void) {
   static const zkt_test tests[] = {
       {"success: callbacks once", test_success_once},
-      {"reentrant async acquire", test_reentrant_async},
+      {"a second async acquire of a held lock is granted on the completion thread, same token", test_reentrant_async},
       {"timeout: callback once", test_timeout_once},
       {"try once, busy", test_try_once_busy},
       {"cancel: callback once", test_cancel_once},
@@ -509,7 +509,7 @@ int main(void) {
       {"free while held", test_free_held},
       {"session close with an acquire pending", test_close_pending},
       {"what callbacks may call", test_callback_rules},
-      {"1000 locks on one session", test_thousand_locks},
+      {"1000 locks on one session are granted and released with no thread per lock", test_thousand_locks},
       {NULL, NULL}};
   return zkt_main("async", tests);
 }

@@ -250,7 +250,7 @@ int main(void) {
   static const zkt_test tests[] = {
       {"lock events and stats, once each", test_lock_events},
       {"a semaphore's contender, queued twice", test_semaphore_events},
-      {"session events", test_session_events},
+      {"the session's states reach the event hook; with no hook, nothing", test_session_events},
       {NULL, NULL}};
   return zkt_main("events", tests);
 }

@@ -393,10 +393,10 @@ int main(void) {
   static const zkt_test tests[] = {
       {"create reply lost", test_create_reply_lost},
       {"create reply lost while waiting", test_create_reply_lost_waiting},
-      {"create reply timed out", test_create_reply_timed_out},
+      {"a create whose reply timed out is adopted after the reconnect", test_create_reply_timed_out},
       {"cancel: delete lost, retried", test_cancel_delete_lost},
-      {"cancel while disconnected", test_cancel_while_disconnected},
-      {"release while disconnected", test_release_while_disconnected},
+      {"a cancel while disconnected completes at once; the delete waits for the reconnect", test_cancel_while_disconnected},
+      {"a release while disconnected returns at once; the node goes at the reconnect", test_release_while_disconnected},
       {"own watch lost, then expired", test_own_watch_lost_then_expired},
       {"short disconnect keeps locks", test_short_disconnect},
       {"try-once while disconnected", test_try_once_disconnected},

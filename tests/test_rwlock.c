@@ -324,7 +324,7 @@ static void test_bad_input(void) {
 int main(void) {
   static const zkt_test tests[] = {
       {"readers share, writers exclude", test_readers_share},
-      {"Curator's node names", test_node_names},
+      {"read and write nodes carry Curator's names, so Java contenders share the lock", test_node_names},
       {"only contenders ahead count (kazoo #649)", test_only_ahead_counts},
       {"readers behind a writer, no herd", test_readers_behind_writer},
       {"a writer waits for readers ahead", test_writer_waits_for_readers},
