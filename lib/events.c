@@ -197,6 +197,11 @@ static void connected_locked(zkl_session *s, zhandle_t *zh) {
   const clientid_t *id = zoo_client_id(zh);
   if (s->dead || s->connected)
     return; /* the same event from two watchers (tap and forward) */
+  if (s->closed)
+    return; /* the open gave up, or the user closed the session, before it
+             * connected: the handle is on its way to zookeeper_close(), and
+             * a request sent on it now (the configuration read) would be
+             * queued, never answered, and leaked by the client */
   s->session_id = id ? id->client_id : 0;
   s->negotiated_timeout_ms = zoo_recv_timeout(zh);
   s->connected = true;
