@@ -64,8 +64,7 @@ static bool ungated(const char *node) {
   if (!tag)
     return false;
   marker = zkl__node_kinds[ZKL_NODE_LEASE].marker;
-  return strncmp(tag + 1 + strlen(TRY_ONCE_TAG), marker,
-                 strlen(marker)) == 0;
+  return strncmp(tag + 1 + strlen(TRY_ONCE_TAG), marker, strlen(marker)) == 0;
 }
 
 static void lease_decide(const zkl_queue *q, const void *arg,
@@ -99,8 +98,8 @@ static void lease_decide(const zkl_queue *q, const void *arg,
    * the moment of one listing, is behind the gate's holder and so never
    * holds it up. (The registry's lease rule, kinds.h: fewer nodes ahead
    * than its own limit.) */
-  out->kind = zkl__holds_lease(q, q->own, &own, &none) ? ZKL_GRANT
-                                                       : ZKL_WAIT_CHILDREN;
+  out->kind =
+      zkl__holds_lease(q, q->own, &own, &none) ? ZKL_GRANT : ZKL_WAIT_CHILDREN;
   /* A node ahead whose owner came through the gate is a held lease: the
    * gate is ours now, and its owners let it go only once granted, or after
    * deleting their node (ENDING sends that delete first; a session applies
@@ -120,8 +119,8 @@ static void lease_decide(const zkl_queue *q, const void *arg,
  * The gate is the semaphore contender's only part (zkl_lock.parts): a
  * contender of its own in locks/, whose attempts come and go. One may still
  * be ending (a release in flight) when the contender's next attempt needs
- * the gate again, so an attempt that prepares asks for the gate whenever the gate is
- * free: when it starts preparing, and when a gate attempt ends. */
+ * the gate again, so an attempt that prepares asks for the gate whenever the
+ * gate is free: when it starts preparing, and when a gate attempt ends. */
 
 static void gate_ask_locked(zkl_lock *l);
 
@@ -187,18 +186,13 @@ static void gate_let_go_locked(zkl_attempt *att) {
   }
 }
 
-/* The gate was lost while the attempt needed it (past the gate, still
- * waiting for a lease): that attempt fails. A gate let go (reason 0) is
- * the attempt's own doing (gate_let_go_locked), or the session's close,
- * which the attempt hears itself. */
-static void gate_ended_locked(zkl_lock *l, zkl_lock *gate, int reason) {
-  (void)gate;
-  if (reason == 0)
-    return;
-  if (l->att && zkl__attempt_acquiring(l->att) &&
-      zkl__attempt_state(l->att) != ZKL_AS_PREPARING)
-    zkl__attempt_event_locked(l->att, ZKL_EV_CANCEL, ZKL_ELOST, NULL);
-}
+/* The gate's hold can end while the attempt waits past it, its lease node
+ * made: lost (the lease ran out in a blip, say, or someone deleted the gate
+ * node), or let go. The attempt waits on without it: its lease node keeps
+ * its place, and the lease rule alone keeps at most N (lease_decide); the
+ * gate only orders those yet to make a lease node, all of whom come after
+ * ours and count it. So no part_ended_locked hook: a waiter fails only as
+ * a mutex waiter does (its own node deleted, its session over). */
 
 /* ------------------------------------------------------------- the recipes */
 
@@ -254,7 +248,6 @@ const zkl_recipe zkl__recipe_lease = {
     /* The gate-free first try: see the top of this file. */
     .try_before_prepare = true,
     .try_verdict_locked = lease_try_verdict_locked,
-    .part_ended_locked = gate_ended_locked,
 };
 
 /* The gate: a mutex in locks/, of the semaphore's family. */
@@ -277,7 +270,7 @@ int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s, const char *name,
     return rc;
   snprintf(queue, sizeof queue, "%s/%s/leases", ZKL_ROOT, name);
   rc = zkl__contender_new(&l, s, name, queue, &zkl__recipe_lease,
-                        (const void *)(intptr_t)limit);
+                          (const void *)(intptr_t)limit);
   if (rc != ZKL_OK) {
     zkl__contender_free(gate);
     return rc;

@@ -26,7 +26,8 @@ typedef struct {
 
 static void open_one(holder *h, const char *name, int limit) {
   h->s = zkt_session(T_SESSION);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&h->l, h->s, name, limit), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&h->l, h->s, name, limit),
+                        ZKL_OK);
 }
 
 static void close_one(holder *h) {
@@ -103,9 +104,9 @@ static void test_node_paths_gate_and_lease(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[0].s, ZKT_WAIT), 0);
   for (i = 1; i < 3; i++) {
     zkt_rec_init(&rec[i - 1]);
-    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h[i].l, -1, zkt_on_acquired,
-                                                 &rec[i - 1]),
-                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire_async(h[i].l, -1, zkt_on_acquired, &rec[i - 1]),
+        ZKL_OK);
     CU_ASSERT_EQUAL(zkl__debug_wait_settled(h[i].s, ZKT_WAIT), 0);
   }
   /* the holder: its lease node */
@@ -127,9 +128,9 @@ static void test_node_paths_gate_and_lease(void) {
   CU_ASSERT_EQUAL(zkl_lock_get_node_path(h[2].l, path, sizeof path),
                   ZKL_ENOTHELD);
   /* too short for both: refused, not cut */
-  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(h[1].l, paths,
-                                          (size_t)(space - paths) + 2),
-                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(
+      zkl_lock_get_node_paths(h[1].l, paths, (size_t)(space - paths) + 2),
+      ZKL_EINVAL);
   for (i = 0; i < 3; i++) {
     if (i > 0)
       CU_ASSERT_EQUAL(zkt_rec_wait(&rec[i - 1], 1, ZKT_WAIT), ZKL_OK);
@@ -252,7 +253,8 @@ static void *worker(void *p) {
     }
     now = atomic_fetch_add(&inside, 1) + 1;
     most = atomic_load(&most_inside);
-    while (now > most && !atomic_compare_exchange_weak(&most_inside, &most, now))
+    while (now > most &&
+           !atomic_compare_exchange_weak(&most_inside, &most, now))
       ;
     stay_inside();
     atomic_fetch_sub(&inside, 1);
@@ -320,7 +322,8 @@ static void test_disagreeing_limits(void) {
     /* big[0] through the gate, big[1] by its first try */
     __atomic_store_n(&zkl__test_no_first_try, i == 0, __ATOMIC_RELAXED);
     CU_ASSERT_EQUAL(zkl_lock_acquire(big[i].l, ZKT_WAIT, NULL), ZKL_OK);
-    CU_ASSERT_EQUAL(zkl_lock_get_node_path(big[i].l, path, sizeof path), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_path(big[i].l, path, sizeof path),
+                    ZKL_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(path, "-limit3-"));
   }
   __atomic_store_n(&zkl__test_no_first_try, 0, __ATOMIC_RELAXED);
@@ -328,7 +331,8 @@ static void test_disagreeing_limits(void) {
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, ZKT_WAIT, NULL), ZKL_ELIMIT);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_ELIMIT);
   zkl_lock_free(small.l);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 4), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 4),
+                        ZKL_OK);
   /* more leases would be free for it: refused all the same */
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_ELIMIT);
   __atomic_store_n(&zkl__test_no_first_try, 1, __ATOMIC_RELAXED);
@@ -348,14 +352,16 @@ static void test_disagreeing_limits(void) {
   zkl_name_list_free(list);
   /* the same limit is welcome */
   zkl_lock_free(small.l);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 3), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 3),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
   /* nobody left: any limit */
   for (i = 0; i < 2; i++)
     CU_ASSERT_EQUAL(zkl_lock_release(big[i].l), ZKL_OK);
   zkl_lock_free(small.l);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 1), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&small.l, small.s, name, 1),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(small.l, 0, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_release(small.l), ZKL_OK);
   close_one(&small);
@@ -420,11 +426,11 @@ static void test_cancel_and_free(void) {
     open_one(&h[i], name, 1);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h[0].l, 0, NULL), ZKL_OK);
   /* h1 holds the gate and waits for a lease; h2 waits for the gate */
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h[1].l, -1, zkt_on_acquired, &r1),
-                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(h[1].l, -1, zkt_on_acquired, &r1), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h[2].l, -1, zkt_on_acquired, &r2),
-                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(h[2].l, -1, zkt_on_acquired, &r2), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(gate, 2, ZKT_WAIT), 2);
   /* h1's lease node, made behind the gate (its first try's went first) */
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
@@ -455,9 +461,8 @@ static void test_quick_succession(void) {
   for (i = 0; i < 30; i++) {
     zkt_rec rec;
     zkt_rec_init(&rec);
-    CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h.l, ZKT_WAIT,
-                                                 zkt_on_acquired, &rec),
-                          ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_acquire_async(h.l, ZKT_WAIT, zkt_on_acquired, &rec), ZKL_OK);
     CU_ASSERT_EQUAL_FATAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
     token = rec.token;
     CU_ASSERT(token > last);
@@ -635,8 +640,8 @@ static void test_try_once_node_stays(void) {
   CU_ASSERT_PTR_NULL(strstr(path, "-try-lease-"));
   /* 15: create2, the try-once's first request; its answer is lost */
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "drop-after-op 15", NULL, 0, 5000), 0);
-  CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_acquire_async(t.l, 0, zkt_on_acquired, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(t.l, 0, zkt_on_acquired, &rec),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
   /* the try-once's node says what it is; it still ends in lease-<seq> */
@@ -711,8 +716,8 @@ static void test_first_try(void) {
                              &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL,
                              other, len),
                   ZOK);
-  CU_ASSERT_EQUAL_FATAL(
-      zkl_lock_acquire_async(h.l, -1, zkt_on_acquired, &rec), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(h.l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(gate, 2, ZKT_WAIT), 2);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(h.s, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
@@ -750,6 +755,65 @@ static void test_first_try(void) {
   assert_nothing_left(name);
 }
 
+/* Waits (bounded) until the session holds nothing: its lease ran out. */
+static bool wait_no_hold(zkl_session *s, int timeout_ms) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  while (zkl_session_lease_deadline(s) != 0) {
+    zkt_counter never; /* a bounded poll */
+    if (zkt_now_ms() >= deadline)
+      return false;
+    zkt_counter_init(&never);
+    zkt_counter_wait(&never, 1, 10);
+  }
+  return true;
+}
+
+/* A contender past the gate, its lease node made, waits for a lease while
+ * it holds the gate (an internal mutex). Its session is cut off (as a
+ * process stopped in a GC pause is) past its lease, and comes back within
+ * the session: the gate's hold ends with the lease, but the lease node
+ * keeps its place, and the lease rule alone keeps at most N, so it waits
+ * on and is granted when the holder lets go, as a mutex waiter is. It used
+ * to fail with ZKL_ELOST (test_partitions, a holder on a cut-off leader:
+ * the semaphore's waiter on a follower was "never granted" when the
+ * election outlasted its lease). */
+static void test_waiter_past_gate_waits_through_lease(void) {
+  char name[64], leases[160];
+  holder h;
+  zkt_proxied p;
+  zkl_lock *w;
+  zkt_rec acq;
+  zkt_name(name, sizeof name, "sem-gate-lease");
+  leases_path(leases, sizeof leases, name);
+  open_one(&h, name, 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h.l, -1, NULL), ZKL_OK);
+  zkt_proxied_open(&p, 6000);
+  CU_ASSERT_EQUAL(zkl_session_set_lease_margin(p.s, 3000), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&w, p.s, name, 1), ZKL_OK);
+  zkt_rec_init(&acq);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired, &acq),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(leases, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(p.s, ZKT_WAIT), 0);
+  CU_ASSERT(zkl_session_lease_deadline(p.s) != 0); /* it holds the gate */
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop"), 0);
+  CU_ASSERT(wait_no_hold(p.s, 6000)); /* the gate's hold ended */
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, true, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_settled(p.s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_dead(p.s, 1), 0); /* it lived through */
+  CU_ASSERT_EQUAL(zkt_counter_get(&acq.calls), 0);  /* and still waits */
+  CU_ASSERT_EQUAL(zkt_children(leases), 2);         /* in its place */
+  CU_ASSERT_EQUAL(zkl_lock_release(h.l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&acq, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_OK);
+  zkl_lock_free(w);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
+  close_one(&h);
+  assert_nothing_left(name);
+}
+
 /* The gate's nodes carry the contender's ACL and owner description, as its
  * lease node does. */
 static void test_gate_settings(void) {
@@ -765,8 +829,8 @@ static void test_gate_settings(void) {
   zkt_rec_init(&rec);
   for (i = 0; i < 2; i++) {
     open_one(&h[i], name, 1);
-    CU_ASSERT_EQUAL(
-        zkl_session_add_auth(h[i].s, "digest", "sem:secret", 10), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_session_add_auth(h[i].s, "digest", "sem:secret", 10),
+                    ZKL_OK);
     CU_ASSERT_EQUAL(zkl_lock_set_acl(h[i].l, ZKL_ACL_CREATOR), ZKL_OK);
     CU_ASSERT_EQUAL(zkl_lock_set_owner_info(h[i].l, "gate-info-42"), ZKL_OK);
   }
@@ -774,8 +838,7 @@ static void test_gate_settings(void) {
   CU_ASSERT_EQUAL_FATAL(
       zkl_lock_acquire_async(h[1].l, -1, zkt_on_acquired, &rec), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_wait_children(gate, 1, ZKT_WAIT), 1);
-  CU_ASSERT_EQUAL_FATAL(zoo_get_children(zkt_observer(), gate, 0, &kids),
-                        ZOK);
+  CU_ASSERT_EQUAL_FATAL(zoo_get_children(zkt_observer(), gate, 0, &kids), ZOK);
   CU_ASSERT_EQUAL_FATAL(kids.count, 1);
   snprintf(path, sizeof path, "%s/%s", gate, kids.data[0]);
   CU_ASSERT_EQUAL(zoo_get_acl(zkt_observer(), path, &acl, &st), ZOK);
@@ -815,21 +878,31 @@ static void test_bad_input(void) {
 
 int main(void) {
   static const zkt_test tests[] = {
-      {"at most N leases: the next waits, and is granted when one is given back", test_limit},
+      {"at most N leases: the next waits, and is granted when one is given "
+       "back",
+       test_limit},
       {"no herd on the leases", test_no_herd},
       {"node paths: the lease node, then the gate node",
        test_node_paths_gate_and_lease},
       {"at most N holders, many sessions", test_at_most_n},
-      {"a contender that disagrees on N is refused with ZKL_ELIMIT, leaving nothing", test_disagreeing_limits},
+      {"a contender that disagrees on N is refused with ZKL_ELIMIT, leaving "
+       "nothing",
+       test_disagreeing_limits},
       {"lease nodes that say no N", test_unstated_limits},
       {"cancel and free in either phase", test_cancel_and_free},
-      {"a lease asked for while the last one's gate is still going is granted", test_quick_succession},
+      {"a lease asked for while the last one's gate is still going is granted",
+       test_quick_succession},
       {"the lease rule counts the nodes ahead", test_lease_rule},
       {"a try-once beside a contender counting", test_try_once_beside_counting},
       {"a try-once's node that stays is no disagreement",
        test_try_once_node_stays},
-      {"a first try skips the gate while nobody is there, and gives way to who is", test_first_try},
-      {"the gate's nodes carry the contender's ACL and owner", test_gate_settings},
+      {"a first try skips the gate while nobody is there, and gives way to who "
+       "is",
+       test_first_try},
+      {"the gate's nodes carry the contender's ACL and owner",
+       test_gate_settings},
+      {"a waiter past the gate waits on when its lease runs out",
+       test_waiter_past_gate_waits_through_lease},
       {"a limit below 1 or an empty name is refused with ZKL_EINVAL",
        test_bad_input},
       {NULL, NULL}};
