@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,14 +132,19 @@ typedef struct shape {
    * is between the followers */
   bool nobody_loses;
   bool tick_known; /* the contenders are given tickTime */
+  /* the holder's session may live through the cut (a flapping link lets
+   * some of its pings through): nobody need be granted. Every other shape
+   * that costs the holder its lock cuts its server off from the leader for
+   * good, so the leader expires its session: the waiter must be granted. */
+  bool may_survive;
 } shape;
 
 static int violations, runs_checked;
 
 static zkl_session *pinned_session(int server, bool tick_known) {
   zkl_session *s = NULL;
-  int rc = zkt_open(&s, zkt_server_hosts(server), SESSION_MS,
-                             SETTLE_MS, ZKL_OPEN_NO_FOLLOW_CONFIG);
+  int rc = zkt_open(&s, zkt_server_hosts(server), SESSION_MS, SETTLE_MS,
+                    ZKL_OPEN_NO_FOLLOW_CONFIG);
   CU_ASSERT_EQUAL_FATAL(rc, ZKL_OK);
   if (tick_known)
     CU_ASSERT_EQUAL(zkl_session_set_server_tick(s, TICK_MS), ZKL_OK);
@@ -162,11 +168,13 @@ static void contender_new(run *r, party *p, bool first, bool tick_known) {
     p->l = first ? zkl_rwlock_write(p->rw) : zkl_rwlock_read(p->rw);
     break;
   case K_SEMAPHORE:
-    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&p->l, p->s, r->name, 1), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&p->l, p->s, r->name, 1),
+                          ZKL_OK);
     break;
   case K_ELECTION:
     snprintf(id, sizeof id, "%s-%d", first ? "holder" : "waiter", p->server);
-    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&p->l, p->s, r->name, id), ZKL_OK);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&p->l, p->s, r->name, id),
+                          ZKL_OK);
     break;
   case K_MULTILOCK:
     if (first) {
@@ -192,8 +200,8 @@ static void zklock_new(run *r, party *p, bool tick_known) {
   spawn_opts so = none;
   char env[300], t[16], tick[16];
   snprintf(p->log, sizeof p->log, "%s/partitions-%d-%s-%d.log",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(),
-           r->name, p->server);
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(), r->name,
+           p->server);
   unlink(p->log);
   snprintf(env, sizeof env, "CLITEST_LOG=%s", p->log);
   snprintf(t, sizeof t, "%d", SESSION_MS);
@@ -241,9 +249,10 @@ static const char *server_word(int id, int leader) {
   return id == leader ? "the leader" : "a follower";
 }
 
-/* Starts the run's holder on `victim` and its waiter on `other`; returns
- * when the holder holds and the waiter waits. */
-static void run_start(run *r, int kind, int holder_at, int waiter_at,
+/* Starts the run's holder on holder_at and its waiter on waiter_at;
+ * returns whether the holder holds and the waiter waits (false: the waiter
+ * did not queue within SETTLE_MS, which one_shape() explains). */
+static bool run_start(run *r, int kind, int holder_at, int waiter_at,
                       const shape *sh, int n) {
   char parent[512];
   memset(r, 0, sizeof *r);
@@ -276,17 +285,16 @@ static void run_start(run *r, int kind, int holder_at, int waiter_at,
       assert_no_node(r->name); /* it let its node go before exiting */
     }
     zklock_new(r, &r->waiter, sh->tick_known);
-    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, SETTLE_MS), 2);
-    return;
+    return zkt_wait_children(parent, 2, SETTLE_MS) == 2;
   }
   contender_new(r, &r->holder, true, sh->tick_known);
   CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&r->holder.events, 1, SETTLE_MS), 1);
   CU_ASSERT_EQUAL_FATAL(r->holder.acquire_rc, ZKL_OK);
   contender_new(r, &r->waiter, false, sh->tick_known);
   /* a semaphore's waiter queues at the gate; the others beside the holder */
-  if (kind != K_SEMAPHORE)
-    CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, SETTLE_MS), 2);
-  CU_ASSERT_EQUAL(zkl__debug_wait_settled(r->waiter.s, SETTLE_MS), 0);
+  if (kind != K_SEMAPHORE && zkt_wait_children(parent, 2, SETTLE_MS) != 2)
+    return false;
+  return zkl__debug_wait_settled(r->waiter.s, SETTLE_MS) == 0;
 }
 
 /* When the holder was told (µs; 0: never) and when the waiter was granted. */
@@ -363,31 +371,155 @@ static void run_judge(run *r, const shape *sh, int64_t cut_us) {
     printf("\n    %-10s holder %s, waiter %s%s", kind_names[r->kind],
            told ? "told" : "kept its lock", granted ? "granted" : "waits",
            ok ? "" : "   VIOLATION");
+    if (told || granted)
+      printf(" (told %.0f ms, granted %.0f ms after the cut)",
+             told ? (told - cut_us) / 1000.0 : -1.0,
+             granted ? (granted - cut_us) / 1000.0 : -1.0);
     if (!ok)
       violations++;
-    zkt_check(granted == 0, "%s: %s: the waiter was granted while the holder "
-                            "held",
+    zkt_check(granted == 0,
+              "%s: %s: the waiter was granted while the holder "
+              "held",
               sh->title, kind_names[r->kind]);
     zkt_check(told == 0, "%s: %s: the holder lost its lock (reason %d)",
               sh->title, kind_names[r->kind], r->holder.lost_reason);
     return;
   }
   if (granted == 0) {
-    printf("\n    %-10s told %6.0f ms after the cut; nobody granted",
-           kind_names[r->kind], told ? (told - cut_us) / 1000.0 : -1.0);
-    return; /* the holder's session survived: nobody got it */
+    int rc = 0;
+    if (r->kind != K_ZKLOCK && zkt_counter_get(&r->waiter.events) > 0) {
+      pthread_mutex_lock(&r->waiter.mu); /* its acquire ended: how */
+      rc = r->waiter.acquire_rc;
+      pthread_mutex_unlock(&r->waiter.mu);
+    }
+    printf("\n    %-10s told %6.0f ms after the cut; nobody granted%s%s",
+           kind_names[r->kind], told ? (told - cut_us) / 1000.0 : -1.0,
+           rc ? ": the waiter's acquire failed" : "",
+           sh->may_survive && !rc ? "" : "   VIOLATION");
+    if (sh->may_survive && !rc)
+      return; /* the holder's session survived: nobody got it */
+    violations++;
+    zkt_check(false,
+              "%s: %s: the waiter was never granted (%s) though its holder's "
+              "server was cut off from the leader for good",
+              sh->title, kind_names[r->kind],
+              rc ? zkl_strerror(rc) : "still waiting");
+    return;
   }
   printf("\n    %-10s told %6.0f ms, next grant %6.0f ms after the cut: "
          "margin %5.0f ms%s",
          kind_names[r->kind], told ? (told - cut_us) / 1000.0 : -1.0,
-         (granted - cut_us) / 1000.0,
-         told ? (granted - told) / 1000.0 : -1.0,
+         (granted - cut_us) / 1000.0, told ? (granted - told) / 1000.0 : -1.0,
          told && told < granted ? "" : "   VIOLATION");
   if (!told || told >= granted)
     violations++;
   zkt_check(told != 0 && told < granted,
-            "%s: %s: the waiter was granted %s the holder was told",
-            sh->title, kind_names[r->kind], told ? "before" : "and never");
+            "%s: %s: the waiter was granted %s the holder was told", sh->title,
+            kind_names[r->kind], told ? "before" : "and never");
+}
+
+/* ------------------------------------------- what the servers said */
+
+/* Each server's log (tests/zkserver: DIR/ID/server.log) is read between
+ * two byte offsets: what the ensemble did by itself before a cut, and, on
+ * a failure, what it did around it. */
+typedef struct log_marks {
+  long at[4]; /* by server id */
+} log_marks;
+
+static void server_log_path(char *buf, size_t len, int id) {
+  snprintf(buf, len, "%s/%d/server.log", zkt_zkdir(), id);
+}
+
+static void logs_mark(log_marks *m) {
+  int id;
+  for (id = 1; id <= 3; id++) {
+    char path[600];
+    struct stat st;
+    server_log_path(path, sizeof path, id);
+    m->at[id] = stat(path, &st) == 0 ? (long)st.st_size : 0;
+  }
+}
+
+/* How many lines of server id's log between the marks (to: NULL, the end)
+ * hold one of keys; printed (the last `show` of them) when show > 0. */
+static int log_lines(int id, const log_marks *from, const log_marks *to,
+                     const char *const *keys, int show) {
+  char path[600], line[1024], kept[20][200];
+  int n = 0, k;
+  FILE *f;
+  server_log_path(path, sizeof path, id);
+  if (!(f = fopen(path, "r")) || fseek(f, from->at[id], SEEK_SET) != 0) {
+    if (f)
+      fclose(f);
+    return 0;
+  }
+  if (show > 20)
+    show = 20;
+  while ((!to || ftell(f) < to->at[id]) && fgets(line, sizeof line, f)) {
+    for (k = 0; keys[k]; k++)
+      if (strstr(line, keys[k]))
+        break;
+    if (!keys[k])
+      continue;
+    if (show > 0)
+      snprintf(kept[n % show], sizeof kept[0], "%.*s", (int)strcspn(line, "\n"),
+               line);
+    n++;
+  }
+  fclose(f);
+  for (k = show > 0 && n > show ? n - show : 0; show > 0 && k < n; k++)
+    printf("\n      server %d: %s", id, kept[k % show]);
+  return n;
+}
+
+/* A server that left the leader (went looking), or a leader that said
+ * goodbye to a follower: the ensemble moved. */
+static const char *const moved_keys[] = {"Peer state changed: looking",
+                                         "GOODBYE", NULL};
+
+/* What is shown of the servers' logs when a shape fails or is run again. */
+static const char *const telling_keys[] = {"Peer state changed: looking",
+                                           "ELECTION TOOK",
+                                           "GOODBYE",
+                                           "xception",
+                                           "Expiring session",
+                                           "imed out",
+                                           NULL};
+
+static void logs_show(const log_marks *from) {
+  int id;
+  printf("\n      what the servers said since the shape began:");
+  for (id = 1; id <= 3; id++)
+    log_lines(id, from, NULL, telling_keys, 12);
+}
+
+/* Whether a server left its leader, or the leader a follower, between the
+ * two marks. */
+static bool ensemble_moved(const log_marks *from, const log_marks *to) {
+  int id, n = 0;
+  for (id = 1; id <= 3; id++)
+    n += log_lines(id, from, to, moved_keys, 0);
+  return n > 0;
+}
+
+/* Of a run whose shape is not judged (the ensemble moved by itself before
+ * the cut), what is checked all the same: nobody granted before the
+ * holder was told. */
+static void run_judge_safety(run *r) {
+  int64_t told, granted;
+  run_times(r, &told, &granted);
+  if (!granted)
+    return;
+  runs_checked++;
+  printf("\n    %-10s told before the next grant: %s", kind_names[r->kind],
+         told && told < granted ? "yes" : "NO   VIOLATION");
+  if (!told || told >= granted)
+    violations++;
+  zkt_check(told != 0 && told < granted,
+            "%s: the waiter was granted %s the holder was told (the ensemble "
+            "moving by itself)",
+            kind_names[r->kind], told ? "before" : "and never");
 }
 
 /* ------------------------------------------------------------- shapes */
@@ -420,16 +552,25 @@ static void ensemble_whole(void) {
 
 typedef int (*cut_fn)(int leader, int f1, int f2);
 
-/* One shape: holders on holder_at, waiters on waiter_at (server ids picked
- * by pick() from the leader), the cut applied, then judged once every
- * waiter is granted (or, for shapes where nobody loses, after two session
- * timeouts), healed. */
-static void one_shape(const shape *sh, int holder_role, int waiter_role,
-                      cut_fn cut) {
+/* A shape's attempt is void when the ensemble moved by itself before the
+ * cut: the shape is then run again, this many times at most. */
+#define ATTEMPTS 3
+
+/* One attempt at a shape: holders on holder_at, waiters on waiter_at
+ * (server ids picked from the leader), the cut applied, then judged once
+ * every waiter is granted (or, for shapes where nobody loses, after two
+ * session timeouts), healed. Returns false when the attempt is void: a
+ * server left the leader (its log says so) before the cut, so what came
+ * after is not the cut's doing; nobody granted before the holder was told
+ * is checked all the same. */
+static bool shape_attempt(const shape *sh, int holder_role, int waiter_role,
+                          cut_fn cut, int attempt) {
   static int n;
   run runs[K_COUNT];
-  int leader, f1, f2, ids[3], k, holder_at, waiter_at;
+  log_marks began, at_cut;
+  int leader, f1, f2, ids[3], k, holder_at, waiter_at, not_ready = -1;
   int64_t cut_us, deadline;
+  bool early = false;
   ensemble_whole();
   leader = zkt_leader();
   CU_ASSERT_FATAL(leader > 0);
@@ -440,12 +581,37 @@ static void one_shape(const shape *sh, int holder_role, int waiter_role,
   ids[2] = f2;
   holder_at = ids[holder_role];
   waiter_at = ids[waiter_role];
-  printf("\n  %s (holders on %s %d, waiters on %s %d)", sh->title,
-         server_word(holder_at, leader), holder_at,
-         server_word(waiter_at, leader), waiter_at);
+  printf("\n  %s%s (holders on %s %d, waiters on %s %d)", sh->title,
+         attempt > 1 ? ", again" : "", server_word(holder_at, leader),
+         holder_at, server_word(waiter_at, leader), waiter_at);
+  logs_mark(&began);
   n++;
   for (k = 0; k < K_COUNT; k++)
-    run_start(&runs[k], k, holder_at, waiter_at, sh, n);
+    if (!run_start(&runs[k], k, holder_at, waiter_at, sh, n) && not_ready < 0)
+      not_ready = k;
+  for (k = 0; k < K_COUNT; k++) {
+    int64_t told, granted;
+    run_times(&runs[k], &told, &granted);
+    early = early || told || granted;
+  }
+  logs_mark(&at_cut);
+  if (ensemble_moved(&began, &at_cut)) {
+    printf("\n    the ensemble moved by itself before the cut%s%s: "
+           "this attempt is void",
+           not_ready >= 0 ? ", a waiter did not queue" : "",
+           early ? ", a holder was told or a waiter granted" : "");
+    logs_show(&began);
+    for (k = 0; k < K_COUNT; k++)
+      run_judge_safety(&runs[k]);
+    ensemble_whole();
+    for (k = 0; k < K_COUNT; k++)
+      run_end(&runs[k]);
+    return false;
+  }
+  /* Nothing moved, yet a waiter did not queue, or somebody lost or won
+   * before any cut: that is the library's doing. */
+  zkt_check(not_ready < 0, "%s: the %s waiter did not queue within %d ms",
+            sh->title, not_ready >= 0 ? kind_names[not_ready] : "", SETTLE_MS);
   cut_us = now_us();
   CU_ASSERT_EQUAL_FATAL(cut(leader, f1, f2), 0);
   deadline = zkt_now_ms() + (sh->nobody_loses ? 2 * SESSION_MS : SETTLE_MS);
@@ -464,11 +630,29 @@ static void one_shape(const shape *sh, int holder_role, int waiter_role,
       zkt_counter_wait(&never, 1, 50);
     }
   }
-  for (k = 0; k < K_COUNT; k++)
-    run_judge(&runs[k], sh, cut_us);
+  {
+    int before = violations;
+    for (k = 0; k < K_COUNT; k++)
+      run_judge(&runs[k], sh, cut_us);
+    if (violations > before || not_ready >= 0 || early)
+      logs_show(&began);
+  }
   ensemble_whole();
   for (k = 0; k < K_COUNT; k++)
     run_end(&runs[k]);
+  return true;
+}
+
+static void one_shape(const shape *sh, int holder_role, int waiter_role,
+                      cut_fn cut) {
+  int attempt;
+  for (attempt = 1; attempt <= ATTEMPTS; attempt++)
+    if (shape_attempt(sh, holder_role, waiter_role, cut, attempt))
+      return;
+  zkt_check(false,
+            "%s: the ensemble moved by itself before the cut in %d "
+            "attempts out of %d",
+            sh->title, ATTEMPTS, ATTEMPTS);
 }
 
 enum { LEADER, F1, F2 };
@@ -518,43 +702,43 @@ static int flap_f1(int l, int f1, int f2) {
 
 static void test_follower_cut_off(void) {
   static const shape sh = {"a holder on a follower cut off from the others",
-                           false, false};
+                           false, false, false};
   one_shape(&sh, F1, LEADER, isolate_f1);
 }
 
 static void test_follower_cut_off_tick_known(void) {
   static const shape sh = {"the same, the contenders told tickTime", false,
-                           true};
+                           true, false};
   one_shape(&sh, F1, LEADER, isolate_f1);
 }
 
 static void test_leader_cut_off(void) {
   static const shape sh = {"a holder on the leader, cut off into a minority",
-                           false, false};
+                           false, false, false};
   one_shape(&sh, LEADER, F1, isolate_leader);
 }
 
 static void test_waiter_cut_off(void) {
   static const shape sh = {"the waiter on a follower cut off: nobody loses",
-                           true, false};
+                           true, false, false};
   one_shape(&sh, LEADER, F1, isolate_f1);
 }
 
 static void test_one_way_to_leader(void) {
   static const shape sh = {"a holder's follower cannot send to the leader",
-                           false, false};
+                           false, false, false};
   one_shape(&sh, F1, LEADER, f1_to_leader);
 }
 
 static void test_one_way_from_leader(void) {
   static const shape sh = {"a holder's follower hears nothing from the leader",
-                           false, false};
+                           false, false, false};
   one_shape(&sh, F1, LEADER, leader_to_f1);
 }
 
 static void test_one_way_other_to_leader(void) {
   static const shape sh = {
-      "the other follower cannot send to the leader: nobody loses", true,
+      "the other follower cannot send to the leader: nobody loses", true, false,
       false};
   one_shape(&sh, F1, LEADER, f2_to_leader);
 }
@@ -562,34 +746,34 @@ static void test_one_way_other_to_leader(void) {
 static void test_one_way_leader_to_other(void) {
   static const shape sh = {
       "the other follower hears nothing from the leader: nobody loses", true,
-      false};
+      false, false};
   one_shape(&sh, F1, LEADER, leader_to_f2);
 }
 
 static void test_one_way_between_followers(void) {
   static const shape sh = {"one follower cannot send to the other: nobody "
                            "loses",
-                           true, false};
+                           true, false, false};
   one_shape(&sh, F1, F2, f1_to_f2);
 }
 
 static void test_one_way_between_followers_back(void) {
   static const shape sh = {"the other way between the followers: nobody "
                            "loses",
-                           true, false};
+                           true, false, false};
   one_shape(&sh, F1, F2, f2_to_f1);
 }
 
 static void test_followers_cut(void) {
   static const shape sh = {"the followers cut from each other: nobody loses",
-                           true, false};
+                           true, false, false};
   one_shape(&sh, F1, LEADER, followers_cut);
 }
 
 static void test_flapping(void) {
   static const shape sh = {
       "a holder's follower on a flapping link (up 200 ms, down 2 s)", false,
-      false};
+      false, true};
   one_shape(&sh, F1, LEADER, flap_f1);
 }
 
