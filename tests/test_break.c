@@ -708,7 +708,13 @@ static void test_leader_keeps_id(void) {
   CU_ASSERT_EQUAL(zkl_name_break(asker, name, NULL, 0, on_report, &rep), ZKL_OK);
   CU_ASSERT_EQUAL(rep.n, 1);
   CU_ASSERT_EQUAL(zkt_rec_wait(&lost2, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
-  CU_ASSERT_EQUAL(zkt_counter_get(&asked2), 1);
+  /* With no grace the mark and the deletion come back to back: its revoke
+   * callback runs if its read of the marked node came before the
+   * deletion, and not if it came after (the node is gone: a change it
+   * could not read, then the deletion, is a break all the same). A
+   * valgrind run of the fresh-clone CI read it after. Either way it is
+   * asked once at most, and told ZKL_LOST_BROKEN. */
+  CU_ASSERT(zkt_counter_get(&asked2) <= 1);
   CU_ASSERT_EQUAL(zkl_lock_release(second), ZKL_ELOST);
   zkl_lock_free(second);
   close_holder(&lead, true);
