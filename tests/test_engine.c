@@ -42,10 +42,20 @@ static void snapshot(void) {
 #define TAKEN(from, to) taken_at(S(from), S(to), __FILE__, __LINE__)
 static void taken_at(int from, int to, const char *file, int line) {
   char what[120];
+  bool ok = zkl__edge_count(from, to) > snap[from][to];
   snprintf(what, sizeof what, "the edge %s -> %s was taken",
            zkl__state_name(from), zkl__state_name(to));
-  CU_assertImplementation(zkl__edge_count(from, to) > snap[from][to], line,
-                          what, file, "", CU_FALSE);
+  if (!ok) { /* what was taken instead: a CI log is all there is then */
+    int f, t;
+    printf("\n    not taken: %s -> %s; taken since the snapshot:",
+           zkl__state_name(from), zkl__state_name(to));
+    for (f = 0; f < ZKL_AS_COUNT; f++)
+      for (t = 0; t < ZKL_AS_COUNT; t++)
+        if (zkl__edge_count(f, t) > snap[f][t])
+          printf(" %s -> %s (%lu)", zkl__state_name(f), zkl__state_name(t),
+                 (unsigned long)(zkl__edge_count(f, t) - snap[f][t]));
+  }
+  CU_assertImplementation(ok, line, what, file, "", CU_FALSE);
 }
 
 /* Waits (bounded) until edge from -> to is taken: for an edge that another
