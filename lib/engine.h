@@ -134,17 +134,18 @@ typedef struct zkl_recipe {
    * the part no longer holds. What that means for l is the recipe's
    * business (a part's lost callback never runs). NULL: nothing. */
   void (*part_ended_locked)(zkl_lock *l, zkl_lock *part, int reason);
-  /* It makes no node of its own (a multi-lock, whose parts make them):
-   * every attempt prepares, a try-once's too, and the preparation ends in
-   * the hold itself (zkl__attempt_granted_locked: PREPARING -> HELD); its
-   * release is the recipe's (release_locked). */
-  bool nodeless;
-  /* nodeless: the release of a hold (on entering RELEASING); the recipe
-   * ends it with zkl__attempt_released_locked(). */
-  void (*release_locked)(zkl_attempt *att);
-  /* The session reconnected while the attempt prepares. NULL: nothing. */
-  void (*reconnected_locked)(zkl_attempt *att);
+  /* How its attempts make their nodes. ZKL_MAKE_ONE (0): one node of its
+   * own, in its own queue. ZKL_MAKE_PARTS_TOGETHER: no node of its own
+   * but one per part (a multi-lock: each part a contender of one name),
+   * all made by one transaction under one prefix; the engine then hands
+   * each node to its part, which waits in its queue by its own rule, and
+   * the whole is granted while every part holds (PARTS), its token the
+   * first node's czxid; its release deletes them all in one transaction.
+   * Such a recipe does not prepare. */
+  int make;
 } zkl_recipe;
+
+enum { ZKL_MAKE_ONE, ZKL_MAKE_PARTS_TOGETHER };
 
 
 /* ------------------------------------------------------------------ breaks */
@@ -239,6 +240,8 @@ typedef enum zkl_att_state {
   ZKL_AS_PREPARING,  /* its recipe's preparation (a semaphore's gate) */
   ZKL_AS_CREATING,   /* create (+ parents) and listing in flight */
   ZKL_AS_RECOVERING, /* a create's outcome is unknown: finding our node */
+  ZKL_AS_PARTS,      /* ZKL_MAKE_PARTS_TOGETHER: the nodes are made and
+                        handed to the parts, each waiting by its own rule */
   ZKL_AS_LISTING,    /* our node known; a listing in flight */
   ZKL_AS_WATCHING,   /* waiting for one node to go */
   ZKL_AS_WAITING,    /* waiting for the queue to change */
@@ -313,11 +316,6 @@ const char *zkl__attempt_node(const zkl_attempt *att);
 int zkl__attempt_adopt_locked(zkl_lock *l, const char *prefix,
                               const char *node, int timeout_ms,
                               zkl_target *t);
-/* nodeless recipes: the preparation got the hold, with this token
- * (PREPARING -> HELD); the release's end (ZKL_OK: released; else the hold
- * stays and the release is told rc). */
-void zkl__attempt_granted_locked(zkl_attempt *att, int64_t token);
-void zkl__attempt_released_locked(zkl_attempt *att, int rc);
 /* A recipe's own request (or a part's attempt) for the attempt: while one
  * is out, an ending attempt is not told (it waits for it to settle, as for
  * its own requests). Each begin holds a reference that its end drops. */
@@ -380,6 +378,9 @@ struct zkl_lock {
   int64_t lost_token; /* the token of the hold lost last */
   const char *other_kind; /* the kind of lock that refused the last acquire
                              with ZKL_EKIND (a static string), or NULL */
+  const char *refused; /* ZKL_MAKE_PARTS_TOGETHER: the name (a part's)
+                          whose parent or create ZooKeeper refused at the
+                          last acquire, or NULL (zkl_lock_refused_name) */
   zkl_lock_stats stats;
 };
 
@@ -412,6 +413,10 @@ void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct);
 /* The hold of part ended (reason as for zkl_recipe.part_ended_locked):
  * tells its whole's recipe, unless part was freed (with its whole). */
 void zkl__notify_part_ended_locked(zkl_lock *part, int reason);
+/* engine.c: the same, for a whole whose recipe makes its parts' nodes
+ * together (ZKL_MAKE_PARTS_TOGETHER): the engine's own rule (PARTS). */
+void zkl__attempt_part_ended_locked(zkl_lock *whole, zkl_lock *part,
+                                    int reason);
 
 /* The object alone: a contender for the queue at path `queue` (a full
  * path under ZKL_ROOT) with recipe r; name is the lock name users see. arg

@@ -118,7 +118,7 @@ int zkl__lock_node_path_locked(const zkl_lock *l, char *buf, size_t len) {
     return ZKL_ENOTHELD;
   /* A contender with no node of its own (a multi-lock) shows its first
    * part's. */
-  if (l->recipe->nodeless && l->n_parts > 0)
+  if (l->recipe->make == ZKL_MAKE_PARTS_TOGETHER && l->n_parts > 0)
     return l->parts[0]->att && zkl__lock_busy_locked(l->parts[0])
                ? zkl__lock_node_path_locked(l->parts[0], buf, len)
                : ZKL_ENOTHELD;

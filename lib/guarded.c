@@ -105,7 +105,7 @@ static int send_locked(multi *m) {
   if (rc != ZKL_OK)
     return rc;
   zkl__lease_enforce_locked(s); /* a lapsed hold commits nothing */
-  if (l->recipe->nodeless) {
+  if (l->recipe->make == ZKL_MAKE_PARTS_TOGETHER) {
     /* held when the whole is: its parts hold their nodes */
     if (!zkl__lock_token_locked(l))
       return l->lost ? ZKL_ELOST : ZKL_ENOTHELD;
@@ -143,7 +143,7 @@ static int prepare(multi **out, zkl_lock *l, int count, const zoo_op_t *ops,
   if (!(m = calloc(1, sizeof *m)))
     return ZKL_ENOMEM;
   /* the parts of a nodeless whole are fixed at its creation */
-  m->guards = l->recipe->nodeless ? l->n_parts : 1;
+  m->guards = l->recipe->make == ZKL_MAKE_PARTS_TOGETHER ? l->n_parts : 1;
   m->ops = calloc((size_t)(m->guards + count), sizeof *m->ops);
   m->results = calloc((size_t)(m->guards + count), sizeof *m->results);
   m->paths = calloc((size_t)m->guards, sizeof *m->paths);

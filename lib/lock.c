@@ -142,7 +142,7 @@ int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
   buf[0] = '\0';
   if (s->closing) {
     rc = ZKL_ECLOSED;
-  } else if (l->recipe->nodeless) {
+  } else if (l->recipe->make == ZKL_MAKE_PARTS_TOGETHER) {
     /* all or none, so that the i-th path is the i-th name's */
     if (!zkl__lock_busy_locked(l))
       rc = ZKL_ENOTHELD;
@@ -158,4 +158,16 @@ int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+const char *zkl_lock_refused_name(const zkl_lock *l) {
+  zkl_session *s;
+  const char *name;
+  if (!l)
+    return NULL;
+  s = zkl__lock_session(l);
+  pthread_mutex_lock(&s->mu);
+  name = l->refused; /* set by a transaction of parts only (engine.c) */
+  pthread_mutex_unlock(&s->mu);
+  return name;
 }

@@ -256,7 +256,11 @@ void zkl__notify_lost_locked(zkl_lock *l, int reason, zkl_call **direct) {
 
 void zkl__notify_part_ended_locked(zkl_lock *part, int reason) {
   zkl_lock *whole = part->whole;
-  if (whole && !part->freed && whole->recipe->part_ended_locked)
+  if (!whole || part->freed)
+    return;
+  if (whole->recipe->make == ZKL_MAKE_PARTS_TOGETHER)
+    zkl__attempt_part_ended_locked(whole, part, reason);
+  else if (whole->recipe->part_ended_locked)
     whole->recipe->part_ended_locked(whole, part, reason);
 }
 

@@ -43,7 +43,7 @@ int zkl_lock_get_queues(const zkl_lock *l, char *buf, size_t len) {
   if (!l || !buf || len == 0)
     return ZKL_EINVAL;
   /* queue and parts are fixed when the contender is made: no lock needed */
-  if (!l->recipe->nodeless)
+  if (l->recipe->make != ZKL_MAKE_PARTS_TOGETHER)
     rc = append_queue(buf, len, &used, l->queue);
   for (i = 0; i < l->n_parts && rc == ZKL_OK; i++)
     rc = append_queue(buf, len, &used, l->parts[i]->queue);
