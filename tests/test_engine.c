@@ -658,11 +658,12 @@ static void test_release_refused(void) {
   zkt_assert_parent_empty(name);
 }
 
-/* The two general abilities a multi-lock uses: its whole has no node of
- * its own, and its preparation (one transaction making every part's node)
- * grants it (PREPARING -> HELD); each part's attempt starts with its node
- * known (NEW -> LISTING), here waiting behind a holder. */
-static void test_nodeless_and_adopted(void) {
+/* The two general abilities a multi-lock uses: its whole's nodes are one
+ * per part, made by one transaction (CREATING -> PARTS), and it is granted
+ * when every part holds (PARTS -> HELD); each part's attempt starts with
+ * its node known (NEW -> LISTING), here waiting behind a holder. A whole
+ * that times out while a part waits ends from PARTS. */
+static void test_parts_together_and_adopted(void) {
   char a[64], b[64];
   const char *names[2] = {a, b};
   zkl_session *s = zkt_session(10000);
@@ -679,20 +680,63 @@ static void test_nodeless_and_adopted(void) {
                         ZKL_OK);
   wait_children(b, 2);
   CU_ASSERT_EQUAL(zkl__debug_wait_settled(s, ZKT_WAIT), 0);
-  TAKEN(NEW, PREPARING);
+  TAKEN(NEW, CREATING);
+  TAKEN(CREATING, PARTS);
   TAKEN(NEW, LISTING);
   TAKEN(LISTING, HELD);     /* the part of a */
   TAKEN(LISTING, WATCHING); /* the part of b */
   zkt_unhold(&h);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
   TAKEN(WATCHING, HELD);
-  TAKEN(PREPARING, HELD);
+  TAKEN(PARTS, HELD);
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   TAKEN(HELD, RELEASING);
   TAKEN(RELEASING, ENDED);
+  /* timed out while the part of b waits behind a holder */
+  snapshot();
+  zkt_hold(&h, b);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 2000, NULL), ZKL_ETIMEDOUT);
+  TAKEN(PARTS, ENDING);
+  zkt_unhold(&h);
   zkl_lock_free(l);
   zkt_assert_quiet(s);
   zkl_session_close(s, NULL);
+  zkt_assert_parent_empty(a);
+  zkt_assert_parent_empty(b);
+}
+
+/* The transaction of a multi-lock goes through and its reply is lost: at
+ * the reconnect its nodes are found, one per queue, and adopted
+ * (RECOVERING -> PARTS). */
+static void test_parts_recovered(void) {
+  char a[64], b[64];
+  const char *names[2] = {a, b};
+  zkt_proxied p;
+  zkl_lock *l;
+  zkt_rec rec;
+  snapshot();
+  zkt_name(a, sizeof a, "edges-multi-lost-a");
+  zkt_name(b, sizeof b, "edges-multi-lost-b");
+  zkt_rec_init(&rec);
+  zkt_proxied_open(&p, 5000);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&l, p.s, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK); /* parents */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 14"), 0); /* multi */
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "refuse"), 0);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &rec),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  TAKEN(CREATING, SUSPENDED);
+  TAKEN(SUSPENDED, RECOVERING);
+  TAKEN(RECOVERING, PARTS);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
   zkt_assert_parent_empty(a);
   zkt_assert_parent_empty(b);
 }
@@ -753,7 +797,8 @@ int main(void) {
       {"a waiter's replies lost", test_waiter_replies_lost},
       {"cancelled while listing", test_cancel_while_listing},
       {"a release refused", test_release_refused},
-      {"a nodeless whole and adopted parts", test_nodeless_and_adopted},
+      {"parts made together, adopted", test_parts_together_and_adopted},
+      {"parts made together, recovered", test_parts_recovered},
       {"a hold past its maximum", test_max_hold_stopping},
       {"every edge of the diagram", test_every_edge},
       {NULL, NULL}};
