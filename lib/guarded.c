@@ -142,7 +142,7 @@ static int prepare(multi **out, zkl_lock *l, int count, const zoo_op_t *ops,
     return ZKL_EINVAL;
   if (!(m = calloc(1, sizeof *m)))
     return ZKL_ENOMEM;
-  /* the parts of a nodeless whole are fixed at its creation */
+  /* the parts of a whole made together are fixed at its creation */
   m->guards = l->recipe->make == ZKL_MAKE_PARTS_TOGETHER ? l->n_parts : 1;
   m->ops = calloc((size_t)(m->guards + count), sizeof *m->ops);
   m->results = calloc((size_t)(m->guards + count), sizeof *m->results);

@@ -11,7 +11,7 @@
  *                contender, driven through the prepare hooks
  *   election.c   a candidate (the leader is the first); leader.c tells
  *                anyone who leads
- *   multilock.c  a nodeless whole whose parts, one mutex contender per
+ *   multilock.c  a whole whose parts, one mutex contender per
  *                name, are enqueued by one transaction
  */
 #ifndef ZKL_RECIPES_H

@@ -21,7 +21,7 @@
  * the session at once, from what it has applied. (A leader would not:
  * it keeps a session's reads behind the writes a follower forwarded for
  * it.) Without the write that orders the recovery's listings after the
- * lost transaction (lib/multilock.c, find_locked), the listings saw
+ * lost transaction (lib/engine.c, recover_together_locked), the listings saw
  * nothing, the transaction went again, and the lost one's nodes appeared
  * at G a moment later:
  *   found    the lost transaction must be found and adopted: the first
