@@ -119,8 +119,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "io.h"
+#include "attempt.h"
 
 /* The test hooks (lib/internal.h): only in the library the tests link. */
 #ifdef ZKL_TEST_HOOKS
@@ -150,95 +149,7 @@ static bool test_no_first_try(void) { return false; }
 static void test_before_watch(const char *path) { (void)path; }
 #endif
 
-struct zkl_attempt {
-  zkl_lock *l; /* reference */
-  unsigned refs;
-  zkl_att_state state;
-  unsigned round;   /* bumped by every transition */
-  unsigned pending; /* its requests and arming gets whose reply has not come */
-  char prefix[ZKL_PREFIX_MAX];
-  /* our node: as the world knows it, not a phase */
-  enum {
-    OWN_NONE,     /* no node, nothing on its way */
-    OWN_CREATING, /* a create is in flight */
-    OWN_UNKNOWN,  /* a create's outcome was lost: maybe there is one */
-    OWN_KNOWN     /* node, czxid */
-  } own;
-  char *node;
-  int64_t czxid;
-  zkl_watch *own_watch;
-  /* Whether the watch on our own node is wanted yet (wants_own_watch):
-   * from the start of a wait, or once a hold has lasted the lock's
-   * watch_after_ms (own_watch_at_ms, on the timer; 0: not planned). */
-  bool own_watch_wanted;
-  int64_t own_watch_at_ms;
-  /* What the watch on our own node read: a break's mark (zkl_name_break(),
-   * break.c), or a change it could not read before the node went. Either
-   * way a deletion that follows is a break. */
-  bool break_marked;
-  bool changed_unread;
-  /* CREATING */
-  bool with_parents;
-  int parent_rounds;
-  int parent_rc; /* a parent create refused for a reason of its own */
-  int create_rc; /* the create's reply (1: not yet) */
-  /* The kinds check (kinds.h): the places of the other families, listed
-   * once our node exists, before the first verdict. A contender in the
-   * name itself looks only when its listing shows a semaphore's places; a
-   * contender in a semaphore's places always looks at the name itself. */
-  enum { CHECK_NONE, CHECK_WANTED, CHECK_SENT, CHECK_DONE } check;
-  const char *clash; /* the kind of lock found there that refuses us */
-  /* A first try before preparing (zkl_recipe.try_before_prepare), and
-   * what its listings of the parts' queues found (one per part). */
-  bool unprepared_try;
-  zkl_part_listing *part_lists;
-  /* ZKL_MAKE_PARTS_TOGETHER: the whole's attempt has no node of its own;
-   * its transaction makes one per part (the parts' own attempts adopt
-   * them on entering PARTS). */
-  char **nodes;   /* per part: its node's child name, until adopted */
-  int answers;    /* RECOVERING: the queues' listings answered so far */
-  char first[ZKL_PATH_MAX]; /* PARTS: the first part's node (the token's) */
-  bool czxid_known;         /* the token (czxid) is known */
-  bool czxid_lost;          /* its getData's reply was lost: again at the
-                               reconnect */
-  bool deleting_parts;      /* RELEASING: the whole deletes its parts'
-                               nodes, which their releases keep */
-  /* LISTING (list_with_watch), WATCHING, WAITING */
-  int wait_code; /* the rule's code should the wait time out now */
-  zkl_watch *wait;
-  char *wait_for; /* WATCHING: the node waited for */
-  /* WATCHING, when that node was not the first: the node before it, whose
-   * deletion usually makes it the first. Watched too, so that we list
-   * again while it holds, and are granted when it goes with no listing
-   * between (a handoff costs no listing of the queue, however long). */
-  zkl_watch *ahead;
-  char *ahead_of;
-  /* That node was the first: once it goes, nothing but the node waited
-   * for is ahead of ours, and the rule (asked then) grants us when that
-   * one goes, so its deletion needs no listing either. */
-  bool ahead_grants;
-  bool grant_on_delete;
-  /* the request */
-  int64_t deadline_ms; /* 0: none */
-  int64_t started_ms;  /* when the acquire began */
-  int64_t granted_ms;  /* when it was granted */
-  int64_t hold_deadline_ms; /* HELD: when its maximum hold runs out (0:
-                               none; set at the grant, from l->max_hold_ms) */
-  int hold_grace_ms;        /* then, how long its node stays (STOPPING) for
-                               the holder to stop (l->max_hold_grace_ms) */
-  int64_t stop_deadline_ms; /* STOPPING: when the node goes anyway */
-  bool try_once;
-  zkl_target acq;
-  zkl_target rel;
-  /* how it ended (end_locked) */
-  enum { END_FAIL, END_LOST, END_RELEASED, END_CLOSED } why;
-  int code;          /* END_FAIL, END_RELEASED: status; END_LOST: reason */
-  zkl_call **direct; /* END_LOST: where the timer thread's notices go (the
-                        lease's, the maximum hold's) */
-};
 
-static void go_locked(zkl_attempt *att, zkl_att_state to, int line);
-#define GO(att, to) go_locked((att), (to), __LINE__)
 static void end_locked(zkl_attempt *att, int why, int code);
 static void evaluate_locked(zkl_attempt *att,
                             const struct String_vector *children);
@@ -248,7 +159,6 @@ static void arm_own_watch_locked(zkl_attempt *att);
 static void want_own_watch_locked(zkl_attempt *att);
 static void on_refresh_listing_locked(zkl_attempt *att, int rc,
                                       const struct String_vector *children);
-static const zkl_io_ops io_ops;
 
 /* ------------------------------------------------------------ the diagram */
 
@@ -304,7 +214,6 @@ unsigned long zkl__edge_violations(void) {
 
 /* ------------------------------------------------------------- the basics */
 
-static zkl_session *sess(const zkl_attempt *att) { return att->l->s; }
 
 static void own_path(const zkl_attempt *att, char *buf) {
   snprintf(buf, ZKL_PATH_MAX, "%s/%s", att->l->queue, att->node);
@@ -318,10 +227,6 @@ static const zkl_node_kind *own_kind(const zkl_attempt *att) {
 static zkl_nodes queue_nodes(const zkl_attempt *att) {
   zkl_nodes n = {own_kind(att)->place, ZKL_FAMILIES_ALL};
   return n;
-}
-
-static bool acquiring(zkl_att_state st) {
-  return st >= ZKL_AS_PREPARING && st <= ZKL_AS_SUSPENDED;
 }
 
 /* Where the watch on our own node is wanted: once asked for (a wait, or a
@@ -398,18 +303,21 @@ static bool tracing(void) {
   return v;
 }
 
-static void count_edge(zkl_attempt *att, zkl_att_state to, int line) {
+static void count_edge(zkl_attempt *att, zkl_att_state to, const char *file,
+                       int line) {
+  const char *slash = strrchr(file, '/');
+  file = slash ? slash + 1 : file;
   if (tracing())
-    zkl__log("%s %s %p: %s -> %s (engine.c:%d)", att->l->recipe->name,
+    zkl__log("%s %s %p: %s -> %s (%s:%d)", att->l->recipe->name,
              att->l->queue, (void *)att, state_names[att->state],
-             state_names[to], line);
+             state_names[to], file, line);
   if (edges[att->state][to]) {
     __atomic_fetch_add(&edge_counts[att->state][to], 1, __ATOMIC_RELAXED);
     return;
   }
   __atomic_fetch_add(&edge_violations, 1, __ATOMIC_RELAXED);
-  zkl__log("lock %s: %s -> %s is not in the diagram (engine.c:%d)",
-           att->l->name, state_names[att->state], state_names[to], line);
+  zkl__log("lock %s: %s -> %s is not in the diagram (%s:%d)", att->l->name,
+           state_names[att->state], state_names[to], file, line);
 }
 
 /* Releases what the state left owned. */
@@ -436,14 +344,6 @@ static void leave_locked(zkl_attempt *att, zkl_att_state from,
 }
 
 static void enter_preparing_locked(zkl_attempt *att);
-static bool together(const zkl_attempt *att);
-static void enter_creating_together_locked(zkl_attempt *att);
-static void recover_together_locked(zkl_attempt *att);
-static void enter_parts_locked(zkl_attempt *att);
-static void enter_releasing_together_locked(zkl_attempt *att);
-static void end_together_locked(zkl_attempt *att);
-static void ended_together_locked(zkl_attempt *att);
-static bool kept_by_whole(const zkl_lock *part);
 static void enter_creating_locked(zkl_attempt *att);
 static void enter_listing_locked(zkl_attempt *att);
 static void enter_watching_locked(zkl_attempt *att);
@@ -460,19 +360,19 @@ static void enter_locked(zkl_attempt *att, zkl_att_state from) {
     enter_preparing_locked(att);
     break;
   case ZKL_AS_CREATING:
-    if (together(att))
-      enter_creating_together_locked(att);
+    if (zkl__together(att))
+      zkl__together_create_locked(att);
     else
       enter_creating_locked(att);
     break;
   case ZKL_AS_RECOVERING:
-    if (together(att))
-      recover_together_locked(att);
+    if (zkl__together(att))
+      zkl__together_recover_locked(att);
     else
       enter_listing_locked(att);
     break;
   case ZKL_AS_PARTS:
-    enter_parts_locked(att);
+    zkl__together_parts_locked(att);
     break;
   case ZKL_AS_LISTING:
     enter_listing_locked(att);
@@ -510,10 +410,11 @@ static void enter_locked(zkl_attempt *att, zkl_att_state from) {
   }
 }
 
-static void go_locked(zkl_attempt *att, zkl_att_state to, int line) {
+void zkl__att_go_locked(zkl_attempt *att, zkl_att_state to, const char *file,
+                        int line) {
   zkl_att_state from = att->state;
   att->refs++; /* an entry action may drop the last other reference */
-  count_edge(att, to, line);
+  count_edge(att, to, file, line);
   leave_locked(att, from, to);
   att->state = to;
   att->round++;
@@ -881,7 +782,7 @@ static void ahead_gone_locked(zkl_attempt *att) {
     return;
   }
   req_begin(att); /* answered in on_refresh_listing_locked */
-  rc = zkl__io_list_locked(sess(att), ZKL_RQ_LIST, att->l->queue, &io_ops,
+  rc = zkl__io_list_locked(sess(att), ZKL_RQ_LIST, att->l->queue, &zkl__att_io_ops,
                            att, att->round);
   if (rc != ZKL_OK) {
     req_refused_locked(att, rc);
@@ -932,770 +833,6 @@ static void arm_ahead_locked(zkl_attempt *att) {
     req_refused_locked(att, rc); /* a hint only: wait without it */
 }
 
-/* ------------------------------------------------- parts made together */
-
-/* A recipe with ZKL_MAKE_PARTS_TOGETHER (a multi-lock): the whole's
- * attempt makes no node of its own, but one per part, by one transaction
- * under one prefix:
- *
- *   CREATING    the parents of every part's queue (when asked: a
- *               transaction refused with ZNONODE, 3 rounds at most), then
- *               one zoo_multi of creates (a refusal fails the acquire, and
- *               by atomicity nothing was made; the refused name is kept:
- *               zkl_lock.refused)
- *   RECOVERING  its reply was lost: a write, then every queue listed for
- *               the prefix (recover_together_locked says why the write
- *               goes first), then the first node read: adopted if this
- *               session owns it (rule 6 of docs/recipe.md)
- *   PARTS       the token's getData (the first node's czxid: every node
- *               of one transaction has it), sent before each part's
- *               attempt is adopted with its node known (NEW -> LISTING):
- *               each waits in its queue by its own rule and tells its end
- *               through a hook. Every part holding and the token known:
- *               HELD. A part whose hold ends meanwhile fails the acquire
- *               (ZKL_ELOST: zkl__attempt_part_ended_locked)
- *   HELD        a part's loss is the whole's
- *   RELEASING   one zoo_multi of deletes; the parts end as released
- *               without deleting (deleting_parts)
- *   ENDING      the nodes not yet handed to a part deleted, the parts let
- *               go (an acquiring part is cancelled: its ending deletes its
- *               node; a held one is released)
- *
- * Why no deadlock: all the nodes of one transaction share its zxid, and in
- * every parent sequence numbers follow zxids. So every queue orders the
- * contenders it has in common the same way, a contender only ever waits for
- * contenders created before it, and the wait-for graph has no cycle,
- * whatever order callers name their locks in. */
-
-static bool together(const zkl_attempt *att) {
-  return att->l->recipe->make == ZKL_MAKE_PARTS_TOGETHER;
-}
-
-static zkl_lock *part_of(const zkl_attempt *att, int i) {
-  return att->l->parts[i];
-}
-
-/* Deletions are ours to send: not when the session's end takes the nodes
- * (as ENDING's). */
-static bool deletes_wanted(const zkl_session *s) {
-  return !s->dead && !s->closed && !(s->closing && s->owns_handle);
-}
-
-static void forget_nodes(zkl_attempt *att) {
-  int i;
-  for (i = 0; att->nodes && i < att->l->n_parts; i++) {
-    free(att->nodes[i]);
-    att->nodes[i] = NULL;
-  }
-}
-
-/* Deletes the nodes made for parts that never got them. */
-static void delete_unadopted_locked(zkl_attempt *att) {
-  zkl_session *s = sess(att);
-  char path[ZKL_PATH_MAX];
-  int i;
-  for (i = 0; att->nodes && i < att->l->n_parts; i++)
-    if (att->nodes[i] && deletes_wanted(s)) {
-      snprintf(path, sizeof path, "%s/%s", part_of(att, i)->queue,
-               att->nodes[i]);
-      zkl__cleanup_delete_locked(s, path);
-    }
-  forget_nodes(att);
-}
-
-/* Whatever a transaction with this prefix may have made, in every queue. */
-static void delete_prefix_locked(zkl_attempt *att, const char *prefix) {
-  zkl_session *s = sess(att);
-  int i;
-  if (!deletes_wanted(s))
-    return;
-  for (i = 0; i < att->l->n_parts; i++)
-    zkl__cleanup_prefix_locked(s, part_of(att, i)->queue, prefix);
-}
-
-/* What a transaction does. */
-enum txn_kind {
-  T_CREATE,  /* makes every part's node: the enqueue */
-  T_RELEASE, /* deletes every node: the whole's release */
-  T_UNDO,    /* deletes what a T_CREATE made for an attempt that moved on */
-  T_ORDER    /* a check of "/": a write that the recovery's listings follow
-                (recover_together_locked) */
-};
-
-/* One transaction in flight, a request of its attempt. */
-typedef struct txn {
-  zkl_attempt *att; /* referenced (req_begin) */
-  unsigned round;
-  enum txn_kind kind;
-  int count;
-  char prefix[ZKL_PREFIX_MAX];
-  zoo_op_t *ops;
-  zoo_op_result_t *results;
-  char (*paths)[ZKL_PATH_MAX]; /* the ops' paths */
-  char (*made)[ZKL_PATH_MAX];  /* T_CREATE: the paths made */
-  char data[sizeof((zkl_session *)0)->owner_data + ZKL_INFO_MAX + 8];
-} txn;
-
-static void txn_free(txn *t) {
-  if (!t)
-    return;
-  free(t->ops);
-  free(t->results);
-  free(t->paths);
-  free(t->made);
-  free(t);
-}
-
-static txn *txn_new(zkl_attempt *att, int count, enum txn_kind kind) {
-  txn *t = calloc(1, sizeof *t);
-  bool creates = kind == T_CREATE;
-  if (!t)
-    return NULL;
-  t->att = att;
-  t->round = att->round;
-  t->count = count;
-  t->kind = kind;
-  t->ops = calloc((size_t)count, sizeof *t->ops);
-  t->results = calloc((size_t)count, sizeof *t->results);
-  t->paths = calloc((size_t)count, sizeof *t->paths);
-  t->made = creates ? calloc((size_t)count, sizeof *t->made) : NULL;
-  if (!t->ops || !t->results || !t->paths || (creates && !t->made)) {
-    txn_free(t);
-    return NULL;
-  }
-  return t;
-}
-
-static void created_together_locked(txn *t, int rc);
-static void released_together_locked(txn *t, int rc);
-static void undone_locked(txn *t, int rc);
-
-static void txn_done_locked(zkl_req *r, const zkl_answer *a) {
-  txn *t = r->owner;
-  zkl_attempt *att = t->att;
-  att->pending--;
-  if (t->kind == T_CREATE)
-    created_together_locked(t, a->rc);
-  else if (t->kind == T_RELEASE)
-    released_together_locked(t, a->rc);
-  else if (t->kind == T_UNDO)
-    undone_locked(t, a->rc);
-  /* T_ORDER: any answer will do (see recover_together_locked) */
-  txn_free(t);
-  maybe_deliver_locked(att);
-  attempt_unref_locked(att); /* the request's: may free the attempt */
-}
-
-/* Sends t; on ZKL_OK its completion owns it. */
-static int txn_send_locked(txn *t) {
-  zkl_session *s = sess(t->att);
-  zkl_req *r = zkl__req_new_locked(s, ZKL_RQ_MULTI_LOCK);
-  int rc;
-  if (!r)
-    return ZKL_ENOMEM;
-  r->owner = t;
-  r->answered_locked = txn_done_locked;
-  req_begin(t->att);
-  zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
-  rc = zkl__safe_amulti(s->zh, t->count, t->ops, t->results, zkl__on_void, r);
-  if (rc == ZOK)
-    return ZKL_OK;
-  zkl__req_abort_locked(r);
-  return req_refused_locked(t->att, rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc);
-}
-
-/* The name whose queue needs the parent at path (the first, when several
- * share it). */
-static const char *name_under(const zkl_attempt *att, const char *path) {
-  size_t n = strlen(path);
-  int i;
-  for (i = 0; i < att->l->n_parts; i++) {
-    const char *q = part_of(att, i)->queue;
-    if (strncmp(q, path, n) == 0 && (q[n] == '\0' || q[n] == '/'))
-      return part_of(att, i)->name;
-  }
-  return NULL;
-}
-
-/* The parents of every part's queue, as containers (the engine's own
- * parents' loop, over each queue). */
-static int send_parents_together_locked(zkl_attempt *att) {
-  zkl_session *s = sess(att);
-  char path[ZKL_PATH_MAX];
-  int rc = ZKL_OK, i;
-  size_t root = strlen(ZKL_ROOT), j, qlen;
-  for (i = 0; i < att->l->n_parts && rc == ZKL_OK; i++) {
-    const char *q = part_of(att, i)->queue;
-    qlen = strlen(q);
-    for (j = root; j <= qlen && rc == ZKL_OK; j++) {
-      if (j < qlen && q[j] != '/')
-        continue;
-      memcpy(path, q, j);
-      path[j] = '\0';
-      req_begin(att);
-      rc = zkl__io_create_locked(
-          s, ZKL_RQ_PARENT, path, NULL, -1,
-          j == root ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(att->l->acl),
-          ZOO_CONTAINER, &io_ops, att, att->round);
-      if (rc != ZKL_OK)
-        rc = req_refused_locked(att, rc);
-    }
-  }
-  return rc;
-}
-
-/* CREATING: the parents (when asked: a session's requests are applied in
- * order), then the transaction that makes every part's node. */
-static void enter_creating_together_locked(zkl_attempt *att) {
-  zkl_lock *l = att->l;
-  zkl_session *s = l->s;
-  txn *t = NULL;
-  int rc = ZKL_OK, len, i;
-  forget_nodes(att);
-  att->parent_rc = 0;
-  if (att->with_parents)
-    rc = send_parents_together_locked(att);
-  if (rc == ZKL_OK && !(t = txn_new(att, l->n_parts, T_CREATE)))
-    rc = ZKL_ENOMEM;
-  if (rc != ZKL_OK) {
-    end_locked(att, END_FAIL, rc);
-    return;
-  }
-  memcpy(t->prefix, att->prefix, sizeof t->prefix);
-  /* who we are, for zkl_name_list() and zklock --list */
-  len = snprintf(t->data, sizeof t->data, "%s%s%s%s", s->owner_data,
-                 l->info ? "info=" : "", l->info ? l->info : "",
-                 l->info ? "\n" : "");
-  for (i = 0; i < l->n_parts; i++) {
-    snprintf(t->paths[i], ZKL_PATH_MAX, "%s/%s", part_of(att, i)->queue,
-             att->prefix);
-    zoo_create_op_init(&t->ops[i], t->paths[i], t->data, len,
-                       zkl__acl(l->acl), ZOO_EPHEMERAL_SEQUENTIAL, t->made[i],
-                       ZKL_PATH_MAX);
-  }
-  att->own = OWN_CREATING;
-  if ((rc = txn_send_locked(t)) != ZKL_OK) {
-    txn_free(t);
-    att->own = OWN_NONE;
-    end_locked(att, END_FAIL, rc);
-  }
-}
-
-/* Deletes the nodes that `made` (a T_CREATE) made, in one transaction of
- * deletes counted as a request of att: an ending attempt is told only once
- * they are gone. Deleting them in the background instead (cleanups) let
- * ECANCELED and ETIMEDOUT come while they were still there: a test that
- * looked then found them, and so would the caller's next acquire, behind
- * its own leftover (issue 24). When that cannot be sent (disconnected, no
- * memory), they go in the background, and the attempt, disconnected, is
- * told at once as every attempt is. */
-static void undo_locked(zkl_attempt *att, const txn *made) {
-  zkl_session *s = sess(att);
-  txn *t = s->connected ? txn_new(att, made->count, T_UNDO) : NULL;
-  int i;
-  for (i = 0; t && i < made->count; i++) {
-    memcpy(t->paths[i], made->made[i], ZKL_PATH_MAX);
-    zoo_delete_op_init(&t->ops[i], t->paths[i], -1);
-  }
-  if (t && txn_send_locked(t) == ZKL_OK)
-    return; /* undone_locked */
-  txn_free(t);
-  for (i = 0; i < made->count; i++)
-    zkl__cleanup_delete_locked(s, made->made[i]);
-}
-
-/* A node already gone (deleted by someone: ZNONODE fails the whole
- * transaction), a lost reply, a refusal: each that may be left is deleted
- * on its own, in the background (retried after a reconnect). */
-static void undone_locked(txn *t, int rc) {
-  zkl_session *s = sess(t->att);
-  int i;
-  if (rc != ZOK && !zkl__is_session_over(rc) && deletes_wanted(s))
-    for (i = 0; i < t->count; i++)
-      zkl__cleanup_delete_locked(s, t->paths[i]);
-}
-
-static bool any_result(const txn *t, int err) {
-  int i;
-  for (i = 0; i < t->count; i++)
-    if (t->results[i].err == err)
-      return true;
-  return false;
-}
-
-/* The name whose create the transaction failed on. ZooKeeper answers a
- * failed multi with ZOK for the ops before the one that failed and
- * ZRUNTIMEINCONSISTENCY for those after it; op i is part i's create. */
-static const char *refused_name(const zkl_attempt *att, const txn *t) {
-  int i;
-  for (i = 0; i < t->count && i < att->l->n_parts; i++)
-    if (t->results[i].err != ZOK && t->results[i].err != ZRUNTIMEINCONSISTENCY)
-      return part_of(att, i)->name;
-  return NULL;
-}
-
-/* A fresh prefix, for a transaction that must not meet an older one's
- * nodes (another session's, as in CURATOR-498), and CREATING again. */
-static void create_fresh_locked(zkl_attempt *att) {
-  forget_nodes(att);
-  att->own = OWN_NONE;
-  att->with_parents = false;
-  if (make_prefix(att) != ZKL_OK)
-    end_locked(att, END_FAIL, ZKL_ESYSTEM);
-  else
-    GO(att, ZKL_AS_CREATING);
-}
-
-static void created_together_locked(txn *t, int rc) {
-  zkl_attempt *att = t->att;
-  zkl_session *s = sess(att);
-  int i;
-  if (att->state != ZKL_AS_CREATING || t->round != att->round) {
-    /* The attempt moved on (cancelled, timed out, failed) while the
-     * transaction was out: undo what it made, as the attempt's own
-     * request, which the ending attempt waits for. */
-    if (rc == ZOK && deletes_wanted(s))
-      undo_locked(att, t);
-    else if (zkl__is_connection_loss(rc))
-      delete_prefix_locked(att, t->prefix);
-    return;
-  }
-  att->own = OWN_NONE; /* the nodes, if made, are the parts' to be */
-  if (rc == ZOK) {
-    for (i = 0; i < t->count; i++) {
-      const char *slash = strrchr(t->made[i], '/');
-      att->nodes[i] = strdup(slash ? slash + 1 : t->made[i]);
-    }
-    for (i = 0; i < t->count; i++)
-      if (!att->nodes[i]) {
-        forget_nodes(att);
-        for (i = 0; i < t->count; i++)
-          zkl__cleanup_delete_locked(s, t->made[i]);
-        end_locked(att, END_FAIL, ZKL_ENOMEM);
-        return;
-      }
-    att->czxid_known = false;
-    GO(att, ZKL_AS_PARTS);
-  } else if (zkl__is_connection_loss(rc)) {
-    att->own = OWN_UNKNOWN; /* a try-once ends, deleting by prefix */
-    suspend_locked(att);    /* recovered at the reconnect */
-  } else if (zkl__is_session_over(rc)) {
-    /* the session's end fails the attempt */
-  } else if (rc == ZNONODE || any_result(t, ZNONODE)) {
-    /* No parent (first use, or a container reaped since): the parents,
-     * then the transaction again, a few times in case they keep
-     * vanishing. */
-    if (att->parent_rc)
-      end_locked(att, END_FAIL, att->parent_rc); /* l->refused: its name */
-    else if (att->parent_rounds++ < 3) {
-      att->with_parents = true;
-      GO(att, ZKL_AS_CREATING);
-    } else
-      end_locked(att, END_FAIL, ZNONODE);
-  } else {
-    att->l->refused = refused_name(att, t);
-    end_locked(att, END_FAIL, rc); /* refused (ZNOAUTH...): nothing made */
-  }
-}
-
-/* ---- the parts */
-
-/* Whether every part holds right now. The parts are asked, not counted:
- * a part's grant is told once, and its hold may end afterwards (a break,
- * the lease), which fails the whole (zkl__attempt_part_ended_locked). A
- * part granted but waiting for a fresher lease (CONFIRMING) does not
- * hold. */
-static bool parts_hold(const zkl_attempt *att) {
-  int i;
-  for (i = 0; i < att->l->n_parts; i++)
-    if (!part_of(att, i)->att ||
-        part_of(att, i)->att->state != ZKL_AS_HELD)
-      return false;
-  return true;
-}
-
-/* The whole is granted only while every part holds. */
-static void maybe_grant_parts_locked(zkl_attempt *att) {
-  if (att->czxid_known && att->state == ZKL_AS_PARTS && parts_hold(att))
-    GO(att, ZKL_AS_HELD);
-}
-
-/* A part's acquire ended (ctx: the whole's attempt). Each one started is
- * counted as a request of the whole's attempt until here. */
-static void part_acquired_locked(void *ctx, int rc, int64_t token) {
-  zkl_attempt *att = ctx;
-  int i;
-  (void)token;
-  if (att->state == ZKL_AS_PARTS) {
-    if (rc == ZKL_OK) {
-      maybe_grant_parts_locked(att);
-    } else {
-      for (i = 0; rc == ZKL_EKIND && i < att->l->n_parts; i++)
-        if (part_of(att, i)->other_kind)
-          att->l->other_kind = part_of(att, i)->other_kind;
-      end_locked(att, END_FAIL, rc);
-    }
-  }
-  /* (else the whole is ending: it let go of the parts already) */
-  zkl__attempt_req_end_locked(att);
-}
-
-static void part_let_go_locked(void *ctx, int rc, int64_t token) {
-  (void)rc;
-  (void)token;
-  zkl__attempt_req_end_locked(ctx);
-}
-
-/* Ends what the parts do: acquiring ones are cancelled (their ending
- * deletes their nodes), held ones released; counted, with a target, when
- * the whole's attempt is to wait for them. */
-static void let_go_parts_locked(zkl_attempt *att, bool counted) {
-  int i;
-  for (i = 0; i < att->l->n_parts; i++) {
-    zkl_lock *p = part_of(att, i);
-    if (!p->att)
-      continue;
-    if (acquiring(p->att->state)) {
-      zkl__attempt_event_locked(p->att, ZKL_EV_CANCEL, ZKL_ECANCELED, NULL);
-    } else if (p->att->state == ZKL_AS_HELD) {
-      zkl_target t = {0};
-      if (counted) {
-        t.hook_locked = part_let_go_locked;
-        t.hook_ctx = att;
-        req_begin(att);
-      }
-      zkl__attempt_event_locked(p->att, ZKL_EV_RELEASE, 0, &t);
-    }
-  }
-}
-
-static int send_token_get_locked(zkl_attempt *att) {
-  int rc;
-  att->czxid_lost = false;
-  req_begin(att);
-  rc = zkl__io_get_locked(sess(att), ZKL_RQ_OWN_GET, att->first, &io_ops, att,
-                          att->round);
-  return rc == ZKL_OK ? rc : req_refused_locked(att, rc);
-}
-
-/* PARTS: the nodes are made: the token's getData first, then each part in
- * its queue, all in one round trip. */
-static void enter_parts_locked(zkl_attempt *att) {
-  int rc, i;
-  snprintf(att->first, sizeof att->first, "%s/%s", part_of(att, 0)->queue,
-           att->nodes[0]);
-  if (!att->czxid_known && (rc = send_token_get_locked(att)) != ZKL_OK) {
-    end_locked(att, END_FAIL, rc);
-    return;
-  }
-  for (i = 0; i < att->l->n_parts; i++) {
-    zkl_target t = {0};
-    char *node = att->nodes[i];
-    t.hook_locked = part_acquired_locked;
-    t.hook_ctx = att;
-    att->nodes[i] = NULL; /* the part's, if adopted */
-    req_begin(att);
-    rc = zkl__attempt_adopt_locked(part_of(att, i), att->prefix, node,
-                                   att->try_once ? 0 : -1, &t);
-    if (rc != ZKL_OK) {
-      att->nodes[i] = node; /* deleted by ENDING */
-      zkl__attempt_req_end_locked(att);
-      end_locked(att, END_FAIL, rc);
-      return;
-    }
-    free(node);
-    if (att->state != ZKL_AS_PARTS)
-      return; /* a part failed at once, and the whole with it */
-  }
-}
-
-static void on_token_locked(zkl_attempt *att, const zkl_reply *rp) {
-  zkl_session *s = sess(att);
-  int rc;
-  if (rp->rc == ZOK) {
-    att->czxid = rp->stat->czxid;
-    att->czxid_known = true;
-    maybe_grant_parts_locked(att);
-  } else if (zkl__is_connection_loss(rp->rc)) {
-    att->czxid_lost = true; /* sent again at the reconnect */
-    if (s->connected && !s->dead &&
-        (rc = send_token_get_locked(att)) != ZKL_OK)
-      end_locked(att, END_FAIL, rc);
-  } else if (rp->rc != ZNONODE && !zkl__is_session_over(rp->rc)) {
-    end_locked(att, END_FAIL, rp->rc);
-  }
-  /* ZNONODE: the part whose node it is hears it too, and fails */
-}
-
-void zkl__attempt_part_ended_locked(zkl_lock *l, zkl_lock *p, int reason) {
-  zkl_session *s = l->s;
-  /* Only a part adopted by this attempt of the whole counts: the ending
-   * attempt is detached first, so a part that still has one ended an
-   * older attempt; and before the adoption (PARTS) every part that ends
-   * is one the last attempt let go of, whose release was answered only
-   * after this acquire began (the test saw a new acquire fail with
-   * ZKL_ELOST when the parts' deletes were answered late). While the
-   * whole waits for its other parts, that part held for it, and the whole
-   * cannot be granted with it gone: its acquire fails, whatever ended the
-   * part's hold (its node deleted or broken, the lease, the session):
-   * ZKL_ELOST (the session's end code when the session is over,
-   * ZKL_ECLOSED when it closes: the whole hears that too, in whichever
-   * order). It was never granted, so there is no lost callback; it is
-   * told once its other nodes are deleted, as every failed acquire is.
-   * While the whole holds, a part's loss is the whole's (the lease's
-   * excepted: that reaches the whole itself, with the timer's notices); a
-   * part let go then is the whole's own doing (its release, the
-   * session's close). */
-  if (!l->att || p->att)
-    return;
-  if (l->att->state == ZKL_AS_PARTS)
-    end_locked(l->att, END_FAIL,
-               s->dead      ? s->dead
-               : s->closing ? ZKL_ECLOSED
-                            : ZKL_ELOST);
-  else if (l->att->state == ZKL_AS_HELD && reason != 0 &&
-           reason != ZKL_LOST_LEASE_EXPIRED)
-    zkl__attempt_event_locked(l->att, ZKL_EV_PART_LOST, reason, NULL);
-}
-
-/* ---- recovery */
-
-/* A write, sent first on the connection the listings go out on: a
- * transaction with one check of "/", which changes nothing. Its answer,
- * whatever it is, does not matter: only its place in the order does. */
-static int send_order_locked(zkl_attempt *att) {
-  txn *t = txn_new(att, 1, T_ORDER);
-  int rc;
-  if (!t)
-    return ZKL_ENOMEM;
-  snprintf(t->paths[0], ZKL_PATH_MAX, "/");
-  zoo_check_op_init(&t->ops[0], t->paths[0], -1);
-  if ((rc = txn_send_locked(t)) != ZKL_OK)
-    txn_free(t);
-  return rc;
-}
-
-/* After a lost reply (the reconnect made): is the transaction there? Every
- * queue is listed for its prefix. If it is ever applied, these listings
- * must see its nodes: else they are nobody's (the transaction goes again,
- * and the lost one's nodes stay until the session ends, blocking their
- * queues once ours are gone). So a write goes first (send_order_locked),
- * the listings right behind it, for no round trip more; then:
- * - The listings see everything applied before that write. Writes are
- *   ordered by the leader's PrepRequestProcessor (one thread, which gives
- *   them their zxids), every server applies them in zxid order, and
- *   answers a session's requests in order (its CommitProcessor keeps a
- *   session's reads behind its pending write; a standalone server's
- *   pipeline is first in, first out).
- * - The write went out after the new connection's handshake, which the
- *   server answers only once the leader has revalidated the session and
- *   made that server the session's owner (Leader.revalidateSession;
- *   LeaderZooKeeperServer.revalidateSession for the leader's own clients;
- *   SessionTrackerImpl.setOwner).
- * - PrepRequestProcessor checks every create against the session's owner
- *   (checkSession). The lost transaction, if the leader prepares it after
- *   that and it came through another server, fails whole
- *   (ZSESSIONMOVED): nothing. If the leader prepared it before, its zxid
- *   is below the write's, so the listings see it.
- * - Through the same server as before (the same follower, the leader, a
- *   standalone server) the owner does not change, but the server closed
- *   the old connection before it answered the handshake
- *   (ZooKeeperServer.processConnectRequest), dropping what it had not yet
- *   read; what it had read is in its pipeline ahead of the write.
- * Without the write, a listing served by a server that had not yet
- * applied the transaction missed it: a follower other than the one the
- * transaction went through knows it only as the leader's proposal until
- * the commit comes, and answers a read of the session at once. (The
- * follower it went through keeps the session's reads behind it, and so
- * does the leader, whose CommitProcessor gets the requests followers
- * forward too: ProposalRequestProcessor.) That is the window issue 24
- * named: the transaction went again, and the lost one's nodes, applied a
- * moment later, stayed until the session ended when the attempt ended
- * before a part listed its queue (a cancel while it was sent again).
- * tests/test_late_create shows both, the links of an ensemble slowed.
- * What the order does not cover: a request that one of the server's I/O
- * threads read from the old connection just as another handled the
- * reconnect's handshake, and handed on after the write
- * (ZooKeeperServer.processPacket is not atomic with the close), a race
- * inside the server of a few instructions against two round trips of the
- * client. Its nodes would have the prefix the transaction is sent again
- * with: a part that lists its queue afterwards deletes them as
- * duplicates; otherwise they stay until the session ends. */
-static void recover_together_locked(zkl_attempt *att) {
-  int i, rc;
-  forget_nodes(att);
-  att->answers = 0;
-  if ((rc = send_order_locked(att)) != ZKL_OK) {
-    end_locked(att, END_FAIL, rc);
-    return;
-  }
-  for (i = 0; i < att->l->n_parts; i++) {
-    req_begin(att);
-    rc = zkl__io_list_locked(sess(att), ZKL_RQ_LIST, part_of(att, i)->queue,
-                             &io_ops, att, att->round);
-    if (rc != ZKL_OK) {
-      end_locked(att, END_FAIL, req_refused_locked(att, rc));
-      return;
-    }
-  }
-}
-
-static void found_all_locked(zkl_attempt *att) {
-  char path[ZKL_PATH_MAX];
-  int i, rc;
-  if (att->nodes[0]) {
-    snprintf(path, sizeof path, "%s/%s", part_of(att, 0)->queue,
-             att->nodes[0]);
-    req_begin(att);
-    rc = zkl__io_get_locked(sess(att), ZKL_RQ_RECOVER_GET, path, &io_ops, att,
-                            att->round);
-    if (rc != ZKL_OK)
-      end_locked(att, END_FAIL, req_refused_locked(att, rc));
-    return;
-  }
-  for (i = 0; i < att->l->n_parts && !att->nodes[i]; i++)
-    ;
-  if (i < att->l->n_parts) {
-    /* A node without the first: not ours (a transaction makes all or
-     * none); start over under a fresh prefix, leaving it alone. */
-    create_fresh_locked(att);
-  } else {
-    att->own = OWN_NONE; /* the transaction never happened */
-    att->with_parents = false;
-    GO(att, ZKL_AS_CREATING);
-  }
-}
-
-static void on_found_listing_locked(zkl_attempt *att, const zkl_reply *rp) {
-  size_t plen = strlen(att->prefix);
-  int i, j;
-  if (rp->rc != ZOK && rp->rc != ZNONODE) {
-    triage_locked(att, rp->rc); /* a lost connection: again after it */
-    return;
-  }
-  for (i = 0; i < att->l->n_parts && strcmp(part_of(att, i)->queue, rp->path);
-       i++)
-    ;
-  if (i == att->l->n_parts)
-    return;
-  for (j = 0; rp->rc == ZOK && j < rp->children->count && !att->nodes[i]; j++)
-    if (strncmp(rp->children->data[j], att->prefix, plen) == 0 &&
-        !(att->nodes[i] = strdup(rp->children->data[j]))) {
-      end_locked(att, END_FAIL, ZKL_ENOMEM);
-      return;
-    }
-  if (++att->answers == att->l->n_parts)
-    found_all_locked(att);
-}
-
-static void on_found_get_locked(zkl_attempt *att, const zkl_reply *rp) {
-  zkl_session *s = sess(att);
-  int i;
-  if (rp->rc == ZOK && rp->stat->ephemeralOwner == s->session_id) {
-    for (i = 0; i < att->l->n_parts && att->nodes[i]; i++)
-      ;
-    if (i < att->l->n_parts) { /* cannot be, by atomicity: do not trust it */
-      delete_unadopted_locked(att);
-      create_fresh_locked(att);
-      return;
-    }
-    att->czxid = rp->stat->czxid; /* the transaction's, shared by all */
-    att->czxid_known = true;
-    att->own = OWN_NONE; /* the parts' to be */
-    GO(att, ZKL_AS_PARTS);
-  } else if (rp->rc == ZOK || rp->rc == ZNONODE) {
-    create_fresh_locked(att); /* not ours (CURATOR-498), or gone */
-  } else {
-    triage_locked(att, rp->rc);
-  }
-}
-
-/* ---- release, end */
-
-/* RELEASING: the parts end without deleting, then one transaction deletes
- * every node. */
-static void enter_releasing_together_locked(zkl_attempt *att) {
-  zkl_session *s = sess(att);
-  int n_parts = att->l->n_parts;
-  txn *t = txn_new(att, n_parts, T_RELEASE);
-  char path[ZKL_PATH_MAX];
-  int n = 0, i;
-  att->deleting_parts = true;
-  for (i = 0; i < n_parts; i++) {
-    zkl_lock *p = part_of(att, i);
-    zkl_target none = {0};
-    if (!p->att || p->att->state != ZKL_AS_HELD)
-      continue;
-    if (zkl__lock_node_path_locked(p, path, sizeof path) == ZKL_OK) {
-      if (t) {
-        memcpy(t->paths[n], path, sizeof path);
-        zoo_delete_op_init(&t->ops[n], t->paths[n], -1);
-        n++;
-      } else {
-        zkl__cleanup_delete_locked(s, path); /* no memory for one */
-      }
-    }
-    zkl__attempt_event_locked(p->att, ZKL_EV_RELEASE, 0, &none);
-  }
-  att->deleting_parts = false;
-  if (t && n > 0 && s->connected) {
-    t->count = n;
-    if (txn_send_locked(t) == ZKL_OK)
-      return; /* released_together_locked ends it */
-  }
-  /* Disconnected, or refused at the call: they go at the reconnect, or
-   * with the session. */
-  for (i = 0; t && i < n; i++)
-    zkl__cleanup_delete_locked(s, t->paths[i]);
-  txn_free(t);
-  end_locked(att, END_RELEASED, ZKL_OK);
-}
-
-static void released_together_locked(txn *t, int rc) {
-  zkl_attempt *att = t->att;
-  zkl_session *s = sess(att);
-  int i;
-  /* One node already gone (deleted by someone: ZNONODE fails the whole
-   * transaction), a lost reply, a refusal: delete each on its own. */
-  if (rc != ZOK && !zkl__is_session_over(rc) && !s->dead)
-    for (i = 0; i < t->count; i++)
-      zkl__cleanup_delete_locked(s, t->paths[i]);
-  if (att->state != ZKL_AS_RELEASING)
-    return;
-  /* A node gone before the release: that part's hold was lost while no
-   * watch was on it yet (zkl_lock_set_watch_after()); so is the whole. */
-  if (rc == ZNONODE)
-    lost_at_release_locked(att);
-  else
-    end_locked(att, END_RELEASED, ZKL_OK);
-}
-
-/* Whether part's release keeps its node: its whole deletes them all. */
-static bool kept_by_whole(const zkl_lock *part) {
-  return part->whole && part->whole->att &&
-         part->whole->recipe->make == ZKL_MAKE_PARTS_TOGETHER &&
-         part->whole->att->deleting_parts;
-}
-
-/* ENDING: what the transaction made and no part got goes (an unknown
- * outcome: by prefix, in every queue; a transaction in flight: its reply
- * undoes it), and the parts are let go, the ending waiting for them. */
-static void end_together_locked(zkl_attempt *att) {
-  if (att->own == OWN_UNKNOWN)
-    delete_prefix_locked(att, att->prefix);
-  delete_unadopted_locked(att);
-  let_go_parts_locked(att, true);
-}
-
-/* Any attempt of the whole ended: parts still held (after a loss) are
- * released, unless the session's end or close takes them anyway. */
-static void ended_together_locked(zkl_attempt *att) {
-  zkl_session *s = sess(att);
-  if (!s->dead && !s->closing)
-    let_go_parts_locked(att, false);
-  forget_nodes(att);
-}
-
 /* ---------------------------------------------------------------- replies */
 
 static void on_parent_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
@@ -1706,8 +843,8 @@ static void on_parent_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
   if (rp->round == att->round && rc != ZOK && rc != ZNODEEXISTS &&
       rc != ZNONODE && !zkl__is_connection_loss(rc) &&
       !zkl__is_session_over(rc)) {
-    if (together(att) && !att->parent_rc)
-      att->l->refused = name_under(att, rp->path);
+    if (zkl__together(att) && !att->parent_rc)
+      att->l->refused = zkl__together_name_under(att, rp->path);
     att->parent_rc = rc;
   }
 }
@@ -1868,7 +1005,7 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
    * deletes any duplicate. */
   snprintf(path, sizeof path, "%s/%s", l->queue, best);
   req_begin(att);
-  rc = zkl__io_get_locked(l->s, ZKL_RQ_RECOVER_GET, path, &io_ops, att,
+  rc = zkl__io_get_locked(l->s, ZKL_RQ_RECOVER_GET, path, &zkl__att_io_ops, att,
                           att->round);
   if (rc != ZKL_OK)
     end_locked(att, END_FAIL, req_refused_locked(att, rc));
@@ -1956,22 +1093,22 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
   case ZKL_RQ_LIST:
     if (rp->round != att->round)
       break;
-    if (together(att) && att->state == ZKL_AS_RECOVERING)
-      on_found_listing_locked(att, rp);
+    if (zkl__together(att) && att->state == ZKL_AS_RECOVERING)
+      zkl__together_on_listing_locked(att, rp);
     else
       on_listing_locked(att, rp->rc, rp->children);
     break;
   case ZKL_RQ_RECOVER_GET:
     if (rp->round != att->round || att->state != ZKL_AS_RECOVERING)
       break;
-    if (together(att))
-      on_found_get_locked(att, rp);
+    if (zkl__together(att))
+      zkl__together_on_found_locked(att, rp);
     else
       on_recover_get_locked(att, rp);
     break;
   case ZKL_RQ_OWN_GET: /* the token of parts made together */
     if (rp->round == att->round && att->state == ZKL_AS_PARTS)
-      on_token_locked(att, rp);
+      zkl__together_on_token_locked(att, rp);
     break;
   case ZKL_RQ_DELETE:
     on_delete_reply_locked(att, rp);
@@ -1986,7 +1123,7 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
   attempt_unref_locked(att); /* the request's */
 }
 
-static const zkl_io_ops io_ops = {replied_locked};
+const zkl_io_ops zkl__att_io_ops = {replied_locked};
 
 /* ---------------------------------------------------------------- entries */
 
@@ -1996,7 +1133,7 @@ static void delete_own_locked(zkl_attempt *att, int kind) {
   own_path(att, path);
   if (s->connected) {
     req_begin(att);
-    if (zkl__io_delete_locked(s, kind, path, &io_ops, att, att->round) ==
+    if (zkl__io_delete_locked(s, kind, path, &zkl__att_io_ops, att, att->round) ==
         ZKL_OK)
       return;
     req_refused_locked(att, 0);
@@ -2027,7 +1164,7 @@ static int send_kind_check_locked(zkl_attempt *att) {
       snprintf(path, sizeof path, "%s/%s", ZKL_ROOT, att->l->name);
     }
     req_begin(att);
-    rc = zkl__io_list_locked(s, ZKL_RQ_KIND_CHECK, path, &io_ops, att,
+    rc = zkl__io_list_locked(s, ZKL_RQ_KIND_CHECK, path, &zkl__att_io_ops, att,
                              att->round);
     if (rc != ZKL_OK)
       rc = req_refused_locked(att, rc);
@@ -2051,7 +1188,7 @@ static int send_part_check_locked(zkl_attempt *att) {
   for (i = 0; i < l->n_parts && rc == ZKL_OK; i++) {
     req_begin(att);
     rc = zkl__io_list_locked(l->s, ZKL_RQ_PART_CHECK, l->parts[i]->queue,
-                             &io_ops, att, att->round);
+                             &zkl__att_io_ops, att, att->round);
     if (rc != ZKL_OK)
       rc = req_refused_locked(att, rc);
   }
@@ -2079,7 +1216,7 @@ static int send_listing_locked(zkl_attempt *att) {
                                       &wait_watch_ops, att, &rc);
     return att->wait ? ZKL_OK : req_refused_locked(att, rc);
   }
-  rc = zkl__io_list_locked(s, ZKL_RQ_LIST, att->l->queue, &io_ops, att,
+  rc = zkl__io_list_locked(s, ZKL_RQ_LIST, att->l->queue, &zkl__att_io_ops, att,
                            att->round);
   return rc == ZKL_OK ? rc : req_refused_locked(att, rc);
 }
@@ -2108,7 +1245,7 @@ static void enter_creating_locked(zkl_attempt *att) {
     rc = zkl__io_create_locked(
         s, ZKL_RQ_PARENT, path, NULL, -1,
         i == strlen(ZKL_ROOT) ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(l->acl),
-        ZOO_CONTAINER, &io_ops, att, att->round);
+        ZOO_CONTAINER, &zkl__att_io_ops, att, att->round);
     if (rc != ZKL_OK)
       req_refused_locked(att, rc);
   }
@@ -2125,7 +1262,7 @@ static void enter_creating_locked(zkl_attempt *att) {
     req_begin(att);
     rc = zkl__io_create_locked(s, ZKL_RQ_CREATE, path, data, len,
                                zkl__acl(l->acl), ZOO_EPHEMERAL_SEQUENTIAL,
-                               &io_ops, att, att->round);
+                               &zkl__att_io_ops, att, att->round);
     if (rc != ZKL_OK)
       req_refused_locked(att, rc);
     else
@@ -2217,12 +1354,12 @@ static void enter_releasing_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
   zkl_session *s = sess(att);
   char path[ZKL_PATH_MAX];
-  if (together(att)) {
-    enter_releasing_together_locked(att);
+  if (zkl__together(att)) {
+    zkl__together_release_locked(att);
     return;
   }
   own_path(att, path);
-  if (kept_by_whole(l)) {
+  if (zkl__together_kept(l)) {
     end_locked(att, END_RELEASED, ZKL_OK); /* its whole deletes it */
     return;
   }
@@ -2233,7 +1370,7 @@ static void enter_releasing_locked(zkl_attempt *att) {
   }
   if (s->connected) {
     req_begin(att);
-    if (zkl__io_delete_locked(s, ZKL_RQ_RELEASE, path, &io_ops, att,
+    if (zkl__io_delete_locked(s, ZKL_RQ_RELEASE, path, &zkl__att_io_ops, att,
                               att->round) == ZKL_OK)
       return;
     req_refused_locked(att, 0);
@@ -2289,8 +1426,8 @@ static void stopped_node_goes_locked(zkl_attempt *att) {
  * that has settled. */
 static void enter_ending_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
-  if (together(att)) {
-    end_together_locked(att);
+  if (zkl__together(att)) {
+    zkl__together_end_locked(att);
   } else if (!s->dead && !s->closed && !(s->closing && s->owns_handle)) {
     /* (else the session's end takes the node and the watches) */
     if (att->own == OWN_KNOWN)
@@ -2334,8 +1471,8 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   if (from == ZKL_AS_STOPPING) {
     /* told on entering STOPPING: only its node is left to go */
     stopped_node_goes_locked(att);
-    if (together(att))
-      ended_together_locked(att);
+    if (zkl__together(att))
+      zkl__together_ended_locked(att);
     if (l->recipe->ended_locked)
       l->recipe->ended_locked(l->arg, l);
     return;
@@ -2377,8 +1514,8 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
    * other parts cannot be granted with this one gone). */
   if (l->whole && (from == ZKL_AS_HELD || from == ZKL_AS_RELEASING))
     zkl__notify_part_ended_locked(l, att->why == END_LOST ? att->code : 0);
-  if (together(att))
-    ended_together_locked(att);
+  if (zkl__together(att))
+    zkl__together_ended_locked(att);
   if (l->recipe->ended_locked)
     l->recipe->ended_locked(l->arg, l);
 }
@@ -2684,7 +1821,7 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
     if (att->state == ZKL_AS_SUSPENDED)
       resume_locked(att);
     else if (att->state == ZKL_AS_PARTS && att->czxid_lost &&
-             (rc = send_token_get_locked(att)) != ZKL_OK)
+             (rc = zkl__together_send_token_locked(att)) != ZKL_OK)
       end_locked(att, END_FAIL, rc); /* its reply was lost */
     arm_own_watch_locked(att); /* a watch lost with the connection */
     break;
@@ -2741,4 +1878,24 @@ zkl_att_state zkl__attempt_state(const zkl_attempt *att) { return att->state; }
 
 const char *zkl__attempt_node(const zkl_attempt *att) {
   return att->own == OWN_KNOWN ? att->node : NULL;
+}
+
+/* ------------------------------------------------ for together.c */
+
+void zkl__att_end_locked(zkl_attempt *att, int why, int code) {
+  end_locked(att, why, code);
+}
+void zkl__att_suspend_locked(zkl_attempt *att) { suspend_locked(att); }
+void zkl__att_triage_locked(zkl_attempt *att, int rc) {
+  triage_locked(att, rc);
+}
+int zkl__att_req_refused_locked(zkl_attempt *att, int rc) {
+  return req_refused_locked(att, rc);
+}
+void zkl__att_maybe_deliver_locked(zkl_attempt *att) {
+  maybe_deliver_locked(att);
+}
+int zkl__att_make_prefix(zkl_attempt *att) { return make_prefix(att); }
+void zkl__att_lost_at_release_locked(zkl_attempt *att) {
+  lost_at_release_locked(att);
 }

@@ -21,9 +21,9 @@
  * the session at once, from what it has applied. (A leader would not:
  * it keeps a session's reads behind the writes a follower forwarded for
  * it.) Without the write that orders the recovery's listings after the
- * lost transaction (lib/engine.c, recover_together_locked), the listings saw
- * nothing, the transaction went again, and the lost one's nodes appeared
- * at G a moment later:
+ * lost transaction (lib/together.c, zkl__together_recover_locked), the
+ * listings saw nothing, the transaction went again, and the lost one's
+ * nodes appeared at G a moment later:
  *   found    the lost transaction must be found and adopted: the first
  *            name's queue sees one create (and the release's delete),
  *            counted by its parent's cversion; sent again, it saw two
