@@ -10,6 +10,9 @@
  *   lock_object.c the zkl_lock object: references, settings, parts, and
  *                 how results reach the user (waiters, callbacks, hooks)
  *   engine.c      the attempt state machine; it names no recipe
+ *   together.c    its states' part for nodes made together, one per part
+ *                 (ZKL_MAKE_PARTS_TOGETHER: a multi-lock); attempt.h is
+ *                 the attempt the two share
  *   entries.c     the entry points (acquire, release, cancel, free) and
  *                 the session's hooks, which post events to the machine
  *   lock.c        the public zkl_lock_* functions every kind shares
@@ -23,7 +26,8 @@
  * with its own rule for "may I go now, and if not, whom do I watch". The
  * engine does the rest, the same for all of them: create, list, check the
  * name's kinds, watch, recover a lost create, time out, cancel, release,
- * lose, clean up. A new recipe is a file with a descriptor (designated
+ * lose, clean up; and, for a whole whose parts' nodes are made together,
+ * the transaction, its recovery and the parts' joint grant. A new recipe is a file with a descriptor (designated
  * initialisers; every hook it does not need left out) and, for a new kind
  * of node, one entry in kinds.c.
  */
