@@ -63,8 +63,8 @@ struct zkl_attempt {
   /* ZKL_MAKE_PARTS_TOGETHER: the whole's attempt has no node of its own;
    * its transaction makes one per part (the parts' own attempts adopt
    * them on entering PARTS). */
-  char **nodes;   /* per part: its node's child name, until adopted */
-  int answers;    /* RECOVERING: the queues' listings answered so far */
+  char **nodes; /* per part: its node's child name, until adopted */
+  int answers;  /* RECOVERING: the queues' listings answered so far */
   char first[ZKL_PATH_MAX]; /* PARTS: the first part's node (the token's) */
   bool czxid_known;         /* the token (czxid) is known */
   bool czxid_lost;          /* its getData's reply was lost: again at the
@@ -87,9 +87,9 @@ struct zkl_attempt {
   bool ahead_grants;
   bool grant_on_delete;
   /* the request */
-  int64_t deadline_ms; /* 0: none */
-  int64_t started_ms;  /* when the acquire began */
-  int64_t granted_ms;  /* when it was granted */
+  int64_t deadline_ms;      /* 0: none */
+  int64_t started_ms;       /* when the acquire began */
+  int64_t granted_ms;       /* when it was granted */
   int64_t hold_deadline_ms; /* HELD: when its maximum hold runs out (0:
                                none; set at the grant, from l->max_hold_ms) */
   int hold_grace_ms;        /* then, how long its node stays (STOPPING) for
@@ -134,7 +134,7 @@ void zkl__att_maybe_deliver_locked(zkl_attempt *att);
 int zkl__att_make_prefix(zkl_attempt *att);
 void zkl__att_lost_at_release_locked(zkl_attempt *att);
 /* engine.c: the replies of the attempt's requests. */
-extern const zkl_io_ops zkl__att_io_ops;
+extern const zkl_io_ops *const zkl__att_io_ops;
 
 /* together.c: the states' parts for nodes made together. */
 void zkl__together_create_locked(zkl_attempt *att);  /* entering CREATING */
@@ -146,8 +146,7 @@ void zkl__together_ended_locked(zkl_attempt *att);   /* ENDED */
 /* Whether part's release keeps its node: its whole deletes them all. */
 bool zkl__together_kept(const zkl_lock *part);
 /* The part's name whose queue needs the parent at path. */
-const char *zkl__together_name_under(const zkl_attempt *att,
-                                     const char *path);
+const char *zkl__together_name_under(const zkl_attempt *att, const char *path);
 /* Replies: RECOVERING's listings and getData; PARTS' token. */
 void zkl__together_on_listing_locked(zkl_attempt *att, const zkl_reply *rp);
 void zkl__together_on_found_locked(zkl_attempt *att, const zkl_reply *rp);

@@ -159,6 +159,7 @@ static void arm_own_watch_locked(zkl_attempt *att);
 static void want_own_watch_locked(zkl_attempt *att);
 static void on_refresh_listing_locked(zkl_attempt *att, int rc,
                                       const struct String_vector *children);
+static const zkl_io_ops io_ops;
 
 /* ------------------------------------------------------------ the diagram */
 
@@ -782,7 +783,7 @@ static void ahead_gone_locked(zkl_attempt *att) {
     return;
   }
   req_begin(att); /* answered in on_refresh_listing_locked */
-  rc = zkl__io_list_locked(sess(att), ZKL_RQ_LIST, att->l->queue, &zkl__att_io_ops,
+  rc = zkl__io_list_locked(sess(att), ZKL_RQ_LIST, att->l->queue, &io_ops,
                            att, att->round);
   if (rc != ZKL_OK) {
     req_refused_locked(att, rc);
@@ -1005,7 +1006,7 @@ static void on_recover_listing_locked(zkl_attempt *att, int rc,
    * deletes any duplicate. */
   snprintf(path, sizeof path, "%s/%s", l->queue, best);
   req_begin(att);
-  rc = zkl__io_get_locked(l->s, ZKL_RQ_RECOVER_GET, path, &zkl__att_io_ops, att,
+  rc = zkl__io_get_locked(l->s, ZKL_RQ_RECOVER_GET, path, &io_ops, att,
                           att->round);
   if (rc != ZKL_OK)
     end_locked(att, END_FAIL, req_refused_locked(att, rc));
@@ -1123,7 +1124,8 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
   attempt_unref_locked(att); /* the request's */
 }
 
-const zkl_io_ops zkl__att_io_ops = {replied_locked};
+static const zkl_io_ops io_ops = {replied_locked};
+const zkl_io_ops *const zkl__att_io_ops = &io_ops;
 
 /* ---------------------------------------------------------------- entries */
 
@@ -1133,7 +1135,7 @@ static void delete_own_locked(zkl_attempt *att, int kind) {
   own_path(att, path);
   if (s->connected) {
     req_begin(att);
-    if (zkl__io_delete_locked(s, kind, path, &zkl__att_io_ops, att, att->round) ==
+    if (zkl__io_delete_locked(s, kind, path, &io_ops, att, att->round) ==
         ZKL_OK)
       return;
     req_refused_locked(att, 0);
@@ -1164,7 +1166,7 @@ static int send_kind_check_locked(zkl_attempt *att) {
       snprintf(path, sizeof path, "%s/%s", ZKL_ROOT, att->l->name);
     }
     req_begin(att);
-    rc = zkl__io_list_locked(s, ZKL_RQ_KIND_CHECK, path, &zkl__att_io_ops, att,
+    rc = zkl__io_list_locked(s, ZKL_RQ_KIND_CHECK, path, &io_ops, att,
                              att->round);
     if (rc != ZKL_OK)
       rc = req_refused_locked(att, rc);
@@ -1188,7 +1190,7 @@ static int send_part_check_locked(zkl_attempt *att) {
   for (i = 0; i < l->n_parts && rc == ZKL_OK; i++) {
     req_begin(att);
     rc = zkl__io_list_locked(l->s, ZKL_RQ_PART_CHECK, l->parts[i]->queue,
-                             &zkl__att_io_ops, att, att->round);
+                             &io_ops, att, att->round);
     if (rc != ZKL_OK)
       rc = req_refused_locked(att, rc);
   }
@@ -1216,7 +1218,7 @@ static int send_listing_locked(zkl_attempt *att) {
                                       &wait_watch_ops, att, &rc);
     return att->wait ? ZKL_OK : req_refused_locked(att, rc);
   }
-  rc = zkl__io_list_locked(s, ZKL_RQ_LIST, att->l->queue, &zkl__att_io_ops, att,
+  rc = zkl__io_list_locked(s, ZKL_RQ_LIST, att->l->queue, &io_ops, att,
                            att->round);
   return rc == ZKL_OK ? rc : req_refused_locked(att, rc);
 }
@@ -1245,7 +1247,7 @@ static void enter_creating_locked(zkl_attempt *att) {
     rc = zkl__io_create_locked(
         s, ZKL_RQ_PARENT, path, NULL, -1,
         i == strlen(ZKL_ROOT) ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(l->acl),
-        ZOO_CONTAINER, &zkl__att_io_ops, att, att->round);
+        ZOO_CONTAINER, &io_ops, att, att->round);
     if (rc != ZKL_OK)
       req_refused_locked(att, rc);
   }
@@ -1262,7 +1264,7 @@ static void enter_creating_locked(zkl_attempt *att) {
     req_begin(att);
     rc = zkl__io_create_locked(s, ZKL_RQ_CREATE, path, data, len,
                                zkl__acl(l->acl), ZOO_EPHEMERAL_SEQUENTIAL,
-                               &zkl__att_io_ops, att, att->round);
+                               &io_ops, att, att->round);
     if (rc != ZKL_OK)
       req_refused_locked(att, rc);
     else
@@ -1370,7 +1372,7 @@ static void enter_releasing_locked(zkl_attempt *att) {
   }
   if (s->connected) {
     req_begin(att);
-    if (zkl__io_delete_locked(s, ZKL_RQ_RELEASE, path, &zkl__att_io_ops, att,
+    if (zkl__io_delete_locked(s, ZKL_RQ_RELEASE, path, &io_ops, att,
                               att->round) == ZKL_OK)
       return;
     req_refused_locked(att, 0);

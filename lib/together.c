@@ -172,7 +172,8 @@ static int txn_send_locked(txn *t) {
   if (rc == ZOK)
     return ZKL_OK;
   zkl__req_abort_locked(r);
-  return zkl__att_req_refused_locked(t->att, rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc);
+  return zkl__att_req_refused_locked(t->att,
+                                     rc == ZINVALIDSTATE ? ZKL_EEXPIRED : rc);
 }
 
 /* The name whose queue needs the parent at path (the first, when several
@@ -207,7 +208,7 @@ static int send_parents_together_locked(zkl_attempt *att) {
       rc = zkl__io_create_locked(
           s, ZKL_RQ_PARENT, path, NULL, -1,
           j == root ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(att->l->acl),
-          ZOO_CONTAINER, &zkl__att_io_ops, att, att->round);
+          ZOO_CONTAINER, zkl__att_io_ops, att, att->round);
       if (rc != ZKL_OK)
         rc = zkl__att_req_refused_locked(att, rc);
     }
@@ -240,9 +241,8 @@ void zkl__together_create_locked(zkl_attempt *att) {
   for (i = 0; i < l->n_parts; i++) {
     snprintf(t->paths[i], ZKL_PATH_MAX, "%s/%s", part_of(att, i)->queue,
              att->prefix);
-    zoo_create_op_init(&t->ops[i], t->paths[i], t->data, len,
-                       zkl__acl(l->acl), ZOO_EPHEMERAL_SEQUENTIAL, t->made[i],
-                       ZKL_PATH_MAX);
+    zoo_create_op_init(&t->ops[i], t->paths[i], t->data, len, zkl__acl(l->acl),
+                       ZOO_EPHEMERAL_SEQUENTIAL, t->made[i], ZKL_PATH_MAX);
   }
   att->own = OWN_CREATING;
   if ((rc = txn_send_locked(t)) != ZKL_OK) {
@@ -348,8 +348,8 @@ static void created_together_locked(txn *t, int rc) {
     att->czxid_known = false;
     GO(att, ZKL_AS_PARTS);
   } else if (zkl__is_connection_loss(rc)) {
-    att->own = OWN_UNKNOWN; /* a try-once ends, deleting by prefix */
-    zkl__att_suspend_locked(att);    /* recovered at the reconnect */
+    att->own = OWN_UNKNOWN;       /* a try-once ends, deleting by prefix */
+    zkl__att_suspend_locked(att); /* recovered at the reconnect */
   } else if (zkl__is_session_over(rc)) {
     /* the session's end fails the attempt */
   } else if (rc == ZNONODE || any_result(t, ZNONODE)) {
@@ -357,7 +357,8 @@ static void created_together_locked(txn *t, int rc) {
      * then the transaction again, a few times in case they keep
      * vanishing. */
     if (att->parent_rc)
-      zkl__att_end_locked(att, END_FAIL, att->parent_rc); /* l->refused: its name */
+      zkl__att_end_locked(att, END_FAIL,
+                          att->parent_rc); /* l->refused: its name */
     else if (att->parent_rounds++ < 3) {
       att->with_parents = true;
       GO(att, ZKL_AS_CREATING);
@@ -365,7 +366,8 @@ static void created_together_locked(txn *t, int rc) {
       zkl__att_end_locked(att, END_FAIL, ZNONODE);
   } else {
     att->l->refused = refused_name(att, t);
-    zkl__att_end_locked(att, END_FAIL, rc); /* refused (ZNOAUTH...): nothing made */
+    zkl__att_end_locked(att, END_FAIL,
+                        rc); /* refused (ZNOAUTH...): nothing made */
   }
 }
 
@@ -379,8 +381,7 @@ static void created_together_locked(txn *t, int rc) {
 static bool parts_hold(const zkl_attempt *att) {
   int i;
   for (i = 0; i < att->l->n_parts; i++)
-    if (!part_of(att, i)->att ||
-        part_of(att, i)->att->state != ZKL_AS_HELD)
+    if (!part_of(att, i)->att || part_of(att, i)->att->state != ZKL_AS_HELD)
       return false;
   return true;
 }
@@ -444,8 +445,8 @@ int zkl__together_send_token_locked(zkl_attempt *att) {
   int rc;
   att->czxid_lost = false;
   zkl__attempt_req_begin_locked(att);
-  rc = zkl__io_get_locked(sess(att), ZKL_RQ_OWN_GET, att->first, &zkl__att_io_ops, att,
-                          att->round);
+  rc = zkl__io_get_locked(sess(att), ZKL_RQ_OWN_GET, att->first,
+                          zkl__att_io_ops, att, att->round);
   return rc == ZKL_OK ? rc : zkl__att_req_refused_locked(att, rc);
 }
 
@@ -455,7 +456,8 @@ void zkl__together_parts_locked(zkl_attempt *att) {
   int rc, i;
   snprintf(att->first, sizeof att->first, "%s/%s", part_of(att, 0)->queue,
            att->nodes[0]);
-  if (!att->czxid_known && (rc = zkl__together_send_token_locked(att)) != ZKL_OK) {
+  if (!att->czxid_known &&
+      (rc = zkl__together_send_token_locked(att)) != ZKL_OK) {
     zkl__att_end_locked(att, END_FAIL, rc);
     return;
   }
@@ -521,9 +523,9 @@ void zkl__attempt_part_ended_locked(zkl_lock *l, zkl_lock *p, int reason) {
     return;
   if (l->att->state == ZKL_AS_PARTS)
     zkl__att_end_locked(l->att, END_FAIL,
-               s->dead      ? s->dead
-               : s->closing ? ZKL_ECLOSED
-                            : ZKL_ELOST);
+                        s->dead      ? s->dead
+                        : s->closing ? ZKL_ECLOSED
+                                     : ZKL_ELOST);
   else if (l->att->state == ZKL_AS_HELD && reason != 0 &&
            reason != ZKL_LOST_LEASE_EXPIRED)
     zkl__attempt_event_locked(l->att, ZKL_EV_PART_LOST, reason, NULL);
@@ -603,7 +605,7 @@ void zkl__together_recover_locked(zkl_attempt *att) {
   for (i = 0; i < att->l->n_parts; i++) {
     zkl__attempt_req_begin_locked(att);
     rc = zkl__io_list_locked(sess(att), ZKL_RQ_LIST, part_of(att, i)->queue,
-                             &zkl__att_io_ops, att, att->round);
+                             zkl__att_io_ops, att, att->round);
     if (rc != ZKL_OK) {
       zkl__att_end_locked(att, END_FAIL, zkl__att_req_refused_locked(att, rc));
       return;
@@ -615,11 +617,10 @@ static void found_all_locked(zkl_attempt *att) {
   char path[ZKL_PATH_MAX];
   int i, rc;
   if (att->nodes[0]) {
-    snprintf(path, sizeof path, "%s/%s", part_of(att, 0)->queue,
-             att->nodes[0]);
+    snprintf(path, sizeof path, "%s/%s", part_of(att, 0)->queue, att->nodes[0]);
     zkl__attempt_req_begin_locked(att);
-    rc = zkl__io_get_locked(sess(att), ZKL_RQ_RECOVER_GET, path, &zkl__att_io_ops, att,
-                            att->round);
+    rc = zkl__io_get_locked(sess(att), ZKL_RQ_RECOVER_GET, path,
+                            zkl__att_io_ops, att, att->round);
     if (rc != ZKL_OK)
       zkl__att_end_locked(att, END_FAIL, zkl__att_req_refused_locked(att, rc));
     return;
@@ -766,4 +767,3 @@ void zkl__together_ended_locked(zkl_attempt *att) {
     let_go_parts_locked(att, false);
   forget_nodes(att);
 }
-
