@@ -3,15 +3,18 @@
  * engine.c - the attempt state machine, the same for every recipe.
  *
  * An attempt is one acquisition of one zkl_lock, from its first request to
- * the end of its hold. It has one state; go_locked() makes every transition
- * (it bumps the round, so that replies of requests a state sent are stale
- * once it is left, and checks the edge against the diagram), leaves the old
- * state (leave_locked: it releases what that state owned) and enters the
- * new one (enter_locked: one case per state). end_locked() ends an attempt,
+ * the end of its hold. It has one state; GO (zkl__att_go_locked) makes
+ * every transition (it bumps the round, so that replies of requests a
+ * state sent are stale once it is left, and checks the edge against the
+ * diagram), leaves the old state (leave_locked: it releases what that
+ * state owned) and enters the new one (enter_locked: one case per state). end_locked() ends an attempt,
  * whatever the reason. States send requests and arm watches; their replies
  * and events make the next transition: that is one cycle by nature, so it
- * stays in one file, each function short. entries.c posts what the outside
- * says (zkl__attempt_event_locked); io.c and watch.c carry the requests.
+ * stays in one file, each function short, but for one job: what a recipe's
+ * nodes made together, one per part, do in each state (a multi-lock's)
+ * is together.c's, called from the states here (attempt.h is the attempt
+ * the two share). entries.c posts what the outside says
+ * (zkl__attempt_event_locked); io.c and watch.c carry the requests.
  *
  *   NEW -> [PREPARING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
  *          -> RELEASING -> ENDED, with SUSPENDED (resumed at the reconnect)
@@ -25,7 +28,7 @@
  *   a multi-lock's whole) makes them in one transaction (CREATING, or
  *   RECOVERING after a lost reply), hands them to its parts and waits in
  *   PARTS until every part holds (-> HELD); its release deletes them in
- *   one transaction (RELEASING). See "parts made together" below.
+ *   one transaction (RELEASING). See together.c.
  *
  * The edges exactly (zkl__edge_allowed, the table below, is the diagram the
  * code checks; a test drives every edge):
@@ -1465,7 +1468,7 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   zkl_lock *l = att->l;
   zkl_session *s = l->s;
   /* Detached first: whoever is told finds the lock idle, free for the
-   * next acquire (go_locked holds the attempt meanwhile). */
+   * next acquire (zkl__att_go_locked holds the attempt meanwhile). */
   if (l->att == att) {
     l->att = NULL;
     attempt_unref_locked(att); /* the lock's */
