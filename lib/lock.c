@@ -167,7 +167,7 @@ const char *zkl_lock_refused_name(const zkl_lock *l) {
     return NULL;
   s = zkl__lock_session(l);
   pthread_mutex_lock(&s->mu);
-  name = l->refused; /* set by a transaction of parts only (engine.c) */
+  name = l->refused; /* set by a transaction of parts only (together.c) */
   pthread_mutex_unlock(&s->mu);
   return name;
 }
