@@ -136,22 +136,36 @@ void zkl__att_lost_at_release_locked(zkl_attempt *att);
 /* engine.c: the replies of the attempt's requests. */
 extern const zkl_io_ops *const zkl__att_io_ops;
 
-/* together.c: the states' parts for nodes made together. */
-void zkl__together_create_locked(zkl_attempt *att);  /* entering CREATING */
-void zkl__together_recover_locked(zkl_attempt *att); /* RECOVERING */
-void zkl__together_parts_locked(zkl_attempt *att);   /* PARTS */
-void zkl__together_release_locked(zkl_attempt *att); /* RELEASING */
-void zkl__together_end_locked(zkl_attempt *att);     /* ENDING */
-void zkl__together_ended_locked(zkl_attempt *att);   /* ENDED */
+/* together.c: what each state does for nodes made together, as a table
+ * the recipe names (zkl_recipe.together), so that engine.c, which calls
+ * it, and together.c, which calls engine.c, are no circle. */
+struct zkl_together_ops {
+  void (*create_locked)(zkl_attempt *att);  /* entering CREATING */
+  void (*recover_locked)(zkl_attempt *att); /* RECOVERING */
+  void (*parts_locked)(zkl_attempt *att);   /* PARTS */
+  void (*release_locked)(zkl_attempt *att); /* RELEASING */
+  void (*end_locked)(zkl_attempt *att);     /* ENDING */
+  void (*ended_locked)(zkl_attempt *att);   /* ENDED */
+  /* The part's name whose queue needs the parent at path. */
+  const char *(*name_under)(const zkl_attempt *att, const char *path);
+  /* Replies: RECOVERING's listings and getData; PARTS' token. */
+  void (*on_listing_locked)(zkl_attempt *att, const zkl_reply *rp);
+  void (*on_found_locked)(zkl_attempt *att, const zkl_reply *rp);
+  void (*on_token_locked)(zkl_attempt *att, const zkl_reply *rp);
+  /* Sends the token's getData again (after a lost reply). */
+  int (*send_token_locked)(zkl_attempt *att);
+};
+
+static inline const struct zkl_together_ops *
+zkl__together_of(const zkl_attempt *att) {
+  return att->l->recipe->together;
+}
+
 /* Whether part's release keeps its node: its whole deletes them all. */
-bool zkl__together_kept(const zkl_lock *part);
-/* The part's name whose queue needs the parent at path. */
-const char *zkl__together_name_under(const zkl_attempt *att, const char *path);
-/* Replies: RECOVERING's listings and getData; PARTS' token. */
-void zkl__together_on_listing_locked(zkl_attempt *att, const zkl_reply *rp);
-void zkl__together_on_found_locked(zkl_attempt *att, const zkl_reply *rp);
-void zkl__together_on_token_locked(zkl_attempt *att, const zkl_reply *rp);
-/* Sends the token's getData again (after a lost reply). */
-int zkl__together_send_token_locked(zkl_attempt *att);
+static inline bool zkl__together_kept(const zkl_lock *part) {
+  return part->whole && part->whole->att &&
+         part->whole->recipe->make == ZKL_MAKE_PARTS_TOGETHER &&
+         part->whole->att->deleting_parts;
+}
 
 #endif /* ZKL_ATTEMPT_H */

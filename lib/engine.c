@@ -12,8 +12,10 @@
  * and events make the next transition: that is one cycle by nature, so it
  * stays in one file, each function short, but for one job: what a recipe's
  * nodes made together, one per part, do in each state (a multi-lock's)
- * is together.c's, called from the states here (attempt.h is the attempt
- * the two share). entries.c posts what the outside says
+ * is together.c's, called from the states here through the table the
+ * recipe names (zkl_recipe.together: the engine names no file above it,
+ * and the two are no circle; attempt.h is the attempt they share).
+ * entries.c posts what the outside says
  * (zkl__attempt_event_locked); io.c and watch.c carry the requests.
  *
  *   NEW -> [PREPARING ->] CREATING -> LISTING <-> WATCHING | WAITING -> HELD
@@ -365,18 +367,18 @@ static void enter_locked(zkl_attempt *att, zkl_att_state from) {
     break;
   case ZKL_AS_CREATING:
     if (zkl__together(att))
-      zkl__together_create_locked(att);
+      zkl__together_of(att)->create_locked(att);
     else
       enter_creating_locked(att);
     break;
   case ZKL_AS_RECOVERING:
     if (zkl__together(att))
-      zkl__together_recover_locked(att);
+      zkl__together_of(att)->recover_locked(att);
     else
       enter_listing_locked(att);
     break;
   case ZKL_AS_PARTS:
-    zkl__together_parts_locked(att);
+    zkl__together_of(att)->parts_locked(att);
     break;
   case ZKL_AS_LISTING:
     enter_listing_locked(att);
@@ -848,7 +850,7 @@ static void on_parent_reply_locked(zkl_attempt *att, const zkl_reply *rp) {
       rc != ZNONODE && !zkl__is_connection_loss(rc) &&
       !zkl__is_session_over(rc)) {
     if (zkl__together(att) && !att->parent_rc)
-      att->l->refused = zkl__together_name_under(att, rp->path);
+      att->l->refused = zkl__together_of(att)->name_under(att, rp->path);
     att->parent_rc = rc;
   }
 }
@@ -1098,7 +1100,7 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
     if (rp->round != att->round)
       break;
     if (zkl__together(att) && att->state == ZKL_AS_RECOVERING)
-      zkl__together_on_listing_locked(att, rp);
+      zkl__together_of(att)->on_listing_locked(att, rp);
     else
       on_listing_locked(att, rp->rc, rp->children);
     break;
@@ -1106,13 +1108,13 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
     if (rp->round != att->round || att->state != ZKL_AS_RECOVERING)
       break;
     if (zkl__together(att))
-      zkl__together_on_found_locked(att, rp);
+      zkl__together_of(att)->on_found_locked(att, rp);
     else
       on_recover_get_locked(att, rp);
     break;
   case ZKL_RQ_OWN_GET: /* the token of parts made together */
     if (rp->round == att->round && att->state == ZKL_AS_PARTS)
-      zkl__together_on_token_locked(att, rp);
+      zkl__together_of(att)->on_token_locked(att, rp);
     break;
   case ZKL_RQ_DELETE:
     on_delete_reply_locked(att, rp);
@@ -1360,7 +1362,7 @@ static void enter_releasing_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
   char path[ZKL_PATH_MAX];
   if (zkl__together(att)) {
-    zkl__together_release_locked(att);
+    zkl__together_of(att)->release_locked(att);
     return;
   }
   own_path(att, path);
@@ -1432,7 +1434,7 @@ static void stopped_node_goes_locked(zkl_attempt *att) {
 static void enter_ending_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
   if (zkl__together(att)) {
-    zkl__together_end_locked(att);
+    zkl__together_of(att)->end_locked(att);
   } else if (!s->dead && !s->closed && !(s->closing && s->owns_handle)) {
     /* (else the session's end takes the node and the watches) */
     if (att->own == OWN_KNOWN)
@@ -1477,7 +1479,7 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
     /* told on entering STOPPING: only its node is left to go */
     stopped_node_goes_locked(att);
     if (zkl__together(att))
-      zkl__together_ended_locked(att);
+      zkl__together_of(att)->ended_locked(att);
     if (l->recipe->ended_locked)
       l->recipe->ended_locked(l->arg, l);
     return;
@@ -1520,7 +1522,7 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   if (l->whole && (from == ZKL_AS_HELD || from == ZKL_AS_RELEASING))
     zkl__notify_part_ended_locked(l, att->why == END_LOST ? att->code : 0);
   if (zkl__together(att))
-    zkl__together_ended_locked(att);
+    zkl__together_of(att)->ended_locked(att);
   if (l->recipe->ended_locked)
     l->recipe->ended_locked(l->arg, l);
 }
@@ -1826,7 +1828,7 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
     if (att->state == ZKL_AS_SUSPENDED)
       resume_locked(att);
     else if (att->state == ZKL_AS_PARTS && att->czxid_lost &&
-             (rc = zkl__together_send_token_locked(att)) != ZKL_OK)
+             (rc = zkl__together_of(att)->send_token_locked(att)) != ZKL_OK)
       end_locked(att, END_FAIL, rc); /* its reply was lost */
     arm_own_watch_locked(att); /* a watch lost with the connection */
     break;

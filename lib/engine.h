@@ -71,6 +71,8 @@ typedef struct zkl_verdict {
                            none. ZKL_REFUSE: the acquire's status */
 } zkl_verdict;
 
+struct zkl_together_ops; /* attempt.h, together.c */
+
 typedef struct zkl_recipe {
   const char *name; /* for logs: "mutex", "read", "write", ... */
   int node;         /* the nodes it writes (ZKL_NODE_*, kinds.h): their
@@ -145,8 +147,11 @@ typedef struct zkl_recipe {
    * each node to its part, which waits in its queue by its own rule, and
    * the whole is granted while every part holds (PARTS), its token the
    * first node's czxid; its release deletes them all in one transaction.
-   * Such a recipe does not prepare. */
+   * Such a recipe does not prepare, and names together.c's table of what
+   * each state does for it (together: &zkl__together_ops), through which
+   * the engine reaches that file without naming it. */
   int make;
+  const struct zkl_together_ops *together;
 } zkl_recipe;
 
 enum { ZKL_MAKE_ONE, ZKL_MAKE_PARTS_TOGETHER };

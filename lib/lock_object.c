@@ -258,9 +258,7 @@ void zkl__notify_part_ended_locked(zkl_lock *part, int reason) {
   zkl_lock *whole = part->whole;
   if (!whole || part->freed)
     return;
-  if (whole->recipe->make == ZKL_MAKE_PARTS_TOGETHER)
-    zkl__attempt_part_ended_locked(whole, part, reason);
-  else if (whole->recipe->part_ended_locked)
+  if (whole->recipe->part_ended_locked)
     whole->recipe->part_ended_locked(whole, part, reason);
 }
 

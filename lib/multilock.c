@@ -37,6 +37,8 @@ static const zkl_recipe multi_recipe = {
     .node = ZKL_NODE_MUTEX, /* its parts' */
     .decide_locked = zkl__first_goes, /* (never asked: it has no node) */
     .make = ZKL_MAKE_PARTS_TOGETHER,  /* the engine does the rest */
+    .together = &zkl__together_ops,
+    .part_ended_locked = zkl__attempt_part_ended_locked,
 };
 
 /* A part: a mutex contender of one name. */

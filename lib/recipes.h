@@ -32,5 +32,8 @@ extern const zkl_recipe zkl__recipe_read;
 extern const zkl_recipe zkl__recipe_write;
 /* semaphore.c: the lease queue's rule; its arg is the limit, an intptr_t */
 extern const zkl_recipe zkl__recipe_lease;
+/* together.c: what the engine's states do for nodes made together (a
+ * multi-lock's recipe names it: zkl_recipe.together) */
+extern const struct zkl_together_ops zkl__together_ops;
 
 #endif /* ZKL_RECIPES_H */

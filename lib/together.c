@@ -178,7 +178,7 @@ static int txn_send_locked(txn *t) {
 
 /* The name whose queue needs the parent at path (the first, when several
  * share it). */
-const char *zkl__together_name_under(const zkl_attempt *att, const char *path) {
+static const char *together_name_under(const zkl_attempt *att, const char *path) {
   size_t n = strlen(path);
   int i;
   for (i = 0; i < att->l->n_parts; i++) {
@@ -218,7 +218,7 @@ static int send_parents_together_locked(zkl_attempt *att) {
 
 /* CREATING: the parents (when asked: a session's requests are applied in
  * order), then the transaction that makes every part's node. */
-void zkl__together_create_locked(zkl_attempt *att) {
+static void together_create_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
   zkl_session *s = l->s;
   txn *t = NULL;
@@ -441,7 +441,7 @@ static void let_go_parts_locked(zkl_attempt *att, bool counted) {
   }
 }
 
-int zkl__together_send_token_locked(zkl_attempt *att) {
+static int together_send_token_locked(zkl_attempt *att) {
   int rc;
   att->czxid_lost = false;
   zkl__attempt_req_begin_locked(att);
@@ -452,12 +452,12 @@ int zkl__together_send_token_locked(zkl_attempt *att) {
 
 /* PARTS: the nodes are made: the token's getData first, then each part in
  * its queue, all in one round trip. */
-void zkl__together_parts_locked(zkl_attempt *att) {
+static void together_parts_locked(zkl_attempt *att) {
   int rc, i;
   snprintf(att->first, sizeof att->first, "%s/%s", part_of(att, 0)->queue,
            att->nodes[0]);
   if (!att->czxid_known &&
-      (rc = zkl__together_send_token_locked(att)) != ZKL_OK) {
+      (rc = together_send_token_locked(att)) != ZKL_OK) {
     zkl__att_end_locked(att, END_FAIL, rc);
     return;
   }
@@ -482,7 +482,7 @@ void zkl__together_parts_locked(zkl_attempt *att) {
   }
 }
 
-void zkl__together_on_token_locked(zkl_attempt *att, const zkl_reply *rp) {
+static void together_on_token_locked(zkl_attempt *att, const zkl_reply *rp) {
   zkl_session *s = sess(att);
   int rc;
   if (rp->rc == ZOK) {
@@ -492,7 +492,7 @@ void zkl__together_on_token_locked(zkl_attempt *att, const zkl_reply *rp) {
   } else if (zkl__is_connection_loss(rp->rc)) {
     att->czxid_lost = true; /* sent again at the reconnect */
     if (s->connected && !s->dead &&
-        (rc = zkl__together_send_token_locked(att)) != ZKL_OK)
+        (rc = together_send_token_locked(att)) != ZKL_OK)
       zkl__att_end_locked(att, END_FAIL, rc);
   } else if (rp->rc != ZNONODE && !zkl__is_session_over(rp->rc)) {
     zkl__att_end_locked(att, END_FAIL, rp->rc);
@@ -594,7 +594,7 @@ static int send_order_locked(zkl_attempt *att) {
  * client. Its nodes would have the prefix the transaction is sent again
  * with: a part that lists its queue afterwards deletes them as
  * duplicates; otherwise they stay until the session ends. */
-void zkl__together_recover_locked(zkl_attempt *att) {
+static void together_recover_locked(zkl_attempt *att) {
   int i, rc;
   forget_nodes(att);
   att->answers = 0;
@@ -638,7 +638,7 @@ static void found_all_locked(zkl_attempt *att) {
   }
 }
 
-void zkl__together_on_listing_locked(zkl_attempt *att, const zkl_reply *rp) {
+static void together_on_listing_locked(zkl_attempt *att, const zkl_reply *rp) {
   size_t plen = strlen(att->prefix);
   int i, j;
   if (rp->rc != ZOK && rp->rc != ZNONODE) {
@@ -660,7 +660,7 @@ void zkl__together_on_listing_locked(zkl_attempt *att, const zkl_reply *rp) {
     found_all_locked(att);
 }
 
-void zkl__together_on_found_locked(zkl_attempt *att, const zkl_reply *rp) {
+static void together_on_found_locked(zkl_attempt *att, const zkl_reply *rp) {
   zkl_session *s = sess(att);
   int i;
   if (rp->rc == ZOK && rp->stat->ephemeralOwner == s->session_id) {
@@ -686,7 +686,7 @@ void zkl__together_on_found_locked(zkl_attempt *att, const zkl_reply *rp) {
 
 /* RELEASING: the parts end without deleting, then one transaction deletes
  * every node. */
-void zkl__together_release_locked(zkl_attempt *att) {
+static void together_release_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
   int n_parts = att->l->n_parts;
   txn *t = txn_new(att, n_parts, T_RELEASE);
@@ -742,17 +742,11 @@ static void released_together_locked(txn *t, int rc) {
     zkl__att_end_locked(att, END_RELEASED, ZKL_OK);
 }
 
-/* Whether part's release keeps its node: its whole deletes them all. */
-bool zkl__together_kept(const zkl_lock *part) {
-  return part->whole && part->whole->att &&
-         part->whole->recipe->make == ZKL_MAKE_PARTS_TOGETHER &&
-         part->whole->att->deleting_parts;
-}
 
 /* ENDING: what the transaction made and no part got goes (an unknown
  * outcome: by prefix, in every queue; a transaction in flight: its reply
  * undoes it), and the parts are let go, the ending waiting for them. */
-void zkl__together_end_locked(zkl_attempt *att) {
+static void together_end_locked(zkl_attempt *att) {
   if (att->own == OWN_UNKNOWN)
     delete_prefix_locked(att, att->prefix);
   delete_unadopted_locked(att);
@@ -761,9 +755,23 @@ void zkl__together_end_locked(zkl_attempt *att) {
 
 /* Any attempt of the whole ended: parts still held (after a loss) are
  * released, unless the session's end or close takes them anyway. */
-void zkl__together_ended_locked(zkl_attempt *att) {
+static void together_ended_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
   if (!s->dead && !s->closing)
     let_go_parts_locked(att, false);
   forget_nodes(att);
 }
+
+const struct zkl_together_ops zkl__together_ops = {
+    .create_locked = together_create_locked,
+    .recover_locked = together_recover_locked,
+    .parts_locked = together_parts_locked,
+    .release_locked = together_release_locked,
+    .end_locked = together_end_locked,
+    .ended_locked = together_ended_locked,
+    .name_under = together_name_under,
+    .on_listing_locked = together_on_listing_locked,
+    .on_found_locked = together_on_found_locked,
+    .on_token_locked = together_on_token_locked,
+    .send_token_locked = together_send_token_locked,
+};
