@@ -67,6 +67,10 @@ static int status_of(int rc, const zoo_op_result_t *results, int guards) {
       return ZKL_ELOST; /* a node is gone: nothing was written */
   if (rc == ZINVALIDSTATE || zkl__is_session_over(rc))
     return ZKL_EEXPIRED;
+  /* The client says ZOPERATIONTIMEOUT when it timed the connection out:
+   * the same unknown outcome as any answer lost with its connection. */
+  if (zkl__is_connection_loss(rc))
+    return ZCONNECTIONLOSS;
   return rc;
 }
 

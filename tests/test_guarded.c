@@ -106,6 +106,35 @@ static void test_node_deleted(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A commit whose answer never comes: the connection goes silent (the
+ * proxy drops everything) and the client times it out, with a code of its
+ * own for that, ZOPERATIONTIMEOUT. The commit says ZCONNECTIONLOSS, as
+ * its page does for an answer that did not come (a CI run saw -7 right
+ * after an expiry, test_session_expired). Nothing reached the server. */
+static void test_commit_connection_timed_out(void) {
+  char name[64], a[128];
+  zkt_proxied p;
+  zkl_lock *l;
+  int rc;
+  zkt_name(name, sizeof name, "guard-silent");
+  target(a, sizeof a, name, "a");
+  zkt_proxied_open(&p, 6000);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop"), 0);
+  rc = guarded_create(l, a, NULL);
+  zkt_check(rc == ZCONNECTIONLOSS,
+            "a commit whose connection timed out: %d (%s)", rc,
+            zkl_strerror(rc));
+  CU_ASSERT(!exists(a));
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "pass"), 0);
+  rc = zkl_lock_release(l); /* held still, or lost with its lease */
+  CU_ASSERT(rc == ZKL_OK || rc == ZKL_ELOST);
+  zkl_lock_free(l);
+  zkt_proxied_close(&p);
+  zkt_assert_parent_empty(name);
+}
+
 /* The session expired (forced from a second handle): nothing is written. */
 static void test_session_expired(void) {
   char name[64], a[128];
@@ -389,6 +418,8 @@ int main(int argc, char **argv) {
       {"commit while held", test_commit_while_held},
       {"a commit after another deletes the node is ZKL_ELOST and writes nothing",
        test_node_deleted},
+      {"a commit whose connection times out is ZCONNECTIONLOSS",
+       test_commit_connection_timed_out},
       {"a commit after the session expired writes nothing",
        test_session_expired},
       {"a commit after the lease ran out is ZKL_ELOST and sends nothing",
