@@ -2,9 +2,10 @@
 /*
  * faultproxy - a fault-injecting TCP proxy for the libzklock tests.
  *
- *   faultproxy TARGET_HOST:TARGET_PORT [LISTEN_PORT]
+ *   faultproxy TARGET_HOST:TARGET_PORT [LISTEN_PORT [LISTEN_ADDR]]
  *
- * Listens on 127.0.0.1:LISTEN_PORT (default 0: the kernel picks a free port),
+ * Listens on LISTEN_ADDR:LISTEN_PORT (an IPv4 address, default 127.0.0.1;
+ * any of 127.0.0.0/8 is loopback too; port default 0: the kernel picks),
  * prints "PORT <n>" on stdout, then forwards every accepted connection to
  * TARGET (host name, IPv4 address, or [IPv6]:port; resolved once at start,
  * every address is tried in turn).  One thread, one poll() loop, nonblocking
@@ -164,6 +165,7 @@ static struct pair **g_pairs;
 static size_t g_npairs, g_cappairs;
 static int g_lfd = -1;
 static int g_lport;
+static struct in_addr g_laddr;     /* where to listen (127.0.0.1) */
 static int g_drop;
 static int g_hold;               /* server->client bytes kept until "pass" */
 static int g_refuse;             /* refusing new connections */
@@ -807,7 +809,7 @@ static void sweep(void)
 
 /* ---------- listening ---------- */
 
-static int bind_loopback(int port)
+static int bind_listen_addr(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -818,7 +820,7 @@ static int bind_loopback(int port)
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_addr = g_laddr;
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
         int e = errno;
         close(fd);
@@ -838,18 +840,18 @@ static int bound_port(int fd)
     return ntohs(sa.sin_port);
 }
 
-/* Listening socket on 127.0.0.1:port.  With port 0 the kernel picks one, and
+/* Listening socket on g_laddr:port.  With port 0 the kernel picks one, and
  * the socket is then bound again explicitly to that port: a socket whose
  * port was picked by the kernel loses it when it stops listening ("refuse"),
  * an explicitly bound one keeps it. */
 static int open_listener(int port)
 {
-    int fd = bind_loopback(port);
+    int fd = bind_listen_addr(port);
     if (fd < 0)
         return -1;
     if (port == 0) {
         int picked = bound_port(fd);
-        int fd2 = picked > 0 ? bind_loopback(picked) : -1;
+        int fd2 = picked > 0 ? bind_listen_addr(picked) : -1;
         if (fd2 >= 0) {    /* both SO_REUSEADDR, neither listening: allowed */
             close(fd);
             fd = fd2;
@@ -1101,13 +1103,13 @@ static void cleanup(void)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: faultproxy TARGET_HOST:TARGET_PORT [LISTEN_PORT]\n");
+    fprintf(stderr, "usage: faultproxy TARGET_HOST:TARGET_PORT [LISTEN_PORT [LISTEN_ADDR]]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 3)
+    if (argc < 2 || argc > 4)
         return usage();
 
     /* target */
@@ -1127,7 +1129,10 @@ int main(int argc, char **argv)
     long tport, lport = 0;
     if (parse_int(colon + 1, 1, 65535, &tport) < 0)
         return usage();
-    if (argc == 3 && parse_int(argv[2], 0, 65535, &lport) < 0)
+    if (argc >= 3 && parse_int(argv[2], 0, 65535, &lport) < 0)
+        return usage();
+    g_laddr.s_addr = htonl(INADDR_LOOPBACK);
+    if (argc == 4 && inet_pton(AF_INET, argv[3], &g_laddr) != 1)
         return usage();
 
     struct addrinfo hints;
@@ -1172,7 +1177,10 @@ int main(int argc, char **argv)
 
     g_lfd = open_listener((int)lport);
     if (g_lfd < 0) {
-        fprintf(stderr, "faultproxy: cannot listen on 127.0.0.1:%ld: %s\n", lport, strerror(errno));
+        char a[INET_ADDRSTRLEN];
+        int e = errno;
+        inet_ntop(AF_INET, &g_laddr, a, sizeof a);
+        fprintf(stderr, "faultproxy: cannot listen on %s:%ld: %s\n", a, lport, strerror(e));
         cleanup();
         return 1;
     }

@@ -271,7 +271,14 @@ void proxyctl_stop(proxyctl *p)
 
 int proxyctl_start(proxyctl **out, const char *faultproxy_path, const char *target_host_port, int *port)
 {
-    char *argv[MAX_WRAPPER_WORDS + 4];
+    return proxyctl_start_on(out, faultproxy_path, target_host_port, NULL, 0, port);
+}
+
+int proxyctl_start_on(proxyctl **out, const char *faultproxy_path, const char *target_host_port,
+                      const char *listen_addr, int listen_port, int *port)
+{
+    char *argv[MAX_WRAPPER_WORDS + 6];
+    char lport[16];
     int argc = 0;
     char *wrapper = NULL;
     int sv[2] = { -1, -1 };
@@ -295,6 +302,12 @@ int proxyctl_start(proxyctl **out, const char *faultproxy_path, const char *targ
     }
     argv[argc++] = (char *)faultproxy_path;
     argv[argc++] = (char *)target_host_port;
+    if (listen_addr || listen_port) {
+        snprintf(lport, sizeof lport, "%d", listen_port);
+        argv[argc++] = lport;
+    }
+    if (listen_addr)
+        argv[argc++] = (char *)listen_addr;
     argv[argc] = NULL;
 
     p = calloc(1, sizeof *p);

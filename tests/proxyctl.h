@@ -45,6 +45,12 @@ typedef struct proxyctl proxyctl;
  * *out and *port, or -1 with a message on stderr (*out is then NULL). */
 int proxyctl_start(proxyctl **out, const char *faultproxy_path, const char *target_host_port, int *port);
 
+/* The same, listening on listen_addr:listen_port (an IPv4 address, NULL:
+ * 127.0.0.1; 0: a port the kernel picks), e.g. 127.0.0.2:2181 for a client
+ * that uses the default port.  A port in use fails the start (-1). */
+int proxyctl_start_on(proxyctl **out, const char *faultproxy_path, const char *target_host_port,
+                      const char *listen_addr, int listen_port, int *port);
+
 /* Sends one command line (without newline) and waits at most timeout_ms for
  * its answer.  Asynchronous "fired ..." lines that arrive meanwhile are
  * recorded (see proxyctl_wait_fired), not taken as the answer.  Returns 0 if
