@@ -107,20 +107,24 @@ const char *cli_duration(int64_t ms);
 /* The lock's parent znode, ZKL_ROOT "/" name, into buf (ZKL_PATH_MAX). */
 void names_parent(char *buf, size_t len, const char *name);
 
-/* One host of a connect string, as the ZooKeeper client splits it (at the
- * last ':'). */
+/* One host of a connect string: "host:port" split at the last ':', as the
+ * ZooKeeper client splits it, or "[IPv6-address]:port"; the port 2181 when
+ * none is given. */
 typedef struct {
-  char host[256];
+  char host[256]; /* an IPv6 address without its brackets */
   char port[8];
+  bool bracketed; /* it was given in brackets: shown with them */
 } host_entry;
 #define HOSTS_MAX 64
 typedef struct {
   host_entry host[HOSTS_MAX];
   int count;
   char chroot[ZKL_PATH_MAX]; /* "" when none */
+  char connect[ZKL_SERVERS_MAX]; /* for the client: every host with its
+                                    port, without brackets, and the chroot */
 } host_list;
-/* Parses "host:port[,host:port...][/chroot]". Returns NULL and fills out,
- * or a phrase saying what is wrong (static). */
+/* Parses "host[:port][,host[:port]...][/chroot]". Returns NULL and fills
+ * out, or a phrase saying what is wrong (static). */
 const char *names_parse_hosts(const char *hosts, host_list *out);
 
 /* -------------------------------------------------------------- options.c */

@@ -161,8 +161,9 @@ static void describe(const host_list *hl, const host_verdict *hv, char *buf,
     default:
       what = "was not tried";
     }
-    used += (size_t)snprintf(buf + used, len - used, "%s%s:%s %s",
-                             h ? "; " : "", hl->host[h].host,
+    used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s:%s %s",
+                             h ? "; " : "", hl->host[h].bracketed ? "[" : "",
+                             hl->host[h].host, hl->host[h].bracketed ? "]" : "",
                              hl->host[h].port, what);
   }
 }
@@ -235,7 +236,7 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
   int rc, total_ms = bound_ms;
   zkl_session_options so;
   zkl_session_options_init(&so);
-  so.hosts = o->hosts;
+  so.hosts = hl->connect; /* with the default ports */
   so.session_timeout_ms = o->session_ms;
   so.flags = o->no_follow ? ZKL_OPEN_NO_FOLLOW_CONFIG : 0;
   /* -n does not wait, and that covers connecting: a healthy ensemble opens
@@ -297,7 +298,7 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
     exit(EXIT_ZOOKEEPER);
   }
   cli_verbose_msg("connected to %s (session timeout %d ms)",
-                  cli_quote(o->hosts), zkl_session_timeout(s));
+                  cli_quote(hl->connect), zkl_session_timeout(s));
   if (o->auth)
     authenticate(s, o);
   check_chroot(s, o);

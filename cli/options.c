@@ -61,7 +61,8 @@ static void usage(void) {
       "      --elect ID          stand for election as ID; run COMMAND while",
       "                          leading",
       "",
-      "  -s, --servers HOSTS     ZooKeeper connect string (default:",
+      "  -s, --servers HOSTS     ZooKeeper connect string, host[:port],...",
+      "                          (port 2181 when none; default:",
       "                          $ZKLOCK_SERVERS, else " DEFAULT_HOSTS ")",
       "  -t, --session-timeout MS",
       "                          session timeout in milliseconds (10000)",
@@ -191,7 +192,7 @@ static void check_hosts(options *o, const char *from) {
   const char *why = names_parse_hosts(o->hosts, &o->parsed_hosts);
   if (why)
     cli_usage_error("%s: %s is not a ZooKeeper connect string "
-                    "(host:port[,host:port...][/chroot]): %s",
+                    "(host[:port][,host[:port]...][/chroot]): %s",
                     from, cli_quote(o->hosts), why);
 }
 

@@ -582,14 +582,19 @@ static void test_usage_errors(void) {
       {{"-n", "-w", "1", "x", "--", "true", NULL},
        "-n and -w cannot be used together"},
       {{"-s", "", "x", "--", "true", NULL}, "-s: the connect string is empty"},
-      {{"-s", "localhost", "x", "--", "true", NULL},
-       "-s: 'localhost' is not a ZooKeeper connect string "
-       "(host:port[,host:port...][/chroot]): 'localhost' has no port"},
+      {{"-s", "localhost:", "x", "--", "true", NULL},
+       "-s: 'localhost:' is not a ZooKeeper connect string "
+       "(host[:port][,host[:port]...][/chroot]): the port of 'localhost:' "
+       "is not a number from 1 to 65535"},
+      {{"-s", "[::1", "x", "--", "true", NULL},
+       "'[::1' is neither [IPv6-address] nor [IPv6-address]:port"},
+      {{"-s", "[::1]2181", "x", "--", "true", NULL},
+       "'[::1]2181' is neither [IPv6-address] nor [IPv6-address]:port"},
       {{"-s", "not a host", "x", "--", "true", NULL}, "it has a space"},
       {{"-s", "h:99999", "x", "--", "true", NULL},
        "the port of 'h:99999' is not a number"},
       {{"-s", ":2181", "x", "--", "true", NULL}, "has no host before"},
-      {{"-s", ",", "x", "--", "true", NULL}, "it has no host:port"},
+      {{"-s", ",", "x", "--", "true", NULL}, "it has no host"},
       {{"-x", "x", "--", "true", NULL}, "unknown option -x"},
       {{"-qx", "x", "--", "true", NULL}, "unknown option -x"},
       {{"--frobnicate=1", "x", "--", "true", NULL},
@@ -933,13 +938,23 @@ static void test_tty_ctrl_c(void) {
   }
 }
 
+/* --help and --version; --help says what it must (zklock(1) says it
+ * too). */
 static void test_help_version(void) {
-  char out[4096];
+  static const char *const says[] = {
+      "host[:port],...",
+      "(port 2181 when none",
+  };
+  char out[8192];
   proc p;
+  size_t i;
   spawn(&p, "--help", NULL);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
   CU_ASSERT(read_all(p.out, out, sizeof out, T_WAIT) > 0);
   CU_ASSERT(strncmp(out, "usage: zklock ", 14) == 0);
+  for (i = 0; i < sizeof says / sizeof says[0]; i++)
+    zkt_check(strstr(out, says[i]) != NULL, "--help does not say \"%s\"",
+              says[i]);
   cleanup(&p);
   spawn(&p, "--version", NULL);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
@@ -1034,6 +1049,69 @@ static void test_connect_failures(void) {
                                            NULL});
   proxyctl_stop(px);
   close(sock);
+}
+
+/* A host without a port is port 2181, as for kazoo and Curator, for every
+ * host of the list, from -s or ZKLOCK_SERVERS: two proxies to the test's
+ * server listen on 2181 at two loopback addresses of their own (127.X.Y.1
+ * and .2, X.Y from the pid: 2181 on 127.0.0.1 may be anyone's), and zklock
+ * takes a lock through them, --list sees it. An IPv6 address in brackets
+ * gets the port too, and reaches the client without them. */
+static void test_default_port(void) {
+  char name[64], addr[2][32], hosts[80], env[100], want[160], line[256],
+      msg[512], out[4096], err[2048];
+  proxyctl *px[2] = {NULL, NULL};
+  spawn_opts so;
+  proc p, l;
+  int i, try, port, st;
+  zkt_name(name, sizeof name, "noport");
+  for (try = 0; try < 8 && !px[1]; try++) {
+    unsigned x = 100 + (unsigned)(getpid() + try) % 100,
+             y = 1 + (unsigned)(getpid() / 100 + try) % 250;
+    for (i = 0; i < 2; i++) {
+      snprintf(addr[i], sizeof addr[i], "127.%u.%u.%d", x, y, i + 1);
+      proxyctl_stop(px[i]);
+      px[i] = NULL;
+      if (proxyctl_start_on(&px[i], PROXY, zkt_hosts(), addr[i], 2181, &port) !=
+          0)
+        break; /* 2181 taken there: other addresses */
+    }
+  }
+  CU_ASSERT_FATAL(px[0] && px[1]);
+  snprintf(hosts, sizeof hosts, "%s,%s", addr[0], addr[1]);
+  spawn(&p, "-s", hosts, "-v", "--no-follow-config", name, "--", HELPER("hold"),
+        NULL);
+  snprintf(want, sizeof want, "connected to '%s:2181,%s:2181' ", addr[0],
+           addr[1]);
+  CU_ASSERT(expect_verbose(p.err, "connected to ", msg, sizeof msg));
+  zkt_check(strncmp(msg, want, strlen(want)) == 0, "-s %s: %s", hosts, msg);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  /* ZKLOCK_SERVERS too; through the second proxy alone */
+  memset(&so, 0, sizeof so);
+  so.tty = -1;
+  snprintf(env, sizeof env, "ZKLOCK_SERVERS=%s", addr[1]);
+  so.env[0] = env;
+  spawn_with(&l, &so, "-H", "--list", name, NULL);
+  st = wait_exit(&l, T_WAIT);
+  CU_ASSERT(read_all(l.out, out, sizeof out, T_WAIT) > 0);
+  CU_ASSERT(read_all(l.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 0 && strchr(out, '\n') == out + strlen(out) - 1,
+            "ZKLOCK_SERVERS=%s --list: exit %d, %s%s", addr[1], st, out, err);
+  cleanup(&l);
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  for (i = 0; i < 2; i++)
+    proxyctl_stop(px[i]);
+  assert_no_node(name);
+
+  /* [::1] is [::1]:2181, which nobody serves here: zklock tries it */
+  spawn(&p, "-s", "[::1]", "--connect-timeout", "0.5", "--list", name, NULL);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  zkt_check(st == 3 && strstr(err, " [::1]:2181 ") != NULL,
+            "-s [::1]: exit %d, %s", st, err);
+  cleanup(&p);
 }
 
 /* A -w that runs out while zklock is still connecting is a timeout: the -E
@@ -1273,6 +1351,8 @@ static const zkt_test tests[] = {
     {"ZooKeeper unreachable exits 3 and says how", test_connect_failures},
     {"-w running out while connecting is a timeout, not exit 3",
      test_wait_ends_connecting},
+    {"a host without a port is port 2181, every host of the list",
+     test_default_port},
     {"a missing chroot is named; an existing one holds the locks",
      test_chroot},
     {"--auth and --acl creator", test_auth_acl},
