@@ -157,7 +157,7 @@ typedef struct {
   int connect_ms; /* --connect-timeout */
   bool no_follow; /* --no-follow-config */
   int server_tick_ms; /* --server-tick: the servers' tickTime; 0: T/2 */
-  const char *wait_arg; /* -w as given, for messages */
+  const char *wait_arg; /* -w as given, for messages ("1 s", "500ms") */
   int wait_ms;          /* -1: without bound, 0: -n */
   int conflict_code;
   int grace_ms;

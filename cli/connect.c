@@ -283,7 +283,7 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
       if (!o->quiet) {
         char path[ZKL_PATH_MAX];
         names_parent(path, sizeof path, o->name);
-        cli_error("gave up waiting for %s after %s s: the wait ran out while "
+        cli_error("gave up waiting for %s after %s: the wait ran out while "
                   "connecting to ZooKeeper (%s)",
                   path, o->wait_arg, why);
       }

@@ -22,7 +22,7 @@
 #define DEFAULT_CONNECT_MS 5000
 #define DEFAULT_GRACE_MS 2000
 #define DEFAULT_BREAK_GRACE_MS 5000 /* --break's --grace */
-#define MAX_SECONDS 2000000.0 /* fits in an int of milliseconds */
+#define MAX_MS 2000000000 /* 2,000,000 s: fits in an int of milliseconds */
 
 /* What the ZooKeeper client zklock was built against can do (configure
  * looks for the functions): Debian 12's can do neither. */
@@ -65,15 +65,15 @@ static void usage(void) {
       "                          (port 2181 when none; default:",
       "                          $ZKLOCK_SERVERS, else " DEFAULT_HOSTS ")",
       "  -t, --session-timeout MS",
-      "                          session timeout in milliseconds (10000)",
+      "                          session timeout (10000 ms)",
       "      --connect-timeout SECONDS",
-      "                          give up connecting after that long (5)",
+      "                          give up connecting after that long (5 s)",
       "      --no-follow-config  keep to HOSTS: do not follow the ensemble's",
       "                          configuration when its servers change",
       "      --server-tick MS    the servers' tickTime (or a bound on it), for",
       "                          a longer lease (default: half the session)",
-      "  -w, --wait SECONDS      give up after waiting that long (e.g. 0.5),",
-      "                          connecting included",
+      "  -w, --wait SECONDS      give up after waiting that long, connecting",
+      "                          included",
       "  -n, --nonblock          do not wait: give up at once if it is held",
       "  -E, --conflict-exit-code CODE",
       "                          exit status when the lock was not acquired "
@@ -81,7 +81,7 @@ static void usage(void) {
       "  -k, --kill-after SECONDS",
       "                          when the lock is lost, SIGKILL the command "
       "that",
-      "                          long after SIGTERM (2)",
+      "                          long after SIGTERM (2 s)",
       "      --info TEXT         owner description written into the lock node",
       "                          (default: \"zklock: COMMAND ARG...\")",
       "      --auth SCHEME:CREDENTIALS",
@@ -107,10 +107,14 @@ static void usage(void) {
       "                          the locks change (q or Ctrl-C quits)",
       "      --break NAME        break the holders of NAME: ask them to let go,",
       "                          and delete their nodes after the grace",
-      "      --grace SECONDS     with --break: the grace (5; 0: at once)",
+      "      --grace SECONDS     with --break: the grace (5 s; 0: at once)",
       "  -H, --no-header         with --list: no header line",
       "  -h, --help              print this help and exit",
       "      --version           print the version and exit",
+      "",
+      "Durations (-w, -k, -t, --connect-timeout, --server-tick, --max-hold,",
+      "--grace) take a unit: 500ms, 10s, 1.5s, 2m, 1h, 1m30s. A bare number",
+      "is in the unit shown: SECONDS (fractions allowed) or MS (whole).",
       "",
       "Options may also come among the NAMEs, before '--'. A NAME that",
       "starts with '-' goes after a '--' that ends the options:",
@@ -131,20 +135,63 @@ static void usage(void) {
     printf("%s\n", lines[i]);
 }
 
-static bool parse_seconds(const char *s, int *ms) {
+/* The units of a duration, longest first ("ms" before "m"). */
+static const struct {
+  const char *name;
+  double ms;
+} duration_units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+
+/* A duration, as every option that takes one reads it (-w, -k, -t,
+ * --connect-timeout, --server-tick, --max-hold, --grace): a number with a
+ * unit, "500ms", "10s", "1.5m", "2h", or several added up, "1m30s" (as Go's
+ * durations, which consul and etcdctl take, are written); or a bare number
+ * in the option's own unit (bare_ms: 1000 seconds, fractions allowed, as
+ * strtod() reads them; 1 milliseconds, a whole number), as before units
+ * came. Rounded up to the millisecond: -w 0.0001 waits, it does not mean
+ * -n. true, *ms and *bare (it was a bare number) when it is one from lo_ms
+ * to hi_ms. */
+static bool parse_duration(const char *s, int bare_ms, int lo_ms, int hi_ms,
+                           int *ms, bool *bare) {
+  const char *p = s;
   char *end;
-  double v, x;
+  double v, total = 0;
+  long long us;
   if (!*s || isspace((unsigned char)*s))
     return false;
   errno = 0;
-  v = strtod(s, &end);
-  if (*end || errno || !(v >= 0 && v <= MAX_SECONDS)) /* NaN fails too */
+  v = bare_ms == 1 ? (double)strtol(s, &end, 10) : strtod(s, &end);
+  *bare = !*end;
+  if (*bare) {
+    if (errno || !(v >= 0)) /* NaN fails too */
+      return false;
+    total = v * bare_ms;
+  }
+  while (!*bare && *p) {
+    size_t i, n, units = sizeof duration_units / sizeof duration_units[0];
+    errno = 0;
+    v = strtod(p, &end);
+    /* digits and a point only: no sign, space, exponent, hex or "inf" */
+    if (end == p || (size_t)(end - p) != strspn(p, "0123456789.") || errno)
+      return false;
+    for (n = 0; isalpha((unsigned char)end[n]); n++)
+      ;
+    for (i = 0; i < units; i++)
+      if (strlen(duration_units[i].name) == n &&
+          strncmp(end, duration_units[i].name, n) == 0)
+        break;
+    if (i == units) /* none, or not one of ours */
+      return false;
+    total += v * duration_units[i].ms;
+    p = end + n;
+  }
+  if (!(total <= hi_ms)) /* (the infinities too) */
     return false;
-  x = v * 1000;
-  *ms = (int)x;
-  if (*ms < x)
-    (*ms)++; /* round up: -w 0.0001 waits, it does not mean -n */
-  return true;
+  /* to the microsecond first, so that 0.1 s is not 100.00000000000001 ms */
+  us = (long long)(total * 1000 + 0.5);
+  *ms = (int)((us + 999) / 1000);
+  if (*ms == 0 && total > 0)
+    *ms = 1;
+  return *ms >= lo_ms;
 }
 
 static bool parse_int(const char *s, long lo, long hi, long *out) {
@@ -160,11 +207,37 @@ static bool parse_int(const char *s, long lo, long hi, long *out) {
   return true;
 }
 
-static void seconds_or_exit(const char *opt, const char *arg, int *ms) {
-  if (!parse_seconds(arg, ms))
-    cli_usage_error("%s: %s is not a number of seconds (0 to %.0f, "
-                    "fractions allowed)",
-                    opt, cli_quote(arg), MAX_SECONDS);
+/* The duration of option opt (see parse_duration), or a usage error that
+ * says what was typed and what is taken. bare_ms: 1000 (a bare number is
+ * seconds) or 1 (milliseconds). Returns whether it was a bare number. */
+static bool duration_or_exit(const char *opt, const char *arg, int bare_ms,
+                             int lo_ms, int hi_ms, int *ms) {
+  char range[64];
+  bool bare;
+  if (parse_duration(arg, bare_ms, lo_ms, hi_ms, ms, &bare))
+    return bare;
+  if (bare_ms == 1)
+    snprintf(range, sizeof range, "%d to %d ms", lo_ms, hi_ms);
+  else
+    snprintf(range, sizeof range, "%d to %d s", lo_ms / 1000, hi_ms / 1000);
+  cli_usage_error("%s: %s is not a duration: a number of %s, or a number "
+                  "with a unit (500ms, 10s, 1.5s, 2m, 1h, 1m30s); "
+                  "from %s",
+                  opt, cli_quote(arg),
+                  bare_ms == 1 ? "milliseconds (a whole number)"
+                               : "seconds (fractions allowed)",
+                  range);
+}
+
+/* -w, -k, --connect-timeout, --max-hold, --grace: a bare number is
+ * seconds. */
+static bool seconds_or_exit(const char *opt, const char *arg, int *ms) {
+  return duration_or_exit(opt, arg, 1000, 0, MAX_MS, ms);
+}
+
+/* -t, --server-tick: a bare number is milliseconds. */
+static void millis_or_exit(const char *opt, const char *arg, int *ms) {
+  duration_or_exit(opt, arg, 1, 1, INT_MAX, ms);
 }
 
 /* --auth or ZKLOCK_AUTH: "scheme:credentials", both non-empty. Kept in a
@@ -385,6 +458,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0}};
+  static char wait_said[256];
   const char *env = getenv("ZKLOCK_SERVERS"), *hosts_from = "ZKLOCK_SERVERS";
   char *env_auth = getenv("ZKLOCK_AUTH");
   bool e_set = false, k_set = false, acl_set = false, n_set = false,
@@ -443,11 +517,7 @@ void options_parse(int argc, char **argv, options *o) {
       hosts_from = "-s";
       break;
     case 't':
-      if (!parse_int(optarg, 1, INT_MAX, &v))
-        cli_usage_error("-t: %s is not a session timeout in milliseconds "
-                        "(a whole number from 1 to %d)",
-                        cli_quote(optarg), INT_MAX);
-      o->session_ms = (int)v;
+      millis_or_exit("-t", optarg, &o->session_ms);
       break;
     case OPT_CONNECT:
       seconds_or_exit("--connect-timeout", optarg, &o->connect_ms);
@@ -458,15 +528,14 @@ void options_parse(int argc, char **argv, options *o) {
       o->no_follow = true;
       break;
     case OPT_SERVER_TICK:
-      if (!parse_int(optarg, 1, INT_MAX, &v))
-        cli_usage_error("--server-tick: %s is not a tickTime in milliseconds "
-                        "(a whole number from 1 to %d)",
-                        cli_quote(optarg), INT_MAX);
-      o->server_tick_ms = (int)v;
+      millis_or_exit("--server-tick", optarg, &o->server_tick_ms);
       break;
     case 'w':
-      seconds_or_exit("-w", optarg, &o->wait_ms);
-      o->wait_arg = optarg;
+      /* for messages: "after 1 s", "after 500ms" */
+      snprintf(wait_said, sizeof wait_said,
+               seconds_or_exit("-w", optarg, &o->wait_ms) ? "%s s" : "%s",
+               optarg);
+      o->wait_arg = wait_said;
       break;
     case 'n':
       n_set = true;

@@ -365,7 +365,7 @@ static int on_acquired(run *r, const ev_batch *b) {
         snprintf(holder, sizeof holder, "another owner");
       names_parent(path, sizeof path, r->o->names[held < 0 ? 0 : held]);
       if (r->o->wait_arg)
-        cli_error("gave up waiting for %s after %s s (%s by %s)", path,
+        cli_error("gave up waiting for %s after %s (%s by %s)", path,
                   r->o->wait_arg, verb, holder);
       else
         cli_error("%s is %s by %s; not waiting", path, verb, holder);

@@ -24,6 +24,9 @@
 
 /* ------------------------------------------------------------------ tests */
 
+static int refusing_port(char *hosts, size_t len);
+static void expect_exit3(const char *want, const char *const *args);
+
 /* Two zklock processes on one name: the second command starts only after
  * the first one ended (start and end times, from one monotonic clock); the
  * watchdog of each is gone when its zklock is. */
@@ -199,6 +202,81 @@ static void test_session_timeout_range(void) {
     cleanup(&p);
   }
   assert_no_node(name);
+}
+
+/* Durations take a unit wherever one is taken, and mean what they say: -t
+ * 5s asks for a session of 5000 ms (a bare -t is milliseconds), -w 500ms
+ * gives up after half a second and says so as typed, --connect-timeout
+ * 500ms bounds the connect, --max-hold 300ms ends the hold, --grace 1.5s
+ * is the grace of a break. (-k and --server-tick: test_usage_errors.) */
+static void test_durations(void) {
+  static const char *const asked[] = {"5s", "0.1m", "4500"};
+  static const char *const granted[] = {"(session timeout 5000 ms)",
+                                        "(session timeout 6000 ms)",
+                                        "(session timeout 4500 ms)"};
+  char name[64], line[256], msg[512], err[2048], want[512], refused[64];
+  zkt_holder h;
+  proc p;
+  int64_t took;
+  unsigned i;
+  bool started;
+  int sock;
+  zkt_name(name, sizeof name, "units");
+  for (i = 0; i < 3; i++) {
+    spawn(&p, "-s", zkt_hosts(), "-t", asked[i], "-v", name, "--",
+          HELPER("hold"), NULL);
+    CU_ASSERT(expect_verbose(p.err, "connected to ", msg, sizeof msg));
+    zkt_check(strstr(msg, granted[i]) != NULL, "-t %s: %s", asked[i], msg);
+    started = command_started(&p, line, sizeof line);
+    CU_ASSERT(started);
+    if (started) /* (a go to nobody would be a SIGPIPE) */
+      go(&p);
+    CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+    cleanup(&p);
+  }
+
+  zkt_hold(&h, name);
+  spawn(&p, "-s", zkt_hosts(), "-w", "500ms", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1);
+  took = zkt_now_ms() - p.started_ms;
+  zkt_check(took >= 500 && took < 3000, "-w 500ms gave up after %lld ms",
+            (long long)took);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want,
+           "zklock: gave up waiting for /locks/%s after 500ms (held by ", name);
+  zkt_check(strstr(err, want) != NULL, "-w 500ms said: %s", err);
+  cleanup(&p);
+  zkt_unhold(&h);
+  assert_no_node(name);
+
+  spawn(&p, "-s", zkt_hosts(), "--max-hold", "300ms", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  zkt_check(strstr(err, "it was held for its maximum of 300 ms (--max-hold)") !=
+                NULL,
+            "--max-hold 300ms said: %s", err);
+  cleanup(&p);
+  assert_no_node(name);
+
+  spawn(&p, "-s", zkt_hosts(), "-v", "--break", name, "--grace", "1.5s", NULL);
+  snprintf(want, sizeof want,
+           "breaking the holders of /locks/%s after a "
+           "grace of 1.5 s",
+           name);
+  CU_ASSERT(expect_verbose(p.err, want, msg, sizeof msg));
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 1); /* nobody holds it */
+  cleanup(&p);
+
+  sock = refusing_port(refused, sizeof refused);
+  snprintf(want, sizeof want,
+           "zklock: no ZooKeeper session within 500 ms: %s refused the "
+           "connection\n",
+           refused);
+  expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
+                                           "500ms", "--list", name, NULL});
+  close(sock);
 }
 
 /* A command killed by signal N: zklock reports 128+N. */
@@ -567,18 +645,49 @@ static void test_usage_errors(void) {
        "-E: '256' is not an exit status"},
       {{"-E", "-1", "x", "--", "true", NULL}, "-E: '-1'"},
       {{"-w", "-1", "x", "--", "true", NULL},
-       "-w: '-1' is not a number of seconds"},
+       "-w: '-1' is not a duration: a number of seconds (fractions allowed), "
+       "or a number with a unit (500ms, 10s, 1.5s, 2m, 1h, 1m30s); from 0 "
+       "to 2000000 s"},
       {{"-w", "soon", "x", "--", "true", NULL}, "-w: 'soon'"},
       {{"-w", "nan", "x", "--", "true", NULL}, "-w: 'nan'"},
       {{"-w", "\033[2J\t", "x", "--", "true", NULL}, "-w: '\\x1b[2J\\t'"},
       {{"-k", "1x", "x", "--", "true", NULL}, "-k: '1x'"},
       {{"-t", "0", "x", "--", "true", NULL},
-       "-t: '0' is not a session timeout"},
-      {{"-t", "1.5", "x", "--", "true", NULL}, "-t: '1.5'"},
+       "-t: '0' is not a duration: a number of milliseconds (a whole "
+       "number), or a number with a unit (500ms, 10s, 1.5s, 2m, 1h, 1m30s); "
+       "from 1 to 2147483647 ms"},
+      {{"-t", "1.5", "x", "--", "true", NULL},
+       "-t: '1.5' is not a duration: a number of milliseconds"},
       {{"--connect-timeout", "0", "x", "--", "true", NULL},
        "--connect-timeout: must be more than 0"},
+      {{"--connect-timeout", "0ms", "x", "--", "true", NULL},
+       "--connect-timeout: must be more than 0"},
       {{"--connect-timeout", "x", "x", "--", "true", NULL},
-       "--connect-timeout: 'x' is not a number of seconds"},
+       "--connect-timeout: 'x' is not a duration: a number of seconds"},
+      /* durations with units: every option that takes one, one parser */
+      {{"-w", "10x", "x", "--", "true", NULL},
+       "-w: '10x' is not a duration: a number of seconds (fractions "
+       "allowed), or a number with a unit (500ms, 10s, 1.5s, 2m, 1h, "
+       "1m30s)"},
+      {{"-w", "10S", "x", "--", "true", NULL}, "-w: '10S' is not a duration"},
+      {{"-w", "1 s", "x", "--", "true", NULL}, "-w: '1 s' is not a duration"},
+      {{"-w", "s", "x", "--", "true", NULL}, "-w: 's' is not a duration"},
+      {{"-w", "1.5.5s", "x", "--", "true", NULL},
+       "-w: '1.5.5s' is not a duration"},
+      {{"-w", "1m30", "x", "--", "true", NULL}, "-w: '1m30' is not a duration"},
+      {{"-w", "556h", "x", "--", "true", NULL}, "-w: '556h' is not a duration"},
+      {{"-k", "-1s", "x", "--", "true", NULL}, "-k: '-1s' is not a duration"},
+      {{"--max-hold", "1d", "x", "--", "true", NULL},
+       "--max-hold: '1d' is not a duration"},
+      {{"--max-hold", "0s", "x", "--", "true", NULL},
+       "--max-hold: must be more than 0"},
+      {{"-t", "597h", "x", "--", "true", NULL}, "-t: '597h' is not a duration"},
+      {{"--server-tick", "0ms", "x", "--", "true", NULL},
+       "--server-tick: '0ms' is not a duration: a number of milliseconds"},
+      {{"--server-tick", "2.5", "x", "--", "true", NULL},
+       "--server-tick: '2.5' is not a duration"},
+      {{"--break", "x", "--grace", "5mins", NULL},
+       "--grace: '5mins' is not a duration: a number of seconds"},
       {{"-n", "-w", "1", "x", "--", "true", NULL},
        "-n and -w cannot be used together"},
       {{"-s", "", "x", "--", "true", NULL}, "-s: the connect string is empty"},
@@ -655,6 +764,13 @@ static void test_usage_errors(void) {
       /* not errors: what follows '--' is the command's, options included */
       {{"x", "--", "true", "-w", NULL}, NULL},
       {{"-w", "0.5", "-E", "0", "-k", "0", "x", "--", "true", NULL}, NULL},
+      {{"-w", "1m30s", "-k", "1.5s", "--max-hold", "1h", "x", "--", "true",
+        NULL},
+       NULL},
+      {{"-t", "4s", "--connect-timeout", "0.5m", "--server-tick", "200ms", "x",
+        "--", "true", NULL},
+       NULL},
+      {{"-t", "4000", "--server-tick", "200", "x", "--", "true", NULL}, NULL},
       {{"--read", "--on-revoke", "sigusr1", "x", "--", "true", NULL}, NULL},
       {{"--write", "--on-revoke", "12", "x", "--", "true", NULL}, NULL},
       {{"--limit", "3", "--on-revoke", "term", "x", "--", "true", NULL}, NULL},
@@ -944,6 +1060,7 @@ static void test_help_version(void) {
   static const char *const says[] = {
       "host[:port],...",
       "(port 2181 when none",
+      "500ms, 10s, 1.5s, 2m, 1h, 1m30s",
   };
   char out[8192];
   proc p;
@@ -1336,6 +1453,8 @@ static const zkt_test tests[] = {
     {"the command's exit status is zklock's", test_exit_status},
     {"-t from 1 up: the library clamps, the server negotiates",
      test_session_timeout_range},
+    {"durations take units (500ms, 5s, 0.1m); a bare number keeps its unit",
+     test_durations},
     {"a command killed by signal N gives 128+N", test_command_signaled},
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
     {"several names at once", test_several_names},

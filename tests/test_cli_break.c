@@ -394,7 +394,7 @@ static void test_usage(void) {
       {{"--grace", "1", "--revoke", "x", NULL},
        "--grace goes with --break only"},
       {{"--break", "x", "--grace", "soon", NULL},
-       "--grace: 'soon' is not a number of seconds"},
+       "--grace: 'soon' is not a duration: a number of seconds"},
       {{"--break", "x", "--max-hold", "1", NULL}, "--break takes no"},
       {{"--break", "x", "-w", "1", NULL}, "--break takes no"},
       {{"--break", "x", "--", "true", NULL},
@@ -404,7 +404,7 @@ static void test_usage(void) {
       {{"--max-hold", "0", "x", "--", "true", NULL},
        "--max-hold: must be more than 0"},
       {{"--max-hold", "-1", "x", "--", "true", NULL},
-       "--max-hold: '-1' is not a number of seconds"},
+       "--max-hold: '-1' is not a duration: a number of seconds"},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
