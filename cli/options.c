@@ -54,9 +54,10 @@ static void usage(void) {
       "in one transaction (no deadlock whatever the order);",
       "a mutex, or with one of these options another kind of lock:",
       "",
-      "      --read              take the read side of a read/write lock:",
+      "      --read, --shared    take the read side of a read/write lock:",
       "                          shared with other readers",
-      "      --write             take its write side: exclusive",
+      "      --write, --exclusive",
+      "                          take its write side: exclusive",
       "      --limit N           take one of N leases of a semaphore",
       "      --elect ID          stand for election as ID; run COMMAND while",
       "                          leading",
@@ -330,28 +331,17 @@ static void take_signal(options *o, const char *arg) {
   o->revoke_sig_name = number_name;
 }
 
-/* The mode options, for messages. */
-static const char *kind_option(int kind) {
-  switch (kind) {
-  case KIND_READ:
-    return "--read";
-  case KIND_WRITE:
-    return "--write";
-  case KIND_SEMAPHORE:
-    return "--limit";
-  case KIND_ELECT:
-    return "--elect";
-  default:
-    return "";
-  }
-}
-
-static void set_kind(options *o, int kind) {
+/* opt: the kind's option as given, without its "--" ("read" or
+ * "shared"), for messages. */
+static void set_kind(options *o, int kind, const char *opt) {
+  static const char *kind_opt = "";
   if (o->kind != KIND_MUTEX && o->kind != kind)
-    cli_usage_error("%s and %s cannot be used together: --read, --write, "
-                    "--limit and --elect choose the kind of lock",
-                    kind_option(o->kind), kind_option(kind));
+    cli_usage_error("--%s and --%s cannot be used together: --read (--shared), "
+                    "--write (--exclusive), --limit and --elect choose the "
+                    "kind of lock",
+                    kind_opt, opt);
   o->kind = kind;
+  kind_opt = opt;
 }
 
 static const char *action_option(int action) {
@@ -449,7 +439,9 @@ void options_parse(int argc, char **argv, options *o) {
       {"grace", required_argument, NULL, OPT_GRACE},
       {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
       {"read", no_argument, NULL, OPT_READ},
+      {"shared", no_argument, NULL, OPT_READ}, /* as flock(1) says it */
       {"write", no_argument, NULL, OPT_WRITE},
+      {"exclusive", no_argument, NULL, OPT_WRITE},
       {"limit", required_argument, NULL, OPT_LIMIT},
       {"elect", required_argument, NULL, OPT_ELECT},
       {"no-header", no_argument, NULL, 'H'},
@@ -463,7 +455,7 @@ void options_parse(int argc, char **argv, options *o) {
   char *env_auth = getenv("ZKLOCK_AUTH");
   bool e_set = false, k_set = false, acl_set = false, n_set = false,
        grace_set = false;
-  int c, at, n, i, j;
+  int c, at, li, n, i, j;
   bool separator;
   long v;
 
@@ -494,7 +486,8 @@ void options_parse(int argc, char **argv, options *o) {
    * starts with '-'. */
   for (;;) {
     at = optind; /* argv[at]: the word getopt reads */
-    c = getopt_long(argc, argv, "+:s:t:w:nE:k:qvl:Hh", longopts, NULL);
+    li = -1;     /* longopts[li]: the long option read, if one was */
+    c = getopt_long(argc, argv, "+:s:t:w:nE:k:qvl:Hh", longopts, &li);
     if (c == -1) {
       if (optind == at + 1) { /* it took a '--' */
         if (o->n_names == 0)
@@ -601,13 +594,11 @@ void options_parse(int argc, char **argv, options *o) {
         cli_usage_error("--max-hold: must be more than 0");
       break;
     case OPT_READ:
-      set_kind(o, KIND_READ);
-      break;
-    case OPT_WRITE:
-      set_kind(o, KIND_WRITE);
+    case OPT_WRITE: /* --read, --shared, --write, --exclusive */
+      set_kind(o, c == OPT_READ ? KIND_READ : KIND_WRITE, longopts[li].name);
       break;
     case OPT_LIMIT:
-      set_kind(o, KIND_SEMAPHORE);
+      set_kind(o, KIND_SEMAPHORE, "limit");
       if (!parse_int(optarg, 1, INT_MAX, &v))
         cli_usage_error("--limit: %s is not a number of leases (a whole "
                         "number from 1 to %d)",
@@ -615,7 +606,7 @@ void options_parse(int argc, char **argv, options *o) {
       o->limit = (int)v;
       break;
     case OPT_ELECT:
-      set_kind(o, KIND_ELECT);
+      set_kind(o, KIND_ELECT, "elect");
       check_line("--elect", "id", optarg, ZKL_ID_MAX);
       o->elect_id = optarg;
       break;

@@ -688,6 +688,13 @@ static void test_usage_errors(void) {
        "--server-tick: '2.5' is not a duration"},
       {{"--break", "x", "--grace", "5mins", NULL},
        "--grace: '5mins' is not a duration: a number of seconds"},
+      /* --shared and --exclusive are --read and --write, as typed */
+      {{"--shared", "--exclusive", "x", "--", "true", NULL},
+       "--shared and --exclusive cannot be used together"},
+      {{"--exclusive", "--limit", "2", "x", "--", "true", NULL},
+       "--exclusive and --limit cannot be used together"},
+      {{"--shared", "y", "x", "--", "true", NULL},
+       "several lock names are held as mutexes only"},
       {{"-n", "-w", "1", "x", "--", "true", NULL},
        "-n and -w cannot be used together"},
       {{"-s", "", "x", "--", "true", NULL}, "-s: the connect string is empty"},
@@ -771,6 +778,8 @@ static void test_usage_errors(void) {
         "--", "true", NULL},
        NULL},
       {{"-t", "4000", "--server-tick", "200", "x", "--", "true", NULL}, NULL},
+      {{"--shared", "x", "--", "true", NULL}, NULL},
+      {{"--exclusive", "x", "--", "true", NULL}, NULL},
       {{"--read", "--on-revoke", "sigusr1", "x", "--", "true", NULL}, NULL},
       {{"--write", "--on-revoke", "12", "x", "--", "true", NULL}, NULL},
       {{"--limit", "3", "--on-revoke", "term", "x", "--", "true", NULL}, NULL},
@@ -1061,6 +1070,8 @@ static void test_help_version(void) {
       "host[:port],...",
       "(port 2181 when none",
       "500ms, 10s, 1.5s, 2m, 1h, 1m30s",
+      "--read, --shared",
+      "--write, --exclusive",
   };
   char out[8192];
   proc p;

@@ -120,6 +120,45 @@ static void test_read_write(void) {
   assert_no_node(name);
 }
 
+/* --shared and --exclusive, as flock(1) names them, are --read and
+ * --write: two --shared commands hold the lock at once (read nodes), an
+ * --exclusive -n finds it held, an --exclusive one then takes the write
+ * side; --list says so. */
+static void test_shared_exclusive(void) {
+  char name[64], line[256], node[256], out[4096], *f[4][9];
+  long long token;
+  proc a, b, c;
+  zkt_name(name, sizeof name, "flockwords");
+  spawn(&a, "-s", zkt_hosts(), "--shared", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT(strstr(node, "-__READ__") != NULL);
+  spawn(&b, "-s", zkt_hosts(), "-n", name, "--shared", "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT_FATAL(command_started_at(&b, &token, node, sizeof node));
+  CU_ASSERT(strstr(node, "-__READ__") != NULL);
+  CU_ASSERT_EQUAL_FATAL(list(name, out, sizeof out, f, 4), 2);
+  CU_ASSERT_STRING_EQUAL(f[0][8], "read");
+  CU_ASSERT_STRING_EQUAL(f[1][8], "read");
+  spawn(&c, "-s", zkt_hosts(), "-q", "-n", "--exclusive", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(wait_exit(&c, T_WAIT), 1); /* held: -n gives up */
+  CU_ASSERT_EQUAL(read_line(c.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&c);
+  go(&a);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  spawn(&c, "-s", zkt_hosts(), "--exclusive", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started_at(&c, &token, node, sizeof node));
+  CU_ASSERT(strstr(node, "-__WRIT__") != NULL);
+  go(&c);
+  CU_ASSERT_EQUAL(wait_exit(&c, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  cleanup(&c);
+  assert_no_node(name);
+}
+
 /* --limit 2: two commands run at once, a third waits (at the gate, its
  * waiting line says all leases are held) and starts only when one of the
  * two ended; a fourth, queued at the gate behind it, says one is ahead
@@ -707,6 +746,7 @@ static void test_verbose_events(void) {
 
 static const zkt_test tests[] = {
     {"--read commands overlap, --write excludes them", test_read_write},
+    {"--shared and --exclusive are --read and --write", test_shared_exclusive},
     {"--limit 2 admits two commands and not three", test_limit},
     {"--elect runs the leader's command and hands over; --leader", test_elect},
     {"--elect: a leader that stops leading exits 4", test_elect_lost},
