@@ -126,9 +126,10 @@ static void usage(void) {
       "given) in its environment. Exit status: COMMAND's (128+N if signal",
       "N killed it); the -E code if the lock was not acquired; 2 bad usage,",
       "name or connect string; 3 ZooKeeper unreachable or failing; 4 the lock",
-      "was lost while COMMAND ran (--max-hold ran out among the reasons); 126",
-      "COMMAND could not be run; 127 COMMAND not found. --break: 0 broken, 1",
-      "nobody holds, 3 refused or failed. See zklock(1).",
+      "was lost while COMMAND ran (--max-hold ran out among the reasons); 5",
+      "NAME is a lock of another kind, or a semaphore of another --limit;",
+      "126 COMMAND could not be run; 127 COMMAND not found. --break: 0",
+      "broken, 1 nobody holds, 3 refused or failed. See zklock(1).",
   };
   size_t i;
   printf("%s\n", usage_line);
@@ -276,6 +277,22 @@ static void check_name(const char *name) {
     cli_usage_error("bad lock name %s: %s", cli_quote(name), why);
 }
 
+/* --list PREFIX/: PREFIX must be a lock name. Refused, the message quotes
+ * what was typed, and says what is wrong with it as the name of a lock
+ * under it: "a//" has an empty segment, which "it ends with '/'" of the
+ * name "a/" would hide. */
+static void check_prefix(const char *typed, const char *prefix) {
+  char why[512], under[ZKL_NAME_MAX + 3];
+  if (zkl_name_check(prefix) == ZKL_OK)
+    return;
+  if (strlen(prefix) + 2 <= ZKL_NAME_MAX) /* else its length is what's wrong */
+    snprintf(under, sizeof under, "%s/x", prefix);
+  else
+    snprintf(under, sizeof under, "%s", prefix);
+  zkl_name_explain(under, why, sizeof why);
+  cli_usage_error("bad lock name prefix %s: %s", cli_quote(typed), why);
+}
+
 /* One line of text without control characters, 1..max bytes. */
 static void check_line(const char *opt, const char *what, const char *s,
                        size_t max) {
@@ -407,7 +424,7 @@ static void check_view(options *o) {
     static char prefix[ZKL_NAME_MAX + 1];
     if (len > 1) {
       snprintf(prefix, sizeof prefix, "%.*s", (int)(len - 1), o->target);
-      check_name(prefix);
+      check_prefix(o->target, prefix);
     } else {
       prefix[0] = '\0';
     }

@@ -315,6 +315,11 @@ static int start_command(run *r) {
   return -1;
 }
 
+/* "a" or "an", for a kind's name: "an election". */
+static const char *article(const char *word) {
+  return word[0] && strchr("aeiou", word[0]) ? "an" : "a";
+}
+
 /* The acquire was refused: the name is a lock of another family. */
 static void refused_for_kind(const run *r) {
   static const char *const ours[] = {
@@ -336,9 +341,10 @@ static void refused_for_kind(const run *r) {
     if (strcmp(flags[i].kind, other) == 0)
       how = flags[i].how;
   if (other && how)
-    cli_error("could not acquire %s: it is the name of a %s (%s), which a "
-              "%s cannot share",
-              r->path, other, how, ours[r->o->kind]);
+    cli_error("could not acquire %s: it is the name of %s %s (%s), which "
+              "%s %s cannot share",
+              r->path, article(other), other, how, article(ours[r->o->kind]),
+              ours[r->o->kind]);
   else
     cli_error("could not acquire %s: %s", r->path, zkl_strerror(ZKL_EKIND));
 }

@@ -59,6 +59,12 @@ int zkl_on_log(zkl_log_cb cb, void *arg) {
   return ZKL_OK;
 }
 
+/* An environment variable set to something other than "" or "0". */
+static bool env_on(const char *name) {
+  const char *env = getenv(name);
+  return env && *env && strcmp(env, "0") != 0;
+}
+
 static void log_line(const char *line) {
   zkl_log_cb fn;
   void *arg;
@@ -70,8 +76,9 @@ static void log_line(const char *line) {
     fn(line, arg);
     return;
   }
-  const char *env = getenv("ZKLOCK_DEBUG");
-  if (env && *env && strcmp(env, "0") != 0)
+  /* ZKLOCK_TRACE=1 (engine.c's transitions) prints without ZKLOCK_DEBUG,
+   * and with them the rest of the log, to read them in */
+  if (env_on("ZKLOCK_DEBUG") || env_on("ZKLOCK_TRACE"))
     fprintf(stderr, "zklock: %s\n", line);
 }
 

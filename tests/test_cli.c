@@ -695,6 +695,13 @@ static void test_usage_errors(void) {
        "--exclusive and --limit cannot be used together"},
       {{"--shared", "y", "x", "--", "true", NULL},
        "several lock names are held as mutexes only"},
+      /* --list PREFIX/: the prefix as typed, and what is wrong with it */
+      {{"--list", "a//", NULL},
+       "bad lock name prefix 'a//': it has an empty segment ('//' at byte "
+       "1)"},
+      {{"--list", "//", NULL}, "bad lock name prefix '//': it starts with '/'"},
+      {{"--list", "a/./", NULL},
+       "bad lock name prefix 'a/./': it has a '.' segment"},
       {{"-n", "-w", "1", "x", "--", "true", NULL},
        "-n and -w cannot be used together"},
       {{"-s", "", "x", "--", "true", NULL}, "-s: the connect string is empty"},
@@ -1063,6 +1070,29 @@ static void test_tty_ctrl_c(void) {
   }
 }
 
+/* ZKLOCK_TRACE=1 prints every transition of the lock's attempt on stderr,
+ * without ZKLOCK_DEBUG=1 (when the test's own environment has none). */
+static void test_trace(void) {
+  char name[64], env[] = "ZKLOCK_TRACE=1", err[65536], want[128];
+  spawn_opts so;
+  proc p;
+  zkt_name(name, sizeof name, "trace");
+  memset(&so, 0, sizeof so);
+  so.tty = -1;
+  so.env[0] = env;
+  spawn_with(&p, &so, "-s", zkt_hosts(), name, "--", "true", NULL);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  snprintf(want, sizeof want, "zklock: mutex /locks/%s ", name);
+  zkt_check(strstr(err, want) != NULL && strstr(err, ": NEW -> ") != NULL &&
+                strstr(err, " -> HELD (engine.c:") != NULL &&
+                strstr(err, " -> ENDED (engine.c:") != NULL,
+            "ZKLOCK_TRACE=1 (ZKLOCK_DEBUG %s): %s",
+            getenv("ZKLOCK_DEBUG") ? getenv("ZKLOCK_DEBUG") : "unset", err);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 /* --help and --version; --help says what it must (zklock(1) says it
  * too). */
 static void test_help_version(void) {
@@ -1072,6 +1102,7 @@ static void test_help_version(void) {
       "500ms, 10s, 1.5s, 2m, 1h, 1m30s",
       "--read, --shared",
       "--write, --exclusive",
+      "; 5\nNAME is a lock of another kind",
   };
   char out[8192];
   proc p;
@@ -1483,6 +1514,7 @@ static const zkt_test tests[] = {
      test_wait_ends_connecting},
     {"a host without a port is port 2181, every host of the list",
      test_default_port},
+    {"ZKLOCK_TRACE=1 prints the lock's transitions", test_trace},
     {"a missing chroot is named; an existing one holds the locks",
      test_chroot},
     {"--auth and --acl creator", test_auth_acl},

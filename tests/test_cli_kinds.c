@@ -17,9 +17,12 @@
 enum { MUTEX, READ, WRITE, SEM, ELECT, KINDS };
 static const char *const kind_names[KINDS] = {"mutex", "--read", "--write",
                                               "--limit 1", "--elect"};
-/* the kind a refusal names, for a holder of each kind */
-static const char *const named[KINDS] = {"mutex", "read lock", "write lock",
-                                         "semaphore", "election"};
+/* the kind a refusal names, for a holder of each kind, and how to take it
+ * (with its article: "an election") */
+static const char *const named[KINDS] = {
+    "a mutex", "a read lock", "a write lock", "a semaphore", "an election"};
+static const char *const option[KINDS] = {
+    "zklock without a kind option", "--read", "--write", "--limit", "--elect"};
 static int family(int k) { return k <= WRITE ? 0 : k; }
 
 /* zklock -s HOSTS [-n | -w 30] KIND NAME -- helper hold */
@@ -83,9 +86,11 @@ static void one_pair(int first, int second, bool try_once) {
             kind_names[first], kind_names[second], try_once ? "-n" : "-w 30",
             status, want);
   if (want == 5) {
-    char expect[128];
+    char expect[256];
     int n = read_all(b.err, err, sizeof err, T_WAIT);
-    snprintf(expect, sizeof expect, "the name of a %s", named[first]);
+    snprintf(expect, sizeof expect,
+             "it is the name of %s (%s), which %s cannot share\n", named[first],
+             option[first], named[second]);
     zkt_check(n > 0 && strstr(err, expect) != NULL,
               "%s runs, %s refused: said \"%s\"", kind_names[first],
               kind_names[second], n > 0 ? err : "");
