@@ -104,8 +104,11 @@ const char *cli_duration(int64_t ms);
 
 /* ---------------------------------------------------------------- names.c */
 
-/* The lock's parent znode, ZKL_ROOT "/" name, into buf (ZKL_PATH_MAX). */
+/* The lock's parent znode, ZKL_ROOT "/" name, or name itself when it is a
+ * full path (it starts with '/'), into buf (ZKL_PATH_MAX). */
 void names_parent(char *buf, size_t len, const char *name);
+/* The znode --list PREFIX/ walks: ZKL_ROOT for "" (--list /). */
+void names_prefix_parent(char *buf, size_t len, const char *prefix);
 
 /* One host of a connect string: "host:port" split at the last ':', as the
  * ZooKeeper client splits it, or "[IPv6-address]:port"; the port 2181 when

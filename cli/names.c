@@ -25,7 +25,17 @@
 #define DEFAULT_PORT "2181"
 
 void names_parent(char *buf, size_t len, const char *name) {
-  snprintf(buf, len, "%s/%s", ZKL_ROOT, name);
+  if (name[0] == '/') /* a full path: its own znode */
+    snprintf(buf, len, "%s", name);
+  else
+    snprintf(buf, len, "%s/%s", ZKL_ROOT, name);
+}
+
+void names_prefix_parent(char *buf, size_t len, const char *prefix) {
+  if (*prefix)
+    names_parent(buf, len, prefix);
+  else /* --list /: every relative name */
+    snprintf(buf, len, "%s", ZKL_ROOT);
 }
 
 /* ------------------------------------------------------- connect strings */

@@ -145,9 +145,12 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
 }
 
 static void say_truncated(const overview *ov, const options *o) {
-  if (ov->truncated)
-    cli_error("more than %d nodes under %s/%s: the listing stops there",
-              WALK_MAX_NODES, ZKL_ROOT, o->prefix);
+  char path[ZKL_PATH_MAX];
+  if (!ov->truncated)
+    return;
+  names_prefix_parent(path, sizeof path, o->prefix);
+  cli_error("more than %d nodes under %s: the listing stops there",
+            WALK_MAX_NODES, path);
 }
 
 int overview_list(zkl_session *s, const options *o) {
@@ -231,14 +234,13 @@ static void arm_all(const options *o, const overview *ov) {
     arm_queues(o->target, NULL);
     return;
   }
-  snprintf(path, sizeof path, "%s%s%s", ZKL_ROOT, *o->prefix ? "/" : "",
-           o->prefix);
+  names_prefix_parent(path, sizeof path, o->prefix);
   arm(path);
-  base = strlen(ZKL_ROOT) + 1 + strlen(o->prefix) + (*o->prefix ? 1 : 0);
+  base = strlen(path) + 1;
   for (i = 0; i < ov->count; i++) {
     const ov_lock *k = &ov->locks[i];
     char *slash;
-    snprintf(path, sizeof path, "%s/%s", ZKL_ROOT, k->name);
+    names_parent(path, sizeof path, k->name);
     for (slash = base < strlen(path) ? strchr(path + base, '/') : NULL; slash;
          slash = strchr(slash + 1, '/')) {
       *slash = '\0';

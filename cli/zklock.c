@@ -61,8 +61,7 @@ static int run_question(const options *o) {
   }
   zkl_session_close(s, NULL);
   if (o->prefix) /* --list PREFIX/ */
-    snprintf(path, sizeof path, "%s%s%s", ZKL_ROOT, *o->prefix ? "/" : "",
-             o->prefix);
+    names_prefix_parent(path, sizeof path, o->prefix);
   else
     names_parent(path, sizeof path, o->target);
   if (rc == ZKL_ENOTHELD) { /* nobody leads, nobody to ask */

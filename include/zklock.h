@@ -113,7 +113,7 @@ ZKL_EXTERN unsigned zkl_version(void);
 ZKL_EXTERN const char *zkl_version_string(void);
 
 /* ----------------------------------------------------------------- limits */
-#define ZKL_ROOT "/locks"          /* every lock lives under this znode */
+#define ZKL_ROOT "/locks"          /* where relative names live; "/a/b": its own */
 #define ZKL_NAME_MAX 255           /* longest lock name, bytes */
 #define ZKL_INFO_MAX 200           /* longest owner info text, bytes */
 #define ZKL_ID_MAX 1024            /* longest election candidate id, bytes */

@@ -77,6 +77,15 @@ bool zkl__on_zk_thread(void);
 
 /* ZKL_OK or ZKL_EINVAL: see zkl_lock_new() for the rules. */
 int zkl__validate_name(const char *name);
+/* Whether path is top or under it ("/a" is under "/a", "/ab" is not). */
+bool zkl__path_is_under(const char *path, const char *top);
+/* The znode of a valid name, with "/dir" after it when dir is not NULL: the
+ * name itself when it is a full path (it starts with '/'), else under
+ * ZKL_ROOT. len: ZKL_PATH_MAX is room for any. */
+void zkl__name_path(char *buf, size_t len, const char *name, const char *dir);
+/* Where queue's parents to create start: after ZKL_ROOT, which is made open
+ * to all, for a queue under it; after the tree's root for any other. */
+size_t zkl__first_parent(const char *queue);
 
 /* "_c_<id>-" then a recipe's marker: the unique prefix of one attempt's
  * node, shaped as Curator's protected mode shapes it ("_c_", an id without

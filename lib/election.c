@@ -45,7 +45,7 @@ int zkl_lock_new_election(zkl_lock **out, zkl_session *s, const char *name,
     return ZKL_EINVAL;
   if (!(copy = strdup(id)))
     return ZKL_ENOMEM;
-  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
+  zkl__name_path(queue, sizeof queue, name, NULL);
   rc = zkl__contender_new(out, s, name, queue, &zkl__recipe_latch, copy);
   if (rc != ZKL_OK) {
     free(copy);

@@ -1164,11 +1164,11 @@ static int send_kind_check_locked(zkl_attempt *att) {
     if (own_kind(att)->place == ZKL_PLACE_NAME) {
       if (!dir)
         continue;
-      snprintf(path, sizeof path, "%s/%s/%s", ZKL_ROOT, att->l->name, dir);
+      zkl__name_path(path, sizeof path, att->l->name, dir);
     } else {
       if (dir)
         continue;
-      snprintf(path, sizeof path, "%s/%s", ZKL_ROOT, att->l->name);
+      zkl__name_path(path, sizeof path, att->l->name, NULL);
     }
     req_begin(att);
     rc = zkl__io_list_locked(s, ZKL_RQ_KIND_CHECK, path, &io_ops, att,
@@ -1240,10 +1240,11 @@ static void enter_creating_locked(zkl_attempt *att) {
   size_t qlen = strlen(l->queue), i;
   att->create_rc = 1;
   att->parent_rc = 0;
-  for (i = strlen(ZKL_ROOT); att->with_parents && rc == ZKL_OK && i <= qlen;
-       i++) {
-    /* /locks, /locks/a, /locks/a/b: containers, which the server removes
-     * once their last child is gone. /locks is shared: always open. */
+  for (i = zkl__first_parent(l->queue);
+       att->with_parents && rc == ZKL_OK && i <= qlen; i++) {
+    /* /locks, /locks/a, /locks/a/b (or /app, /app/a of a full path):
+     * containers, which the server removes once their last child is gone.
+     * /locks is shared: always open. */
     if (i < qlen && l->queue[i] != '/')
       continue;
     memcpy(path, l->queue, i);
@@ -1251,7 +1252,7 @@ static void enter_creating_locked(zkl_attempt *att) {
     req_begin(att);
     rc = zkl__io_create_locked(
         s, ZKL_RQ_PARENT, path, NULL, -1,
-        i == strlen(ZKL_ROOT) ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(l->acl),
+        strcmp(path, ZKL_ROOT) == 0 ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(l->acl),
         ZOO_CONTAINER, &io_ops, att, att->round);
     if (rc != ZKL_OK)
       req_refused_locked(att, rc);

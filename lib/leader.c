@@ -34,7 +34,7 @@ struct zkl_leader_watch {
   zkl_session *s; /* reference */
   unsigned refs;  /* user + requests + watch records + queued calls */
   bool freed;
-  char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1]; /* /locks/NAME */
+  char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1]; /* /locks/NAME, /a/b */
   zkl_leader_cb cb;
   void *arg;
   enum { LW_LISTING, LW_WATCHING, LW_JOINING, LW_SUSPENDED, LW_DONE } state;
@@ -279,7 +279,7 @@ int zkl_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
     return ZKL_EINVAL;
   if (!(lw = calloc(1, sizeof *lw)))
     return ZKL_ENOMEM;
-  snprintf(lw->queue, sizeof lw->queue, "%s/%s", ZKL_ROOT, name);
+  zkl__name_path(lw->queue, sizeof lw->queue, name, NULL);
   lw->cb = cb;
   lw->arg = arg;
   lw->s = s;
@@ -366,7 +366,7 @@ int zkl_name_get_leader(zkl_session *s, const char *name, char *id, size_t len,
   int rc;
   if (!s || (id && len == 0) || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
-  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
+  zkl__name_path(queue, sizeof queue, name, NULL);
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
   zkl__ask_retry_init_locked(s, &t);

@@ -72,13 +72,13 @@ int zkl_lock_new_multi(zkl_lock **out, zkl_session *s, const char *const *names,
       strcat(joined, " ");
     strcat(joined, names[i]);
   }
-  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, names[0]);
+  zkl__name_path(queue, sizeof queue, names[0], NULL);
   rc = zkl__contender_new(&l, s, joined, queue, &multi_recipe, NULL);
   free(joined);
   if (rc != ZKL_OK)
     return rc;
   for (i = 0; i < count; i++) {
-    snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, names[i]);
+    zkl__name_path(queue, sizeof queue, names[i], NULL);
     rc = zkl__contender_new(&p, s, names[i], queue, &part_recipe, NULL);
     if (rc == ZKL_OK && (rc = zkl__lock_add_part(l, p)) != ZKL_OK)
       zkl__contender_free(p);

@@ -38,6 +38,6 @@ int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {
   char queue[ZKL_PATH_MAX];
   if (!out || !s || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
-  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
+  zkl__name_path(queue, sizeof queue, name, NULL);
   return zkl__contender_new(out, s, name, queue, &zkl__recipe_mutex, NULL);
 }

@@ -60,7 +60,7 @@ static bool zk_refuses(uint32_t cp) {
  * why is not NULL, says which in why (len bytes). */
 static int check_name(const char *name, char *why, size_t len) {
   const unsigned char *p = (const unsigned char *)name;
-  size_t n, i, seg_start = 0;
+  size_t n, i, seg_start, first;
 #define REFUSE(...)                                                           \
   do {                                                                        \
     if (why)                                                                  \
@@ -74,11 +74,18 @@ static int check_name(const char *name, char *why, size_t len) {
     REFUSE("it is empty");
   if (n > ZKL_NAME_MAX)
     REFUSE("it is %zu bytes long, more than %d", n, ZKL_NAME_MAX);
-  if (p[0] == '/')
-    REFUSE("it starts with '/' (names are relative to %s)", ZKL_ROOT);
+  /* A full path names its own znode: it is checked as a name whose segments
+   * start after its '/', under the tree's root rather than ZKL_ROOT. */
+  first = p[0] == '/' ? 1 : 0;
+  if (first && n == 1)
+    REFUSE("it is '/', the root of the tree");
+  if (first && zkl__path_is_under(name, "/zookeeper"))
+    REFUSE("it is under /zookeeper, which the server keeps for itself");
+  if (first && strcmp(name, ZKL_ROOT) == 0)
+    REFUSE("it is %s, the parent of every relative name", ZKL_ROOT);
   if (p[n - 1] == '/')
     REFUSE("it ends with '/'");
-  for (i = 0; i <= n; i++) {
+  for (i = seg_start = first; i <= n; i++) {
     if (i == n || p[i] == '/') {
       size_t seg = i - seg_start;
       if (seg == 0)
@@ -95,7 +102,7 @@ static int check_name(const char *name, char *why, size_t len) {
       /* Under the lock named by the segments before it, this segment is
        * a semaphore's place (kinds.c): a lock there would be its gate, or
        * a node its leases count. */
-      if (seg_start > 0) {
+      if (seg_start > first) {
         int place;
         for (place = 0; place < ZKL_PLACE_COUNT; place++) {
           const char *dir = zkl__place_dir((zkl_place)place);
@@ -127,6 +134,22 @@ static int check_name(const char *name, char *why, size_t len) {
 }
 
 int zkl__validate_name(const char *name) { return check_name(name, NULL, 0); }
+
+bool zkl__path_is_under(const char *path, const char *top) {
+  size_t n = strlen(top);
+  return strncmp(path, top, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+void zkl__name_path(char *buf, size_t len, const char *name,
+                    const char *dir) {
+  snprintf(buf, len, "%s%s%s%s%s", name[0] == '/' ? "" : ZKL_ROOT,
+           name[0] == '/' ? "" : "/", name, dir ? "/" : "", dir ? dir : "");
+}
+
+size_t zkl__first_parent(const char *queue) {
+  /* ZKL_ROOT is everyone's: the first parent a lock makes, always open */
+  return zkl__path_is_under(queue, ZKL_ROOT) ? strlen(ZKL_ROOT) : 1;
+}
 
 int zkl_name_explain(const char *name, char *why, size_t len) {
   int rc;

@@ -251,8 +251,7 @@ int zkl__participants_locked(zkl_session *s, const char *name,
   for (p = 0; p < ZKL_PLACE_COUNT; p++) {
     const char *dir = zkl__place_dir((zkl_place)p);
     char parent[ZKL_PATH_MAX];
-    snprintf(parent, sizeof parent, "%s/%s%s%s", ZKL_ROOT, name,
-             dir ? "/" : "", dir ? dir : "");
+    zkl__name_path(parent, sizeof parent, name, dir);
     if (zkl__ask_send_locked(&r.ask, ZKL_ASK_LIST, parent, NULL, 0, p) !=
         ZKL_OK)
       break;

@@ -61,8 +61,7 @@ int zkl_name_get_queues(const char *name, char *buf, size_t len) {
   buf[0] = '\0';
   for (k = 0; k < ZKL_PLACE_COUNT && rc == ZKL_OK; k++) {
     const char *dir = zkl__place_dir(zkl__place_listed(k));
-    snprintf(queue, sizeof queue, "%s/%s%s%s", ZKL_ROOT, name, dir ? "/" : "",
-             dir ? dir : "");
+    zkl__name_path(queue, sizeof queue, name, dir);
     rc = append_queue(buf, len, &used, queue);
   }
   if (rc != ZKL_OK)

@@ -145,7 +145,7 @@ int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s, const char *name) {
     return ZKL_EINVAL;
   if (!(rw = calloc(1, sizeof *rw)))
     return ZKL_ENOMEM;
-  snprintf(queue, sizeof queue, "%s/%s", ZKL_ROOT, name);
+  zkl__name_path(queue, sizeof queue, name, NULL);
   rc = zkl__contender_new(&rw->read, s, name, queue, &zkl__recipe_read, rw);
   if (rc == ZKL_OK) {
     rc = zkl__contender_new(&rw->write, s, name, queue, &zkl__recipe_write, rw);

@@ -264,11 +264,11 @@ int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s, const char *name,
   int rc;
   if (!out || !s || limit <= 0 || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;
-  snprintf(queue, sizeof queue, "%s/%s/locks", ZKL_ROOT, name);
+  zkl__name_path(queue, sizeof queue, name, "locks");
   rc = zkl__contender_new(&gate, s, name, queue, &gate_recipe, NULL);
   if (rc != ZKL_OK)
     return rc;
-  snprintf(queue, sizeof queue, "%s/%s/leases", ZKL_ROOT, name);
+  zkl__name_path(queue, sizeof queue, name, "leases");
   rc = zkl__contender_new(&l, s, name, queue, &zkl__recipe_lease,
                           (const void *)(intptr_t)limit);
   if (rc != ZKL_OK) {

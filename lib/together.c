@@ -195,11 +195,11 @@ static int send_parents_together_locked(zkl_attempt *att) {
   zkl_session *s = sess(att);
   char path[ZKL_PATH_MAX];
   int rc = ZKL_OK, i;
-  size_t root = strlen(ZKL_ROOT), j, qlen;
+  size_t j, qlen;
   for (i = 0; i < att->l->n_parts && rc == ZKL_OK; i++) {
     const char *q = part_of(att, i)->queue;
     qlen = strlen(q);
-    for (j = root; j <= qlen && rc == ZKL_OK; j++) {
+    for (j = zkl__first_parent(q); j <= qlen && rc == ZKL_OK; j++) {
       if (j < qlen && q[j] != '/')
         continue;
       memcpy(path, q, j);
@@ -207,7 +207,8 @@ static int send_parents_together_locked(zkl_attempt *att) {
       zkl__attempt_req_begin_locked(att);
       rc = zkl__io_create_locked(
           s, ZKL_RQ_PARENT, path, NULL, -1,
-          j == root ? &ZOO_OPEN_ACL_UNSAFE : zkl__acl(att->l->acl),
+          strcmp(path, ZKL_ROOT) == 0 ? &ZOO_OPEN_ACL_UNSAFE
+                                      : zkl__acl(att->l->acl),
           ZOO_CONTAINER, zkl__att_io_ops, att, att->round);
       if (rc != ZKL_OK)
         rc = zkl__att_req_refused_locked(att, rc);

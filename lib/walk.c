@@ -33,7 +33,8 @@ typedef struct walk {
   int count, cap;
   int seen, max_nodes;
   bool truncated;
-  size_t root_len; /* strlen(ZKL_ROOT) + 1: where a name starts in a path */
+  size_t root_len; /* where a name starts in a path: after "/locks/", or 0
+                     for a walk under a full path (its names are paths) */
 } walk;
 
 static int push(char ***v, int *n, int *cap, char *item) {
@@ -129,11 +130,11 @@ static int cmp_str(const void *x, const void *y) {
 /* One walk from start, with s->mu held: w's names on ZKL_OK, nothing
  * left allocated otherwise. */
 static int walk_locked(walk *w, zkl_session *s, const char *start,
-                       int max_nodes) {
+                       size_t root_len, int max_nodes) {
   int rc, depth, i;
   memset(w, 0, sizeof *w);
   w->max_nodes = max_nodes;
-  w->root_len = strlen(ZKL_ROOT) + 1;
+  w->root_len = root_len;
   if ((rc = zkl__ask_init(&w->ask, s, replied_locked)) != ZKL_OK)
     return rc;
   w->level = malloc(sizeof *w->level);
@@ -177,13 +178,16 @@ int zkl_name_find(zkl_session *s, const char *prefix, int max_nodes,
   if (!s || !prefix || !names || !count || max_nodes < 1 ||
       (*prefix && zkl__validate_name(prefix) != ZKL_OK))
     return ZKL_EINVAL;
-  snprintf(start, sizeof start, "%s%s%s", ZKL_ROOT, *prefix ? "/" : "",
-           prefix);
+  if (*prefix)
+    zkl__name_path(start, sizeof start, prefix, NULL);
+  else
+    snprintf(start, sizeof start, "%s", ZKL_ROOT);
   if ((rc = zkl__ask_enter(s)) != ZKL_OK)
     return rc;
   zkl__ask_retry_init_locked(s, &t);
   do /* a lost walk is walked again from the start */
-    rc = walk_locked(&w, s, start, max_nodes);
+    rc = walk_locked(&w, s, start, *prefix == '/' ? 0 : strlen(ZKL_ROOT) + 1,
+                     max_nodes);
   while (zkl__ask_again_locked(s, &t, &rc));
   zkl__ask_leave(s);
   if (rc != ZKL_OK)

@@ -14,7 +14,9 @@ static void test_name_explain(void) {
   static const struct {
     const char *name, *because;
   } bad[] = {{"", "empty"},
-             {"/a", "starts with '/'"},
+             {"/", "the root of the tree"},
+             {"/zookeeper/quota", "under /zookeeper"},
+             {"/locks", "the parent of every relative name"},
              {"a/", "ends with '/'"},
              {"a//b", "empty segment"},
              {"a/../b", "'..' segment"},

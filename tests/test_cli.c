@@ -373,6 +373,54 @@ static void test_env_and_list(void) {
   assert_no_node(name);
 }
 
+/* A name that starts with '/' is its own znode, as Curator and kazoo name
+ * their locks: the node is under it, not under /locks; -n on it is busy
+ * while the same relative name is free; --list NAME shows the holder, and
+ * --list /PREFIX/ lists it by its full path. */
+static void test_full_path(void) {
+  char top[64], name[128], rel[128], line[512], out[4096], err[1024];
+  char node[256], got_name[128], fds[128], *f[2][9];
+  long long token = 0;
+  long pid = 0;
+  proc p, q;
+  zkt_name(top, sizeof top, "/app");
+  snprintf(name, sizeof name, "%s/jobs/nightly", top);
+  snprintf(rel, sizeof rel, "%s", name + 1); /* the same words, relative */
+  spawn(&p, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL_FATAL(sscanf(line, "start %ld %lld %127s %255s fds=%127s",
+                               &pid, &token, got_name, node, fds),
+                        5);
+  CU_ASSERT_STRING_EQUAL(got_name, name);
+  CU_ASSERT(strncmp(node, name, strlen(name)) == 0 &&
+            node[strlen(name)] == '/' && strchr(node + strlen(name) + 1, '/') == NULL);
+  spawn(&q, "-s", zkt_hosts(), "-n", name, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 1); /* busy */
+  cleanup(&q);
+  spawn(&q, "-s", zkt_hosts(), "-n", rel, "--", "true", NULL);
+  CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 0); /* /locks/app-..: another lock */
+  cleanup(&q);
+  spawn(&q, "-s", zkt_hosts(), "--list", name, NULL);
+  CU_ASSERT_EQUAL_FATAL(list_lines(&q, true, out, sizeof out, f, 2), 1);
+  CU_ASSERT_STRING_EQUAL(f[0][1], node);
+  CU_ASSERT_EQUAL(strtoll(f[0][2], NULL, 10), token);
+  cleanup(&q);
+  {
+    char prefix[80];
+    const char *args[] = {"-s", zkt_hosts(), "--list", prefix, NULL};
+    snprintf(prefix, sizeof prefix, "%s/", top);
+    CU_ASSERT_EQUAL(run_question(args, out, sizeof out, err, sizeof err), 0);
+    if (!strstr(out, name))
+      fprintf(stderr, "--list %s said:\n%s%s", prefix, out, err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, name));
+  }
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  assert_no_node(name);
+  assert_no_node(rel);
+}
+
 /* Several names: held at once (one multi-lock); ZKLOCK_NAME and
  * ZKLOCK_NODE carry each, space-separated, in the order given; a plain
  * zklock -n on one of them is busy (exit 1); --list shows the contender in
@@ -699,7 +747,11 @@ static void test_usage_errors(void) {
       {{"--list", "a//", NULL},
        "bad lock name prefix 'a//': it has an empty segment ('//' at byte "
        "1)"},
-      {{"--list", "//", NULL}, "bad lock name prefix '//': it starts with '/'"},
+      {{"--list", "//", NULL},
+       "bad lock name prefix '//': it has an empty segment ('//' at byte "
+       "0)"},
+      {{"--list", "/zookeeper/", NULL},
+       "bad lock name prefix '/zookeeper/': it is under /zookeeper"},
       {{"--list", "a/./", NULL},
        "bad lock name prefix 'a/./': it has a '.' segment"},
       {{"-n", "-w", "1", "x", "--", "true", NULL},
@@ -831,7 +883,7 @@ static void test_bad_name(void) {
     const char *name, *says;
   } cases[] = {
       {"a//b", "'a//b': it has an empty segment ('//' at byte 1)"},
-      {"/a", "it starts with '/'"},
+      {"/zookeeper/x", "it is under /zookeeper"},
       {"a/", "it ends with '/'"},
       {"a/../b", "it has a '..' segment"},
       {".", "it has a '.' segment"},
@@ -1499,6 +1551,7 @@ static const zkt_test tests[] = {
      test_durations},
     {"a command killed by signal N gives 128+N", test_command_signaled},
     {"ZKLOCK_* set, only given descriptors; --list agrees", test_env_and_list},
+    {"a full path names its own znode", test_full_path},
     {"several names at once", test_several_names},
     {"several names: the one held names the wait", test_several_names_held_up},
     {"options after the names act as options", test_options_after_names},

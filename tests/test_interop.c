@@ -244,6 +244,7 @@ struct run {
   int read_us;  /* reader */
   int nc;       /* C contenders */
   int min_each; /* sections of each side before STOP */
+  bool full;    /* the name is a full path outside /locks, as theirs are */
   char name[64];
   /* what happened */
   atomic_int stop;
@@ -346,7 +347,13 @@ static void *work(void *arg) {
  * open stays for run_close). */
 static bool run_open(run *r) {
   pthread_mutex_init(&r->mu, NULL);
-  zkt_name(r->name, sizeof r->name, r->title);
+  if (r->full) { /* /app-PID-N/jobs/TITLE: a path their code already has */
+    char top[32];
+    zkt_name(top, sizeof top, "/app");
+    snprintf(r->name, sizeof r->name, "%s/jobs/%s", top, r->title);
+  } else {
+    zkt_name(r->name, sizeof r->name, r->title);
+  }
   for (int i = 0; i < r->nc; i++) {
     cworker *w = &r->w[i];
     int rc;
@@ -617,6 +624,20 @@ static void test_curator_mutex(void) {
     return;
   CU_ASSERT_EQUAL(v.violations, 0);
   CU_ASSERT(v.handoffs >= 50);
+  zkt_assert_parent_empty(r.name);
+}
+
+/* The same on a full path outside /locks, which Curator's code names and
+ * our name starting with '/' names too. */
+static void test_curator_mutex_full_path(void) {
+  run r = {.title = "curator-mutex-full-path", .kind = C_MUTEX,
+           .hold_us = 1000, .nc = 2, .min_each = 100, .full = true};
+  verdict v;
+  if (!pairing(&r, start_curator_mutex, &v))
+    return;
+  CU_ASSERT(strncmp(r.name, "/app-", 5) == 0);
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.handoffs >= 25);
   zkt_assert_parent_empty(r.name);
 }
 
@@ -1162,6 +1183,19 @@ static void test_kazoo_lock(void) {
   zkt_assert_parent_empty(r.name);
 }
 
+/* The same on a full path outside /locks, as kazoo's code names it. */
+static void test_kazoo_lock_full_path(void) {
+  run r = {.title = "kazoo-lock-full-path", .kind = C_MUTEX, .hold_us = 1000,
+           .nc = 2, .min_each = 100, .full = true};
+  verdict v;
+  if (!pairing(&r, start_kazoo_lock, &v))
+    return;
+  CU_ASSERT(strncmp(r.name, "/app-", 5) == 0);
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.handoffs >= 25);
+  zkt_assert_parent_empty(r.name);
+}
+
 static bool start_kazoo_plain(peer *p, run *r, const char *path) {
   return start_kazoo(p, "kazoo-lock-plain", "lock", path, 2, r->hold_us, "-");
 }
@@ -1390,6 +1424,8 @@ out:
 int main(void) {
   static const zkt_test tests[] = {
       {"kazoo's Lock and our mutex", test_kazoo_lock},
+      {"kazoo's Lock and our mutex on a full path outside /locks",
+       test_kazoo_lock_full_path},
       {"kazoo's Lock without patterns overlaps ours (control)",
        test_kazoo_lock_unpatterned},
       {"kazoo's WriteLock and our read/write lock", test_kazoo_writelock},
@@ -1397,6 +1433,9 @@ int main(void) {
       {"kazoo's ReadLock step by step, kazoo #649",
        test_kazoo_readlock_steps},
       {"Curator's InterProcessMutex and our mutex", test_curator_mutex},
+      {"Curator's InterProcessMutex and our mutex on a full path outside "
+       "/locks",
+       test_curator_mutex_full_path},
       {"Curator's InterProcessReadWriteLock and ours", test_curator_rwlock},
       {"Curator's InterProcessSemaphoreV2 and ours", test_curator_semaphore},
       {"Curator's LeaderLatch and our election", test_curator_latch},

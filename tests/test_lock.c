@@ -120,6 +120,87 @@ static void test_nested_name(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A name that starts with '/' is its own znode, for every kind: each holds
+ * a node right under the path (or under its semaphore places), none under
+ * /locks; a mutex and a reader on it exclude each other (one lock); a
+ * multi-lock takes two full paths; zkl_name_find() from a full prefix
+ * reports full paths, zkl_name_list() sees the holder, and zkl_name_break()
+ * breaks it. */
+static void test_full_path_every_kind(void) {
+  char top[64], name[128], other[128], third[128], node[ZKL_PATH_MAX];
+  char want[160];
+  const char *names[2];
+  zkl_session *s = zkt_session(T_SESSION), *s2 = zkt_session(T_SESSION);
+  zkl_lock *l, *m;
+  zkl_rwlock *rw;
+  zkl_participant *who;
+  char **found;
+  int n, i;
+  bool truncated;
+  zkt_name(top, sizeof top, "/full");
+  snprintf(name, sizeof name, "%s/jobs/nightly", top);
+  snprintf(other, sizeof other, "%s/jobs/weekly", top);
+  snprintf(third, sizeof third, "%s/jobs/monthly", top);
+  /* mutex */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+  snprintf(want, sizeof want, "%s/", name);
+  CU_ASSERT(strncmp(node, want, strlen(want)) == 0);
+  CU_ASSERT_EQUAL(zkt_children(name), 1);
+  /* a reader on the same full path waits: one lock */
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw, s2, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw), 0, NULL), ZKL_EBUSY);
+  /* listed, found by a full prefix (as a full path), broken */
+  CU_ASSERT_EQUAL_FATAL(zkl_name_list(s2, name, &who, &n), ZKL_OK);
+  CU_ASSERT_EQUAL(n, 1);
+  if (n == 1)
+    CU_ASSERT_STRING_EQUAL(who[0].node, node);
+  zkl_name_list_free(who);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_name_find(s2, top, 1000, &found, &n, &truncated), ZKL_OK);
+  CU_ASSERT_EQUAL(n, 1);
+  if (n == 1)
+    CU_ASSERT_STRING_EQUAL(found[0], name);
+  zkl_name_find_free(found, n);
+  CU_ASSERT_EQUAL(zkl_name_break(s2, name, NULL, 0, NULL, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw), 5000, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw)), ZKL_OK);
+  zkl_rwlock_free(rw);
+  zkl_lock_free(l);
+  /* semaphore: its places under the full path */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&l, s, other, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  snprintf(want, sizeof want, "%s/leases/", other);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+  CU_ASSERT(strncmp(node, want, strlen(want)) == 0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  /* election */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&l, s, other, "me"), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(s2, other, want, sizeof want, NULL),
+                  ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(want, "me");
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  /* a multi-lock of two full paths */
+  names[0] = name;
+  names[1] = third;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&m, s, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(m, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_children(name), 1);
+  CU_ASSERT_EQUAL(zkt_children(third), 1);
+  CU_ASSERT_EQUAL(zkl_lock_release(m), ZKL_OK);
+  zkl_lock_free(m);
+  for (i = 0; i < 2; i++)
+    zkt_assert_parent_empty(names[i]);
+  snprintf(want, sizeof want, "/locks/%s", name + 1);
+  CU_ASSERT_EQUAL(zkt_children(want), -1); /* nothing under /locks */
+  zkl_session_close(s2, NULL);
+  zkl_session_close(s, NULL);
+}
+
 static void test_reentrant(void) {
   char name[64], path[512];
   zkl_session *s = zkt_session(T_SESSION);
@@ -954,6 +1035,8 @@ int main(void) {
   static const zkt_test tests[] = {
       {"acquire: the token is the czxid of its own ephemeral node, which names its holder", test_acquire_release},
       {"a nested name a/b/c queues under /locks/a/b/c", test_nested_name},
+      {"a full path /a/b is its own znode, for every kind",
+       test_full_path_every_kind},
       {"reentrant holds", test_reentrant},
       {"two locks on one session are two contenders: EBUSY, then a higher token", test_exclusion_one_session},
       {"two sessions exclude each other", test_exclusion_two_sessions},

@@ -17,7 +17,11 @@ static void test_valid_names(void) {
                              /* not a node as the server names them */
                              "lock-1", "nest/lock-0", "a/lock-00000000001",
                              "a/lock-+000000001", "a/lock-000000000x",
-                             "a/lock-0000000001.bak", NULL};
+                             "a/lock-0000000001.bak",
+                             /* full paths: their own znodes */
+                             "/a", "/app/jobs/nightly", "/locks/a",
+                             "/zookeeperx", "/locksmith", "/locks/x/y",
+                             NULL};
   const char **p;
   char max[ZKL_NAME_MAX + 1];
   for (p = ok; *p; p++)
@@ -29,7 +33,8 @@ static void test_valid_names(void) {
 
 static void test_invalid_names(void) {
   static const char *bad[] = {
-      "", "/", "/a", "a/", "a//b", ".", "..", "a/./b", "a/../b", "a/.",
+      "", "/", "//a", "/a/", "/zookeeper", "/zookeeper/quota", "/locks",
+      "/a/locks", "/lock-0000000001", "a/", "a//b", ".", "..", "a/./b", "a/../b", "a/.",
       "a/..", "../a", "a\tb", "a\nb", "\x01", "a\x7f", "\xc2\x80", /* C1 */
       "\xc3", "\xc3\x28", "\xe2\x82", "\xc0\xaf", /* overlong '/' */
       "\xed\xa0\x80",                           /* surrogate */

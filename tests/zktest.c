@@ -714,7 +714,10 @@ int zkt_rec_wait(zkt_rec *r, int n, int timeout_ms) {
 }
 
 void zkt_parent(char *buf, size_t len, const char *name) {
-  snprintf(buf, len, "/locks/%s", name);
+  if (name[0] == '/') /* a full path: its own znode */
+    snprintf(buf, len, "%s", name);
+  else
+    snprintf(buf, len, "/locks/%s", name);
 }
 
 void zkt_name(char *buf, size_t len, const char *base) {
