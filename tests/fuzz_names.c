@@ -108,11 +108,22 @@ static int ref_node_like(const unsigned char *seg, size_t n) {
 
 int fuzz_reference_valid(const char *name, size_t n) {
   const unsigned char *s = (const unsigned char *)name;
-  size_t i, start;
+  size_t i, start, first = 0;
   if (n == 0 || n > 255)
     return 0;
+  if (s[0] == '/') { /* a full path: segments after the '/' */
+    static const char *const kept[] = {"/zookeeper", "/locks"};
+    size_t k;
+    for (k = 0; k < 2; k++) {
+      size_t kl = strlen(kept[k]);
+      if (n >= kl && memcmp(s, kept[k], kl) == 0 &&
+          (n == kl || (k == 0 && s[kl] == '/')))
+        return 0; /* /zookeeper and under; /locks itself */
+    }
+    first = 1;
+  }
   /* segments */
-  for (start = 0, i = 0; i <= n; i++) {
+  for (start = first, i = first; i <= n; i++) {
     if (i < n && s[i] != '/')
       continue;
     if (i == start)
@@ -124,7 +135,7 @@ int fuzz_reference_valid(const char *name, size_t n) {
     if (ref_node_like(s + start, i - start))
       return 0;
     /* a semaphore's gate or leases under the lock before it */
-    if (start > 0 && ((i - start == 5 && memcmp(s + start, "locks", 5) == 0) ||
+    if (start > first && ((i - start == 5 && memcmp(s + start, "locks", 5) == 0) ||
                       (i - start == 6 && memcmp(s + start, "leases", 6) == 0)))
       return 0;
     start = i + 1;

@@ -85,6 +85,12 @@ static void test_corpus(void) {
 /* The reference validator itself, on a few known cases. */
 static void test_reference(void) {
   CU_ASSERT(fuzz_reference_valid("a/b", 3));
+  CU_ASSERT(fuzz_reference_valid("/a/b", 4));
+  CU_ASSERT(fuzz_reference_valid("/locks/a", 8));
+  CU_ASSERT(!fuzz_reference_valid("/", 1));
+  CU_ASSERT(!fuzz_reference_valid("/locks", 6));
+  CU_ASSERT(!fuzz_reference_valid("/zookeeper/q", 12));
+  CU_ASSERT(!fuzz_reference_valid("/a/locks", 8));
   CU_ASSERT(!fuzz_reference_valid("a/./b", 5));
   CU_ASSERT(!fuzz_reference_valid("\xed\xa0\x80", 3));
   CU_ASSERT(fuzz_reference_valid("\xef\xbf\xaf", 3));
