@@ -133,7 +133,7 @@ static void test_basic(void) {
 static void test_name_and_input(void) {
   zkl_session *s = zkt_session(T_SESSION);
   const char *two[] = {"ml-x", "ml-y/z"}, *dup[] = {"ml-x", "ml-x"},
-             *bad[] = {"ml-x", "/abs"};
+             *bad[] = {"ml-x", "/zookeeper/abs"};
   const char *many[ZKL_MULTI_NAMES_MAX + 1];
   zkl_lock *l = NULL;
   int i;
