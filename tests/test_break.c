@@ -779,7 +779,8 @@ static void test_bad_input(void) {
   zkt_name(name, sizeof name, "break-bad");
   CU_ASSERT_EQUAL(zkl_name_break(NULL, name, NULL, 0, NULL, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_name_break(s, NULL, NULL, 0, NULL, NULL), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_name_break(s, "/zookeeper/abs", NULL, 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_break(s, "/zookeeper/abs", NULL, 0, NULL, NULL),
+                  ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_name_break(s, "a//b", NULL, 0, NULL, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_name_break(s, name, NULL, -1, NULL, NULL), ZKL_EINVAL);
   CU_ASSERT_EQUAL(zkl_name_break(s, name, "", 0, NULL, NULL), ZKL_EINVAL);

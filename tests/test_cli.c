@@ -393,7 +393,8 @@ static void test_full_path(void) {
                         5);
   CU_ASSERT_STRING_EQUAL(got_name, name);
   CU_ASSERT(strncmp(node, name, strlen(name)) == 0 &&
-            node[strlen(name)] == '/' && strchr(node + strlen(name) + 1, '/') == NULL);
+            node[strlen(name)] == '/' &&
+            strchr(node + strlen(name) + 1, '/') == NULL);
   spawn(&q, "-s", zkt_hosts(), "-n", name, "--", "true", NULL);
   CU_ASSERT_EQUAL(wait_exit(&q, T_WAIT), 1); /* busy */
   cleanup(&q);
