@@ -28,9 +28,7 @@ extern int64_t token, epoch;
 extern const char *data;
 void write_to_storage(const char *data, int64_t token);
 void start_work(zkl_lock *lock, int64_t token);
-void released(zkl_lock *lock, int rc, void *arg);                 /* zkl_release_cb */
-void on_leading(zkl_lock *lock, int rc, int64_t token, void *arg); /* zkl_acquire_cb */
-void on_no_longer_leader(zkl_lock *lock, zkl_lost_reason reason, void *arg);  /* zkl_lost_cb */
+void stop_work(zkl_lock *lock);
 struct histogram;
 struct counter;
 struct metrics {
