@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io.h"
 #include "session.h"
 
 typedef struct zkl_cleanup {
@@ -72,11 +73,23 @@ static void listed_locked(zkl_req *r, const zkl_answer *a) {
   job_finish_locked(s, job, a->rc);
 }
 
+static void ordered_locked(void *owner, const zkl_reply *rp) {
+  (void)owner; /* any answer will do: the listing behind it decides */
+  (void)rp;
+}
+static const zkl_io_ops order_ops = {ordered_locked};
+
 static void job_run_locked(zkl_session *s, zkl_cleanup *job) {
   zkl_req *r;
   int rc;
   if (job->inflight || !s->connected || s->dead || s->closed)
     return;
+  /* The nodes of a create whose reply was lost: listed behind a write, so
+   * that the create, if it is ever applied, is in the listing (io.h,
+   * zkl__io_order_locked). Refused, the listing goes anyway: it fails the
+   * same way, and the job runs again at the next reconnect. */
+  if (job->kind == CLEAN_DELETE_PREFIX)
+    (void)zkl__io_order_locked(s, ZKL_RQ_CLEANUP, &order_ops, NULL, 0);
   r = zkl__req_new_locked(s, ZKL_RQ_CLEANUP);
   if (!r)
     return; /* retried at the next reconnect */

@@ -359,6 +359,7 @@ static void enter_releasing_locked(zkl_attempt *att);
 static void enter_stopping_locked(zkl_attempt *att);
 static void enter_ending_locked(zkl_attempt *att);
 static void enter_ended_locked(zkl_attempt *att, zkl_att_state from);
+static void enter_recovering_locked(zkl_attempt *att);
 
 static void enter_locked(zkl_attempt *att, zkl_att_state from) {
   switch (att->state) {
@@ -375,7 +376,7 @@ static void enter_locked(zkl_attempt *att, zkl_att_state from) {
     if (zkl__together(att))
       zkl__together_of(att)->recover_locked(att);
     else
-      enter_listing_locked(att);
+      enter_recovering_locked(att);
     break;
   case ZKL_AS_PARTS:
     zkl__together_of(att)->parts_locked(att);
@@ -1116,6 +1117,8 @@ static void replied_locked(void *owner, const zkl_reply *rp) {
     if (rp->round == att->round && att->state == ZKL_AS_PARTS)
       zkl__together_of(att)->on_token_locked(att, rp);
     break;
+  case ZKL_RQ_ORDER: /* any answer will do: the listing behind it decides */
+    break;
   case ZKL_RQ_DELETE:
     on_delete_reply_locked(att, rp);
     break;
@@ -1280,6 +1283,27 @@ static void enter_creating_locked(zkl_attempt *att) {
     rc = send_listing_locked(att); /* on failure the create's reply cleans */
   if (rc != ZKL_OK)
     end_locked(att, END_FAIL, rc);
+}
+
+/* RECOVERING: a create's reply was lost. The listing that looks for our
+ * node goes behind a write that changes nothing (zkl__io_order_locked), as
+ * a multi-lock's do (together.c, together_recover_locked, says why): the
+ * lost create, if it is ever applied, is then in the listing. Without it,
+ * a server that had the create only as the leader's proposal listed the
+ * queue without it, the create went again under the same prefix, and the
+ * lost node, applied a moment later, was a duplicate (deleted by the next
+ * listing) or, when the attempt ended meanwhile, nobody's until the
+ * session ended. One write more, and only after a lost reply. */
+static void enter_recovering_locked(zkl_attempt *att) {
+  zkl_session *s = sess(att);
+  int rc;
+  req_begin(att);
+  rc = zkl__io_order_locked(s, ZKL_RQ_ORDER, &io_ops, att, att->round);
+  if (rc != ZKL_OK) {
+    end_locked(att, END_FAIL, req_refused_locked(att, rc));
+    return;
+  }
+  enter_listing_locked(att);
 }
 
 /* LISTING, and RECOVERING (which looks for our node in the listing). */

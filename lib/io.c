@@ -107,6 +107,18 @@ int zkl__io_sync_locked(zkl_session *s, int kind, const char *path,
   return sent_locked(r, zoo_async(s->zh, path, zkl__on_value, r));
 }
 
+int zkl__io_order_locked(zkl_session *s, int kind, const zkl_io_ops *ops,
+                         void *owner, unsigned round) {
+  zoo_op_t op; /* serialized by the call; only the result outlives it */
+  zkl_req *r = new_req_locked(s, kind, "/", ops, owner, round);
+  if (!r)
+    return ZKL_ENOMEM;
+  zkl__lease_tag_locked(s, r, ZKL_PROOF_WRITE);
+  zoo_check_op_init(&op, "/", -1);
+  return sent_locked(r, zkl__safe_amulti(s->zh, 1, &op, &r->one_result,
+                                         zkl__on_void, r));
+}
+
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
                           const zkl_io_ops *ops, void *owner, unsigned round) {
   zkl_req *r = new_req_locked(s, kind, path, ops, owner, round);

@@ -44,6 +44,13 @@ int zkl__io_set_locked(zkl_session *s, int kind, const char *path,
  * leader; a session's later reads are served after it. */
 int zkl__io_sync_locked(zkl_session *s, int kind, const char *path,
                         const zkl_io_ops *ops, void *owner, unsigned round);
+/* A write that changes nothing (a transaction of one check of "/"): the
+ * requests sent after it are answered from a state that holds every write
+ * of the session the leader prepared before it; see together.c's
+ * together_recover_locked for why a lost create is then either there or
+ * never applied. Its answer says nothing else. */
+int zkl__io_order_locked(zkl_session *s, int kind, const zkl_io_ops *ops,
+                         void *owner, unsigned round);
 /* zoo_adelete, any version. */
 int zkl__io_delete_locked(zkl_session *s, int kind, const char *path,
                           const zkl_io_ops *ops, void *owner, unsigned round);

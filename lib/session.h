@@ -97,6 +97,7 @@ enum {
   ZKL_RQ_FLUSH,       /* after a move to other servers (follow.c) */
   ZKL_RQ_PART_CHECK,  /* a first try's listing of a part's queue */
   ZKL_RQ_AHEAD_GET,   /* watch the node before the one waited for */
+  ZKL_RQ_ORDER,       /* a write that a lost create's search follows */
   ZKL_RQ_KINDS
 };
 
@@ -135,6 +136,9 @@ struct zkl_req {
   unsigned round;
   int index;
   char *path; /* freed with the request */
+  /* The result of a transaction of one op (zkl__io_order_locked): the
+   * client writes it before the completion runs. */
+  zoo_op_result_t one_result;
 };
 
 /* The completions to hand the client, one per shape of its calls: each
