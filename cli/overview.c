@@ -150,9 +150,25 @@ static void say_truncated(const overview *ov, const options *o) {
               WALK_MAX_NODES, ZKL_ROOT, o->prefix);
 }
 
+/* --list NAME --format json: the one lock's contenders, not an overview
+ * of one lock. */
+static int contenders_json(zkl_session *s, const char *name) {
+  queue_view v;
+  int rc = queue_view_get(s, name, &v);
+  if (rc != ZKL_OK)
+    return rc;
+  queue_view_sessions(s, &v);
+  format_contenders_json(stdout, name, &v, wall_ms());
+  queue_view_free(&v);
+  return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
+}
+
 int overview_list(zkl_session *s, const options *o) {
   overview ov;
-  int rc = overview_get(s, o, &ov);
+  int rc;
+  if (!o->prefix && o->format == FORMAT_JSON)
+    return contenders_json(s, o->target);
+  rc = overview_get(s, o, &ov);
   if (rc != ZKL_OK)
     return rc;
   format_print(stdout, &ov, o);

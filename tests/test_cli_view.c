@@ -191,7 +191,7 @@ static void test_table(void) {
 
 /* Runs python3 with the document on its stdin: its exit status. */
 static int python_check(const char *doc, const char *script) {
-  char file[] = "/tmp/zklock-view-XXXXXX", cmd[4096];
+  char file[] = "/tmp/zklock-view-XXXXXX", cmd[8192];
   int fd = mkstemp(file), rc;
   FILE *f;
   if (fd < 0 || !(f = fdopen(fd, "w")))
@@ -204,12 +204,15 @@ static int python_check(const char *doc, const char *script) {
   return rc;
 }
 
-/* --format json: one document that parses, with the counts; the strings
- * escaped (the owner info has quotes). */
+/* --format json, version 1 (zklock(1), JSON): one document that parses,
+ * with the counts; the strings escaped (the owner info has quotes); null,
+ * not "" or 0, for what is unknown: a candidate's host, pid and info (its
+ * node holds only its id), the oldest wait when nobody waits. */
 static void test_json(void) {
-  char prefix[80], out[16384], err[1024], script[2048];
+  char prefix[80], out[16384], err[1024], script[4096];
   scene sc;
   scene_set(&sc);
+  CU_ASSERT_EQUAL_FATAL(system("python3 -c 1 >/dev/null 2>&1"), 0);
   snprintf(prefix, sizeof prefix, "%s/", sc.base);
   CU_ASSERT_EQUAL(
       run_question((const char *const[]){"-s", zkt_hosts(), "--list", prefix,
@@ -217,38 +220,114 @@ static void test_json(void) {
                    out, sizeof out, err, sizeof err),
       0);
   CU_ASSERT_STRING_EQUAL(err, "");
-  if (system("python3 -c 1 >/dev/null 2>&1") != 0) {
-    /* no python: the shape by hand */
-    CU_ASSERT(strncmp(out, "{\"locks\":[", 10) == 0);
-    CU_ASSERT(strstr(out, "\"info\":\"first \\\"one\\\"\"") != NULL);
-  } else {
-    snprintf(
-        script, sizeof script,
-        "import json,sys\n"
-        "d = json.load(sys.stdin)\n"
-        "L = d[\"locks\"]\n"
-        "got = [(l[\"name\"], l[\"kind\"], len(l[\"holders\"]), l[\"waiters\"])"
-        " for l in L]\n"
-        "want = [(\"%s\", \"mutex\", 1, 2), (\"%s\", \"election\", 1, 1),"
-        " (\"%s\", \"semaphore\", 2, 1), (\"%s\", \"rwlock\", 2, 0)]\n"
-        "assert got == want, got\n"
-        "h = L[0][\"holders\"][0]\n"
-        "assert h[\"info\"] == \"first \\\"one\\\"\", h\n"
-        "assert h[\"pid\"] == %ld and h[\"token\"] == L[0][\"token\"] > 0, h\n"
-        "assert h[\"held_s\"] >= 0 and L[0][\"oldest_wait_s\"] >= 0\n"
-        "assert L[1][\"holders\"][0][\"info\"] == \"alpha\"\n"
-        "assert d[\"truncated\"] is False\n",
-        sc.mutex, sc.elect, sc.sem, sc.rw, (long)getpid());
-    CU_ASSERT_EQUAL(python_check(out, script), 0);
-  }
-  /* a single name with --format: the same document, of one lock */
+  snprintf(
+      script, sizeof script,
+      "import json,sys\n"
+      "d = json.load(sys.stdin)\n"
+      "assert d[\"version\"] == 1, d\n"
+      "assert d[\"prefix\"] == \"%s\", d\n"
+      "L = d[\"locks\"]\n"
+      "got = [(l[\"name\"], l[\"kind\"], len(l[\"holders\"]), l[\"waiters\"])"
+      " for l in L]\n"
+      "want = [(\"%s\", \"mutex\", 1, 2), (\"%s\", \"election\", 1, 1),"
+      " (\"%s\", \"semaphore\", 2, 1), (\"%s\", \"rwlock\", 2, 0)]\n"
+      "assert got == want, got\n"
+      "h = L[0][\"holders\"][0]\n"
+      "assert h[\"info\"] == \"first \\\"one\\\"\" and h[\"id\"] is None, h\n"
+      "assert h[\"host\"] == \"%s\" and h[\"pid\"] == %ld, h\n"
+      "assert h[\"token\"] == L[0][\"token\"] > 0, h\n"
+      "assert h[\"node\"].startswith(\"/locks/%s/\"), h\n"
+      "assert h[\"held_s\"] >= 0 and L[0][\"held_s\"] >= h[\"held_s\"]\n"
+      "assert L[0][\"oldest_wait_s\"] >= 0\n"
+      "c = L[1][\"holders\"][0]\n"
+      "assert c[\"id\"] == \"alpha\", c\n"
+      "assert c[\"host\"] is None and c[\"pid\"] is None, c\n"
+      "assert c[\"info\"] is None, c\n"
+      "assert L[3][\"oldest_wait_s\"] is None, L[3]\n"
+      "assert isinstance(L[3][\"token\"], int), L[3]\n"
+      "assert d[\"truncated\"] is False\n",
+      sc.base, sc.mutex, sc.elect, sc.sem, sc.rw, clit_hostname,
+      (long)getpid(), sc.mutex);
+  CU_ASSERT_EQUAL(python_check(out, script), 0);
+  scene_end(&sc);
+}
+
+/* --list NAME --format json: that lock's own document (it used to print
+ * the overview of one lock): its kinds, and its contenders in queue order
+ * with their node, token, session, owner, role and how long each has held
+ * or waited; null for what is unknown or does not apply. */
+static void test_json_one_lock(void) {
+  char out[16384], err[1024], script[4096], sid[32];
+  scene sc;
+  scene_set(&sc);
+  CU_ASSERT_EQUAL_FATAL(system("python3 -c 1 >/dev/null 2>&1"), 0);
+  /* every contender is the test's own session */
+  snprintf(sid, sizeof sid, "0x%llx",
+           (unsigned long long)zoo_client_id(zkl_session_handle(sc.s))
+               ->client_id);
+  /* the mutex: one holder, two waiters */
   CU_ASSERT_EQUAL(
-      run_question((const char *const[]){"-s", zkt_hosts(), "--list", sc.rw,
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                         sc.mutex, "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  snprintf(
+      script, sizeof script,
+      "import json,sys\n"
+      "d = json.load(sys.stdin)\n"
+      "assert d[\"version\"] == 1 and d[\"name\"] == \"%s\", d\n"
+      "assert d[\"kinds\"] == [\"mutex\"], d\n"
+      "C = d[\"contenders\"]\n"
+      "assert [c[\"role\"] for c in C] == [\"holder\", \"waiter\", "
+      "\"waiter\"], C\n"
+      "assert [c[\"position\"] for c in C] == [0, 1, 2], C\n"
+      "assert C[0][\"token\"] < C[1][\"token\"] < C[2][\"token\"], C\n"
+      "assert all(c[\"node\"].startswith(\"/locks/%s/\") for c in C), C\n"
+      "assert all(c[\"kind\"] == \"lock\" for c in C), C\n"
+      "assert all(c[\"session\"] == \"%s\" for c in C), C\n"
+      "assert all(c[\"host\"] == \"%s\" and c[\"pid\"] == %ld for c in C)\n"
+      "assert C[0][\"info\"] == \"first \\\"one\\\"\", C[0]\n"
+      "assert C[1][\"info\"] is None and C[1][\"id\"] is None, C[1]\n"
+      "assert C[0][\"held_s\"] >= 0 and C[0][\"waited_s\"] is None, C[0]\n"
+      "assert C[1][\"held_s\"] is None and C[1][\"waited_s\"] >= 0, C[1]\n"
+      "assert C[0][\"started\"] and C[0][\"queued\"], C[0]\n",
+      sc.mutex, sc.mutex, sid, clit_hostname, (long)getpid());
+  CU_ASSERT_EQUAL(python_check(out, script), 0);
+  /* the election: its candidates' ids; no host, pid, info, started */
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                         sc.elect, "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  snprintf(
+      script, sizeof script,
+      "import json,sys\n"
+      "d = json.load(sys.stdin)\n"
+      "assert d[\"kinds\"] == [\"election\"], d\n"
+      "C = d[\"contenders\"]\n"
+      "assert [(c[\"id\"], c[\"role\"], c[\"kind\"]) for c in C] == "
+      "[(\"alpha\", \"holder\", \"latch\"), (\"beta\", \"waiter\", "
+      "\"latch\")], C\n"
+      "for c in C:\n"
+      "  for k in (\"host\", \"pid\", \"info\", \"started\"):\n"
+      "    assert c[k] is None, (k, c)\n"
+      "  assert c[\"session\"] == \"%s\", c\n",
+      sid);
+  CU_ASSERT_EQUAL(python_check(out, script), 0);
+  /* a name nobody contends for: no contender, no kind */
+  snprintf(script, sizeof script, "%s/none", sc.base);
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", script,
                                          "--format", "json", NULL},
                    out, sizeof out, err, sizeof err),
       0);
-  CU_ASSERT(strncmp(out, "{\"locks\":[\n{\"name\":\"", 20) == 0);
-  CU_ASSERT(strstr(out, "\"kind\":\"rwlock\"") != NULL);
+  CU_ASSERT_EQUAL(
+      python_check(out, "import json,sys\n"
+                        "d = json.load(sys.stdin)\n"
+                        "assert d[\"kinds\"] == [] and d[\"contenders\"] == [],"
+                        " d\n"),
+      0);
   scene_end(&sc);
 }
 
@@ -572,6 +651,7 @@ static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
     {"--format json: one document with the counts", test_json},
+    {"--list NAME --format json: the lock's contenders", test_json_one_lock},
     {"--format prometheus: the text format, the values", test_prometheus},
     {"--format, --watch: bad usage", test_usage},
     {"names that start with locks or leases are in every view",
