@@ -185,6 +185,9 @@ typedef struct {
   char **command;
   int break_grace_ms; /* --break: --grace */
   int max_hold_ms;    /* --max-hold; 0: none */
+#define LABELS_MAX 16
+  const char *label[LABELS_MAX]; /* --label K=V, as given (checked) */
+  int n_labels;
 } options;
 
 /* Parses and checks argv (exits 2 with a message on bad usage, 0 after

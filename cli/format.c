@@ -277,7 +277,32 @@ static const struct {
     {"zklock_token", "The newest holder's fencing token (czxid), 0 if none."},
 };
 
-static void prometheus(FILE *f, const overview *ov) {
+/* The labels every series of the file carries after its own: what was
+ * listed ("list": the --list argument, "deploy/" or "/") and where
+ * ("servers": the connect string), so that two files, of two prefixes or
+ * two ensembles, never have a series in common (node_exporter's textfile
+ * collector fails the whole scrape on a duplicate); then each --label. */
+static void file_labels(FILE *f, const options *o) {
+  int i;
+  fputs("list=\"", f);
+  if (o->prefix) {
+    label_value(f, o->prefix);
+    fputs("/", f);
+  } else {
+    label_value(f, o->target);
+  }
+  fputs("\",servers=\"", f);
+  label_value(f, o->parsed_hosts.connect);
+  fputc('"', f);
+  for (i = 0; i < o->n_labels; i++) {
+    const char *eq = strchr(o->label[i], '=');
+    fprintf(f, ",%.*s=\"", (int)(eq - o->label[i]), o->label[i]);
+    label_value(f, eq + 1);
+    fputc('"', f);
+  }
+}
+
+static void prometheus(FILE *f, const overview *ov, const options *o) {
   int m, i;
   for (m = 0; m < M_COUNT; m++) {
     fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", metrics[m].name,
@@ -286,7 +311,9 @@ static void prometheus(FILE *f, const overview *ov) {
       const ov_lock *k = &ov->locks[i];
       fprintf(f, "%s{lock=\"", metrics[m].name);
       label_value(f, k->name);
-      fprintf(f, "\",kind=\"%s\"} ", k->kind);
+      fprintf(f, "\",kind=\"%s\",", k->kind);
+      file_labels(f, o);
+      fputs("} ", f);
       switch (m) {
       case M_HOLDERS:
         fprintf(f, "%d\n", k->holders);
@@ -307,8 +334,9 @@ static void prometheus(FILE *f, const overview *ov) {
   }
   fprintf(f, "# HELP zklock_list_truncated 1 when the listing stopped at its "
              "bound.\n# TYPE zklock_list_truncated gauge\n"
-             "zklock_list_truncated %d\n",
-          ov->truncated ? 1 : 0);
+             "zklock_list_truncated{");
+  file_labels(f, o);
+  fprintf(f, "} %d\n", ov->truncated ? 1 : 0);
 }
 
 void format_print(FILE *f, const overview *ov, const options *o) {
@@ -317,7 +345,7 @@ void format_print(FILE *f, const overview *ov, const options *o) {
     json(f, ov, o);
     break;
   case FORMAT_PROMETHEUS:
-    prometheus(f, ov);
+    prometheus(f, ov, o);
     break;
   default:
     table(f, ov, !o->no_header);

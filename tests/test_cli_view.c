@@ -10,12 +10,17 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -395,30 +400,199 @@ static void test_prometheus(void) {
                    out, sizeof out, err, sizeof err),
       0);
   snprintf(want, sizeof want,
-           "\nzklock_holders{lock=\"%s\",kind=\"mutex\"} 1\n", sc.mutex);
+           "\nzklock_holders{lock=\"%s\",kind=\"mutex\",list=\"%s\",servers=\"%s\"} 1\n", sc.mutex, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_waiters{lock=\"%s\",kind=\"mutex\"} 2\n", sc.mutex);
+           "\nzklock_waiters{lock=\"%s\",kind=\"mutex\",list=\"%s\",servers=\"%s\"} 2\n", sc.mutex, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_holders{lock=\"%s\",kind=\"semaphore\"} 2\n", sc.sem);
+           "\nzklock_holders{lock=\"%s\",kind=\"semaphore\",list=\"%s\",servers=\"%s\"} 2\n", sc.sem, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_waiters{lock=\"%s\",kind=\"rwlock\"} 0\n", sc.rw);
+           "\nzklock_waiters{lock=\"%s\",kind=\"rwlock\",list=\"%s\",servers=\"%s\"} 0\n", sc.rw, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_longest_wait_seconds{lock=\"%s\",kind=\"rwlock\"} 0.000\n",
-           sc.rw);
+           "\nzklock_longest_wait_seconds{lock=\"%s\",kind=\"rwlock\",list=\"%s\","
+           "servers=\"%s\"} 0.000\n",
+           sc.rw, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
-  snprintf(want, sizeof want, "\nzklock_token{lock=\"%s\",kind=\"election\"} ",
+  snprintf(want, sizeof want, "\nzklock_token{lock=\"%s\",kind=\"election\",",
            sc.elect);
   CU_ASSERT(strstr(out, want) != NULL &&
-            atoll(strstr(out, want) + strlen(want)) > 0);
-  CU_ASSERT(strstr(out, "\nzklock_list_truncated 0\n") != NULL);
+            atoll(strstr(strstr(out, want), "} ") + 2) > 0);
+  snprintf(want, sizeof want,
+           "\nzklock_list_truncated{list=\"%s\",servers=\"%s\"} 0\n", prefix,
+           zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
   regfree(&help);
   regfree(&type);
   regfree(&sample);
   scene_end(&sc);
+}
+
+/* ---------------------------------------------------------- node_exporter */
+
+#define NODE_EXPORTER "prometheus-node-exporter"
+
+/* A loopback port free now (the kernel's pick). 0 if none. */
+static int free_port(void) {
+  struct sockaddr_in a;
+  socklen_t len = sizeof a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0)
+    close(fd);
+  return port;
+}
+
+/* GET /metrics from 127.0.0.1:port: the whole answer in out; false when
+ * nothing answers. */
+static bool scrape(int port, char *out, size_t len) {
+  struct sockaddr_in a;
+  static const char req[] = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  size_t n = 0;
+  ssize_t r;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0)
+    return false;
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
+    close(fd);
+    return false;
+  }
+  while (n + 1 < len && (r = read(fd, out + n, len - 1 - n)) > 0)
+    n += (size_t)r;
+  out[n] = '\0';
+  close(fd);
+  return n > 0;
+}
+
+/* Writes what zklock --format prometheus prints for args into file. */
+static int write_textfile(const char *file, const char *const *args) {
+  static char out[32768];
+  char err[1024];
+  FILE *f;
+  int rc = run_question(args, out, sizeof out, err, sizeof err);
+  if (rc != 0 || !(f = fopen(file, "w")))
+    return rc ? rc : -1;
+  fputs(out, f);
+  return fclose(f);
+}
+
+/* Two textfiles, of two prefixes, read together by node_exporter's textfile
+ * collector: the scrape has no error and both files' series (zklock's
+ * series were alike in both files, zklock_list_truncated for one, and the
+ * collector failed the whole scrape). With --label, the labels are there. */
+static void test_node_exporter(void) {
+  char dir[] = "/tmp/zklock-textfile-XXXXXX", file[2][128], arg[32],
+      prefix[2][96], want[512];
+  static char page[262144];
+  scene sc;
+  pid_t pid;
+  int port, i;
+  int64_t until;
+  bool up = false;
+  if (system(NODE_EXPORTER " --version >/dev/null 2>&1") != 0) {
+    CU_FAIL("no " NODE_EXPORTER " (scripts/deps installs it)");
+    return;
+  }
+  scene_set(&sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  snprintf(prefix[0], sizeof prefix[0], "%s/deep/", sc.base);
+  snprintf(prefix[1], sizeof prefix[1], "%s/", sc.base);
+  for (i = 0; i < 2; i++) {
+    snprintf(file[i], sizeof file[i], "%s/zklock%d.prom", dir, i);
+    CU_ASSERT_EQUAL(
+        write_textfile(file[i],
+                       (const char *const[]){"-s", zkt_hosts(), "--list",
+                                             prefix[i], "--format",
+                                             "prometheus", "--label",
+                                             i ? "team=b" : "team=a", NULL}),
+        0);
+  }
+  port = free_port();
+  CU_ASSERT_FATAL(port > 0);
+  snprintf(arg, sizeof arg, "127.0.0.1:%d", port);
+  pid = fork();
+  if (pid == 0) {
+    char d[160], w[64];
+    int null = open("/dev/null", O_WRONLY);
+    snprintf(d, sizeof d, "--collector.textfile.directory=%s", dir);
+    snprintf(w, sizeof w, "--web.listen-address=%s", arg);
+    dup2(null, 1);
+    dup2(null, 2);
+    execlp(NODE_EXPORTER, NODE_EXPORTER, "--collector.disable-defaults",
+           "--collector.textfile", d, w, (char *)NULL);
+    _exit(127);
+  }
+  CU_ASSERT(pid > 0);
+  /* up when it answers (bounded) */
+  until = zkt_now_ms() + T_WAIT;
+  while (pid > 0 && !(up = scrape(port, page, sizeof page)) &&
+         zkt_now_ms() < until) {
+    struct timespec tick = {0, 20 * 1000000};
+    nanosleep(&tick, NULL);
+  }
+  if (pid > 0) { /* stopped here, whatever came of it */
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+  }
+  CU_ASSERT(up);
+  if (up) {
+    zkt_check(strstr(page, "\nnode_textfile_scrape_error 0\n") != NULL,
+              "node_exporter failed the scrape:\n%.4000s", page);
+    CU_ASSERT(strstr(page, "\nnode_textfile_scrape_error 1\n") == NULL);
+    /* each file's series: the election (in both), the mutex (in one) */
+    for (i = 0; i < 2; i++) {
+      snprintf(want, sizeof want,
+               "\nzklock_holders{kind=\"election\",list=\"%s\",lock=\"%s\","
+               "servers=\"%s\",team=\"%s\"} 1\n",
+               prefix[i], sc.elect, zkt_hosts(), i ? "b" : "a");
+      zkt_check(strstr(page, want) != NULL, "no %s in the scrape", want);
+      snprintf(want, sizeof want,
+               "\nzklock_list_truncated{list=\"%s\",servers=\"%s\",team="
+               "\"%s\"} 0\n",
+               prefix[i], zkt_hosts(), i ? "b" : "a");
+      zkt_check(strstr(page, want) != NULL, "no %s in the scrape", want);
+    }
+    snprintf(want, sizeof want, "lock=\"%s\"", sc.mutex);
+    CU_ASSERT(strstr(page, want) != NULL);
+  }
+  for (i = 0; i < 2; i++)
+    unlink(file[i]);
+  rmdir(dir);
+  scene_end(&sc);
+}
+
+/* --label: a bad name is a usage error that says why. */
+static void test_label_usage(void) {
+  static const char *const bad[] = {"x", "=v", "1a=v", "a-b=v", "__a=v",
+                                    "lock=v", "a="};
+  char out[1024], err[1024];
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    zkt_check(run_question((const char *const[]){"-s", "127.0.0.1:1",
+                                                 "--list", "a/", "--format",
+                                                 "prometheus", "--label",
+                                                 bad[i], NULL},
+                           out, sizeof out, err, sizeof err) == 2,
+              "--label %s: not a usage error", bad[i]);
+    CU_ASSERT(strncmp(err, "zklock: --label", 15) == 0);
+  }
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", "127.0.0.1:1",
+                                                     "--list", "a/", "--label",
+                                                     "a=b", NULL},
+                               out, sizeof out, err, sizeof err),
+                  2);
 }
 
 /* Locks whose name starts with "locks" or "leases" (the name rules allow
@@ -477,7 +651,7 @@ static void test_locks_leases_names(void) {
                    out, sizeof out, err, sizeof err),
       0);
   for (i = 0; i < 4; i++) {
-    snprintf(want, sizeof want, "\nzklock_holders{lock=\"%s\",kind=\"%s\"} 1\n",
+    snprintf(want, sizeof want, "\nzklock_holders{lock=\"%s\",kind=\"%s\",",
              name[i], kind[i]);
     zkt_check(strstr(out, want) != NULL, "no %s in:\n%s", want, out);
   }
@@ -654,6 +828,9 @@ static const zkt_test tests[] = {
     {"--list NAME --format json: the lock's contenders", test_json_one_lock},
     {"--format prometheus: the text format, the values", test_prometheus},
     {"--format, --watch: bad usage", test_usage},
+    {"--format prometheus: two textfiles in one node_exporter",
+     test_node_exporter},
+    {"--label: bad names refused", test_label_usage},
     {"names that start with locks or leases are in every view",
      test_locks_leases_names},
     {"--watch: redrawn when a lock changes, q quits", test_watch},
