@@ -525,11 +525,13 @@ static void test_node_exporter(void) {
   pid = fork();
   if (pid == 0) {
     char d[160], w[64];
-    int null = open("/dev/null", O_WRONLY);
+    int null = open("/dev/null", O_WRONLY), log;
+    snprintf(d, sizeof d, "%s/node_exporter.log", dir); /* not a .prom */
+    log = open(d, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     snprintf(d, sizeof d, "--collector.textfile.directory=%s", dir);
     snprintf(w, sizeof w, "--web.listen-address=%s", arg);
     dup2(null, 1);
-    dup2(null, 2);
+    dup2(log, 2);
     execlp(NODE_EXPORTER, NODE_EXPORTER, "--collector.disable-defaults",
            "--collector.textfile", d, w, (char *)NULL);
     _exit(127);
@@ -547,6 +549,21 @@ static void test_node_exporter(void) {
     waitpid(pid, NULL, 0);
   }
   CU_ASSERT(up);
+  /* a series in two files: node_exporter drops it and says so in its log
+   * ("collected metric ... was collected before with the same name and
+   * label values"), a failed gathering that the scrape shows only there */
+  snprintf(want, sizeof want, "%s/node_exporter.log", dir);
+  {
+    static char log[65536];
+    FILE *lf = fopen(want, "r");
+    size_t n = lf ? fread(log, 1, sizeof log - 1, lf) : 0;
+    log[n] = '\0';
+    if (lf)
+      fclose(lf);
+    zkt_check(strstr(log, "was collected before") == NULL,
+              "node_exporter found a series twice:\n%.2000s", log);
+    unlink(want);
+  }
   if (up) {
     zkt_check(strstr(page, "\nnode_textfile_scrape_error 0\n") != NULL,
               "node_exporter failed the scrape:\n%.4000s", page);
