@@ -12,16 +12,19 @@
  * A holder's node was made when it began to wait, so "held" counts its
  * wait too: an upper bound.
  *
- * --watch redraws when a child watch fires, never on a clock: on the
- * prefix, the nodes between it and each lock, each lock's queue and a
- * semaphore's places, set again before each listing (watches fire once);
- * events are coalesced and the view redrawn at most WATCH_RATE times a
- * second.
+ * --watch lists again when a child watch fires, never on a clock: on
+ * every node under the prefix but the contenders' own (so a lock under a
+ * new parent, or a semaphore's places, is seen at once), set again before
+ * each listing (watches fire once); events are coalesced and the view
+ * listed at most WATCH_RATE times a second. On a terminal the listing on
+ * screen is drawn again every TICK_MS with its durations moved on by the
+ * clock, without asking ZooKeeper.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,7 @@
 
 #define WALK_MAX_NODES 10000
 #define WATCH_RATE 4 /* redraws a second, at most */
+#define TICK_MS 1000 /* the durations move on, on a terminal */
 
 static int64_t wall_ms(void) {
   struct timeval tv;
@@ -199,9 +203,40 @@ static void exists_done(int rc, const struct Stat *stat, const void *data) {
   ev_request_answered();
 }
 
+static void arm(const char *path);
+
+/* Whether a child is a contender's node (a sequential node: its name ends
+ * in ZooKeeper's ten-digit counter): ephemeral, no children to watch. */
+static bool is_sequential(const char *child) {
+  size_t n = strlen(child), i;
+  if (n < 11)
+    return false;
+  for (i = n - 10; i < n; i++)
+    if (child[i] < '0' || child[i] > '9')
+      return false;
+  return true;
+}
+
+/* Nodes armed since the last drawing: a bound, as the walk has one. */
+static atomic_int armed;
+
 static void children_done(int rc, const struct String_vector *names,
                           const void *data) {
-  (void)names;
+  /* Every node under the prefix is watched, down to the contenders'
+   * parents: a lock that appears under a node that leads to no lock yet
+   * (a new parent, a semaphore's places) is seen at once. */
+  if (rc == ZOK && names) {
+    int i;
+    for (i = 0; i < names->count; i++) {
+      char child[ZKL_PATH_MAX + 16];
+      if (is_sequential(names->data[i]) || armed >= WALK_MAX_NODES)
+        continue;
+      snprintf(child, sizeof child, "%s/%s", (const char *)data,
+               names->data[i]);
+      armed++;
+      arm(child);
+    }
+  }
   /* Not there (yet): watch for it to appear. data is the path, strdup'ed
    * for this request. */
   if (rc == ZNONODE) {
@@ -297,16 +332,44 @@ static void keys_raw(void) {
     tty_raw = true;
 }
 
+/* The listing on screen, kept between drawings: a tick moves its
+ * durations on by the clock, without asking ZooKeeper again. */
+static overview shown;
+static int shown_rc = -1;
+
+/* The durations of the listing on screen, moved on to now. */
+static void move_on(overview *ov, int64_t now) {
+  int64_t d = now > ov->now_ms ? now - ov->now_ms : 0;
+  int i;
+  for (i = 0; i < ov->count; i++) {
+    if (ov->locks[i].holders > 0)
+      ov->locks[i].held_ms += d;
+    if (ov->locks[i].waiters > 0)
+      ov->locks[i].wait_ms += d;
+  }
+  ov->now_ms += d;
+}
+
+/* relist: list again (a watch fired); else only the clock moved. */
 static void draw(zkl_session *s, const options *o, bool screen, bool first,
-                 int *fatal) {
-  overview ov;
+                 bool relist, int *fatal) {
   char when[40];
   int rc;
-  arm_all(o, &(overview){0}); /* the prefix at least, before the walk */
-  rc = overview_get(s, o, &ov);
-  if (rc == ZKL_OK)
-    arm_all(o, &ov); /* before anything below can change unseen: the
-                        listing that follows the next event sees it */
+  if (relist) {
+    if (shown_rc == ZKL_OK)
+      overview_free(&shown);
+    armed = 0; /* (the completions run on the client's thread; a bound
+                  only, not exact) */
+    arm_all(o, &(overview){0}); /* the prefix at least, before the walk */
+    rc = shown_rc = overview_get(s, o, &shown);
+    if (rc == ZKL_OK)
+      arm_all(o, &shown); /* before anything below can change unseen: the
+                             listing that follows the next event sees it */
+  } else {
+    rc = shown_rc;
+    if (rc == ZKL_OK)
+      move_on(&shown, wall_ms());
+  }
   cli_iso_time(when, sizeof when, wall_ms(), false);
   if (screen)
     fputs("\033[H\033[2J", stdout);
@@ -321,18 +384,17 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
     if (rc == ZKL_EEXPIRED || rc == ZKL_ECLOSED)
       *fatal = rc;
   } else {
-    format_print(stdout, &ov, o);
-    if (ov.truncated)
+    format_print(stdout, &shown, o);
+    if (shown.truncated)
       printf("(more than %d nodes: the listing stops there)\n",
              WALK_MAX_NODES);
-    overview_free(&ov);
   }
   fflush(stdout);
 }
 
 int overview_watch(zkl_session *s, const options *o) {
   bool screen = isatty(STDOUT_FILENO), first = true, due = true, quit = false;
-  int64_t last = 0, gap = 1000 / WATCH_RATE;
+  int64_t last = 0, ticked = 0, gap = 1000 / WATCH_RATE;
   int fatal = ZKL_OK;
   watch_s = s;
   if (ev_init() != 0) {
@@ -352,14 +414,23 @@ int overview_watch(zkl_session *s, const options *o) {
     ev_batch b;
     int nfds = 1;
     if (due && now - last >= gap) {
-      draw(s, o, screen, first, &fatal);
+      draw(s, o, screen, first, true, &fatal);
       first = false;
       due = false;
-      last = now;
+      last = ticked = now;
+      continue;
+    }
+    /* on a terminal, the durations move on every second (HELD_S,
+     * WAITED_S) without a change in ZooKeeper */
+    if (screen && !due && now - ticked >= TICK_MS) {
+      draw(s, o, screen, first, false, &fatal);
+      ticked = now;
       continue;
     }
     if (due)
       timeout = gap - (now - last);
+    else if (screen)
+      timeout = TICK_MS - (now - ticked);
     fds[0].fd = ev_fd();
     fds[0].events = POLLIN;
     if (tty_raw) {
@@ -387,6 +458,9 @@ int overview_watch(zkl_session *s, const options *o) {
     }
   }
   restore_terminal();
+  if (shown_rc == ZKL_OK)
+    overview_free(&shown);
+  shown_rc = -1;
   /* a lost connection or an ended session answers them too */
   ev_wait_answered(zkl_session_timeout(s));
   return fatal;

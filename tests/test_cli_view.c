@@ -838,6 +838,84 @@ static void test_watch(void) {
   scene_end(&sc);
 }
 
+/* The HELD_S field of name's line in the pane ("" if none). */
+static void held_field(const char *pane, const char *name, char *out,
+                       size_t len) {
+  char want[256];
+  const char *at;
+  int i;
+  out[0] = '\0';
+  snprintf(want, sizeof want, "\n%s ", name);
+  if (!(at = strstr(pane, want)))
+    return;
+  at += strlen(want);
+  for (i = 0; i < 3 && at; i++) /* KIND HOLDERS WAITERS */
+    at = strchr(at, ' ') ? strchr(at, ' ') + 1 : NULL;
+  if (at)
+    snprintf(out, len, "%.*s", (int)strcspn(at, " \n"), at);
+}
+
+/* --watch in a terminal: a lock that a real zklock takes under a parent
+ * that did not exist (a semaphore, its places made then) shows at once,
+ * with no other change to wake the view; and HELD_S moves on with the
+ * clock while nothing changes in ZooKeeper. */
+static void test_watch_new_parent_and_tick(void) {
+  char prefix[80], name[128], want[256], pane[16384], sock_path[512] = "",
+      held[32], held2[32];
+  int64_t until;
+  scene sc;
+  proc p;
+  if (system("tmux -V >/dev/null 2>&1") != 0) {
+    CU_FAIL("no tmux (scripts/deps installs it)");
+    return;
+  }
+  scene_set(&sc);
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view2-%ld", (long)getpid());
+  snprintf(prefix, sizeof prefix, "%s/", sc.base);
+  snprintf(name, sizeof name, "%s/new/builds", sc.base);
+  CU_ASSERT_EQUAL(
+      tmux(NULL, 0,
+           "new-session -d -s view -x 180 -y 40 "
+           "\"sh -c '%s -s %s --list %s --watch; echo zklock exited \\$?; "
+           "exec cat'\"",
+           ZKLOCK, zkt_hosts(), prefix),
+      0);
+  if (tmux(sock_path, sizeof sock_path,
+           "display -p -t view '#{socket_path}'") != 0)
+    sock_path[0] = '\0';
+  sock_path[strcspn(sock_path, "\n")] = '\0';
+  snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  /* the clock: HELD_S of the mutex changes with nothing done */
+  held_field(pane, sc.mutex, held, sizeof held);
+  CU_ASSERT(held[0] != '\0');
+  until = zkt_now_ms() + T_WAIT;
+  do {
+    struct timespec tick = {0, 50 * 1000000};
+    nanosleep(&tick, NULL);
+    capture(pane, sizeof pane);
+    held_field(pane, sc.mutex, held2, sizeof held2);
+  } while (strcmp(held, held2) == 0 && zkt_now_ms() < until);
+  zkt_check(strcmp(held, held2) != 0 && atof(held2) > atof(held),
+            "HELD_S stayed %s", held);
+  /* a semaphore under a new parent, taken by a real zklock */
+  spawn(&p, "-s", zkt_hosts(), "--limit", "3", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT(command_started(&p, want, sizeof want));
+  snprintf(want, sizeof want, "%s semaphore 1 0 ", name);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  tmux(NULL, 0, "kill-server");
+  if (sock_path[0])
+    unlink(sock_path);
+  scene_end(&sc);
+  zkt_assert_no_contender(name);
+}
+
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
@@ -851,6 +929,8 @@ static const zkt_test tests[] = {
     {"names that start with locks or leases are in every view",
      test_locks_leases_names},
     {"--watch: redrawn when a lock changes, q quits", test_watch},
+    {"--watch: a lock under a new parent at once, HELD_S ticks",
+     test_watch_new_parent_and_tick},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
