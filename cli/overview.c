@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/time.h>
 #include <termios.h>
 #include <unistd.h>
@@ -350,6 +351,68 @@ static void move_on(overview *ov, int64_t now) {
   ov->now_ms += d;
 }
 
+/* Prints a line cut to width bytes (0: no cut), at a UTF-8 character's
+ * start. */
+static void put_cut(const char *line, size_t n, size_t width) {
+  if (width && n > width) {
+    n = width;
+    while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
+      n--;
+  }
+  fwrite(line, 1, n, stdout);
+  fputc('\n', stdout);
+}
+
+/* The table as the terminal shows it: columns aligned by their widths
+ * (two spaces apart, not tabs), each line cut to the terminal's width, and
+ * as many lines as fit in rows, the last then "... N more". */
+static void put_fitted(char *table, size_t width, int rows) {
+  size_t colw[16] = {0}, i;
+  char *line, *next, *f;
+  int nlines = 0, drawn = 0, col;
+  for (line = table; *line; line = next, nlines++) {
+    next = line + strcspn(line, "\n");
+    for (f = line, col = 0; f < next && col < 16; col++) {
+      size_t n = strcspn(f, "\t\n");
+      if (n > colw[col])
+        colw[col] = n;
+      f += n + (f[n] == '\t');
+    }
+    if (*next)
+      next++;
+  }
+  for (line = table; *line; line = next) {
+    char out[4096];
+    size_t used = 0;
+    next = line + strcspn(line, "\n");
+    if (rows > 0 && drawn == rows - 1 && nlines - drawn > 1) {
+      snprintf(out, sizeof out, "\xe2\x80\xa6 %d more", nlines - drawn);
+      put_cut(out, strlen(out), width);
+      return;
+    }
+    for (f = line, col = 0; f < next; col++) {
+      size_t n = strcspn(f, "\t\n");
+      bool last = f[n] != '\t';
+      used += (size_t)snprintf(out + used, sizeof out - used, "%.*s", (int)n,
+                               f);
+      for (i = n; !last && col < 16 && i < colw[col] + 2 &&
+                  used + 1 < sizeof out;
+           i++)
+        out[used++] = ' ';
+      if (used >= sizeof out)
+        used = sizeof out - 1;
+      f += n + !last;
+      if (last)
+        break;
+    }
+    out[used] = '\0';
+    put_cut(out, used, width);
+    drawn++;
+    if (*next)
+      next++;
+  }
+}
+
 /* relist: list again (a watch fired); else only the clock moved. */
 static void draw(zkl_session *s, const options *o, bool screen, bool first,
                  bool relist, int *fatal) {
@@ -375,10 +438,38 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
     fputs("\033[H\033[2J", stdout);
   else if (!first)
     fputc('\n', stdout);
-  if (screen)
-    printf("zklock --list %s%s   %s   (q: quit)\n\n",
-           o->prefix ? o->prefix : o->target,
-           o->prefix ? "/" : "", when);
+  if (screen) {
+    char title[ZKL_NAME_MAX + 128];
+    struct winsize ws;
+    size_t width = 0;
+    int rows = 0;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+      width = ws.ws_col;
+      rows = ws.ws_row > 3 ? ws.ws_row - 3 : 1; /* the title, a blank
+                                                   line, and the last line
+                                                   left empty: no scroll */
+    }
+    snprintf(title, sizeof title, "zklock --list %s%s   %s   (q: quit)",
+             o->prefix ? o->prefix : o->target, o->prefix ? "/" : "", when);
+    put_cut(title, strlen(title), width);
+    fputc('\n', stdout);
+    if (rc == ZKL_OK) {
+      char *table = NULL;
+      size_t len = 0;
+      FILE *m = open_memstream(&table, &len);
+      if (m) {
+        format_print(m, &shown, o);
+        if (shown.truncated)
+          fprintf(m, "(more than %d nodes: the listing stops there)\n",
+                  WALK_MAX_NODES);
+        if (fclose(m) == 0 && table)
+          put_fitted(table, width, rows);
+      }
+      free(table);
+      fflush(stdout);
+      return;
+    }
+  }
   if (rc != ZKL_OK) {
     printf("cannot list: %s\n", zkl_strerror(rc));
     if (rc == ZKL_EEXPIRED || rc == ZKL_ECLOSED)

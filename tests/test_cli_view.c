@@ -916,6 +916,68 @@ static void test_watch_new_parent_and_tick(void) {
   zkt_assert_no_contender(name);
 }
 
+/* --watch on a small pane (60x8) with 12 locks: the title and the header
+ * stay on screen (no line wraps, no scroll), the columns line up, and a
+ * last line says how many more there are. */
+static void test_watch_small_pane(void) {
+  char base[64], name[12][96], pane[16384], raw[16384], sock_path[512] = "";
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l[12];
+  const char *line;
+  int i, n;
+  if (system("tmux -V >/dev/null 2>&1") != 0) {
+    CU_FAIL("no tmux (scripts/deps installs it)");
+    zkl_session_close(s, NULL);
+    return;
+  }
+  zkt_name(base, sizeof base, "view-small");
+  for (i = 0; i < 12; i++) {
+    snprintf(name[i], sizeof name[i], "%s/lock%02d", base, i);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[i], s, name[i]), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], T_WAIT, NULL), ZKL_OK);
+  }
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view3-%ld", (long)getpid());
+  CU_ASSERT_EQUAL(
+      tmux(NULL, 0,
+           "new-session -d -s view -x 60 -y 8 "
+           "\"sh -c '%s -s %s --list %s/ --watch; echo zklock exited \\$?; "
+           "exec cat'\"",
+           ZKLOCK, zkt_hosts(), base),
+      0);
+  if (tmux(sock_path, sizeof sock_path,
+           "display -p -t view '#{socket_path}'") != 0)
+    sock_path[0] = '\0';
+  sock_path[strcspn(sock_path, "\n")] = '\0';
+  CU_ASSERT(pane_shows(" more", pane, sizeof pane));
+  if (tmux(raw, sizeof raw, "capture-pane -p -t view") != 0)
+    raw[0] = '\0';
+  /* the title first, then a blank line, then the header */
+  zkt_check(strncmp(raw, "zklock --list ", 14) == 0, "pane:\n%s", raw);
+  line = strchr(raw, '\n');
+  zkt_check(line && strncmp(line, "\n\nNAME ", 7) == 0, "pane:\n%s", raw);
+  /* aligned: KIND starts in the same column on the header and a lock */
+  if (line) {
+    const char *hdr = line + 2, *row = strchr(hdr, '\n');
+    const char *k1 = strstr(hdr, "KIND"), *k2 = row ? strstr(row, "mutex")
+                                                   : NULL;
+    zkt_check(k1 && k2 && k1 - hdr == k2 - (row + 1), "not aligned:\n%s",
+              raw);
+  }
+  /* 12 locks do not fit: "... N more" with N the rest */
+  for (n = 0, line = raw; (line = strstr(line, base)); line++)
+    n++;
+  zkt_check(n > 0 && n < 12 && strstr(raw, " more") != NULL,
+            "%d locks shown:\n%s", n, raw);
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  tmux(NULL, 0, "kill-server");
+  if (sock_path[0])
+    unlink(sock_path);
+  for (i = 0; i < 12; i++)
+    zkl_lock_free(l[i]);
+  zkl_session_close(s, NULL);
+}
+
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
@@ -931,6 +993,7 @@ static const zkt_test tests[] = {
     {"--watch: redrawn when a lock changes, q quits", test_watch},
     {"--watch: a lock under a new parent at once, HELD_S ticks",
      test_watch_new_parent_and_tick},
+    {"--watch: a small pane keeps its title and header", test_watch_small_pane},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
