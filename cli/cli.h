@@ -533,6 +533,10 @@ int overview_list(zkl_session *s, const options *o);
 /* --watch: keeps it on screen until q, Ctrl-C or a signal. Returns a ZKL_
  * code (the session's end). */
 int overview_watch(zkl_session *s, const options *o);
+/* --leader NAME --watch: prints "ID<TAB>TOKEN" of the leader at the start
+ * and at each change of leader (a child watch on the election's queue),
+ * until a signal. Returns a ZKL_ code (the session's end). */
+int overview_leader_watch(zkl_session *s, const options *o);
 
 /* --------------------------------------------------------------- format.c */
 

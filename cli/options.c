@@ -45,7 +45,8 @@ static void usage(void) {
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
       "       zklock [-H] [--format F] [--label K=V] [--watch] ... --list "
       "PREFIX/",
-      "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME",
+      "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME "
+      "[--watch]",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --revoke NAME",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --break NAME "
       "[--grace SECONDS]",
@@ -99,7 +100,8 @@ static void usage(void) {
       "  -v, --verbose           report progress and the lock's events on",
       "                          stderr, with the time of each",
       "  -l, --list NAME         print the holders and the waiters of NAME",
-      "      --leader NAME       print the id and token of NAME's leader",
+      "      --leader NAME       print the id and token of NAME's leader (with",
+      "                          --watch: again at each change of leader)",
       "      --revoke NAME       ask the holders of NAME to let go",
       "  -l, --list PREFIX/      the same for every lock under PREFIX (/: all),",
       "                          one line each, the most contended first",
@@ -452,9 +454,10 @@ static void take_label(options *o, const char *arg) {
 
 static void check_view(options *o) {
   size_t len = o->action == ACT_LIST ? strlen(o->target) : 0;
-  if ((o->format_set || o->watch) && o->action != ACT_LIST)
-    cli_usage_error("%s goes with --list only",
-                    o->watch ? "--watch" : "--format");
+  if (o->watch && o->action != ACT_LIST && o->action != ACT_LEADER)
+    cli_usage_error("--watch goes with --list or --leader only");
+  if (o->format_set && o->action != ACT_LIST)
+    cli_usage_error("--format goes with --list only");
   if (o->n_labels > 0 &&
       (o->action != ACT_LIST || o->format != FORMAT_PROMETHEUS))
     cli_usage_error("--label goes with --list and --format prometheus only");

@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -555,4 +556,65 @@ int overview_watch(zkl_session *s, const options *o) {
   /* a lost connection or an ended session answers them too */
   ev_wait_answered(zkl_session_timeout(s));
   return fatal;
+}
+
+/* ------------------------------------------------------- --leader --watch */
+
+int overview_leader_watch(zkl_session *s, const options *o) {
+  char queue[ZKL_PATH_MAX], id[ZKL_ID_MAX + 1], was[ZKL_ID_MAX + 1] = "",
+      shown_id[ZKL_ID_MAX + 1];
+  int64_t token, was_token = -1;
+  int rc = ZKL_OK;
+  bool quit = false;
+  watch_s = s;
+  if (ev_init() != 0) {
+    cli_error("cannot make a pipe: %s", strerror(errno));
+    return ZKL_ESYSTEM;
+  }
+  ev_catch_signals(false);
+  names_parent(queue, sizeof queue, o->target);
+  while (!quit) {
+    struct pollfd pfd;
+    ev_batch b;
+    int r;
+    arm(queue); /* before the read: a change after it fires */
+    r = zkl_name_get_leader(s, o->target, id, sizeof id, &token);
+    if (r == ZKL_OK && (token != was_token || strcmp(id, was) != 0)) {
+      cli_printable(shown_id, sizeof shown_id, id);
+      printf("%s\t%" PRId64 "\n", shown_id, token);
+      if (fflush(stdout) != 0) {
+        rc = ZKL_ESYSTEM;
+        break;
+      }
+      snprintf(was, sizeof was, "%s", id);
+      was_token = token;
+    } else if (r == ZKL_ENOTHELD) {
+      was[0] = '\0'; /* the next leader is told, even the same again */
+      was_token = -1;
+    } else if (r != ZKL_OK) {
+      if (r == ZKL_EEXPIRED || r == ZKL_ECLOSED) {
+        rc = r;
+        break;
+      }
+      cli_error("cannot learn the leader: %s", zkl_strerror(r));
+    }
+    for (;;) { /* until the queue changes, or a signal */
+      pfd.fd = ev_fd();
+      pfd.events = POLLIN;
+      if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+        quit = true;
+        break;
+      }
+      ev_drain();
+      ev_take(&b);
+      if (b.nsignals > 0) {
+        quit = true;
+        break;
+      }
+      if (b.queue_changed)
+        break;
+    }
+  }
+  ev_wait_answered(zkl_session_timeout(s));
+  return rc;
 }

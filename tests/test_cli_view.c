@@ -712,7 +712,8 @@ static void test_usage(void) {
       {"--list", "a/", "--format", "yaml", NULL},
       {"--list", "a/", "--watch", "--format", "json", NULL},
       {"--list", "a//", NULL},
-      {"--leader", "a", "--format", "json", NULL}};
+      {"--leader", "a", "--format", "json", NULL},
+      {"--revoke", "a", "--watch", NULL}};
   char out[1024], err[1024];
   size_t i;
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -978,6 +979,41 @@ static void test_watch_small_pane(void) {
   zkl_session_close(s, NULL);
 }
 
+/* --leader NAME --watch: a line "ID<TAB>TOKEN" for the leader, and a new
+ * one when the leadership changes (real zklock --elect contenders: the
+ * first's command ends, the second leads); SIGTERM ends it, status 0. */
+static void test_leader_watch(void) {
+  char name[96], line[512], want[128];
+  proc c[2], w;
+  int i;
+  zkt_name(name, sizeof name, "view-leader");
+  spawn(&c[0], "-s", zkt_hosts(), "--elect", "first", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&c[0], line, sizeof line));
+  spawn(&c[1], "-s", zkt_hosts(), "-q", "--elect", "second", name, "--",
+        HELPER("hold"), NULL);
+  spawn(&w, "-s", zkt_hosts(), "--leader", name, "--watch", NULL);
+  CU_ASSERT(read_line(w.out, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT(strncmp(line, "first\t", 6) == 0 && atoll(line + 6) > 0);
+  /* the second is queued before the first lets go (its node is there) */
+  snprintf(want, sizeof want, "/locks/%s", name);
+  CU_ASSERT_EQUAL(zkt_wait_children(want, 2, T_WAIT), 2);
+  go(&c[0]);
+  CU_ASSERT_EQUAL(wait_exit(&c[0], T_WAIT), 0);
+  CU_ASSERT(command_started(&c[1], line, sizeof line));
+  CU_ASSERT(read_line(w.out, line, sizeof line, T_WAIT) > 0);
+  zkt_check(strncmp(line, "second\t", 7) == 0 && atoll(line + 7) > 0,
+            "after the change: %s", line);
+  CU_ASSERT(kill(w.pid, SIGTERM) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&w, T_WAIT), 0);
+  go(&c[1]);
+  CU_ASSERT_EQUAL(wait_exit(&c[1], T_WAIT), 0);
+  for (i = 0; i < 2; i++)
+    cleanup(&c[i]);
+  cleanup(&w);
+  zkt_assert_no_contender(name);
+}
+
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
@@ -994,6 +1030,7 @@ static const zkt_test tests[] = {
     {"--watch: a lock under a new parent at once, HELD_S ticks",
      test_watch_new_parent_and_tick},
     {"--watch: a small pane keeps its title and header", test_watch_small_pane},
+    {"--leader --watch: a line at each change of leader", test_leader_watch},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
