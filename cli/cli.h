@@ -37,8 +37,8 @@
  * Only the public API is used: <zklock.h>, plus the ZooKeeper client on
  * zkl_session_handle() for the waiting status's child watches, the chroot
  * check, the session's state (in a loss message, before -v's lookups), and
- * the ids of an election's candidates (zkl_name_list() does not carry
- * them).
+ * the ids of an election's candidates and each contender's session (JSON)
+ * (zkl_name_list() carries neither).
  */
 #ifndef ZKLOCK_CLI_H
 #define ZKLOCK_CLI_H
@@ -188,6 +188,9 @@ typedef struct {
   char **command;
   int break_grace_ms; /* --break: --grace */
   int max_hold_ms;    /* --max-hold; 0: none */
+#define LABELS_MAX 16
+  const char *label[LABELS_MAX]; /* --label K=V, as given (checked) */
+  int n_labels;
 } options;
 
 /* Parses and checks argv (exits 2 with a message on bad usage, 0 after
@@ -437,6 +440,8 @@ typedef struct {
                                "lease", "gate") and whether it holds, as
                                the library tells them */
   char *id; /* a candidate's id (latch), else NULL */
+  int64_t session; /* its node's ephemeral owner, once
+                      queue_view_sessions() read it; 0: unknown */
 } queue_entry;
 
 /* Every contender of NAME, as zkl_name_list() lists them: its own
@@ -453,6 +458,10 @@ typedef struct {
  * queue_view_free(). */
 int queue_view_get(zkl_session *s, const char *name, queue_view *v);
 void queue_view_free(queue_view *v);
+/* Reads each contender's session (its node's ephemeral owner; one round
+ * trip per contender, with the ZooKeeper client): left 0 for a node gone
+ * since the listing, or that cannot be read. */
+void queue_view_sessions(zkl_session *s, queue_view *v);
 /* Who holds it, for messages: "db1:4242 since 12:01:07", "'web1' since
  * 12:01:07" (a candidate), "an unknown owner since ...", with " and N more"
  * when several hold. false when nobody holds it. */
@@ -527,12 +536,24 @@ int overview_list(zkl_session *s, const options *o);
 /* --watch: keeps it on screen until q, Ctrl-C or a signal. Returns a ZKL_
  * code (the session's end). */
 int overview_watch(zkl_session *s, const options *o);
+/* --leader NAME --watch: prints "ID<TAB>TOKEN" of the leader at the start
+ * and at each change of leader (a child watch on the election's queue),
+ * until a signal. Returns a ZKL_ code (the session's end). */
+int overview_leader_watch(zkl_session *s, const options *o);
 
 /* --------------------------------------------------------------- format.c */
 
 /* Prints ov as o->format says: a table (a header line unless -H), one
  * JSON document, or Prometheus' text format 0.0.4. */
 void format_print(FILE *f, const overview *ov, const options *o);
+/* The version of both JSON documents (zklock(1), JSON): raised when a
+ * field changes meaning or goes; new fields may come without it. */
+#define FORMAT_JSON_VERSION 1
+/* --list NAME --format json: the contenders of the one lock name, in queue
+ * order (v as queue_view_get() and queue_view_sessions() filled it), their
+ * durations to now_ms (the local wall clock, Unix ms). */
+void format_contenders_json(FILE *f, const char *name, const queue_view *v,
+                            int64_t now_ms);
 
 /* ------------------------------------------------------------------- run.c */
 

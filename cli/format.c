@@ -17,6 +17,10 @@
 
 static double seconds(int64_t ms) { return (double)ms / 1000.0; }
 
+static int64_t since(int64_t now, int64_t then) {
+  return now > then ? now - then : 0;
+}
+
 /* ----------------------------------------------------------------- table */
 
 static void table(FILE *f, const overview *ov, bool header) {
@@ -107,9 +111,53 @@ static void json_string(FILE *f, const char *str) {
   fputc('"', f);
 }
 
-static void json(FILE *f, const overview *ov) {
+/* A string, or null when it is empty (unknown: the library gives "" for
+ * what a node does not say). */
+static void json_string_or_null(FILE *f, const char *s) {
+  if (s && *s)
+    json_string(f, s);
+  else
+    fputs("null", f);
+}
+
+/* Seconds with three decimals, or null when unknown (known false). */
+static void json_seconds(FILE *f, bool known, int64_t ms) {
+  if (known)
+    fprintf(f, "%.3f", seconds(ms));
+  else
+    fputs("null", f);
+}
+
+static void json_pid(FILE *f, long pid) {
+  if (pid > 0)
+    fprintf(f, "%ld", pid);
+  else
+    fputs("null", f);
+}
+
+/* What a contender's node says of its owner, the fields both documents
+ * share: "host", "pid", "info" (the owner description) and "id" (a
+ * candidate's: its node holds only that, so it has no host, pid or info). */
+static void json_owner(FILE *f, const queue_entry *e) {
+  fputs("\"host\":", f);
+  json_string_or_null(f, e->p->host);
+  fputs(",\"pid\":", f);
+  json_pid(f, e->p->pid);
+  fputs(",\"info\":", f);
+  json_string_or_null(f, e->id ? "" : e->p->info);
+  fputs(",\"id\":", f);
+  if (e->id)
+    json_string(f, e->id);
+  else
+    fputs("null", f);
+}
+
+/* The overview's document, version 1 (zklock(1), JSON). */
+static void json(FILE *f, const overview *ov, const options *o) {
   int i, j;
-  fprintf(f, "{\"locks\":[");
+  fprintf(f, "{\"version\":%d,\"prefix\":", FORMAT_JSON_VERSION);
+  json_string(f, o->prefix ? o->prefix : "");
+  fputs(",\"locks\":[", f);
   for (i = 0; i < ov->count; i++) {
     const ov_lock *k = &ov->locks[i];
     bool comma = false;
@@ -120,24 +168,85 @@ static void json(FILE *f, const overview *ov) {
       const queue_entry *e = &k->view.e[j];
       if (!e->p->holds)
         continue;
-      fprintf(f, "%s{\"host\":", comma ? "," : "");
-      json_string(f, e->p->host);
-      fprintf(f, ",\"pid\":%ld,\"info\":", e->p->pid);
-      json_string(f, e->id ? e->id : e->p->info);
-      fprintf(f, ",\"node\":");
+      fprintf(f, "%s{\"node\":", comma ? "," : "");
       json_string(f, e->p->node);
-      fprintf(f, ",\"token\":%" PRId64 ",\"held_s\":%.3f}", e->p->token,
-              seconds(ov->now_ms > e->p->queued_ms
-                          ? ov->now_ms - e->p->queued_ms
-                          : 0));
+      fprintf(f, ",\"token\":%" PRId64 ",", e->p->token);
+      json_owner(f, e);
+      fputs(",\"held_s\":", f);
+      json_seconds(f, true, since(ov->now_ms, e->p->queued_ms));
+      fputc('}', f);
       comma = true;
     }
-    fprintf(f,
-            "],\"waiters\":%d,\"oldest_wait_s\":%.3f,\"token\":%" PRId64 "}",
-            k->waiters, seconds(k->wait_ms), k->token);
+    fprintf(f, "],\"waiters\":%d,\"held_s\":", k->waiters);
+    json_seconds(f, k->holders > 0, k->held_ms);
+    fputs(",\"oldest_wait_s\":", f);
+    json_seconds(f, k->waiters > 0, k->wait_ms);
+    fputs(",\"token\":", f);
+    if (k->holders > 0)
+      fprintf(f, "%" PRId64, k->token);
+    else
+      fputs("null", f);
+    fputc('}', f);
   }
   fprintf(f, "%s],\"truncated\":%s}\n", ov->count ? "\n" : "",
           ov->truncated ? "true" : "false");
+}
+
+void format_contenders_json(FILE *f, const char *name, const queue_view *v,
+                            int64_t now_ms) {
+  const char *kinds[8];
+  int nkinds = 0, i, j;
+  fprintf(f, "{\"version\":%d,\"name\":", FORMAT_JSON_VERSION);
+  json_string(f, name);
+  /* every kind of lock its contenders take, in queue order, each once
+   * (mutex and read/write contenders may share a name) */
+  for (i = 0; i < v->count; i++) {
+    for (j = 0; j < nkinds && strcmp(kinds[j], v->e[i].p->lock) != 0; j++)
+      ;
+    if (j == nkinds && nkinds < (int)(sizeof kinds / sizeof kinds[0]))
+      kinds[nkinds++] = v->e[i].p->lock;
+  }
+  fputs(",\"kinds\":[", f);
+  for (i = 0; i < nkinds; i++) {
+    fputs(i ? "," : "", f);
+    json_string(f, kinds[i]);
+  }
+  fputs("],\"contenders\":[", f);
+  for (i = 0; i < v->count; i++) {
+    const queue_entry *e = &v->e[i];
+    const zkl_participant *p = e->p;
+    char when[40];
+    fprintf(f, "%s\n{\"position\":%d,\"node\":", i ? "," : "", i);
+    json_string(f, p->node);
+    fprintf(f, ",\"kind\":\"%s\",\"lock\":\"%s\",\"role\":\"%s\","
+               "\"token\":%" PRId64 ",\"session\":",
+            p->kind, p->lock, p->holds ? "holder" : "waiter", p->token);
+    if (e->session) {
+      char sid[24];
+      snprintf(sid, sizeof sid, "0x%" PRIx64, (uint64_t)e->session);
+      json_string(f, sid);
+    } else {
+      fputs("null", f);
+    }
+    fputc(',', f);
+    json_owner(f, e);
+    fputs(",\"started\":", f);
+    if (p->started_ms > 0) {
+      cli_iso_time(when, sizeof when, p->started_ms, true);
+      json_string(f, when);
+    } else {
+      fputs("null", f);
+    }
+    cli_iso_time(when, sizeof when, p->queued_ms, true);
+    fputs(",\"queued\":", f);
+    json_string(f, when);
+    fputs(",\"held_s\":", f);
+    json_seconds(f, p->holds, since(now_ms, p->queued_ms));
+    fputs(",\"waited_s\":", f);
+    json_seconds(f, !p->holds, since(now_ms, p->queued_ms));
+    fputc('}', f);
+  }
+  fprintf(f, "%s]}\n", v->count ? "\n" : "");
 }
 
 /* ------------------------------------------------------------ Prometheus */
@@ -168,7 +277,32 @@ static const struct {
     {"zklock_token", "The newest holder's fencing token (czxid), 0 if none."},
 };
 
-static void prometheus(FILE *f, const overview *ov) {
+/* The labels every series of the file carries after its own: what was
+ * listed ("list": the --list argument, "deploy/" or "/") and where
+ * ("servers": the connect string), so that two files, of two prefixes or
+ * two ensembles, never have a series in common (node_exporter's textfile
+ * collector fails the whole scrape on a duplicate); then each --label. */
+static void file_labels(FILE *f, const options *o) {
+  int i;
+  fputs("list=\"", f);
+  if (o->prefix) {
+    label_value(f, o->prefix);
+    fputs("/", f);
+  } else {
+    label_value(f, o->target);
+  }
+  fputs("\",servers=\"", f);
+  label_value(f, o->parsed_hosts.connect);
+  fputc('"', f);
+  for (i = 0; i < o->n_labels; i++) {
+    const char *eq = strchr(o->label[i], '=');
+    fprintf(f, ",%.*s=\"", (int)(eq - o->label[i]), o->label[i]);
+    label_value(f, eq + 1);
+    fputc('"', f);
+  }
+}
+
+static void prometheus(FILE *f, const overview *ov, const options *o) {
   int m, i;
   for (m = 0; m < M_COUNT; m++) {
     fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", metrics[m].name,
@@ -177,7 +311,9 @@ static void prometheus(FILE *f, const overview *ov) {
       const ov_lock *k = &ov->locks[i];
       fprintf(f, "%s{lock=\"", metrics[m].name);
       label_value(f, k->name);
-      fprintf(f, "\",kind=\"%s\"} ", k->kind);
+      fprintf(f, "\",kind=\"%s\",", k->kind);
+      file_labels(f, o);
+      fputs("} ", f);
       switch (m) {
       case M_HOLDERS:
         fprintf(f, "%d\n", k->holders);
@@ -198,17 +334,18 @@ static void prometheus(FILE *f, const overview *ov) {
   }
   fprintf(f, "# HELP zklock_list_truncated 1 when the listing stopped at its "
              "bound.\n# TYPE zklock_list_truncated gauge\n"
-             "zklock_list_truncated %d\n",
-          ov->truncated ? 1 : 0);
+             "zklock_list_truncated{");
+  file_labels(f, o);
+  fprintf(f, "} %d\n", ov->truncated ? 1 : 0);
 }
 
 void format_print(FILE *f, const overview *ov, const options *o) {
   switch (o->format) {
   case FORMAT_JSON:
-    json(f, ov);
+    json(f, ov, o);
     break;
   case FORMAT_PROMETHEUS:
-    prometheus(f, ov);
+    prometheus(f, ov, o);
     break;
   default:
     table(f, ov, !o->no_header);

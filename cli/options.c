@@ -43,8 +43,10 @@ static const char usage_line[] =
 static void usage(void) {
   static const char *const lines[] = {
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
-      "       zklock [-H] [--format F] [--watch] ... --list PREFIX/",
-      "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME",
+      "       zklock [-H] [--format F] [--label K=V] [--watch] ... --list "
+      "PREFIX/",
+      "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME "
+      "[--watch]",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --revoke NAME",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --break NAME "
       "[--grace SECONDS]",
@@ -98,12 +100,16 @@ static void usage(void) {
       "  -v, --verbose           report progress and the lock's events on",
       "                          stderr, with the time of each",
       "  -l, --list NAME         print the holders and the waiters of NAME",
-      "      --leader NAME       print the id and token of NAME's leader",
+      "      --leader NAME       print the id and token of NAME's leader (with",
+      "                          --watch: again at each change of leader)",
       "      --revoke NAME       ask the holders of NAME to let go",
       "  -l, --list PREFIX/      the same for every lock under PREFIX (/: all),",
       "                          one line each, the most contended first",
       "      --format table|json|prometheus",
-      "                          with --list: how to print it (table)",
+      "                          with --list: how to print it (table); json",
+      "                          with --list NAME: that lock's contenders",
+      "      --label NAME=VALUE  with --format prometheus: a label added to every",
+      "                          series (repeatable)",
       "      --watch             with --list: keep it on screen, redrawn when",
       "                          the locks change (q or Ctrl-C quits)",
       "      --break NAME        break the holders of NAME: ask them to let go,",
@@ -395,7 +401,8 @@ enum {
   OPT_NO_FOLLOW,
   OPT_SERVER_TICK,
   OPT_FORMAT,
-  OPT_WATCH
+  OPT_WATCH,
+  OPT_LABEL
 };
 
 /* --format and --watch: the view of --list (overview.c). */
@@ -412,11 +419,48 @@ static void take_format(options *o, const char *arg) {
                   cli_quote(arg));
 }
 
+/* --label K=V: K a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not
+ * starting with "__", which Prometheus keeps for itself), none of the
+ * labels zklock sets, and not given twice; V one line. */
+static void take_label(options *o, const char *arg) {
+  static const char *const ours[] = {"lock", "kind", "list", "servers"};
+  const char *eq = strchr(arg, '=');
+  size_t n = eq ? (size_t)(eq - arg) : 0, i;
+  int j;
+  if (!eq || n == 0)
+    cli_usage_error("--label: expected NAME=VALUE, not %s", cli_quote(arg));
+  for (i = 0; i < n; i++)
+    if (!(isalpha((unsigned char)arg[i]) || arg[i] == '_' ||
+          (i > 0 && isdigit((unsigned char)arg[i]))))
+      cli_usage_error("--label: %s is not a Prometheus label name (a letter "
+                      "or '_', then letters, digits or '_')",
+                      cli_quote(arg));
+  if (n >= 2 && arg[0] == '_' && arg[1] == '_')
+    cli_usage_error("--label: %s: names that start with '__' are Prometheus' "
+                    "own",
+                    cli_quote(arg));
+  for (i = 0; i < sizeof ours / sizeof ours[0]; i++)
+    if (strlen(ours[i]) == n && strncmp(arg, ours[i], n) == 0)
+      cli_usage_error("--label: %s: zklock sets the label %s itself",
+                      cli_quote(arg), ours[i]);
+  for (j = 0; j < o->n_labels; j++)
+    if (strncmp(o->label[j], arg, n + 1) == 0)
+      cli_usage_error("--label: %s is given twice", cli_quote(arg));
+  if (o->n_labels == LABELS_MAX)
+    cli_usage_error("--label: at most %d labels", LABELS_MAX);
+  check_line("--label", "value", eq + 1, 1024);
+  o->label[o->n_labels++] = arg;
+}
+
 static void check_view(options *o) {
   size_t len = o->action == ACT_LIST ? strlen(o->target) : 0;
-  if ((o->format_set || o->watch) && o->action != ACT_LIST)
-    cli_usage_error("%s goes with --list only",
-                    o->watch ? "--watch" : "--format");
+  if (o->watch && o->action != ACT_LIST && o->action != ACT_LEADER)
+    cli_usage_error("--watch goes with --list or --leader only");
+  if (o->format_set && o->action != ACT_LIST)
+    cli_usage_error("--format goes with --list only");
+  if (o->n_labels > 0 &&
+      (o->action != ACT_LIST || o->format != FORMAT_PROMETHEUS))
+    cli_usage_error("--label goes with --list and --format prometheus only");
   if (o->watch && o->format != FORMAT_TABLE)
     cli_usage_error("--watch shows a table: it takes no --format %s",
                     o->format == FORMAT_JSON ? "json" : "prometheus");
@@ -464,6 +508,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"no-header", no_argument, NULL, 'H'},
       {"format", required_argument, NULL, OPT_FORMAT},
       {"watch", no_argument, NULL, OPT_WATCH},
+      {"label", required_argument, NULL, OPT_LABEL},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0}};
@@ -635,6 +680,9 @@ void options_parse(int argc, char **argv, options *o) {
       break;
     case OPT_WATCH:
       o->watch = true;
+      break;
+    case OPT_LABEL:
+      take_label(o, optarg);
       break;
     case 'h':
       usage();

@@ -12,19 +12,24 @@
  * A holder's node was made when it began to wait, so "held" counts its
  * wait too: an upper bound.
  *
- * --watch redraws when a child watch fires, never on a clock: on the
- * prefix, the nodes between it and each lock, each lock's queue and a
- * semaphore's places, set again before each listing (watches fire once);
- * events are coalesced and the view redrawn at most WATCH_RATE times a
- * second.
+ * --watch lists again when a child watch fires, never on a clock: on
+ * every node under the prefix but the contenders' own (so a lock under a
+ * new parent, or a semaphore's places, is seen at once), set again before
+ * each listing (watches fire once); events are coalesced and the view
+ * listed at most WATCH_RATE times a second. On a terminal the listing on
+ * screen is drawn again every TICK_MS with its durations moved on by the
+ * clock, without asking ZooKeeper.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/time.h>
 #include <termios.h>
 #include <unistd.h>
@@ -33,6 +38,7 @@
 
 #define WALK_MAX_NODES 10000
 #define WATCH_RATE 4 /* redraws a second, at most */
+#define TICK_MS 1000 /* the durations move on, on a terminal */
 
 static int64_t wall_ms(void) {
   struct timeval tv;
@@ -153,9 +159,25 @@ static void say_truncated(const overview *ov, const options *o) {
             WALK_MAX_NODES, path);
 }
 
+/* --list NAME --format json: the one lock's contenders, not an overview
+ * of one lock. */
+static int contenders_json(zkl_session *s, const char *name) {
+  queue_view v;
+  int rc = queue_view_get(s, name, &v);
+  if (rc != ZKL_OK)
+    return rc;
+  queue_view_sessions(s, &v);
+  format_contenders_json(stdout, name, &v, wall_ms());
+  queue_view_free(&v);
+  return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
+}
+
 int overview_list(zkl_session *s, const options *o) {
   overview ov;
-  int rc = overview_get(s, o, &ov);
+  int rc;
+  if (!o->prefix && o->format == FORMAT_JSON)
+    return contenders_json(s, o->target);
+  rc = overview_get(s, o, &ov);
   if (rc != ZKL_OK)
     return rc;
   format_print(stdout, &ov, o);
@@ -186,9 +208,40 @@ static void exists_done(int rc, const struct Stat *stat, const void *data) {
   ev_request_answered();
 }
 
+static void arm(const char *path);
+
+/* Whether a child is a contender's node (a sequential node: its name ends
+ * in ZooKeeper's ten-digit counter): ephemeral, no children to watch. */
+static bool is_sequential(const char *child) {
+  size_t n = strlen(child), i;
+  if (n < 11)
+    return false;
+  for (i = n - 10; i < n; i++)
+    if (child[i] < '0' || child[i] > '9')
+      return false;
+  return true;
+}
+
+/* Nodes armed since the last drawing: a bound, as the walk has one. */
+static atomic_int armed;
+
 static void children_done(int rc, const struct String_vector *names,
                           const void *data) {
-  (void)names;
+  /* Every node under the prefix is watched, down to the contenders'
+   * parents: a lock that appears under a node that leads to no lock yet
+   * (a new parent, a semaphore's places) is seen at once. */
+  if (rc == ZOK && names) {
+    int i;
+    for (i = 0; i < names->count; i++) {
+      char child[ZKL_PATH_MAX + 16];
+      if (is_sequential(names->data[i]) || armed >= WALK_MAX_NODES)
+        continue;
+      snprintf(child, sizeof child, "%s/%s", (const char *)data,
+               names->data[i]);
+      armed++;
+      arm(child);
+    }
+  }
   /* Not there (yet): watch for it to appear. data is the path, strdup'ed
    * for this request. */
   if (rc == ZNONODE) {
@@ -283,42 +336,159 @@ static void keys_raw(void) {
     tty_raw = true;
 }
 
+/* The listing on screen, kept between drawings: a tick moves its
+ * durations on by the clock, without asking ZooKeeper again. */
+static overview shown;
+static int shown_rc = -1;
+
+/* The durations of the listing on screen, moved on to now. */
+static void move_on(overview *ov, int64_t now) {
+  int64_t d = now > ov->now_ms ? now - ov->now_ms : 0;
+  int i;
+  for (i = 0; i < ov->count; i++) {
+    if (ov->locks[i].holders > 0)
+      ov->locks[i].held_ms += d;
+    if (ov->locks[i].waiters > 0)
+      ov->locks[i].wait_ms += d;
+  }
+  ov->now_ms += d;
+}
+
+/* Prints a line cut to width bytes (0: no cut), at a UTF-8 character's
+ * start. */
+static void put_cut(const char *line, size_t n, size_t width) {
+  if (width && n > width) {
+    n = width;
+    while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
+      n--;
+  }
+  fwrite(line, 1, n, stdout);
+  fputc('\n', stdout);
+}
+
+/* The table as the terminal shows it: columns aligned by their widths
+ * (two spaces apart, not tabs), each line cut to the terminal's width, and
+ * as many lines as fit in rows, the last then "... N more". */
+static void put_fitted(char *table, size_t width, int rows) {
+  size_t colw[16] = {0}, i;
+  char *line, *next, *f;
+  int nlines = 0, drawn = 0, col;
+  for (line = table; *line; line = next, nlines++) {
+    next = line + strcspn(line, "\n");
+    for (f = line, col = 0; f < next && col < 16; col++) {
+      size_t n = strcspn(f, "\t\n");
+      if (n > colw[col])
+        colw[col] = n;
+      f += n + (f[n] == '\t');
+    }
+    if (*next)
+      next++;
+  }
+  for (line = table; *line; line = next) {
+    char out[4096];
+    size_t used = 0;
+    next = line + strcspn(line, "\n");
+    if (rows > 0 && drawn == rows - 1 && nlines - drawn > 1) {
+      snprintf(out, sizeof out, "\xe2\x80\xa6 %d more", nlines - drawn);
+      put_cut(out, strlen(out), width);
+      return;
+    }
+    for (f = line, col = 0; f < next; col++) {
+      size_t n = strcspn(f, "\t\n");
+      bool last = f[n] != '\t';
+      used += (size_t)snprintf(out + used, sizeof out - used, "%.*s", (int)n,
+                               f);
+      for (i = n; !last && col < 16 && i < colw[col] + 2 &&
+                  used + 1 < sizeof out;
+           i++)
+        out[used++] = ' ';
+      if (used >= sizeof out)
+        used = sizeof out - 1;
+      f += n + !last;
+      if (last)
+        break;
+    }
+    out[used] = '\0';
+    put_cut(out, used, width);
+    drawn++;
+    if (*next)
+      next++;
+  }
+}
+
+/* relist: list again (a watch fired); else only the clock moved. */
 static void draw(zkl_session *s, const options *o, bool screen, bool first,
-                 int *fatal) {
-  overview ov;
+                 bool relist, int *fatal) {
   char when[40];
   int rc;
-  arm_all(o, &(overview){0}); /* the prefix at least, before the walk */
-  rc = overview_get(s, o, &ov);
-  if (rc == ZKL_OK)
-    arm_all(o, &ov); /* before anything below can change unseen: the
-                        listing that follows the next event sees it */
+  if (relist) {
+    if (shown_rc == ZKL_OK)
+      overview_free(&shown);
+    armed = 0; /* (the completions run on the client's thread; a bound
+                  only, not exact) */
+    arm_all(o, &(overview){0}); /* the prefix at least, before the walk */
+    rc = shown_rc = overview_get(s, o, &shown);
+    if (rc == ZKL_OK)
+      arm_all(o, &shown); /* before anything below can change unseen: the
+                             listing that follows the next event sees it */
+  } else {
+    rc = shown_rc;
+    if (rc == ZKL_OK)
+      move_on(&shown, wall_ms());
+  }
   cli_iso_time(when, sizeof when, wall_ms(), false);
   if (screen)
     fputs("\033[H\033[2J", stdout);
   else if (!first)
     fputc('\n', stdout);
-  if (screen)
-    printf("zklock --list %s%s   %s   (q: quit)\n\n",
-           o->prefix ? o->prefix : o->target,
-           o->prefix ? "/" : "", when);
+  if (screen) {
+    char title[ZKL_NAME_MAX + 128];
+    struct winsize ws;
+    size_t width = 0;
+    int rows = 0;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+      width = ws.ws_col;
+      rows = ws.ws_row > 3 ? ws.ws_row - 3 : 1; /* the title, a blank
+                                                   line, and the last line
+                                                   left empty: no scroll */
+    }
+    snprintf(title, sizeof title, "zklock --list %s%s   %s   (q: quit)",
+             o->prefix ? o->prefix : o->target, o->prefix ? "/" : "", when);
+    put_cut(title, strlen(title), width);
+    fputc('\n', stdout);
+    if (rc == ZKL_OK) {
+      char *table = NULL;
+      size_t len = 0;
+      FILE *m = open_memstream(&table, &len);
+      if (m) {
+        format_print(m, &shown, o);
+        if (shown.truncated)
+          fprintf(m, "(more than %d nodes: the listing stops there)\n",
+                  WALK_MAX_NODES);
+        if (fclose(m) == 0 && table)
+          put_fitted(table, width, rows);
+      }
+      free(table);
+      fflush(stdout);
+      return;
+    }
+  }
   if (rc != ZKL_OK) {
     printf("cannot list: %s\n", zkl_strerror(rc));
     if (rc == ZKL_EEXPIRED || rc == ZKL_ECLOSED)
       *fatal = rc;
   } else {
-    format_print(stdout, &ov, o);
-    if (ov.truncated)
+    format_print(stdout, &shown, o);
+    if (shown.truncated)
       printf("(more than %d nodes: the listing stops there)\n",
              WALK_MAX_NODES);
-    overview_free(&ov);
   }
   fflush(stdout);
 }
 
 int overview_watch(zkl_session *s, const options *o) {
   bool screen = isatty(STDOUT_FILENO), first = true, due = true, quit = false;
-  int64_t last = 0, gap = 1000 / WATCH_RATE;
+  int64_t last = 0, ticked = 0, gap = 1000 / WATCH_RATE;
   int fatal = ZKL_OK;
   watch_s = s;
   if (ev_init() != 0) {
@@ -338,14 +508,23 @@ int overview_watch(zkl_session *s, const options *o) {
     ev_batch b;
     int nfds = 1;
     if (due && now - last >= gap) {
-      draw(s, o, screen, first, &fatal);
+      draw(s, o, screen, first, true, &fatal);
       first = false;
       due = false;
-      last = now;
+      last = ticked = now;
+      continue;
+    }
+    /* on a terminal, the durations move on every second (HELD_S,
+     * WAITED_S) without a change in ZooKeeper */
+    if (screen && !due && now - ticked >= TICK_MS) {
+      draw(s, o, screen, first, false, &fatal);
+      ticked = now;
       continue;
     }
     if (due)
       timeout = gap - (now - last);
+    else if (screen)
+      timeout = TICK_MS - (now - ticked);
     fds[0].fd = ev_fd();
     fds[0].events = POLLIN;
     if (tty_raw) {
@@ -373,7 +552,71 @@ int overview_watch(zkl_session *s, const options *o) {
     }
   }
   restore_terminal();
+  if (shown_rc == ZKL_OK)
+    overview_free(&shown);
+  shown_rc = -1;
   /* a lost connection or an ended session answers them too */
   ev_wait_answered(zkl_session_timeout(s));
   return fatal;
+}
+
+/* ------------------------------------------------------- --leader --watch */
+
+int overview_leader_watch(zkl_session *s, const options *o) {
+  char queue[ZKL_PATH_MAX], id[ZKL_ID_MAX + 1], was[ZKL_ID_MAX + 1] = "",
+      shown_id[ZKL_ID_MAX + 1];
+  int64_t token, was_token = -1;
+  int rc = ZKL_OK;
+  bool quit = false;
+  watch_s = s;
+  if (ev_init() != 0) {
+    cli_error("cannot make a pipe: %s", strerror(errno));
+    return ZKL_ESYSTEM;
+  }
+  ev_catch_signals(false);
+  names_parent(queue, sizeof queue, o->target);
+  while (!quit) {
+    struct pollfd pfd;
+    ev_batch b;
+    int r;
+    arm(queue); /* before the read: a change after it fires */
+    r = zkl_name_get_leader(s, o->target, id, sizeof id, &token);
+    if (r == ZKL_OK && (token != was_token || strcmp(id, was) != 0)) {
+      cli_printable(shown_id, sizeof shown_id, id);
+      printf("%s\t%" PRId64 "\n", shown_id, token);
+      if (fflush(stdout) != 0) {
+        rc = ZKL_ESYSTEM;
+        break;
+      }
+      snprintf(was, sizeof was, "%s", id);
+      was_token = token;
+    } else if (r == ZKL_ENOTHELD) {
+      was[0] = '\0'; /* the next leader is told, even the same again */
+      was_token = -1;
+    } else if (r != ZKL_OK) {
+      if (r == ZKL_EEXPIRED || r == ZKL_ECLOSED) {
+        rc = r;
+        break;
+      }
+      cli_error("cannot learn the leader: %s", zkl_strerror(r));
+    }
+    for (;;) { /* until the queue changes, or a signal */
+      pfd.fd = ev_fd();
+      pfd.events = POLLIN;
+      if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+        quit = true;
+        break;
+      }
+      ev_drain();
+      ev_take(&b);
+      if (b.nsignals > 0) {
+        quit = true;
+        break;
+      }
+      if (b.queue_changed)
+        break;
+    }
+  }
+  ev_wait_answered(zkl_session_timeout(s));
+  return rc;
 }

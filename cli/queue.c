@@ -87,6 +87,19 @@ static char *read_id(zkl_session *s, const char *node) {
   return id;
 }
 
+void queue_view_sessions(zkl_session *s, queue_view *v) {
+  int i;
+  for (i = 0; i < v->count; i++) {
+    struct Stat st;
+    int64_t deadline = 0;
+    int rc;
+    do
+      rc = zoo_exists(zkl_session_handle(s), v->e[i].p->node, 0, &st);
+    while (queue_read_again(s, rc, &deadline));
+    v->e[i].session = rc == ZOK ? st.ephemeralOwner : 0;
+  }
+}
+
 void queue_view_free(queue_view *v) {
   int i;
   for (i = 0; i < v->count; i++)

@@ -53,7 +53,7 @@ static int run_question(const options *o) {
       rc = queue_list(s, o->target, o->no_header);
     break;
   case ACT_LEADER:
-    rc = queue_leader(s, o->target);
+    rc = o->watch ? overview_leader_watch(s, o) : queue_leader(s, o->target);
     break;
   default:
     rc = queue_revoke(s, o->target);

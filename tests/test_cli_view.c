@@ -10,12 +10,17 @@
 #define _GNU_SOURCE 1
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,7 +196,7 @@ static void test_table(void) {
 
 /* Runs python3 with the document on its stdin: its exit status. */
 static int python_check(const char *doc, const char *script) {
-  char file[] = "/tmp/zklock-view-XXXXXX", cmd[4096];
+  char file[] = "/tmp/zklock-view-XXXXXX", cmd[8192];
   int fd = mkstemp(file), rc;
   FILE *f;
   if (fd < 0 || !(f = fdopen(fd, "w")))
@@ -204,12 +209,15 @@ static int python_check(const char *doc, const char *script) {
   return rc;
 }
 
-/* --format json: one document that parses, with the counts; the strings
- * escaped (the owner info has quotes). */
+/* --format json, version 1 (zklock(1), JSON): one document that parses,
+ * with the counts; the strings escaped (the owner info has quotes); null,
+ * not "" or 0, for what is unknown: a candidate's host, pid and info (its
+ * node holds only its id), the oldest wait when nobody waits. */
 static void test_json(void) {
-  char prefix[80], out[16384], err[1024], script[2048];
+  char prefix[80], out[16384], err[1024], script[4096];
   scene sc;
   scene_set(&sc);
+  CU_ASSERT_EQUAL_FATAL(system("python3 -c 1 >/dev/null 2>&1"), 0);
   snprintf(prefix, sizeof prefix, "%s/", sc.base);
   CU_ASSERT_EQUAL(
       run_question((const char *const[]){"-s", zkt_hosts(), "--list", prefix,
@@ -217,38 +225,114 @@ static void test_json(void) {
                    out, sizeof out, err, sizeof err),
       0);
   CU_ASSERT_STRING_EQUAL(err, "");
-  if (system("python3 -c 1 >/dev/null 2>&1") != 0) {
-    /* no python: the shape by hand */
-    CU_ASSERT(strncmp(out, "{\"locks\":[", 10) == 0);
-    CU_ASSERT(strstr(out, "\"info\":\"first \\\"one\\\"\"") != NULL);
-  } else {
-    snprintf(
-        script, sizeof script,
-        "import json,sys\n"
-        "d = json.load(sys.stdin)\n"
-        "L = d[\"locks\"]\n"
-        "got = [(l[\"name\"], l[\"kind\"], len(l[\"holders\"]), l[\"waiters\"])"
-        " for l in L]\n"
-        "want = [(\"%s\", \"mutex\", 1, 2), (\"%s\", \"election\", 1, 1),"
-        " (\"%s\", \"semaphore\", 2, 1), (\"%s\", \"rwlock\", 2, 0)]\n"
-        "assert got == want, got\n"
-        "h = L[0][\"holders\"][0]\n"
-        "assert h[\"info\"] == \"first \\\"one\\\"\", h\n"
-        "assert h[\"pid\"] == %ld and h[\"token\"] == L[0][\"token\"] > 0, h\n"
-        "assert h[\"held_s\"] >= 0 and L[0][\"oldest_wait_s\"] >= 0\n"
-        "assert L[1][\"holders\"][0][\"info\"] == \"alpha\"\n"
-        "assert d[\"truncated\"] is False\n",
-        sc.mutex, sc.elect, sc.sem, sc.rw, (long)getpid());
-    CU_ASSERT_EQUAL(python_check(out, script), 0);
-  }
-  /* a single name with --format: the same document, of one lock */
+  snprintf(
+      script, sizeof script,
+      "import json,sys\n"
+      "d = json.load(sys.stdin)\n"
+      "assert d[\"version\"] == 1, d\n"
+      "assert d[\"prefix\"] == \"%s\", d\n"
+      "L = d[\"locks\"]\n"
+      "got = [(l[\"name\"], l[\"kind\"], len(l[\"holders\"]), l[\"waiters\"])"
+      " for l in L]\n"
+      "want = [(\"%s\", \"mutex\", 1, 2), (\"%s\", \"election\", 1, 1),"
+      " (\"%s\", \"semaphore\", 2, 1), (\"%s\", \"rwlock\", 2, 0)]\n"
+      "assert got == want, got\n"
+      "h = L[0][\"holders\"][0]\n"
+      "assert h[\"info\"] == \"first \\\"one\\\"\" and h[\"id\"] is None, h\n"
+      "assert h[\"host\"] == \"%s\" and h[\"pid\"] == %ld, h\n"
+      "assert h[\"token\"] == L[0][\"token\"] > 0, h\n"
+      "assert h[\"node\"].startswith(\"/locks/%s/\"), h\n"
+      "assert h[\"held_s\"] >= 0 and L[0][\"held_s\"] >= h[\"held_s\"]\n"
+      "assert L[0][\"oldest_wait_s\"] >= 0\n"
+      "c = L[1][\"holders\"][0]\n"
+      "assert c[\"id\"] == \"alpha\", c\n"
+      "assert c[\"host\"] is None and c[\"pid\"] is None, c\n"
+      "assert c[\"info\"] is None, c\n"
+      "assert L[3][\"oldest_wait_s\"] is None, L[3]\n"
+      "assert isinstance(L[3][\"token\"], int), L[3]\n"
+      "assert d[\"truncated\"] is False\n",
+      sc.base, sc.mutex, sc.elect, sc.sem, sc.rw, clit_hostname,
+      (long)getpid(), sc.mutex);
+  CU_ASSERT_EQUAL(python_check(out, script), 0);
+  scene_end(&sc);
+}
+
+/* --list NAME --format json: that lock's own document (it used to print
+ * the overview of one lock): its kinds, and its contenders in queue order
+ * with their node, token, session, owner, role and how long each has held
+ * or waited; null for what is unknown or does not apply. */
+static void test_json_one_lock(void) {
+  char out[16384], err[1024], script[4096], sid[32];
+  scene sc;
+  scene_set(&sc);
+  CU_ASSERT_EQUAL_FATAL(system("python3 -c 1 >/dev/null 2>&1"), 0);
+  /* every contender is the test's own session */
+  snprintf(sid, sizeof sid, "0x%llx",
+           (unsigned long long)zoo_client_id(zkl_session_handle(sc.s))
+               ->client_id);
+  /* the mutex: one holder, two waiters */
   CU_ASSERT_EQUAL(
-      run_question((const char *const[]){"-s", zkt_hosts(), "--list", sc.rw,
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                         sc.mutex, "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  snprintf(
+      script, sizeof script,
+      "import json,sys\n"
+      "d = json.load(sys.stdin)\n"
+      "assert d[\"version\"] == 1 and d[\"name\"] == \"%s\", d\n"
+      "assert d[\"kinds\"] == [\"mutex\"], d\n"
+      "C = d[\"contenders\"]\n"
+      "assert [c[\"role\"] for c in C] == [\"holder\", \"waiter\", "
+      "\"waiter\"], C\n"
+      "assert [c[\"position\"] for c in C] == [0, 1, 2], C\n"
+      "assert C[0][\"token\"] < C[1][\"token\"] < C[2][\"token\"], C\n"
+      "assert all(c[\"node\"].startswith(\"/locks/%s/\") for c in C), C\n"
+      "assert all(c[\"kind\"] == \"lock\" for c in C), C\n"
+      "assert all(c[\"session\"] == \"%s\" for c in C), C\n"
+      "assert all(c[\"host\"] == \"%s\" and c[\"pid\"] == %ld for c in C)\n"
+      "assert C[0][\"info\"] == \"first \\\"one\\\"\", C[0]\n"
+      "assert C[1][\"info\"] is None and C[1][\"id\"] is None, C[1]\n"
+      "assert C[0][\"held_s\"] >= 0 and C[0][\"waited_s\"] is None, C[0]\n"
+      "assert C[1][\"held_s\"] is None and C[1][\"waited_s\"] >= 0, C[1]\n"
+      "assert C[0][\"started\"] and C[0][\"queued\"], C[0]\n",
+      sc.mutex, sc.mutex, sid, clit_hostname, (long)getpid());
+  CU_ASSERT_EQUAL(python_check(out, script), 0);
+  /* the election: its candidates' ids; no host, pid, info, started */
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list",
+                                         sc.elect, "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  snprintf(
+      script, sizeof script,
+      "import json,sys\n"
+      "d = json.load(sys.stdin)\n"
+      "assert d[\"kinds\"] == [\"election\"], d\n"
+      "C = d[\"contenders\"]\n"
+      "assert [(c[\"id\"], c[\"role\"], c[\"kind\"]) for c in C] == "
+      "[(\"alpha\", \"holder\", \"latch\"), (\"beta\", \"waiter\", "
+      "\"latch\")], C\n"
+      "for c in C:\n"
+      "  for k in (\"host\", \"pid\", \"info\", \"started\"):\n"
+      "    assert c[k] is None, (k, c)\n"
+      "  assert c[\"session\"] == \"%s\", c\n",
+      sid);
+  CU_ASSERT_EQUAL(python_check(out, script), 0);
+  /* a name nobody contends for: no contender, no kind */
+  snprintf(script, sizeof script, "%s/none", sc.base);
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", script,
                                          "--format", "json", NULL},
                    out, sizeof out, err, sizeof err),
       0);
-  CU_ASSERT(strncmp(out, "{\"locks\":[\n{\"name\":\"", 20) == 0);
-  CU_ASSERT(strstr(out, "\"kind\":\"rwlock\"") != NULL);
+  CU_ASSERT_EQUAL(
+      python_check(out, "import json,sys\n"
+                        "d = json.load(sys.stdin)\n"
+                        "assert d[\"kinds\"] == [] and d[\"contenders\"] == [],"
+                        " d\n"),
+      0);
   scene_end(&sc);
 }
 
@@ -316,30 +400,216 @@ static void test_prometheus(void) {
                    out, sizeof out, err, sizeof err),
       0);
   snprintf(want, sizeof want,
-           "\nzklock_holders{lock=\"%s\",kind=\"mutex\"} 1\n", sc.mutex);
+           "\nzklock_holders{lock=\"%s\",kind=\"mutex\",list=\"%s\",servers=\"%s\"} 1\n", sc.mutex, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_waiters{lock=\"%s\",kind=\"mutex\"} 2\n", sc.mutex);
+           "\nzklock_waiters{lock=\"%s\",kind=\"mutex\",list=\"%s\",servers=\"%s\"} 2\n", sc.mutex, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_holders{lock=\"%s\",kind=\"semaphore\"} 2\n", sc.sem);
+           "\nzklock_holders{lock=\"%s\",kind=\"semaphore\",list=\"%s\",servers=\"%s\"} 2\n", sc.sem, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_waiters{lock=\"%s\",kind=\"rwlock\"} 0\n", sc.rw);
+           "\nzklock_waiters{lock=\"%s\",kind=\"rwlock\",list=\"%s\",servers=\"%s\"} 0\n", sc.rw, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
   snprintf(want, sizeof want,
-           "\nzklock_longest_wait_seconds{lock=\"%s\",kind=\"rwlock\"} 0.000\n",
-           sc.rw);
+           "\nzklock_longest_wait_seconds{lock=\"%s\",kind=\"rwlock\",list=\"%s\","
+           "servers=\"%s\"} 0.000\n",
+           sc.rw, prefix, zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
-  snprintf(want, sizeof want, "\nzklock_token{lock=\"%s\",kind=\"election\"} ",
+  snprintf(want, sizeof want, "\nzklock_token{lock=\"%s\",kind=\"election\",",
            sc.elect);
   CU_ASSERT(strstr(out, want) != NULL &&
-            atoll(strstr(out, want) + strlen(want)) > 0);
-  CU_ASSERT(strstr(out, "\nzklock_list_truncated 0\n") != NULL);
+            atoll(strstr(strstr(out, want), "} ") + 2) > 0);
+  snprintf(want, sizeof want,
+           "\nzklock_list_truncated{list=\"%s\",servers=\"%s\"} 0\n", prefix,
+           zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
   regfree(&help);
   regfree(&type);
   regfree(&sample);
   scene_end(&sc);
+}
+
+/* ---------------------------------------------------------- node_exporter */
+
+#define NODE_EXPORTER "prometheus-node-exporter"
+
+/* A loopback port free now (the kernel's pick). 0 if none. */
+static int free_port(void) {
+  struct sockaddr_in a;
+  socklen_t len = sizeof a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0)
+    close(fd);
+  return port;
+}
+
+/* GET /metrics from 127.0.0.1:port: the whole answer in out; false when
+ * nothing answers. */
+static bool scrape(int port, char *out, size_t len) {
+  struct sockaddr_in a;
+  static const char req[] = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  size_t n = 0;
+  ssize_t r;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0)
+    return false;
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
+    close(fd);
+    return false;
+  }
+  while (n + 1 < len && (r = read(fd, out + n, len - 1 - n)) > 0)
+    n += (size_t)r;
+  out[n] = '\0';
+  close(fd);
+  return n > 0;
+}
+
+/* Writes what zklock --format prometheus prints for args into file. */
+static int write_textfile(const char *file, const char *const *args) {
+  static char out[32768];
+  char err[1024];
+  FILE *f;
+  int rc = run_question(args, out, sizeof out, err, sizeof err);
+  if (rc != 0 || !(f = fopen(file, "w")))
+    return rc ? rc : -1;
+  fputs(out, f);
+  return fclose(f);
+}
+
+/* Two textfiles, of two prefixes, read together by node_exporter's textfile
+ * collector: the scrape has no error and both files' series (zklock's
+ * series were alike in both files, zklock_list_truncated for one, and the
+ * collector failed the whole scrape). With --label, the labels are there. */
+static void test_node_exporter(void) {
+  char dir[] = "/tmp/zklock-textfile-XXXXXX", file[2][128], arg[32],
+      prefix[2][96], want[512];
+  static char page[262144];
+  scene sc;
+  pid_t pid;
+  int port, i;
+  int64_t until;
+  bool up = false;
+  if (system(NODE_EXPORTER " --version >/dev/null 2>&1") != 0) {
+    CU_FAIL("no " NODE_EXPORTER " (scripts/deps installs it)");
+    return;
+  }
+  scene_set(&sc);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+  snprintf(prefix[0], sizeof prefix[0], "%s/deep/", sc.base);
+  snprintf(prefix[1], sizeof prefix[1], "%s/", sc.base);
+  for (i = 0; i < 2; i++) {
+    snprintf(file[i], sizeof file[i], "%s/zklock%d.prom", dir, i);
+    CU_ASSERT_EQUAL(
+        write_textfile(file[i],
+                       (const char *const[]){"-s", zkt_hosts(), "--list",
+                                             prefix[i], "--format",
+                                             "prometheus", "--label",
+                                             i ? "team=b" : "team=a", NULL}),
+        0);
+  }
+  port = free_port();
+  CU_ASSERT_FATAL(port > 0);
+  snprintf(arg, sizeof arg, "127.0.0.1:%d", port);
+  pid = fork();
+  if (pid == 0) {
+    char d[160], w[64];
+    int null = open("/dev/null", O_WRONLY), log;
+    snprintf(d, sizeof d, "%s/node_exporter.log", dir); /* not a .prom */
+    log = open(d, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    snprintf(d, sizeof d, "--collector.textfile.directory=%s", dir);
+    snprintf(w, sizeof w, "--web.listen-address=%s", arg);
+    dup2(null, 1);
+    dup2(log, 2);
+    execlp(NODE_EXPORTER, NODE_EXPORTER, "--collector.disable-defaults",
+           "--collector.textfile", d, w, (char *)NULL);
+    _exit(127);
+  }
+  CU_ASSERT(pid > 0);
+  /* up when it answers (bounded) */
+  until = zkt_now_ms() + T_WAIT;
+  while (pid > 0 && !(up = scrape(port, page, sizeof page)) &&
+         zkt_now_ms() < until) {
+    struct timespec tick = {0, 20 * 1000000};
+    nanosleep(&tick, NULL);
+  }
+  if (pid > 0) { /* stopped here, whatever came of it */
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+  }
+  CU_ASSERT(up);
+  /* a series in two files: node_exporter drops it and says so in its log
+   * ("collected metric ... was collected before with the same name and
+   * label values"), a failed gathering that the scrape shows only there */
+  snprintf(want, sizeof want, "%s/node_exporter.log", dir);
+  {
+    static char log[65536];
+    FILE *lf = fopen(want, "r");
+    size_t n = lf ? fread(log, 1, sizeof log - 1, lf) : 0;
+    log[n] = '\0';
+    if (lf)
+      fclose(lf);
+    zkt_check(strstr(log, "was collected before") == NULL,
+              "node_exporter found a series twice:\n%.2000s", log);
+    unlink(want);
+  }
+  if (up) {
+    zkt_check(strstr(page, "\nnode_textfile_scrape_error 0\n") != NULL,
+              "node_exporter failed the scrape:\n%.4000s", page);
+    CU_ASSERT(strstr(page, "\nnode_textfile_scrape_error 1\n") == NULL);
+    /* each file's series: the election (in both), the mutex (in one) */
+    for (i = 0; i < 2; i++) {
+      snprintf(want, sizeof want,
+               "\nzklock_holders{kind=\"election\",list=\"%s\",lock=\"%s\","
+               "servers=\"%s\",team=\"%s\"} 1\n",
+               prefix[i], sc.elect, zkt_hosts(), i ? "b" : "a");
+      zkt_check(strstr(page, want) != NULL, "no %s in the scrape", want);
+      snprintf(want, sizeof want,
+               "\nzklock_list_truncated{list=\"%s\",servers=\"%s\",team="
+               "\"%s\"} 0\n",
+               prefix[i], zkt_hosts(), i ? "b" : "a");
+      zkt_check(strstr(page, want) != NULL, "no %s in the scrape", want);
+    }
+    snprintf(want, sizeof want, "lock=\"%s\"", sc.mutex);
+    CU_ASSERT(strstr(page, want) != NULL);
+  }
+  for (i = 0; i < 2; i++)
+    unlink(file[i]);
+  rmdir(dir);
+  scene_end(&sc);
+}
+
+/* --label: a bad name is a usage error that says why. */
+static void test_label_usage(void) {
+  static const char *const bad[] = {"x", "=v", "1a=v", "a-b=v", "__a=v",
+                                    "lock=v", "a="};
+  char out[1024], err[1024];
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    zkt_check(run_question((const char *const[]){"-s", "127.0.0.1:1",
+                                                 "--list", "a/", "--format",
+                                                 "prometheus", "--label",
+                                                 bad[i], NULL},
+                           out, sizeof out, err, sizeof err) == 2,
+              "--label %s: not a usage error", bad[i]);
+    CU_ASSERT(strncmp(err, "zklock: --label", 15) == 0);
+  }
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", "127.0.0.1:1",
+                                                     "--list", "a/", "--label",
+                                                     "a=b", NULL},
+                               out, sizeof out, err, sizeof err),
+                  2);
 }
 
 /* Locks whose name starts with "locks" or "leases" (the name rules allow
@@ -398,7 +668,7 @@ static void test_locks_leases_names(void) {
                    out, sizeof out, err, sizeof err),
       0);
   for (i = 0; i < 4; i++) {
-    snprintf(want, sizeof want, "\nzklock_holders{lock=\"%s\",kind=\"%s\"} 1\n",
+    snprintf(want, sizeof want, "\nzklock_holders{lock=\"%s\",kind=\"%s\",",
              name[i], kind[i]);
     zkt_check(strstr(out, want) != NULL, "no %s in:\n%s", want, out);
   }
@@ -442,7 +712,8 @@ static void test_usage(void) {
       {"--list", "a/", "--format", "yaml", NULL},
       {"--list", "a/", "--watch", "--format", "json", NULL},
       {"--list", "a//", NULL},
-      {"--leader", "a", "--format", "json", NULL}};
+      {"--leader", "a", "--format", "json", NULL},
+      {"--revoke", "a", "--watch", NULL}};
   char out[1024], err[1024];
   size_t i;
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -568,15 +839,198 @@ static void test_watch(void) {
   scene_end(&sc);
 }
 
+/* The HELD_S field of name's line in the pane ("" if none). */
+static void held_field(const char *pane, const char *name, char *out,
+                       size_t len) {
+  char want[256];
+  const char *at;
+  int i;
+  out[0] = '\0';
+  snprintf(want, sizeof want, "\n%s ", name);
+  if (!(at = strstr(pane, want)))
+    return;
+  at += strlen(want);
+  for (i = 0; i < 3 && at; i++) /* KIND HOLDERS WAITERS */
+    at = strchr(at, ' ') ? strchr(at, ' ') + 1 : NULL;
+  if (at)
+    snprintf(out, len, "%.*s", (int)strcspn(at, " \n"), at);
+}
+
+/* --watch in a terminal: a lock that a real zklock takes under a parent
+ * that did not exist (a semaphore, its places made then) shows at once,
+ * with no other change to wake the view; and HELD_S moves on with the
+ * clock while nothing changes in ZooKeeper. */
+static void test_watch_new_parent_and_tick(void) {
+  char prefix[80], name[128], want[256], pane[16384], sock_path[512] = "",
+      held[32], held2[32];
+  int64_t until;
+  scene sc;
+  proc p;
+  if (system("tmux -V >/dev/null 2>&1") != 0) {
+    CU_FAIL("no tmux (scripts/deps installs it)");
+    return;
+  }
+  scene_set(&sc);
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view2-%ld", (long)getpid());
+  snprintf(prefix, sizeof prefix, "%s/", sc.base);
+  snprintf(name, sizeof name, "%s/new/builds", sc.base);
+  CU_ASSERT_EQUAL(
+      tmux(NULL, 0,
+           "new-session -d -s view -x 180 -y 40 "
+           "\"sh -c '%s -s %s --list %s --watch; echo zklock exited \\$?; "
+           "exec cat'\"",
+           ZKLOCK, zkt_hosts(), prefix),
+      0);
+  if (tmux(sock_path, sizeof sock_path,
+           "display -p -t view '#{socket_path}'") != 0)
+    sock_path[0] = '\0';
+  sock_path[strcspn(sock_path, "\n")] = '\0';
+  snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  /* the clock: HELD_S of the mutex changes with nothing done */
+  held_field(pane, sc.mutex, held, sizeof held);
+  CU_ASSERT(held[0] != '\0');
+  until = zkt_now_ms() + T_WAIT;
+  do {
+    struct timespec tick = {0, 50 * 1000000};
+    nanosleep(&tick, NULL);
+    capture(pane, sizeof pane);
+    held_field(pane, sc.mutex, held2, sizeof held2);
+  } while (strcmp(held, held2) == 0 && zkt_now_ms() < until);
+  zkt_check(strcmp(held, held2) != 0 && atof(held2) > atof(held),
+            "HELD_S stayed %s", held);
+  /* a semaphore under a new parent, taken by a real zklock */
+  spawn(&p, "-s", zkt_hosts(), "--limit", "3", name, "--", HELPER("hold"),
+        NULL);
+  CU_ASSERT(command_started(&p, want, sizeof want));
+  snprintf(want, sizeof want, "%s semaphore 1 0 ", name);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  go(&p);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  cleanup(&p);
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  tmux(NULL, 0, "kill-server");
+  if (sock_path[0])
+    unlink(sock_path);
+  scene_end(&sc);
+  zkt_assert_no_contender(name);
+}
+
+/* --watch on a small pane (60x8) with 12 locks: the title and the header
+ * stay on screen (no line wraps, no scroll), the columns line up, and a
+ * last line says how many more there are. */
+static void test_watch_small_pane(void) {
+  char base[64], name[12][96], pane[16384], raw[16384], sock_path[512] = "";
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l[12];
+  const char *line;
+  int i, n;
+  if (system("tmux -V >/dev/null 2>&1") != 0) {
+    CU_FAIL("no tmux (scripts/deps installs it)");
+    zkl_session_close(s, NULL);
+    return;
+  }
+  zkt_name(base, sizeof base, "view-small");
+  for (i = 0; i < 12; i++) {
+    snprintf(name[i], sizeof name[i], "%s/lock%02d", base, i);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[i], s, name[i]), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], T_WAIT, NULL), ZKL_OK);
+  }
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view3-%ld", (long)getpid());
+  CU_ASSERT_EQUAL(
+      tmux(NULL, 0,
+           "new-session -d -s view -x 60 -y 8 "
+           "\"sh -c '%s -s %s --list %s/ --watch; echo zklock exited \\$?; "
+           "exec cat'\"",
+           ZKLOCK, zkt_hosts(), base),
+      0);
+  if (tmux(sock_path, sizeof sock_path,
+           "display -p -t view '#{socket_path}'") != 0)
+    sock_path[0] = '\0';
+  sock_path[strcspn(sock_path, "\n")] = '\0';
+  CU_ASSERT(pane_shows(" more", pane, sizeof pane));
+  if (tmux(raw, sizeof raw, "capture-pane -p -t view") != 0)
+    raw[0] = '\0';
+  /* the title first, then a blank line, then the header */
+  zkt_check(strncmp(raw, "zklock --list ", 14) == 0, "pane:\n%s", raw);
+  line = strchr(raw, '\n');
+  zkt_check(line && strncmp(line, "\n\nNAME ", 7) == 0, "pane:\n%s", raw);
+  /* aligned: KIND starts in the same column on the header and a lock */
+  if (line) {
+    const char *hdr = line + 2, *row = strchr(hdr, '\n');
+    const char *k1 = strstr(hdr, "KIND"), *k2 = row ? strstr(row, "mutex")
+                                                   : NULL;
+    zkt_check(k1 && k2 && k1 - hdr == k2 - (row + 1), "not aligned:\n%s",
+              raw);
+  }
+  /* 12 locks do not fit: "... N more" with N the rest */
+  for (n = 0, line = raw; (line = strstr(line, base)); line++)
+    n++;
+  zkt_check(n > 0 && n < 12 && strstr(raw, " more") != NULL,
+            "%d locks shown:\n%s", n, raw);
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  tmux(NULL, 0, "kill-server");
+  if (sock_path[0])
+    unlink(sock_path);
+  for (i = 0; i < 12; i++)
+    zkl_lock_free(l[i]);
+  zkl_session_close(s, NULL);
+}
+
+/* --leader NAME --watch: a line "ID<TAB>TOKEN" for the leader, and a new
+ * one when the leadership changes (real zklock --elect contenders: the
+ * first's command ends, the second leads); SIGTERM ends it, status 0. */
+static void test_leader_watch(void) {
+  char name[96], line[512], want[128];
+  proc c[2], w;
+  int i;
+  zkt_name(name, sizeof name, "view-leader");
+  spawn(&c[0], "-s", zkt_hosts(), "--elect", "first", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&c[0], line, sizeof line));
+  spawn(&c[1], "-s", zkt_hosts(), "-q", "--elect", "second", name, "--",
+        HELPER("hold"), NULL);
+  spawn(&w, "-s", zkt_hosts(), "--leader", name, "--watch", NULL);
+  CU_ASSERT(read_line(w.out, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT(strncmp(line, "first\t", 6) == 0 && atoll(line + 6) > 0);
+  /* the second is queued before the first lets go (its node is there) */
+  snprintf(want, sizeof want, "/locks/%s", name);
+  CU_ASSERT_EQUAL(zkt_wait_children(want, 2, T_WAIT), 2);
+  go(&c[0]);
+  CU_ASSERT_EQUAL(wait_exit(&c[0], T_WAIT), 0);
+  CU_ASSERT(command_started(&c[1], line, sizeof line));
+  CU_ASSERT(read_line(w.out, line, sizeof line, T_WAIT) > 0);
+  zkt_check(strncmp(line, "second\t", 7) == 0 && atoll(line + 7) > 0,
+            "after the change: %s", line);
+  CU_ASSERT(kill(w.pid, SIGTERM) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&w, T_WAIT), 0);
+  go(&c[1]);
+  CU_ASSERT_EQUAL(wait_exit(&c[1], T_WAIT), 0);
+  for (i = 0; i < 2; i++)
+    cleanup(&c[i]);
+  cleanup(&w);
+  zkt_assert_no_contender(name);
+}
+
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
     {"--format json: one document with the counts", test_json},
+    {"--list NAME --format json: the lock's contenders", test_json_one_lock},
     {"--format prometheus: the text format, the values", test_prometheus},
     {"--format, --watch: bad usage", test_usage},
+    {"--format prometheus: two textfiles in one node_exporter",
+     test_node_exporter},
+    {"--label: bad names refused", test_label_usage},
     {"names that start with locks or leases are in every view",
      test_locks_leases_names},
     {"--watch: redrawn when a lock changes, q quits", test_watch},
+    {"--watch: a lock under a new parent at once, HELD_S ticks",
+     test_watch_new_parent_and_tick},
+    {"--watch: a small pane keeps its title and header", test_watch_small_pane},
+    {"--leader --watch: a line at each change of leader", test_leader_watch},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
