@@ -210,16 +210,12 @@ static void exists_done(int rc, const struct Stat *stat, const void *data) {
 
 static void arm(const char *path);
 
-/* Whether a child is a contender's node (a sequential node: its name ends
- * in ZooKeeper's ten-digit counter): ephemeral, no children to watch. */
-static bool is_sequential(const char *child) {
-  size_t n = strlen(child), i;
-  if (n < 11)
-    return false;
-  for (i = n - 10; i < n; i++)
-    if (child[i] < '0' || child[i] > '9')
-      return false;
-  return true;
+/* Whether a child can lead to a lock: whether it is a valid name. A
+ * contender's node (ours, Curator's, kazoo's: a recipe's marker and a
+ * sequence number) is not, by the name rules, and has no children to
+ * watch; a name that merely ends in digits ("build-2026112800") is one. */
+static bool may_lead_to_lock(const char *child) {
+  return zkl_name_check(child) == ZKL_OK;
 }
 
 /* Nodes armed since the last drawing: a bound, as the walk has one. */
@@ -234,7 +230,7 @@ static void children_done(int rc, const struct String_vector *names,
     int i;
     for (i = 0; i < names->count; i++) {
       char child[ZKL_PATH_MAX + 16];
-      if (is_sequential(names->data[i]) || armed >= WALK_MAX_NODES)
+      if (!may_lead_to_lock(names->data[i]) || armed >= WALK_MAX_NODES)
         continue;
       snprintf(child, sizeof child, "%s/%s", (const char *)data,
                names->data[i]);

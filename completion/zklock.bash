@@ -15,7 +15,7 @@ _zklock_options='-s --servers -t --session-timeout --connect-timeout
   --no-follow-config --server-tick -w --wait -n --nonblock -E
   --conflict-exit-code -k --kill-after --info --auth --acl --on-revoke
   --max-hold -q --quiet -v --verbose -l --list --leader --revoke --break
-  --grace --format --watch -H --no-header --read --shared --write
+  --grace --format --label --watch -H --no-header --read --shared --write
   --exclusive --limit --elect -h --help --version'
 
 # Does option $1 take the next word as its value?
@@ -24,7 +24,7 @@ _zklock_takes_value() {
     -s | --servers | -t | --session-timeout | --connect-timeout | --server-tick | \
       -w | --wait | -E | --conflict-exit-code | -k | --kill-after | --info | \
       --auth | --acl | --on-revoke | --max-hold | --grace | --limit | --elect | \
-      -l | --list | --leader | --revoke | --break | --format) return 0 ;;
+      -l | --list | --leader | --revoke | --break | --format | --label) return 0 ;;
   esac
   return 1
 }

@@ -866,6 +866,7 @@ static void test_watch_new_parent_and_tick(void) {
   int64_t until;
   scene sc;
   proc p;
+  zkl_lock *marker = NULL;
   if (system("tmux -V >/dev/null 2>&1") != 0) {
     CU_FAIL("no tmux (scripts/deps installs it)");
     return;
@@ -899,12 +900,34 @@ static void test_watch_new_parent_and_tick(void) {
   } while (strcmp(held, held2) == 0 && zkt_now_ms() < until);
   zkt_check(strcmp(held, held2) != 0 && atof(held2) > atof(held),
             "HELD_S stayed %s", held);
-  /* a semaphore under a new parent, taken by a real zklock */
+  /* A parent that leads to no lock yet, made first (a container: the
+   * server reaps it once the children the lock makes are gone). Then a
+   * marker lock beside it: once the view shows the marker, it has listed
+   * the prefix after the parent appeared, and armed whatever it arms under
+   * it (its requests are answered in order). The view must watch that
+   * parent: nothing else wakes it when the lock is taken under it (the
+   * marker is held until then: its container, reaped once empty, would
+   * wake it). */
+  {
+    char parent[160], path[200];
+    snprintf(parent, sizeof parent, "%s/new", sc.base);
+    zkt_parent(path, sizeof path, parent);
+    CU_ASSERT_EQUAL(zoo_create(zkt_observer(), path, NULL, -1,
+                               &ZOO_OPEN_ACL_UNSAFE, ZOO_CONTAINER, NULL, 0),
+                    ZOK);
+    snprintf(parent, sizeof parent, "%s/marker", sc.base);
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&marker, sc.s, parent), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(marker, T_WAIT, NULL), ZKL_OK);
+    snprintf(want, sizeof want, "%s mutex 1 0 ", parent);
+    CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  }
+  /* a semaphore under that parent, taken by a real zklock */
   spawn(&p, "-s", zkt_hosts(), "--limit", "3", name, "--", HELPER("hold"),
         NULL);
   CU_ASSERT(command_started(&p, want, sizeof want));
   snprintf(want, sizeof want, "%s semaphore 1 0 ", name);
   CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  zkl_lock_free(marker); /* released */
   go(&p);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
   cleanup(&p);
