@@ -183,6 +183,7 @@ typedef struct {
                           order given; main() frees the array */
   int n_names;
   char **command;
+  const char *command_string; /* -c STRING: command is sh -c STRING */
   int break_grace_ms; /* --break: --grace */
   int max_hold_ms;    /* --max-hold; 0: none */
 } options;

@@ -42,6 +42,8 @@ static const char usage_line[] =
 
 static void usage(void) {
   static const char *const lines[] = {
+      "       zklock [OPTIONS] NAME COMMAND [ARG...]      (one NAME, as flock)",
+      "       zklock [OPTIONS] NAME... -c STRING          (sh -c STRING)",
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
       "       zklock [-H] [--format F] [--watch] ... --list PREFIX/",
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --leader NAME",
@@ -62,6 +64,8 @@ static void usage(void) {
       "      --elect ID          stand for election as ID; run COMMAND while",
       "                          leading",
       "",
+      "  -c, --command STRING    run STRING with sh -c (as flock -c) instead",
+      "                          of a COMMAND after the NAMEs",
       "  -s, --servers HOSTS     ZooKeeper connect string, host[:port],...",
       "                          (port 2181 when none; default:",
       "                          $ZKLOCK_SERVERS, else " DEFAULT_HOSTS ")",
@@ -120,6 +124,10 @@ static void usage(void) {
       "Options may also come among the NAMEs, before '--'. A NAME that",
       "starts with '-' goes after a '--' that ends the options:",
       "zklock [OPTIONS] -- -NAME... -- COMMAND [ARG...]",
+      "With one NAME the '--' before COMMAND may be left out, as with",
+      "flock(1): zklock NAME COMMAND [ARG...]; but when a '--' follows",
+      "anywhere, the words before it are NAMEs (zklock job -- git log --",
+      "FILE needs its first '--').",
       "",
       "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAME and",
       "ZKLOCK_NODE (with several NAMEs: each, space-separated, in the order",
@@ -348,6 +356,14 @@ static void take_signal(options *o, const char *arg) {
   o->revoke_sig_name = number_name;
 }
 
+/* Whether a '--' is among argv[from..argc-1]. */
+static bool has_separator(int argc, char **argv, int from) {
+  for (; from < argc; from++)
+    if (strcmp(argv[from], "--") == 0)
+      return true;
+  return false;
+}
+
 /* opt: the kind's option as given, without its "--" ("read" or
  * "shared"), for messages. */
 static void set_kind(options *o, int kind, const char *opt) {
@@ -446,6 +462,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"info", required_argument, NULL, OPT_INFO},
       {"auth", required_argument, NULL, OPT_AUTH},
       {"acl", required_argument, NULL, OPT_ACL},
+      {"command", required_argument, NULL, 'c'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
       {"list", required_argument, NULL, 'l'},
@@ -472,7 +489,7 @@ void options_parse(int argc, char **argv, options *o) {
   char *env_auth = getenv("ZKLOCK_AUTH");
   bool e_set = false, k_set = false, acl_set = false, n_set = false,
        grace_set = false;
-  int c, at, li, n, i, j;
+  int c, at, li, n, i, j, command_at = 0;
   bool separator;
   long v;
 
@@ -504,18 +521,33 @@ void options_parse(int argc, char **argv, options *o) {
   for (;;) {
     at = optind; /* argv[at]: the word getopt reads */
     li = -1;     /* longopts[li]: the long option read, if one was */
-    c = getopt_long(argc, argv, "+:s:t:w:nE:k:qvl:Hh", longopts, &li);
+    c = getopt_long(argc, argv, "+:s:t:w:nE:k:c:qvl:Hh", longopts, &li);
     if (c == -1) {
       if (optind == at + 1) { /* it took a '--' */
-        if (o->n_names == 0)
-          while (optind < argc && strcmp(argv[optind], "--") != 0)
+        if (o->n_names == 0) {
+          /* "zklock -- -NAME COMMAND...": flock's form here too */
+          bool one = !o->command_string &&
+                     !has_separator(argc, argv, optind);
+          while (optind < argc && strcmp(argv[optind], "--") != 0 &&
+                 !(one && o->n_names == 1))
             o->names[o->n_names++] = argv[optind++];
-        else
+          if (one && optind < argc)
+            command_at = optind;
+        } else
           optind--; /* the separator, looked at below */
         break;
       }
       if (optind >= argc)
         break;
+      /* flock(1)'s form, "zklock NAME COMMAND [ARG...]": a word after
+       * the one NAME, with no '--' anywhere after it, starts the command
+       * (its options are its own: "zklock job ls -l" lists). With -c the
+       * words are all NAMEs. */
+      if (o->n_names == 1 && !o->command_string &&
+          !has_separator(argc, argv, optind)) {
+        command_at = optind;
+        break;
+      }
       o->names[o->n_names++] = argv[optind++];
       continue;
     }
@@ -579,6 +611,11 @@ void options_parse(int argc, char **argv, options *o) {
         cli_usage_error("--acl: %s is neither 'open' nor 'creator'",
                         cli_quote(optarg));
       acl_set = true;
+      break;
+    case 'c':
+      if (!*optarg)
+        cli_usage_error("-c: the command string is empty");
+      o->command_string = optarg;
       break;
     case 'q':
       o->quiet = true;
@@ -672,7 +709,7 @@ void options_parse(int argc, char **argv, options *o) {
   check_hosts(o, hosts_from);
   check_view(o);
   n = o->n_names;
-  separator = optind < argc; /* argv[optind] is the "--" */
+  separator = !command_at && optind < argc; /* argv[optind] is the "--" */
 
   if (grace_set && o->action != ACT_BREAK)
     cli_usage_error("--grace goes with --break only");
@@ -686,10 +723,12 @@ void options_parse(int argc, char **argv, options *o) {
                       opt);
     if (o->no_header && o->action != ACT_LIST)
       cli_usage_error("-H goes with --list only");
-    if (n > 0 || separator)
+    if (n > 0 || separator || command_at)
       cli_usage_error("%s takes one lock name and no command, but %s "
                       "follows",
                       opt, cli_quote(n > 0 ? o->names[0] : argv[optind]));
+    if (o->command_string)
+      cli_usage_error("%s takes no -c", opt);
     if (!o->prefix)
       check_name(o->target);
     return;
@@ -705,13 +744,18 @@ void options_parse(int argc, char **argv, options *o) {
   if (n == 0)
     cli_usage_error("missing lock name (%s)", usage_line);
   o->name = o->names[0];
-  if (!separator && n == 1)
-    cli_usage_error("missing '--' and command after the lock name (%s)",
-                    usage_line);
-  if (!separator) /* (several names come before a '--' too) */
-    cli_usage_error("expected '--' after the lock name %s, not %s (%s)",
-                    cli_quote(o->name), cli_quote(o->names[1]), usage_line);
-  if (optind + 1 == argc)
+  if (o->command_string && (separator || command_at))
+    cli_usage_error("-c %s is the command: no other command may follow, "
+                    "but %s does",
+                    cli_quote(o->command_string),
+                    cli_quote(command_at ? argv[command_at]
+                              : optind + 1 < argc ? argv[optind + 1]
+                                                  : "--"));
+  if (!o->command_string && !separator && !command_at)
+    cli_usage_error("missing command after the lock name (zklock [OPTIONS] "
+                    "NAME COMMAND [ARG...], or -c STRING; several NAMEs "
+                    "need '--' before the command)");
+  if (separator && optind + 1 == argc && !o->command_string)
     cli_usage_error("missing command after '--' (%s)", usage_line);
   for (i = 0; i < n; i++) {
     check_name(o->names[i]);
@@ -724,5 +768,16 @@ void options_parse(int argc, char **argv, options *o) {
                     "--read, --write, --limit or --elect with them");
   if (n > ZKL_MULTI_NAMES_MAX)
     cli_usage_error("at most %d lock names", ZKL_MULTI_NAMES_MAX);
-  o->command = argv + optind + 1;
+  if (o->command_string) {
+    /* flock -c: the string is run by sh -c, as flock runs it */
+    static char sh[] = "sh", dash_c[] = "-c";
+    static char *argv_c[4];
+    argv_c[0] = sh;
+    argv_c[1] = dash_c;
+    argv_c[2] = (char *)o->command_string;
+    argv_c[3] = NULL;
+    o->command = argv_c;
+  } else {
+    o->command = command_at ? argv + command_at : argv + optind + 1;
+  }
 }

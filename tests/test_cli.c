@@ -524,6 +524,44 @@ static void test_options_after_names(void) {
   assert_no_node(dash);
 }
 
+/* flock(1)'s forms: "zklock NAME COMMAND [ARG...]" without '--' (the
+ * command's own options stay its own), and "-c STRING" run by sh -c. Each
+ * runs the command while the lock is held (--list sees the command's node
+ * and token) and exits with the command's status. */
+static void test_flock_forms(void) {
+  char name[64], line[512], out[2048], node[256], got[80], fds[128],
+      script[PATH_MAX + 64], *f[2][9];
+  long long token;
+  long pid;
+  proc p, l;
+  int form;
+  zkt_name(name, sizeof name, "flockform");
+  snprintf(script, sizeof script, "exec '%s' --helper hold 7", clit_self_exe);
+  for (form = 0; form < 2; form++) {
+    if (form == 0) /* "-w" is the helper's argument: not zklock's option */
+      spawn(&p, "-s", zkt_hosts(), name, HELPER("hold"), "7", "-w", NULL);
+    else
+      spawn(&p, "-s", zkt_hosts(), name, "-c", script, NULL);
+    CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+    CU_ASSERT_EQUAL(sscanf(line, "start %ld %lld %79s %255s fds=%127s", &pid,
+                           &token, got, node, fds),
+                    5);
+    CU_ASSERT_STRING_EQUAL(got, name);
+    spawn(&l, "-s", zkt_hosts(), "--list", name, NULL);
+    CU_ASSERT_EQUAL_FATAL(list_lines(&l, true, out, sizeof out, f, 2), 1);
+    CU_ASSERT_STRING_EQUAL(f[0][1], node); /* held, by the command's node */
+    CU_ASSERT_EQUAL(strtoll(f[0][2], NULL, 10), token);
+    if (form == 1)
+      CU_ASSERT(strncmp(f[0][6], "zklock: sh -c exec ", 19) == 0);
+    cleanup(&l);
+    go(&p);
+    CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 7);
+    cleanup(&p);
+    assert_no_node(name);
+  }
+  assert_no_node("-w");
+}
+
 /* Several names, the first free and the second held: the waiting line,
  * and the messages of -w and -n, name the second, where zklock waits. */
 static void test_several_names_held_up(void) {
@@ -638,9 +676,20 @@ static void test_usage_errors(void) {
     const char *says; /* NULL: not an error */
   } cases[] = {
       {{NULL}, "missing lock name"},
-      {{"name", NULL}, "missing '--'"},
-      {{"name", "true", NULL}, "expected '--' after the lock name 'name'"},
+      {{"name", NULL},
+       "missing command after the lock name (zklock [OPTIONS] NAME COMMAND "
+       "[ARG...], or -c STRING; several NAMEs need '--' before the "
+       "command)"},
       {{"name", "--", NULL}, "missing command"},
+      /* -c STRING is the command: no other */
+      {{"-c", "true", "name", "--", "true", NULL},
+       "-c 'true' is the command: no other command may follow, but 'true' "
+       "does"},
+      {{"name", "-c", "true", "--", "false", NULL},
+       "-c 'true' is the command: no other command may follow, but 'false' "
+       "does"},
+      {{"-c", "", "name", NULL}, "-c: the command string is empty"},
+      {{"-c", "true", "--list", "name", NULL}, "--list takes no -c"},
       {{"-E", "256", "x", "--", "true", NULL},
        "-E: '256' is not an exit status"},
       {{"-E", "-1", "x", "--", "true", NULL}, "-E: '-1'"},
@@ -791,6 +840,12 @@ static void test_usage_errors(void) {
       {{"--write", "--on-revoke", "12", "x", "--", "true", NULL}, NULL},
       {{"--limit", "3", "--on-revoke", "term", "x", "--", "true", NULL}, NULL},
       {{"--elect", "me", "x", "--", "true", NULL}, NULL},
+      /* flock's forms: one NAME then the command, or -c */
+      {{"x", "true", NULL}, NULL},
+      {{"x", "-n", "true", "-w", NULL}, NULL},
+      {{"--", "-x", "true", NULL}, NULL},
+      {{"-c", "true", "x", NULL}, NULL},
+      {{"x", "--command", "exit 0", NULL}, NULL},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1502,6 +1557,8 @@ static const zkt_test tests[] = {
     {"several names at once", test_several_names},
     {"several names: the one held names the wait", test_several_names_held_up},
     {"options after the names act as options", test_options_after_names},
+    {"flock's forms: NAME COMMAND without '--', and -c STRING",
+     test_flock_forms},
     {"several names: the one refused is named", test_several_names_refused},
     {"--list shows holder and waiters in queue order", test_list_queue},
     {"--list of an unheld lock prints the header only", test_list_unheld},
