@@ -66,6 +66,9 @@ static void usage(void) {
       "",
       "  -c, --command STRING    run STRING with sh -c (as flock -c) instead",
       "                          of a COMMAND after the NAMEs",
+      "      --hold              no command: print \"TOKEN NODE\" on stdout",
+      "                          and hold until stdin ends (or SIGTERM,",
+      "                          SIGINT: exit 0), e.g. in a bash coproc",
       "  -s, --servers HOSTS     ZooKeeper connect string, host[:port],...",
       "                          (port 2181 when none; default:",
       "                          $ZKLOCK_SERVERS, else " DEFAULT_HOSTS ")",
@@ -411,7 +414,8 @@ enum {
   OPT_NO_FOLLOW,
   OPT_SERVER_TICK,
   OPT_FORMAT,
-  OPT_WATCH
+  OPT_WATCH,
+  OPT_HOLD
 };
 
 /* --format and --watch: the view of --list (overview.c). */
@@ -481,6 +485,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"no-header", no_argument, NULL, 'H'},
       {"format", required_argument, NULL, OPT_FORMAT},
       {"watch", no_argument, NULL, OPT_WATCH},
+      {"hold", no_argument, NULL, OPT_HOLD},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0}};
@@ -526,7 +531,7 @@ void options_parse(int argc, char **argv, options *o) {
       if (optind == at + 1) { /* it took a '--' */
         if (o->n_names == 0) {
           /* "zklock -- -NAME COMMAND...": flock's form here too */
-          bool one = !o->command_string &&
+          bool one = !o->command_string && !o->hold &&
                      !has_separator(argc, argv, optind);
           while (optind < argc && strcmp(argv[optind], "--") != 0 &&
                  !(one && o->n_names == 1))
@@ -543,7 +548,7 @@ void options_parse(int argc, char **argv, options *o) {
        * the one NAME, with no '--' anywhere after it, starts the command
        * (its options are its own: "zklock job ls -l" lists). With -c the
        * words are all NAMEs. */
-      if (o->n_names == 1 && !o->command_string &&
+      if (o->n_names == 1 && !o->command_string && !o->hold &&
           !has_separator(argc, argv, optind)) {
         command_at = optind;
         break;
@@ -673,6 +678,9 @@ void options_parse(int argc, char **argv, options *o) {
     case OPT_WATCH:
       o->watch = true;
       break;
+    case OPT_HOLD:
+      o->hold = true;
+      break;
     case 'h':
       usage();
       exit(0);
@@ -727,8 +735,8 @@ void options_parse(int argc, char **argv, options *o) {
       cli_usage_error("%s takes one lock name and no command, but %s "
                       "follows",
                       opt, cli_quote(n > 0 ? o->names[0] : argv[optind]));
-    if (o->command_string)
-      cli_usage_error("%s takes no -c", opt);
+    if (o->command_string || o->hold)
+      cli_usage_error("%s takes no %s", opt, o->hold ? "--hold" : "-c");
     if (!o->prefix)
       check_name(o->target);
     return;
@@ -744,6 +752,10 @@ void options_parse(int argc, char **argv, options *o) {
   if (n == 0)
     cli_usage_error("missing lock name (%s)", usage_line);
   o->name = o->names[0];
+  if (o->hold && (o->command_string || separator))
+    cli_usage_error("--hold holds the lock until its standard input ends: "
+                    "it takes no command (%s)",
+                    o->command_string ? "-c" : "'--'");
   if (o->command_string && (separator || command_at))
     cli_usage_error("-c %s is the command: no other command may follow, "
                     "but %s does",
@@ -751,7 +763,7 @@ void options_parse(int argc, char **argv, options *o) {
                     cli_quote(command_at ? argv[command_at]
                               : optind + 1 < argc ? argv[optind + 1]
                                                   : "--"));
-  if (!o->command_string && !separator && !command_at)
+  if (!o->command_string && !o->hold && !separator && !command_at)
     cli_usage_error("missing command after the lock name (zklock [OPTIONS] "
                     "NAME COMMAND [ARG...], or -c STRING; several NAMEs "
                     "need '--' before the command)");
@@ -768,7 +780,21 @@ void options_parse(int argc, char **argv, options *o) {
                     "--read, --write, --limit or --elect with them");
   if (n > ZKL_MULTI_NAMES_MAX)
     cli_usage_error("at most %d lock names", ZKL_MULTI_NAMES_MAX);
-  if (o->command_string) {
+  if (o->hold) {
+    /* --hold: the command is the hold itself. A process of its own, so
+     * that everything a run does for a command (the watchdog, SIGTERM on
+     * a loss, exit 4) holds for it: it tells the token and the node on
+     * stdout, then reads stdin to its end (exec, so that SIGTERM reaches
+     * cat itself). */
+    static char *argv_hold[] = {
+        "sh", "-c",
+        "printf '%s %s\\n' \"$ZKLOCK_TOKEN\" \"$ZKLOCK_NODE\" && "
+        "exec cat >/dev/null",
+        NULL};
+    o->command = argv_hold;
+    if (!o->info)
+      o->info = "zklock --hold";
+  } else if (o->command_string) {
     /* flock -c: the string is run by sh -c, as flock runs it */
     static char sh[] = "sh", dash_c[] = "-c";
     static char *argv_c[4];

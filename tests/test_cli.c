@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clitest.h"
@@ -560,6 +561,63 @@ static void test_flock_forms(void) {
     assert_no_node(name);
   }
   assert_no_node("-w");
+}
+
+/* Runs script with bash (arguments $1...: ZKLOCK, the servers, the name)
+ * to its end: its exit status, or -1 when it did not end within T_WAIT*2. */
+static int run_bash(const char *script, const char *name) {
+  pid_watch w;
+  int status = -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/bash", "bash", "-c", script, "bash", ZKLOCK, zkt_hosts(), name,
+          (char *)NULL);
+    _exit(127);
+  }
+  if (pid < 0)
+    return -1;
+  watch_pid(&w, pid);
+  if (!wait_pid_exit(&w, T_WAIT * 2))
+    kill(pid, SIGKILL);
+  unwatch_pid(&w);
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+    return -1;
+  return WEXITSTATUS(status);
+}
+
+/* --hold in a bash coproc, as zklock(1) shows it: the "TOKEN NODE" line,
+ * a second zklock -n is busy while it holds, closing its stdin releases
+ * (exit 0), SIGTERM releases (exit 0), and a break of the held lock is a
+ * loss (exit 4). The script's exit status says which step failed. */
+static void test_hold_coproc(void) {
+  static const char script[] =
+      "Z=$1 S=$2 N=$3\n"
+      "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
+      "read -r token node <&\"${H[0]}\" || exit 10\n"
+      "case $token in ''|*[!0-9]*) exit 11;; esac\n"
+      "case $node in /locks/\"$N\"/*) ;; *) exit 12;; esac\n"
+      "\"$Z\" -s \"$S\" -q -n -E 42 \"$N\" -- true; [ $? = 42 ] || exit 13\n"
+      "exec {H[1]}>&-\n"
+      "wait $H_PID || exit 14\n"
+      "\"$Z\" -s \"$S\" -n \"$N\" -- true || exit 15\n"
+      /* SIGTERM releases, exit 0 */
+      "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
+      "read -r token node <&\"${H[0]}\" || exit 20\n"
+      "kill -TERM $H_PID\n"
+      "wait $H_PID || exit 21\n"
+      "\"$Z\" -s \"$S\" -n \"$N\" -- true || exit 22\n"
+      /* a break is a loss: exit 4 */
+      "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
+      "read -r token node <&\"${H[0]}\" || exit 30\n"
+      "\"$Z\" -s \"$S\" -q --break \"$N\" --grace 0 >/dev/null || exit 31\n"
+      "wait $H_PID; st=$?; [ $st = 4 ] || exit 32\n"
+      "exit 0\n";
+  char name[64];
+  int st;
+  zkt_name(name, sizeof name, "hold");
+  st = run_bash(script, name);
+  zkt_check(st == 0, "the coproc script exited %d (see its steps)", st);
+  assert_no_node(name);
 }
 
 /* Several names, the first free and the second held: the waiting line,
@@ -1559,6 +1617,8 @@ static const zkt_test tests[] = {
     {"options after the names act as options", test_options_after_names},
     {"flock's forms: NAME COMMAND without '--', and -c STRING",
      test_flock_forms},
+    {"--hold in a bash coproc: held, released, SIGTERM, loss",
+     test_hold_coproc},
     {"several names: the one refused is named", test_several_names_refused},
     {"--list shows holder and waiters in queue order", test_list_queue},
     {"--list of an unheld lock prints the header only", test_list_unheld},
