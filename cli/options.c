@@ -58,7 +58,7 @@ static void usage(void) {
       "",
       "      --read, --shared    take the read side of a read/write lock:",
       "                          shared with other readers",
-      "      --write, --exclusive",
+      "  -x, --write, --exclusive",
       "                          take its write side: exclusive",
       "      --limit N           take one of N leases of a semaphore",
       "      --elect ID          stand for election as ID; run COMMAND while",
@@ -526,7 +526,7 @@ void options_parse(int argc, char **argv, options *o) {
   for (;;) {
     at = optind; /* argv[at]: the word getopt reads */
     li = -1;     /* longopts[li]: the long option read, if one was */
-    c = getopt_long(argc, argv, "+:s:t:w:nE:k:c:qvl:Hh", longopts, &li);
+    c = getopt_long(argc, argv, "+:s:t:w:nE:k:c:xuoqvl:Hh", longopts, &li);
     if (c == -1) {
       if (optind == at + 1) { /* it took a '--' */
         if (o->n_names == 0) {
@@ -622,6 +622,17 @@ void options_parse(int argc, char **argv, options *o) {
         cli_usage_error("-c: the command string is empty");
       o->command_string = optarg;
       break;
+    case 'x': /* flock(1)'s -x */
+      set_kind(o, KIND_WRITE, "exclusive");
+      break;
+    case 'u': /* flock(1)'s, which have no meaning here */
+      cli_usage_error("-u: zklock has no unlock: the lock is released when "
+                      "the command exits (with --hold, when its standard "
+                      "input ends)");
+    case 'o':
+      cli_usage_error("-o: zklock passes no lock descriptor to the command "
+                      "(the lock is in ZooKeeper), so there is none to "
+                      "close");
     case 'q':
       o->quiet = true;
       break;
