@@ -225,17 +225,24 @@ static bool parse_int(const char *s, long lo, long hi, long *out) {
  * seconds) or 1 (milliseconds). Returns whether it was a bare number. */
 static bool duration_or_exit(const char *opt, const char *arg, int bare_ms,
                              int lo_ms, int hi_ms, int *ms) {
+  /* --connect-timeout and --max-hold take 0 here and refuse it after
+   * (their own "must be more than 0"): their range says so */
+  bool positive = strcmp(opt, "--connect-timeout") == 0 ||
+                  strcmp(opt, "--max-hold") == 0;
   char range[64];
   bool bare;
   if (parse_duration(arg, bare_ms, lo_ms, hi_ms, ms, &bare))
     return bare;
   if (bare_ms == 1)
-    snprintf(range, sizeof range, "%d to %d ms", lo_ms, hi_ms);
+    snprintf(range, sizeof range, "from %d to %d ms", lo_ms, hi_ms);
+  else if (positive) /* 0 parses, and is refused after: not "from 0" */
+    snprintf(range, sizeof range, "more than 0, up to %d s", hi_ms / 1000);
   else
-    snprintf(range, sizeof range, "%d to %d s", lo_ms / 1000, hi_ms / 1000);
+    snprintf(range, sizeof range, "from %d to %d s", lo_ms / 1000,
+             hi_ms / 1000);
   cli_usage_error("%s: %s is not a duration: a number of %s, or a number "
                   "with a unit (500ms, 10s, 1.5s, 2m, 1h, 1m30s); "
-                  "from %s",
+                  "%s",
                   opt, cli_quote(arg),
                   bare_ms == 1 ? "milliseconds (a whole number)"
                                : "seconds (fractions allowed)",

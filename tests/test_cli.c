@@ -771,6 +771,11 @@ static void test_usage_errors(void) {
        "--connect-timeout: must be more than 0"},
       {{"--connect-timeout", "x", "x", "--", "true", NULL},
        "--connect-timeout: 'x' is not a duration: a number of seconds"},
+      /* their 0 is refused: the range does not say "from 0" */
+      {{"--connect-timeout", "-1", "x", "--", "true", NULL},
+       "1m30s); more than 0, up to 2000000 s"},
+      {{"--max-hold", "-1", "x", "--", "true", NULL},
+       "1m30s); more than 0, up to 2000000 s"},
       /* durations with units: every option that takes one, one parser */
       {{"-w", "10x", "x", "--", "true", NULL},
        "-w: '10x' is not a duration: a number of seconds (fractions "
