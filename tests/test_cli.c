@@ -273,7 +273,8 @@ static void test_durations(void) {
   sock = refusing_port(refused, sizeof refused);
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session within 500 ms: %s refused the "
-           "connection\n",
+           "connection; say where ZooKeeper runs with -s HOST[:PORT] or "
+           "ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
                                            "500ms", "--list", name, NULL});
@@ -1273,6 +1274,8 @@ static void expect_exit3(const char *want, const char *const *args) {
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
   CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(err, want);
+  if (strcmp(err, want) != 0)
+    fprintf(stderr, "\nwanted: %sgot:    %s", want, err);
   CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
   cleanup(&p);
 }
@@ -1287,7 +1290,8 @@ static void test_connect_failures(void) {
 
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session within 500 ms: %s refused the "
-           "connection\n",
+           "connection; say where ZooKeeper runs with -s HOST[:PORT] or "
+           "ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
                                            "0.5", "dead", "--", HELPER("hold"),
@@ -1301,7 +1305,8 @@ static void test_connect_failures(void) {
    * timeout would allow (T_WAIT would see that) */
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session: %s refused the connection (-n does "
-           "not wait for one)\n",
+           "not wait for one); say where ZooKeeper runs with -s HOST[:PORT] "
+           "or ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
                                            "60", "-n", "dead", "--",
@@ -1316,7 +1321,8 @@ static void test_connect_failures(void) {
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session within 500 ms: %s refused the "
            "connection; nosuch.invalid:2181 cannot be resolved (Name or "
-           "service not known)\n",
+           "service not known); say where ZooKeeper runs with -s "
+           "HOST[:PORT] or ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", two, "--connect-timeout",
                                            "0.5", "dead", "--", HELPER("hold"),
