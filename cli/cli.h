@@ -186,6 +186,9 @@ typedef struct {
                           order given; main() frees the array */
   int n_names;
   char **command;
+  const char *command_string; /* -c STRING: command is sh -c STRING */
+  bool hold; /* --hold: the command prints "TOKEN NODE" and reads stdin to
+                its end; SIGTERM or SIGINT ending it is exit 0 */
   int break_grace_ms; /* --break: --grace */
   int max_hold_ms;    /* --max-hold; 0: none */
 #define LABELS_MAX 16

@@ -227,6 +227,11 @@ static bool nobody_there(const host_list *hl, const host_verdict *hv) {
   return true;
 }
 
+/* Added when nobody serves the connect string: perhaps a first run that
+ * never said where ZooKeeper is (the default is 127.0.0.1:2181). */
+#define WHERE_HINT \
+  "; say where ZooKeeper runs with -s HOST[:PORT] or ZKLOCK_SERVERS"
+
 zkl_session *connect_or_exit(const options *o, int bound_ms) {
   const host_list *hl = &o->parsed_hosts;
   host_verdict hv[HOSTS_MAX];
@@ -250,7 +255,8 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
       probe(hl, true, hv);
       if (nobody_there(hl, hv)) {
         describe(hl, hv, why, sizeof why);
-        cli_error("no ZooKeeper session: %s (-n does not wait for one)", why);
+        cli_error("no ZooKeeper session: %s (-n does not wait for one)%s",
+                  why, WHERE_HINT);
         exit(EXIT_ZOOKEEPER);
       }
       bound_ms -= (int)(cli_now_ms() - t0);
@@ -289,8 +295,8 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
       }
       exit(o->conflict_code);
     }
-    cli_error("no ZooKeeper session within %s: %s", cli_duration(total_ms),
-              why);
+    cli_error("no ZooKeeper session within %s: %s%s", cli_duration(total_ms),
+              why, nobody_there(hl, hv) ? WHERE_HINT : "");
     exit(EXIT_ZOOKEEPER);
   default:
     cli_error("cannot open a ZooKeeper session at %s: %s",

@@ -42,6 +42,8 @@ static const char usage_line[] =
 
 static void usage(void) {
   static const char *const lines[] = {
+      "       zklock [OPTIONS] NAME COMMAND [ARG...]      (one NAME, as flock)",
+      "       zklock [OPTIONS] NAME... -c STRING          (sh -c STRING)",
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
       "       zklock [-H] [--format F] [--label K=V] [--watch] ... --list "
       "PREFIX/",
@@ -51,19 +53,25 @@ static void usage(void) {
       "       zklock [-q] [-s HOSTS] [-t MS] [--auth S:C] --break NAME "
       "[--grace SECONDS]",
       "Run COMMAND while holding the ZooKeeper lock NAME (znode " ZKL_ROOT
-      "/NAME):",
+      "/NAME;",
+      "a NAME that starts with / is a full path: /app/jobs/nightly):",
       "several NAMEs (mutexes only) are held all at once, taken atomically",
       "in one transaction (no deadlock whatever the order);",
       "a mutex, or with one of these options another kind of lock:",
       "",
       "      --read, --shared    take the read side of a read/write lock:",
       "                          shared with other readers",
-      "      --write, --exclusive",
+      "  -x, --write, --exclusive",
       "                          take its write side: exclusive",
       "      --limit N           take one of N leases of a semaphore",
       "      --elect ID          stand for election as ID; run COMMAND while",
       "                          leading",
       "",
+      "  -c, --command STRING    run STRING with sh -c (as flock -c) instead",
+      "                          of a COMMAND after the NAMEs",
+      "      --hold              no command: print \"TOKEN NODE\" on stdout",
+      "                          and hold until stdin ends (or SIGTERM,",
+      "                          SIGINT: exit 0), e.g. in a bash coproc",
       "  -s, --servers HOSTS     ZooKeeper connect string, host[:port],...",
       "                          (port 2181 when none; default:",
       "                          $ZKLOCK_SERVERS, else " DEFAULT_HOSTS ")",
@@ -126,6 +134,10 @@ static void usage(void) {
       "Options may also come among the NAMEs, before '--'. A NAME that",
       "starts with '-' goes after a '--' that ends the options:",
       "zklock [OPTIONS] -- -NAME... -- COMMAND [ARG...]",
+      "With one NAME the '--' before COMMAND may be left out, as with",
+      "flock(1): zklock NAME COMMAND [ARG...]; but when a '--' follows",
+      "anywhere, the words before it are NAMEs (zklock job -- git log --",
+      "FILE needs its first '--').",
       "",
       "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAME and",
       "ZKLOCK_NODE (with several NAMEs: each, space-separated, in the order",
@@ -220,17 +232,24 @@ static bool parse_int(const char *s, long lo, long hi, long *out) {
  * seconds) or 1 (milliseconds). Returns whether it was a bare number. */
 static bool duration_or_exit(const char *opt, const char *arg, int bare_ms,
                              int lo_ms, int hi_ms, int *ms) {
+  /* --connect-timeout and --max-hold take 0 here and refuse it after
+   * (their own "must be more than 0"): their range says so */
+  bool positive = strcmp(opt, "--connect-timeout") == 0 ||
+                  strcmp(opt, "--max-hold") == 0;
   char range[64];
   bool bare;
   if (parse_duration(arg, bare_ms, lo_ms, hi_ms, ms, &bare))
     return bare;
   if (bare_ms == 1)
-    snprintf(range, sizeof range, "%d to %d ms", lo_ms, hi_ms);
+    snprintf(range, sizeof range, "from %d to %d ms", lo_ms, hi_ms);
+  else if (positive) /* 0 parses, and is refused after: not "from 0" */
+    snprintf(range, sizeof range, "more than 0, up to %d s", hi_ms / 1000);
   else
-    snprintf(range, sizeof range, "%d to %d s", lo_ms / 1000, hi_ms / 1000);
+    snprintf(range, sizeof range, "from %d to %d s", lo_ms / 1000,
+             hi_ms / 1000);
   cli_usage_error("%s: %s is not a duration: a number of %s, or a number "
                   "with a unit (500ms, 10s, 1.5s, 2m, 1h, 1m30s); "
-                  "from %s",
+                  "%s",
                   opt, cli_quote(arg),
                   bare_ms == 1 ? "milliseconds (a whole number)"
                                : "seconds (fractions allowed)",
@@ -354,6 +373,14 @@ static void take_signal(options *o, const char *arg) {
   o->revoke_sig_name = number_name;
 }
 
+/* Whether a '--' is among argv[from..argc-1]. */
+static bool has_separator(int argc, char **argv, int from) {
+  for (; from < argc; from++)
+    if (strcmp(argv[from], "--") == 0)
+      return true;
+  return false;
+}
+
 /* opt: the kind's option as given, without its "--" ("read" or
  * "shared"), for messages. */
 static void set_kind(options *o, int kind, const char *opt) {
@@ -402,7 +429,8 @@ enum {
   OPT_SERVER_TICK,
   OPT_FORMAT,
   OPT_WATCH,
-  OPT_LABEL
+  OPT_LABEL,
+  OPT_HOLD
 };
 
 /* --format and --watch: the view of --list (overview.c). */
@@ -490,6 +518,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"info", required_argument, NULL, OPT_INFO},
       {"auth", required_argument, NULL, OPT_AUTH},
       {"acl", required_argument, NULL, OPT_ACL},
+      {"command", required_argument, NULL, 'c'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
       {"list", required_argument, NULL, 'l'},
@@ -509,6 +538,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"format", required_argument, NULL, OPT_FORMAT},
       {"watch", no_argument, NULL, OPT_WATCH},
       {"label", required_argument, NULL, OPT_LABEL},
+      {"hold", no_argument, NULL, OPT_HOLD},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
       {NULL, 0, NULL, 0}};
@@ -517,7 +547,7 @@ void options_parse(int argc, char **argv, options *o) {
   char *env_auth = getenv("ZKLOCK_AUTH");
   bool e_set = false, k_set = false, acl_set = false, n_set = false,
        grace_set = false;
-  int c, at, li, n, i, j;
+  int c, at, li, n, i, j, command_at = 0;
   bool separator;
   long v;
 
@@ -549,18 +579,33 @@ void options_parse(int argc, char **argv, options *o) {
   for (;;) {
     at = optind; /* argv[at]: the word getopt reads */
     li = -1;     /* longopts[li]: the long option read, if one was */
-    c = getopt_long(argc, argv, "+:s:t:w:nE:k:qvl:Hh", longopts, &li);
+    c = getopt_long(argc, argv, "+:s:t:w:nE:k:c:xuoqvl:Hh", longopts, &li);
     if (c == -1) {
       if (optind == at + 1) { /* it took a '--' */
-        if (o->n_names == 0)
-          while (optind < argc && strcmp(argv[optind], "--") != 0)
+        if (o->n_names == 0) {
+          /* "zklock -- -NAME COMMAND...": flock's form here too */
+          bool one = !o->command_string && !o->hold &&
+                     !has_separator(argc, argv, optind);
+          while (optind < argc && strcmp(argv[optind], "--") != 0 &&
+                 !(one && o->n_names == 1))
             o->names[o->n_names++] = argv[optind++];
-        else
+          if (one && optind < argc)
+            command_at = optind;
+        } else
           optind--; /* the separator, looked at below */
         break;
       }
       if (optind >= argc)
         break;
+      /* flock(1)'s form, "zklock NAME COMMAND [ARG...]": a word after
+       * the one NAME, with no '--' anywhere after it, starts the command
+       * (its options are its own: "zklock job ls -l" lists). With -c the
+       * words are all NAMEs. */
+      if (o->n_names == 1 && !o->command_string && !o->hold &&
+          !has_separator(argc, argv, optind)) {
+        command_at = optind;
+        break;
+      }
       o->names[o->n_names++] = argv[optind++];
       continue;
     }
@@ -625,6 +670,22 @@ void options_parse(int argc, char **argv, options *o) {
                         cli_quote(optarg));
       acl_set = true;
       break;
+    case 'c':
+      if (!*optarg)
+        cli_usage_error("-c: the command string is empty");
+      o->command_string = optarg;
+      break;
+    case 'x': /* flock(1)'s -x */
+      set_kind(o, KIND_WRITE, "exclusive");
+      break;
+    case 'u': /* flock(1)'s, which have no meaning here */
+      cli_usage_error("-u: zklock has no unlock: the lock is released when "
+                      "the command exits (with --hold, when its standard "
+                      "input ends)");
+    case 'o':
+      cli_usage_error("-o: zklock passes no lock descriptor to the command "
+                      "(the lock is in ZooKeeper), so there is none to "
+                      "close");
     case 'q':
       o->quiet = true;
       break;
@@ -684,6 +745,9 @@ void options_parse(int argc, char **argv, options *o) {
     case OPT_LABEL:
       take_label(o, optarg);
       break;
+    case OPT_HOLD:
+      o->hold = true;
+      break;
     case 'h':
       usage();
       exit(0);
@@ -720,7 +784,7 @@ void options_parse(int argc, char **argv, options *o) {
   check_hosts(o, hosts_from);
   check_view(o);
   n = o->n_names;
-  separator = optind < argc; /* argv[optind] is the "--" */
+  separator = !command_at && optind < argc; /* argv[optind] is the "--" */
 
   if (grace_set && o->action != ACT_BREAK)
     cli_usage_error("--grace goes with --break only");
@@ -734,10 +798,12 @@ void options_parse(int argc, char **argv, options *o) {
                       opt);
     if (o->no_header && o->action != ACT_LIST)
       cli_usage_error("-H goes with --list only");
-    if (n > 0 || separator)
+    if (n > 0 || separator || command_at)
       cli_usage_error("%s takes one lock name and no command, but %s "
                       "follows",
                       opt, cli_quote(n > 0 ? o->names[0] : argv[optind]));
+    if (o->command_string || o->hold)
+      cli_usage_error("%s takes no %s", opt, o->hold ? "--hold" : "-c");
     if (!o->prefix)
       check_name(o->target);
     return;
@@ -753,13 +819,22 @@ void options_parse(int argc, char **argv, options *o) {
   if (n == 0)
     cli_usage_error("missing lock name (%s)", usage_line);
   o->name = o->names[0];
-  if (!separator && n == 1)
-    cli_usage_error("missing '--' and command after the lock name (%s)",
-                    usage_line);
-  if (!separator) /* (several names come before a '--' too) */
-    cli_usage_error("expected '--' after the lock name %s, not %s (%s)",
-                    cli_quote(o->name), cli_quote(o->names[1]), usage_line);
-  if (optind + 1 == argc)
+  if (o->hold && (o->command_string || separator))
+    cli_usage_error("--hold holds the lock until its standard input ends: "
+                    "it takes no command (%s)",
+                    o->command_string ? "-c" : "'--'");
+  if (o->command_string && (separator || command_at))
+    cli_usage_error("-c %s is the command: no other command may follow, "
+                    "but %s does",
+                    cli_quote(o->command_string),
+                    cli_quote(command_at ? argv[command_at]
+                              : optind + 1 < argc ? argv[optind + 1]
+                                                  : "--"));
+  if (!o->command_string && !o->hold && !separator && !command_at)
+    cli_usage_error("missing command after the lock name (zklock [OPTIONS] "
+                    "NAME COMMAND [ARG...], or -c STRING; several NAMEs "
+                    "need '--' before the command)");
+  if (separator && optind + 1 == argc && !o->command_string)
     cli_usage_error("missing command after '--' (%s)", usage_line);
   for (i = 0; i < n; i++) {
     check_name(o->names[i]);
@@ -772,5 +847,30 @@ void options_parse(int argc, char **argv, options *o) {
                     "--read, --write, --limit or --elect with them");
   if (n > ZKL_MULTI_NAMES_MAX)
     cli_usage_error("at most %d lock names", ZKL_MULTI_NAMES_MAX);
-  o->command = argv + optind + 1;
+  if (o->hold) {
+    /* --hold: the command is the hold itself. A process of its own, so
+     * that everything a run does for a command (the watchdog, SIGTERM on
+     * a loss, exit 4) holds for it: it tells the token and the node on
+     * stdout, then reads stdin to its end (exec, so that SIGTERM reaches
+     * cat itself). */
+    static char *argv_hold[] = {
+        "sh", "-c",
+        "printf '%s %s\\n' \"$ZKLOCK_TOKEN\" \"$ZKLOCK_NODE\" && "
+        "exec cat >/dev/null",
+        NULL};
+    o->command = argv_hold;
+    if (!o->info)
+      o->info = "zklock --hold";
+  } else if (o->command_string) {
+    /* flock -c: the string is run by sh -c, as flock runs it */
+    static char sh[] = "sh", dash_c[] = "-c";
+    static char *argv_c[4];
+    argv_c[0] = sh;
+    argv_c[1] = dash_c;
+    argv_c[2] = (char *)o->command_string;
+    argv_c[3] = NULL;
+    o->command = argv_c;
+  } else {
+    o->command = command_at ? argv + command_at : argv + optind + 1;
+  }
 }

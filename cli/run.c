@@ -474,6 +474,10 @@ static int on_child_exit(run *r) {
     return EXIT_LOST;
   }
   finish(r);
+  /* --hold: a SIGTERM or SIGINT (zklock passes it on) is how it ends */
+  if (r->o->hold && WIFSIGNALED(status) &&
+      (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT))
+    return 0;
   return exit_code_of(status);
 }
 

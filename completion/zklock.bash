@@ -16,7 +16,7 @@ _zklock_options='-s --servers -t --session-timeout --connect-timeout
   --conflict-exit-code -k --kill-after --info --auth --acl --on-revoke
   --max-hold -q --quiet -v --verbose -l --list --leader --revoke --break
   --grace --format --label --watch -H --no-header --read --shared --write
-  --exclusive --limit --elect -h --help --version'
+  --exclusive -x --limit --elect -c --command --hold -h --help --version'
 
 # Does option $1 take the next word as its value?
 _zklock_takes_value() {
@@ -24,7 +24,8 @@ _zklock_takes_value() {
     -s | --servers | -t | --session-timeout | --connect-timeout | --server-tick | \
       -w | --wait | -E | --conflict-exit-code | -k | --kill-after | --info | \
       --auth | --acl | --on-revoke | --max-hold | --grace | --limit | --elect | \
-      -l | --list | --leader | --revoke | --break | --format | --label) return 0 ;;
+      -l | --list | --leader | --revoke | --break | --format | --label | \
+      -c | --command) return 0 ;;
   esac
   return 1
 }

@@ -270,7 +270,10 @@ ZKL_EXTERN int zkl_session_on_state(zkl_session *s, zkl_state_cb cb,
                                     void *arg);
 /* Where the client's log and the library's diagnostics go, process-wide
  * (NULL: dropped; ZKLOCK_DEBUG=1: stderr); cb must not call the library.
- * See zkl_on_log(3). */
+ * ZKLOCK_TRACE=1 adds every transition of a lock's state machine, with the
+ * source line that made it, and on its own (without ZKLOCK_DEBUG) sends
+ * the log to stderr too when no cb is set; a cb set gets those lines
+ * instead. See zkl_on_log(3). */
 typedef void (*zkl_log_cb)(const char *line, void *arg);
 ZKL_EXTERN int zkl_on_log(zkl_log_cb cb, void *arg);
 

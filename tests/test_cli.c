@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clitest.h"
@@ -272,7 +273,8 @@ static void test_durations(void) {
   sock = refusing_port(refused, sizeof refused);
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session within 500 ms: %s refused the "
-           "connection\n",
+           "connection; say where ZooKeeper runs with -s HOST[:PORT] or "
+           "ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
                                            "500ms", "--list", name, NULL});
@@ -550,7 +552,7 @@ static void test_options_after_names(void) {
   assert_no_node(name);
   assert_no_node("--read");
 
-  snprintf(dash, sizeof dash, "-%s", name);
+  snprintf(dash, sizeof dash, "-Z%s", name); /* -Z: no option of ours */
   spawn(&p, "-s", zkt_hosts(), "-q", "--", dash, "--", HELPER("hold"), NULL);
   CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
   CU_ASSERT_EQUAL(sscanf(line, "start %ld %lld %79s %255s fds=%127s", &pid,
@@ -571,6 +573,101 @@ static void test_options_after_names(void) {
   zkt_check(strstr(out, "unknown option") != NULL, "stderr: %s", out);
   cleanup(&p);
   assert_no_node(dash);
+}
+
+/* flock(1)'s forms: "zklock NAME COMMAND [ARG...]" without '--' (the
+ * command's own options stay its own), and "-c STRING" run by sh -c. Each
+ * runs the command while the lock is held (--list sees the command's node
+ * and token) and exits with the command's status. */
+static void test_flock_forms(void) {
+  char name[64], line[512], out[2048], node[256], got[80], fds[128],
+      script[PATH_MAX + 64], *f[2][9];
+  long long token;
+  long pid;
+  proc p, l;
+  int form;
+  zkt_name(name, sizeof name, "flockform");
+  snprintf(script, sizeof script, "exec '%s' --helper hold 7", clit_self_exe);
+  for (form = 0; form < 2; form++) {
+    if (form == 0) /* "-w" is the helper's argument: not zklock's option */
+      spawn(&p, "-s", zkt_hosts(), name, HELPER("hold"), "7", "-w", NULL);
+    else
+      spawn(&p, "-s", zkt_hosts(), name, "-c", script, NULL);
+    CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+    CU_ASSERT_EQUAL(sscanf(line, "start %ld %lld %79s %255s fds=%127s", &pid,
+                           &token, got, node, fds),
+                    5);
+    CU_ASSERT_STRING_EQUAL(got, name);
+    spawn(&l, "-s", zkt_hosts(), "--list", name, NULL);
+    CU_ASSERT_EQUAL_FATAL(list_lines(&l, true, out, sizeof out, f, 2), 1);
+    CU_ASSERT_STRING_EQUAL(f[0][1], node); /* held, by the command's node */
+    CU_ASSERT_EQUAL(strtoll(f[0][2], NULL, 10), token);
+    if (form == 1)
+      CU_ASSERT(strncmp(f[0][6], "zklock: sh -c exec ", 19) == 0);
+    cleanup(&l);
+    go(&p);
+    CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 7);
+    cleanup(&p);
+    assert_no_node(name);
+  }
+  assert_no_node("-w");
+}
+
+/* Runs script with bash (arguments $1...: ZKLOCK, the servers, the name)
+ * to its end: its exit status, or -1 when it did not end within T_WAIT*2. */
+static int run_bash(const char *script, const char *name) {
+  pid_watch w;
+  int status = -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/bash", "bash", "-c", script, "bash", ZKLOCK, zkt_hosts(), name,
+          (char *)NULL);
+    _exit(127);
+  }
+  if (pid < 0)
+    return -1;
+  watch_pid(&w, pid);
+  if (!wait_pid_exit(&w, T_WAIT * 2))
+    kill(pid, SIGKILL);
+  unwatch_pid(&w);
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+    return -1;
+  return WEXITSTATUS(status);
+}
+
+/* --hold in a bash coproc, as zklock(1) shows it: the "TOKEN NODE" line,
+ * a second zklock -n is busy while it holds, closing its stdin releases
+ * (exit 0), SIGTERM releases (exit 0), and a break of the held lock is a
+ * loss (exit 4). The script's exit status says which step failed. */
+static void test_hold_coproc(void) {
+  static const char script[] =
+      "Z=$1 S=$2 N=$3\n"
+      "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
+      "read -r token node <&\"${H[0]}\" || exit 10\n"
+      "case $token in ''|*[!0-9]*) exit 11;; esac\n"
+      "case $node in /locks/\"$N\"/*) ;; *) exit 12;; esac\n"
+      "\"$Z\" -s \"$S\" -q -n -E 42 \"$N\" -- true; [ $? = 42 ] || exit 13\n"
+      "exec {H[1]}>&-\n"
+      "wait $H_PID || exit 14\n"
+      "\"$Z\" -s \"$S\" -n \"$N\" -- true || exit 15\n"
+      /* SIGTERM releases, exit 0 */
+      "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
+      "read -r token node <&\"${H[0]}\" || exit 20\n"
+      "kill -TERM $H_PID\n"
+      "wait $H_PID || exit 21\n"
+      "\"$Z\" -s \"$S\" -n \"$N\" -- true || exit 22\n"
+      /* a break is a loss: exit 4 */
+      "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
+      "read -r token node <&\"${H[0]}\" || exit 30\n"
+      "\"$Z\" -s \"$S\" -q --break \"$N\" --grace 0 >/dev/null || exit 31\n"
+      "wait $H_PID; st=$?; [ $st = 4 ] || exit 32\n"
+      "exit 0\n";
+  char name[64];
+  int st;
+  zkt_name(name, sizeof name, "hold");
+  st = run_bash(script, name);
+  zkt_check(st == 0, "the coproc script exited %d (see its steps)", st);
+  assert_no_node(name);
 }
 
 /* Several names, the first free and the second held: the waiting line,
@@ -687,9 +784,20 @@ static void test_usage_errors(void) {
     const char *says; /* NULL: not an error */
   } cases[] = {
       {{NULL}, "missing lock name"},
-      {{"name", NULL}, "missing '--'"},
-      {{"name", "true", NULL}, "expected '--' after the lock name 'name'"},
+      {{"name", NULL},
+       "missing command after the lock name (zklock [OPTIONS] NAME COMMAND "
+       "[ARG...], or -c STRING; several NAMEs need '--' before the "
+       "command)"},
       {{"name", "--", NULL}, "missing command"},
+      /* -c STRING is the command: no other */
+      {{"-c", "true", "name", "--", "true", NULL},
+       "-c 'true' is the command: no other command may follow, but 'true' "
+       "does"},
+      {{"name", "-c", "true", "--", "false", NULL},
+       "-c 'true' is the command: no other command may follow, but 'false' "
+       "does"},
+      {{"-c", "", "name", NULL}, "-c: the command string is empty"},
+      {{"-c", "true", "--list", "name", NULL}, "--list takes no -c"},
       {{"-E", "256", "x", "--", "true", NULL},
        "-E: '256' is not an exit status"},
       {{"-E", "-1", "x", "--", "true", NULL}, "-E: '-1'"},
@@ -713,6 +821,11 @@ static void test_usage_errors(void) {
        "--connect-timeout: must be more than 0"},
       {{"--connect-timeout", "x", "x", "--", "true", NULL},
        "--connect-timeout: 'x' is not a duration: a number of seconds"},
+      /* their 0 is refused: the range does not say "from 0" */
+      {{"--connect-timeout", "-1", "x", "--", "true", NULL},
+       "1m30s); more than 0, up to 2000000 s"},
+      {{"--max-hold", "-1", "x", "--", "true", NULL},
+       "1m30s); more than 0, up to 2000000 s"},
       /* durations with units: every option that takes one, one parser */
       {{"-w", "10x", "x", "--", "true", NULL},
        "-w: '10x' is not a duration: a number of seconds (fractions "
@@ -771,8 +884,16 @@ static void test_usage_errors(void) {
        "the port of 'h:99999' is not a number"},
       {{"-s", ":2181", "x", "--", "true", NULL}, "has no host before"},
       {{"-s", ",", "x", "--", "true", NULL}, "it has no host"},
-      {{"-x", "x", "--", "true", NULL}, "unknown option -x"},
-      {{"-qx", "x", "--", "true", NULL}, "unknown option -x"},
+      {{"-X", "x", "--", "true", NULL}, "unknown option -X"},
+      {{"-qX", "x", "--", "true", NULL}, "unknown option -X"},
+      /* flock(1)'s -x is --exclusive; its -u and -o say what zklock does */
+      {{"-x", "--shared", "x", "--", "true", NULL},
+       "--exclusive and --shared cannot be used together"},
+      {{"-u", "x", "--", "true", NULL},
+       "-u: zklock has no unlock: the lock is released when the command "
+       "exits (with --hold, when its standard input ends)"},
+      {{"-o", "x", "--", "true", NULL},
+       "-o: zklock passes no lock descriptor to the command"},
       {{"--frobnicate=1", "x", "--", "true", NULL},
        "unknown option '--frobnicate'"},
       {{"-w", NULL}, "option -w needs a value"},
@@ -840,10 +961,17 @@ static void test_usage_errors(void) {
       {{"-t", "4000", "--server-tick", "200", "x", "--", "true", NULL}, NULL},
       {{"--shared", "x", "--", "true", NULL}, NULL},
       {{"--exclusive", "x", "--", "true", NULL}, NULL},
+      {{"-x", "x", "true", NULL}, NULL},
       {{"--read", "--on-revoke", "sigusr1", "x", "--", "true", NULL}, NULL},
       {{"--write", "--on-revoke", "12", "x", "--", "true", NULL}, NULL},
       {{"--limit", "3", "--on-revoke", "term", "x", "--", "true", NULL}, NULL},
       {{"--elect", "me", "x", "--", "true", NULL}, NULL},
+      /* flock's forms: one NAME then the command, or -c */
+      {{"x", "true", NULL}, NULL},
+      {{"x", "-n", "true", "-w", NULL}, NULL},
+      {{"--", "-x", "true", NULL}, NULL},
+      {{"-c", "true", "x", NULL}, NULL},
+      {{"x", "--command", "exit 0", NULL}, NULL},
   };
   size_t i;
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1199,6 +1327,8 @@ static void expect_exit3(const char *want, const char *const *args) {
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
   CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(err, want);
+  if (strcmp(err, want) != 0)
+    fprintf(stderr, "\nwanted: %sgot:    %s", want, err);
   CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
   cleanup(&p);
 }
@@ -1213,7 +1343,8 @@ static void test_connect_failures(void) {
 
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session within 500 ms: %s refused the "
-           "connection\n",
+           "connection; say where ZooKeeper runs with -s HOST[:PORT] or "
+           "ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
                                            "0.5", "dead", "--", HELPER("hold"),
@@ -1227,7 +1358,8 @@ static void test_connect_failures(void) {
    * timeout would allow (T_WAIT would see that) */
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session: %s refused the connection (-n does "
-           "not wait for one)\n",
+           "not wait for one); say where ZooKeeper runs with -s HOST[:PORT] "
+           "or ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", refused, "--connect-timeout",
                                            "60", "-n", "dead", "--",
@@ -1242,7 +1374,8 @@ static void test_connect_failures(void) {
   snprintf(want, sizeof want,
            "zklock: no ZooKeeper session within 500 ms: %s refused the "
            "connection; nosuch.invalid:2181 cannot be resolved (Name or "
-           "service not known)\n",
+           "service not known); say where ZooKeeper runs with -s "
+           "HOST[:PORT] or ZKLOCK_SERVERS\n",
            refused);
   expect_exit3(want, (const char *const[]){"-s", two, "--connect-timeout",
                                            "0.5", "dead", "--", HELPER("hold"),
@@ -1556,6 +1689,10 @@ static const zkt_test tests[] = {
     {"several names at once", test_several_names},
     {"several names: the one held names the wait", test_several_names_held_up},
     {"options after the names act as options", test_options_after_names},
+    {"flock's forms: NAME COMMAND without '--', and -c STRING",
+     test_flock_forms},
+    {"--hold in a bash coproc: held, released, SIGTERM, loss",
+     test_hold_coproc},
     {"several names: the one refused is named", test_several_names_refused},
     {"--list shows holder and waiters in queue order", test_list_queue},
     {"--list of an unheld lock prints the header only", test_list_unheld},
