@@ -642,25 +642,34 @@ static int run_bash(const char *script, const char *name) {
 static void test_hold_coproc(void) {
   static const char script[] =
       "Z=$1 S=$2 N=$3\n"
+      /* as zklock(1) shows it: pid and descriptors saved at once (bash
+       * unsets H and H_PID when the coprocess ends: a wait on $H_PID
+       * then waits for nothing and says 0) */
       "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
-      "read -r token node <&\"${H[0]}\" || exit 10\n"
+      "hpid=$H_PID hout=${H[0]} hin=${H[1]}\n"
+      "read -r token node <&\"$hout\" || exit 10\n"
       "case $token in ''|*[!0-9]*) exit 11;; esac\n"
       "case $node in /locks/\"$N\"/*) ;; *) exit 12;; esac\n"
       "\"$Z\" -s \"$S\" -q -n -E 42 \"$N\" -- true; [ $? = 42 ] || exit 13\n"
-      "exec {H[1]}>&-\n"
-      "wait $H_PID || exit 14\n"
+      "exec {hin}>&-\n"
+      "wait \"$hpid\" || exit 14\n"
       "\"$Z\" -s \"$S\" -n \"$N\" -- true || exit 15\n"
       /* SIGTERM releases, exit 0 */
       "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
-      "read -r token node <&\"${H[0]}\" || exit 20\n"
-      "kill -TERM $H_PID\n"
-      "wait $H_PID || exit 21\n"
+      "hpid=$H_PID hout=${H[0]} hin=${H[1]}\n"
+      "read -r token node <&\"$hout\" || exit 20\n"
+      "kill -TERM \"$hpid\"\n"
+      "wait \"$hpid\" || exit 21\n"
+      "exec {hin}>&-\n"
       "\"$Z\" -s \"$S\" -n \"$N\" -- true || exit 22\n"
-      /* a break is a loss: exit 4 */
+      /* a break is a loss: exit 4, whenever bash reaps it */
       "coproc H { exec \"$Z\" -s \"$S\" -q --hold \"$N\"; }\n"
-      "read -r token node <&\"${H[0]}\" || exit 30\n"
+      "hpid=$H_PID hout=${H[0]} hin=${H[1]}\n"
+      "read -r token node <&\"$hout\" || exit 30\n"
       "\"$Z\" -s \"$S\" -q --break \"$N\" --grace 0 >/dev/null || exit 31\n"
-      "wait $H_PID; st=$?; [ $st = 4 ] || exit 32\n"
+      "wait \"$hpid\"; st=$?; [ $st = 4 ] || "
+      "{ echo \"zklock --hold exited $st after the break\" >&2; exit 32; }\n"
+      "exec {hin}>&-\n"
       "exit 0\n";
   char name[64];
   int st;
