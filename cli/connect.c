@@ -295,8 +295,12 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
       }
       exit(o->conflict_code);
     }
-    cli_error("no ZooKeeper session within %s: %s%s", cli_duration(total_ms),
-              why, nobody_there(hl, hv) ? WHERE_HINT : "");
+    /* every server refused: the library gave up at once (refused.c) */
+    if (nobody_there(hl, hv))
+      cli_error("no ZooKeeper session: %s%s", why, WHERE_HINT);
+    else
+      cli_error("no ZooKeeper session within %s: %s", cli_duration(total_ms),
+                why);
     exit(EXIT_ZOOKEEPER);
   default:
     cli_error("cannot open a ZooKeeper session at %s: %s",

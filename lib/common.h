@@ -79,6 +79,10 @@ bool zkl__on_zk_thread(void);
 int zkl__validate_name(const char *name);
 /* Whether path is top or under it ("/a" is under "/a", "/ab" is not). */
 bool zkl__path_is_under(const char *path, const char *top);
+/* Whether every address of every host of the connect string refuses a TCP
+ * connection within wait_ms (a host that does not resolve, an accept or
+ * silence: no). Blocks up to wait_ms; takes no lock. refused.c */
+bool zkl__every_server_refuses(const char *hosts, int wait_ms);
 /* The znode of a valid name, with "/dir" after it when dir is not NULL: the
  * name itself when it is a full path (it starts with '/'), else under
  * ZKL_ROOT. len: ZKL_PATH_MAX is room for any. */

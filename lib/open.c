@@ -106,6 +106,14 @@ static int init_refusal(int err) {
   return ZKL_ECONNECT;
 }
 
+/* When every server refuses, the open gives up early (refused.c): asked
+ * after the client's own first try had its chance (a healthy server opens
+ * a session well within it), then once a second, each answer awaited for
+ * a round trip at most. */
+#define REFUSAL_FIRST_MS 100
+#define REFUSAL_EVERY_MS 1000
+#define REFUSAL_WAIT_MS 200
+
 static int open_hosts(zkl_session **out, const zkl_open_opts *p) {
   const char *hosts = p->hosts;
   int session_timeout_ms = p->session_timeout_ms
@@ -115,7 +123,8 @@ static int open_hosts(zkl_session **out, const zkl_open_opts *p) {
       p->connect_timeout_ms ? p->connect_timeout_ms : session_timeout_ms;
   zkl_session *s;
   zhandle_t *zh;
-  int64_t deadline;
+  int64_t deadline, next_probe;
+  bool refused = false;
   int rc;
 
   /* The client times the first connection out at 2/3 of the request, and
@@ -167,12 +176,30 @@ static int open_hosts(zkl_session **out, const zkl_open_opts *p) {
    * Once a second is plenty for host names that move. */
   zoo_set_servers_resolution_delay(zh, 1000);
   deadline = zkl__now_ms() + connect_timeout_ms;
-  while (!s->connected && !s->dead && zkl__now_ms() < deadline)
-    zkl__cond_wait_until(&s->cond, &s->mu, deadline);
+  next_probe = zkl__now_ms() + REFUSAL_FIRST_MS;
+  while (!s->connected && !s->dead && zkl__now_ms() < deadline) {
+    if (zkl__now_ms() >= next_probe) {
+      /* Nobody to wait for when every server refuses (refused.c): asked
+       * with the mutex dropped, since it blocks a moment. */
+      pthread_mutex_unlock(&s->mu);
+      refused = zkl__every_server_refuses(hosts, REFUSAL_WAIT_MS);
+      pthread_mutex_lock(&s->mu);
+      if (refused && !s->connected)
+        break;
+      next_probe = zkl__now_ms() + REFUSAL_EVERY_MS;
+    }
+    zkl__cond_wait_until(&s->cond, &s->mu,
+                         next_probe < deadline ? next_probe : deadline);
+  }
   if (!s->connected) {
     rc = s->dead ? s->dead : ZKL_ECONNECT;
-    zkl__log("no ZooKeeper server of \"%s\" answered within %d ms", hosts,
-             connect_timeout_ms);
+    if (refused && !s->dead)
+      zkl__log("every ZooKeeper server of \"%s\" refused the connection: "
+               "giving up before the connect timeout (%d ms)",
+               hosts, connect_timeout_ms);
+    else
+      zkl__log("no ZooKeeper server of \"%s\" answered within %d ms", hosts,
+               connect_timeout_ms);
     s->closed = true;
     zkl__session_opened_locked(s, false);
     pthread_mutex_unlock(&s->mu);

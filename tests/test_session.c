@@ -74,6 +74,55 @@ static void test_connect_errors(void) {
   CU_ASSERT_PTR_NULL(s);
 }
 
+/* A port that takes connections (the kernel completes them: listen()
+ * without accept()) and never says a word: a server that is there. */
+static int silent_port(int *fd_out) {
+  struct sockaddr_in a = {0};
+  socklen_t len = sizeof a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+  *fd_out = -1;
+  if (fd < 0)
+    return -1;
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 8) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (port < 0) {
+    close(fd);
+    return -1;
+  }
+  *fd_out = fd;
+  return port;
+}
+
+/* Every server refuses: the open gives up with ZKL_ECONNECT long before
+ * its connect timeout (60 s here; the test's bound is half of it). One
+ * server that takes the connection and says nothing, beside a refusing
+ * one: somebody is there, and the open waits its connect timeout out. */
+static void test_refused_gives_up_early(void) {
+  zkl_session *s = NULL;
+  char hosts[128];
+  int64_t t0, waited;
+  int dead = dead_port(), dead2 = dead_port(), fd, silent = silent_port(&fd);
+  CU_ASSERT_FATAL(dead > 0 && dead2 > 0 && silent > 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d,localhost:%d", dead, dead2);
+  t0 = zkt_now_ms();
+  CU_ASSERT_EQUAL(zkt_open(&s, hosts, 60000, 60000, 0), ZKL_ECONNECT);
+  waited = zkt_now_ms() - t0;
+  zkt_check(waited < 30000, "every server refused, and the open waited %lld "
+            "ms of its 60000", (long long)waited);
+  CU_ASSERT_PTR_NULL(s);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d,127.0.0.1:%d", dead, silent);
+  t0 = zkt_now_ms();
+  CU_ASSERT_EQUAL(zkt_open(&s, hosts, 60000, 1500, 0), ZKL_ECONNECT);
+  waited = zkt_now_ms() - t0;
+  zkt_check(waited >= 1500, "a server took the connection, and the open "
+            "gave up after %lld ms of its 1500", (long long)waited);
+  CU_ASSERT_PTR_NULL(s);
+  close(fd);
+}
+
 static void test_negotiated_timeout(void) {
   zkl_session *s = zkt_session(10000);
   CU_ASSERT_EQUAL(zkl_session_timeout(s), 10000);
@@ -942,6 +991,8 @@ static void test_lock_on_setters_say_closed(void) {
 
 int main(void) {
   static const zkt_test tests[] = {
+      {"open: every server refuses: ZKL_ECONNECT at once, not at the timeout",
+       test_refused_gives_up_early},
       {"open: bad hosts ZKL_EINVAL, unknown ZKL_ERESOLVE, nobody ZKL_ECONNECT in time",
        test_connect_errors},
       {"zkl_session_timeout says what the server granted, its floor of two ticks too", test_negotiated_timeout},
