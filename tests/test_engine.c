@@ -441,6 +441,28 @@ static void test_first_try_recovered(void) {
   }
 }
 
+/* Whether l's attempt is (or comes to be, within ZKT_WAIT) in state; says
+ * where it is otherwise. */
+static bool wait_state(zkl_lock *l, zkl_att_state want) {
+  int64_t deadline = zkt_now_ms() + ZKT_WAIT;
+  zkl_att_state at = ZKL_AS_COUNT;
+  for (;;) {
+    zkt_counter never; /* a bounded poll of the attempt's state */
+    pthread_mutex_lock(&l->s->mu);
+    at = l->att ? zkl__attempt_state(l->att) : ZKL_AS_COUNT;
+    pthread_mutex_unlock(&l->s->mu);
+    if (at == want || zkt_now_ms() >= deadline)
+      break;
+    zkt_counter_init(&never);
+    zkt_counter_wait(&never, 1, 10);
+  }
+  if (at != want)
+    printf("\n    the attempt is in %s, not %s",
+           at == ZKL_AS_COUNT ? "none" : zkl__state_name(at),
+           zkl__state_name(want));
+  return at == want;
+}
+
 /* A create whose reply is lost: recovered and adopted, the recovery's own
  * listing lost once too; and a create that never reached the server. */
 static void test_recovery(void) {
@@ -491,9 +513,16 @@ static void test_recovery(void) {
                         ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(p.s, false, ZKT_WAIT), 0);
+  /* The attempt has heard its create's reply is lost (SUSPENDED) before
+   * the trigger is armed: a fresh-clone CI run saw the op 8 fire while the
+   * attempt was still CREATING (the cancel then went CREATING -> ENDING),
+   * the lost connection's completions not yet delivered. */
+  CU_ASSERT_EQUAL(zkl__debug_wait_suspended(p.s, 1, ZKT_WAIT), 0);
   CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "drop-after-op 8"), 0);
   CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "accept"), 0);
   CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, ZKT_WAIT), 0);
+  /* the op 8 dropped is the recovery's listing: the attempt waits there */
+  CU_ASSERT(wait_state(l, ZKL_AS_RECOVERING));
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 3, ZKT_WAIT), ZKL_ECANCELED);
   TAKEN(RECOVERING, ENDING);
