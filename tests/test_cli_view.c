@@ -789,6 +789,30 @@ static bool pane_shows(const char *want, char *pane, size_t len) {
   return false;
 }
 
+/* Starts `zklock --list PREFIX --watch` in a detached tmux session "view"
+ * of width x height on the test's tmux server (tmux_sock), and puts that
+ * server's socket path in sock_path, to take away with it (view_stop). */
+static void view_start(int width, int height, const char *prefix,
+                       char *sock_path, size_t len) {
+  CU_ASSERT_EQUAL(
+      tmux(NULL, 0,
+           "new-session -d -s view -x %d -y %d "
+           "\"sh -c '%s -s %s --list %s --watch; echo zklock exited \\$?; "
+           "exec cat'\"",
+           width, height, ZKLOCK, zkt_hosts(), prefix),
+      0);
+  if (tmux(sock_path, len, "display -p -t view '#{socket_path}'") != 0)
+    sock_path[0] = '\0';
+  sock_path[strcspn(sock_path, "\n")] = '\0';
+}
+
+/* Ends the tmux server of view_start, and its socket. */
+static void view_stop(const char *sock_path) {
+  tmux(NULL, 0, "kill-server");
+  if (sock_path[0])
+    unlink(sock_path);
+}
+
 /* --watch in a terminal: it shows the locks, redraws when one changes
  * (the mutex's holder lets go: one waiter fewer), and q ends it with
  * status 0, the terminal given back (the alternate screen left). */
@@ -802,18 +826,7 @@ static void test_watch(void) {
   scene_set(&sc);
   snprintf(tmux_sock, sizeof tmux_sock, "zklock-view-%ld", (long)getpid());
   snprintf(prefix, sizeof prefix, "%s/", sc.base);
-  CU_ASSERT_EQUAL(
-      tmux(NULL, 0,
-           "new-session -d -s view -x 180 -y 40 "
-           "\"sh -c '%s -s %s --list %s --watch; echo zklock exited \\$?; "
-           "exec cat'\"",
-           ZKLOCK, zkt_hosts(), prefix),
-      0);
-  /* the server's socket, to take away with it */
-  if (tmux(sock_path, sizeof sock_path,
-           "display -p -t view '#{socket_path}'") != 0)
-    sock_path[0] = '\0';
-  sock_path[strcspn(sock_path, "\n")] = '\0';
+  view_start(180, 40, prefix, sock_path, sizeof sock_path);
   snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
   CU_ASSERT(pane_shows(want, pane, sizeof pane));
   CU_ASSERT(strstr(pane, "(q: quit)") != NULL);
@@ -833,9 +846,7 @@ static void test_watch(void) {
   CU_ASSERT(pane_shows("zklock exited 0", pane, sizeof pane));
   CU_ASSERT(strstr(pane, "(q: quit)") == NULL); /* the screen given back */
   tmux(NULL, 0, "kill-session -t view");
-  tmux(NULL, 0, "kill-server");
-  if (sock_path[0])
-    unlink(sock_path);
+  view_stop(sock_path);
   scene_end(&sc);
 }
 
@@ -875,17 +886,7 @@ static void test_watch_new_parent_and_tick(void) {
   snprintf(tmux_sock, sizeof tmux_sock, "zklock-view2-%ld", (long)getpid());
   snprintf(prefix, sizeof prefix, "%s/", sc.base);
   snprintf(name, sizeof name, "%s/new/builds", sc.base);
-  CU_ASSERT_EQUAL(
-      tmux(NULL, 0,
-           "new-session -d -s view -x 180 -y 40 "
-           "\"sh -c '%s -s %s --list %s --watch; echo zklock exited \\$?; "
-           "exec cat'\"",
-           ZKLOCK, zkt_hosts(), prefix),
-      0);
-  if (tmux(sock_path, sizeof sock_path,
-           "display -p -t view '#{socket_path}'") != 0)
-    sock_path[0] = '\0';
-  sock_path[strcspn(sock_path, "\n")] = '\0';
+  view_start(180, 40, prefix, sock_path, sizeof sock_path);
   snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
   CU_ASSERT(pane_shows(want, pane, sizeof pane));
   /* the clock: HELD_S of the mutex changes with nothing done */
@@ -933,9 +934,7 @@ static void test_watch_new_parent_and_tick(void) {
   cleanup(&p);
   tmux(NULL, 0, "send-keys -t view q");
   tmux(NULL, 0, "kill-session -t view");
-  tmux(NULL, 0, "kill-server");
-  if (sock_path[0])
-    unlink(sock_path);
+  view_stop(sock_path);
   scene_end(&sc);
   zkt_assert_no_contender(name);
 }
@@ -961,17 +960,11 @@ static void test_watch_small_pane(void) {
     CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], T_WAIT, NULL), ZKL_OK);
   }
   snprintf(tmux_sock, sizeof tmux_sock, "zklock-view3-%ld", (long)getpid());
-  CU_ASSERT_EQUAL(
-      tmux(NULL, 0,
-           "new-session -d -s view -x 60 -y 8 "
-           "\"sh -c '%s -s %s --list %s/ --watch; echo zklock exited \\$?; "
-           "exec cat'\"",
-           ZKLOCK, zkt_hosts(), base),
-      0);
-  if (tmux(sock_path, sizeof sock_path,
-           "display -p -t view '#{socket_path}'") != 0)
-    sock_path[0] = '\0';
-  sock_path[strcspn(sock_path, "\n")] = '\0';
+  {
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "%s/", base);
+    view_start(60, 8, prefix, sock_path, sizeof sock_path);
+  }
   CU_ASSERT(pane_shows(" more", pane, sizeof pane));
   if (tmux(raw, sizeof raw, "capture-pane -p -t view") != 0)
     raw[0] = '\0';
@@ -994,9 +987,7 @@ static void test_watch_small_pane(void) {
             "%d locks shown:\n%s", n, raw);
   tmux(NULL, 0, "send-keys -t view q");
   tmux(NULL, 0, "kill-session -t view");
-  tmux(NULL, 0, "kill-server");
-  if (sock_path[0])
-    unlink(sock_path);
+  view_stop(sock_path);
   for (i = 0; i < 12; i++)
     zkl_lock_free(l[i]);
   zkl_session_close(s, NULL);
