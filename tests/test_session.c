@@ -75,24 +75,23 @@ static void test_connect_errors(void) {
 }
 
 /* A port that takes connections (the kernel completes them: listen()
- * without accept()) and never says a word: a server that is there. */
+ * without accept()) and never says a word: a server that is there. The
+ * socket stays open in *fd_out until the caller closes it. */
 static int silent_port(int *fd_out) {
   struct sockaddr_in a = {0};
   socklen_t len = sizeof a;
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-  *fd_out = -1;
-  if (fd < 0)
+  int port = dead_port();
+  *fd_out = port > 0 ? socket(AF_INET, SOCK_STREAM, 0) : -1;
+  if (*fd_out < 0)
     return -1;
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 8) == 0 &&
-      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-    port = ntohs(a.sin_port);
-  if (port < 0) {
-    close(fd);
+  a.sin_port = htons((uint16_t)port);
+  if (bind(*fd_out, (struct sockaddr *)&a, len) != 0 || listen(*fd_out, 8)) {
+    close(*fd_out);
+    *fd_out = -1;
     return -1;
   }
-  *fd_out = fd;
   return port;
 }
 
