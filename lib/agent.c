@@ -1006,6 +1006,14 @@ static int wait_call(zkl_lock *l, int type, int timeout_ms, int64_t *token) {
   memset(&c, 0, sizeof c);
   c.waiter = true;
   pthread_mutex_lock(&s->mu);
+  if (type == ZKL_MSG_RELEASE && r->lost && r->holds == 0 && !r->freed) {
+    /* Lost since: say so once, and let the agent end what it has. */
+    r->lost = false;
+    if (usable_locked(a, l) == ZKL_OK)
+      release_quietly_locked(a, l);
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ELOST;
+  }
   if ((rc = usable_locked(a, l)) != ZKL_OK) {
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -1013,13 +1021,6 @@ static int wait_call(zkl_lock *l, int type, int timeout_ms, int64_t *token) {
   if (type == ZKL_MSG_ACQUIRE && r->acquiring) {
     pthread_mutex_unlock(&s->mu);
     return ZKL_EINPROGRESS;
-  }
-  if (type == ZKL_MSG_RELEASE && r->lost && r->holds == 0) {
-    /* Lost since: say so once, and let the agent end what it has. */
-    r->lost = false;
-    release_quietly_locked(a, l);
-    pthread_mutex_unlock(&s->mu);
-    return ZKL_ELOST;
   }
   if (type == ZKL_MSG_RELEASE && r->holds == 0) {
     pthread_mutex_unlock(&s->mu);
