@@ -78,7 +78,7 @@ static void die_usage(const char *fmt, const char *arg) {
   exit(1);
 }
 
-/* "500ms", "10s", "2m", or seconds when bare. */
+/* "500ms", "10s", "2m", or milliseconds when bare (as zklock's -t). */
 static int parse_duration(const char *s) {
   char *end;
   double v;
@@ -86,9 +86,9 @@ static int parse_duration(const char *s) {
   v = strtod(s, &end);
   if (errno || end == s || v <= 0)
     return -1;
-  if (strcmp(end, "ms") == 0)
+  if (strcmp(end, "ms") == 0 || !*end)
     ;
-  else if (strcmp(end, "s") == 0 || !*end)
+  else if (strcmp(end, "s") == 0)
     v *= 1000;
   else if (strcmp(end, "m") == 0)
     v *= 60000;

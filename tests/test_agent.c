@@ -315,6 +315,79 @@ static void test_close_in_flight(void) {
   zkt_assert_parent_empty(name);
 }
 
+
+/* A client frozen (SIGSTOP) while it holds: the agent, not hearing from it
+ * for a session timeout, stops extending its lease and frees its lock once
+ * the last deadline it relayed has passed, so the next waiter is granted,
+ * as after the expiry of a frozen process's own session; resumed, the
+ * client finds its hold lost by its own clock. Without the agent's rule
+ * the waiter would wait for as long as the client stays frozen. */
+static void test_frozen_client(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  zkt_rec got;
+  char name[64], ok = 0;
+  int to_child[2], from_child[2], status = -1;
+  pid_t pid;
+  const char *const extra[] = {"-t", "3s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-frozen-client");
+  CU_ASSERT_FATAL(pipe(to_child) == 0 && pipe(from_child) == 0);
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *cs;
+    zkl_lock *cl;
+    zkt_rec lost;
+    char go, verdict;
+    close(to_child[1]);
+    close(from_child[0]);
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    if (zkl_session_open(&cs, &o) != ZKL_OK || zkl_lock_new(&cl, cs, name))
+      _exit(2);
+    zkt_rec_init(&lost);
+    zkl_lock_on_lost(cl, zkt_on_lost, &lost);
+    if (zkl_lock_acquire(cl, -1, NULL) != ZKL_OK)
+      _exit(3);
+    verdict = 1;
+    if (write(from_child[1], &verdict, 1) != 1 ||
+        read(to_child[0], &go, 1) != 1) /* frozen in here */
+      _exit(4);
+    /* Resumed: told, and the hold is gone for good. */
+    verdict = zkt_rec_wait(&lost, 1, ZKT_WAIT) == ZKL_LOST_LEASE_EXPIRED &&
+              zkl_lock_token(cl) == 0 && zkl_lock_release(cl) == ZKL_ELOST;
+    _exit(verdict ? 0 : 5);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  CU_ASSERT_EQUAL_FATAL(read(from_child[0], &ok, 1), 1);
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  kill(pid, SIGSTOP);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, 2 * ZKT_WAIT), ZKL_OK);
+  kill(pid, SIGCONT);
+  CU_ASSERT_EQUAL(write(to_child[1], &ok, 1), 1);
+  waitpid(pid, &status, 0);
+  CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    printf("the frozen client's status: %d\n", status);
+    agentctl_print_log(&ag);
+  }
+  close(to_child[1]);
+  close(from_child[0]);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
 /* ------------------------------------------------ the agent goes away */
 
 static zkt_rec state_rec;
@@ -492,6 +565,8 @@ int main(void) {
       {"bad input through the agent", test_bad_input},
       {"a SIGKILLed client's lock is freed at once", test_killed_client},
       {"a free or a close with an acquire in flight", test_close_in_flight},
+      {"a frozen client's lock goes after its lease, and it is told",
+       test_frozen_client},
       {"the agent killed: every client told at once", test_agent_killed},
       {"the agent frozen: lost by the client's clock, before anyone else",
        test_agent_frozen},
