@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agentctl.h"
 #include "clitest.h"
 #include "proxyctl.h"
 
@@ -480,6 +481,97 @@ static void test_verbose_session(void) {
   assert_no_node(name);
 }
 
+
+/* Through the agent (zklockd): zklock frozen while it holds. The agent's
+ * session lives on, so nothing expires: the watchdog stops the command at
+ * the deadline zklock last heard of, and the agent, hearing nothing from
+ * zklock for a session timeout, frees the lock once that deadline has
+ * passed; the next zklock starts after the command was stopped. */
+static void test_frozen_zklock_agent(void) {
+  char name[64], parent[128], log[PATH_MAX], env_log[PATH_MAX + 16], line[512],
+      err[4096], want[256];
+  log_rec r[8];
+  spawn_opts so;
+  proc a, b;
+  agentctl ag;
+  pid_watch cmdw;
+  int n, i;
+  long long a_term = 0, b_start = 0;
+  const char *const extra[] = {"-t", "4s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "frozen-agent");
+  zkt_parent(parent, sizeof parent, name);
+  log_name(log, sizeof log, name);
+  snprintf(env_log, sizeof env_log, "CLITEST_LOG=%s", log);
+  memset(&so, 0, sizeof so);
+  so.tty = -1;
+  so.env[0] = env_log;
+  spawn_with(&a, &so, "--agent", ag.sock, "-k", "0.5", name, "--",
+             HELPER("ignore-term"), NULL);
+  CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  watch_pid(&cmdw, (pid_t)a.helper);
+  spawn_with(&b, &so, "--agent", ag.sock, "-q", name, "--", HELPER("hold"),
+             NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+
+  CU_ASSERT_FATAL(stop_zklock(&a));
+  CU_ASSERT(wait_pid_exit(&cmdw, T_WAIT)); /* the watchdog's SIGKILL */
+  CU_ASSERT(command_started(&b, line, sizeof line));
+  CU_ASSERT(kill(a.pid, SIGCONT) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 4);
+  CU_ASSERT(read_all(a.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(want, sizeof want, "zklock: watchdog: lost the lock /locks/%s: ",
+           name);
+  CU_ASSERT(strstr(err, want) == err);
+  if (strstr(err, want) != err) {
+    fprintf(stderr, "\nzklock said: %s\n", err);
+    agentctl_print_log(&ag);
+  }
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  n = read_log(log, r, 8);
+  unlink(log);
+  for (i = 0; i < n; i++) {
+    if (r[i].pid == a.helper && strcmp(r[i].what, "sig") == 0)
+      a_term = r[i].ns;
+    if (r[i].pid == b.helper && strcmp(r[i].what, "start") == 0)
+      b_start = r[i].ns;
+  }
+  CU_ASSERT(a_term > 0 && b_start > 0);
+  CU_ASSERT(a_term < b_start);
+  unwatch_pid(&cmdw);
+  cleanup(&a);
+  cleanup(&b);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  assert_no_node(name);
+}
+
+/* Through the agent: zklock SIGKILLed while it holds (its command too).
+ * The agent's session is of 10 minutes: only the end of zklock's
+ * connection can free the lock, and it does at once. */
+static void test_killed_zklock_agent(void) {
+  char name[64], parent[128], line[512];
+  proc a, b;
+  agentctl ag;
+  const char *const extra[] = {"-t", "600s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "killed-agent");
+  zkt_parent(parent, sizeof parent, name);
+  spawn(&a, "--agent", ag.sock, name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  spawn(&b, "--agent", ag.sock, "-q", name, "--", HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  kill((pid_t)a.helper, SIGKILL);
+  kill(a.pid, SIGKILL);
+  CU_ASSERT(command_started(&b, line, sizeof line));
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  cleanup(&a);
+  cleanup(&b);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  assert_no_node(name);
+}
+
 static const zkt_test tests[] = {
     {"lost lock: SIGTERM to the command, exit 4", test_lost_node_deleted},
     {"lost lock: SIGKILL after -k", test_lost_kill_after},
@@ -500,6 +592,10 @@ static const zkt_test tests[] = {
      test_reconnects_keep_lease},
     {"a grant on an old lease is confirmed first", test_confirming},
     {"-v tells the session's states", test_verbose_session},
+    {"zklock frozen through the agent: the watchdog, then the next",
+     test_frozen_zklock_agent},
+    {"zklock SIGKILLed through the agent: the next at once",
+     test_killed_zklock_agent},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
