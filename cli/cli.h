@@ -159,6 +159,7 @@ typedef struct {
   int session_ms;
   int connect_ms; /* --connect-timeout */
   bool no_follow; /* --no-follow-config */
+  const char *agent; /* --agent or ZKLOCK_AGENT: zklockd's socket, or NULL */
   int server_tick_ms; /* --server-tick: the servers' tickTime; 0: T/2 */
   const char *wait_arg; /* -w as given, for messages ("1 s", "500ms") */
   int wait_ms;          /* -1: without bound, 0: -n */

@@ -241,6 +241,20 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
   int rc, total_ms = bound_ms;
   zkl_session_options so;
   zkl_session_options_init(&so);
+  if (o->agent) {
+    /* The agent has the session: its servers, timeout and credentials. */
+    so.agent = o->agent;
+    so.connect_timeout_ms = bound_ms;
+    if ((rc = zkl_session_open(&s, &so)) != ZKL_OK) {
+      cli_error("no lock agent at %s: %s (is zklockd running? see "
+                "zklockd(8); unset ZKLOCK_AGENT to ask ZooKeeper directly)",
+                cli_quote(o->agent), zkl_strerror(rc));
+      exit(EXIT_ZOOKEEPER);
+    }
+    cli_verbose_msg("connected to the agent at %s (its session timeout %d ms)",
+                    cli_quote(o->agent), zkl_session_timeout(s));
+    return s;
+  }
   so.hosts = hl->connect; /* with the default ports */
   so.session_timeout_ms = o->session_ms;
   so.flags = o->no_follow ? ZKL_OPEN_NO_FOLLOW_CONFIG : 0;

@@ -34,6 +34,10 @@ int lease_init(zkl_session *s, int64_t proven_ms, int server_tick_ms) {
   first_proof = proven_ms;
   m = m < 100 ? 100 : m > 2000 ? 2000 : m;
   margin_ms = m < t ? m : t / 2; /* a server with a tiny tick */
+  /* Through the agent (no handle here), the agent's library keeps the
+   * lease with this same default rule: nothing to set. */
+  if (!zkl_session_handle(s))
+    return ZKL_OK;
   rc = zkl_session_set_server_tick(s, server_tick_ms);
   return rc == ZKL_OK ? zkl_session_set_lease_margin(s, margin_ms) : rc;
 }

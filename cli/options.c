@@ -426,6 +426,7 @@ enum {
   OPT_GRACE,
   OPT_MAX_HOLD,
   OPT_NO_FOLLOW,
+  OPT_AGENT,
   OPT_SERVER_TICK,
   OPT_FORMAT,
   OPT_WATCH,
@@ -510,6 +511,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"session-timeout", required_argument, NULL, 't'},
       {"connect-timeout", required_argument, NULL, OPT_CONNECT},
       {"no-follow-config", no_argument, NULL, OPT_NO_FOLLOW},
+      {"agent", required_argument, NULL, OPT_AGENT},
       {"server-tick", required_argument, NULL, OPT_SERVER_TICK},
       {"wait", required_argument, NULL, 'w'},
       {"nonblock", no_argument, NULL, 'n'},
@@ -553,6 +555,9 @@ void options_parse(int argc, char **argv, options *o) {
 
   memset(o, 0, sizeof *o);
   o->hosts = env && *env ? env : DEFAULT_HOSTS;
+  o->agent = getenv("ZKLOCK_AGENT");
+  if (o->agent && !*o->agent)
+    o->agent = NULL;
   o->session_ms = DEFAULT_SESSION_MS;
   o->connect_ms = DEFAULT_CONNECT_MS;
   o->wait_ms = -1;
@@ -626,6 +631,9 @@ void options_parse(int argc, char **argv, options *o) {
       break;
     case OPT_NO_FOLLOW:
       o->no_follow = true;
+      break;
+    case OPT_AGENT:
+      o->agent = *optarg ? optarg : NULL;
       break;
     case OPT_SERVER_TICK:
       millis_or_exit("--server-tick", optarg, &o->server_tick_ms);
@@ -788,6 +796,13 @@ void options_parse(int argc, char **argv, options *o) {
 
   if (grace_set && o->action != ACT_BREAK)
     cli_usage_error("--grace goes with --break only");
+  if (o->agent && o->action != ACT_RUN)
+    cli_usage_error("%s is not served through the agent yet: unset "
+                    "ZKLOCK_AGENT (or drop --agent) to ask ZooKeeper",
+                    action_option(o->action));
+  if (o->agent && (o->auth || o->server_tick_ms))
+    cli_usage_error("--auth and --server-tick are the agent's to set "
+                    "(zklockd(8)), not zklock's through it");
   if (o->action != ACT_RUN) {
     const char *opt = action_option(o->action);
     if (o->wait_arg || n_set || e_set || k_set || o->info || acl_set ||

@@ -149,7 +149,8 @@ static int exit_code_of(int status) {
 /* --------------------------------------------------------------- messages */
 
 static bool session_expired(const run *r) {
-  return zoo_state(zkl_session_handle(r->s)) == ZOO_EXPIRED_SESSION_STATE;
+  zhandle_t *zh = zkl_session_handle(r->s); /* NULL: through the agent */
+  return zh && zoo_state(zh) == ZOO_EXPIRED_SESSION_STATE;
 }
 
 /* Why the lock is lost, in words that claim no more than zklock knows. */
@@ -629,7 +630,7 @@ int run_lock(const options *o) {
   r.s = connect_or_exit(o, bound);
   rc = lease_init(r.s, t0, o->server_tick_ms); /* the leader heard us after
                                                  we began */
-  if (rc == ZKL_OK && cli_verbose) {
+  if (rc == ZKL_OK && cli_verbose && !o->agent) {
     rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
     if (rc == ZKL_OK)
       trace_servers_now(r.s, o->parsed_hosts.connect);
@@ -669,6 +670,8 @@ int run_lock(const options *o) {
   r.same_group = has_terminal();
   ev_catch_signals(r.same_group);
   mode = o->quiet || o->wait_ms == 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
+  if (o->agent)
+    mode = 0; /* the queue's view needs a ZooKeeper session of its own */
   status_init(mode, r.s, r.l, o);
   status_arm();
   r.acquire_ms = cli_now_ms();

@@ -152,7 +152,10 @@ ZKL_EXTERN const char *zkl_version_string(void);
      "the semaphore is in use with another limit: its contenders "            \
      "disagree on it")                                                        \
   XX(EKIND, -1018,                                                            \
-     "the name is held or awaited by a lock of another kind")
+     "the name is held or awaited by a lock of another kind")                 \
+  XX(EDENIED, -1020, "the lock agent's policy does not allow this")           \
+  XX(EAGENT, -1021,                                                           \
+     "the lock agent is not there, or it ended the connection")
 /* The library's codes (-1019, ZKL_EBACKGROUND before 1.0, is not reused). */
 typedef enum zkl_error {
   ZKL_OK = 0,
@@ -200,6 +203,8 @@ typedef struct zkl_session_options {
   void *state_arg;
   zkl_event_cb on_event;  /* as zkl_session_on_event(), from the start */
   void *event_arg;
+  const char *agent;      /* zklockd's socket path instead of hosts: locks
+                             through the host's agent (zklockd(8)) */
 } zkl_session_options;
 
 #if defined(__cplusplus) ||                                                  \
@@ -322,7 +327,8 @@ typedef enum zkl_lost_reason {
   ZKL_LOST_NODE_DELETED = 2,    /* someone else deleted the lock node */
   ZKL_LOST_LEASE_EXPIRED = 3,   /* the lease ran out (no news in time) */
   ZKL_LOST_BROKEN = 4,          /* zkl_name_break() deleted the node */
-  ZKL_LOST_MAX_HOLD = 5         /* held past zkl_lock_set_max_hold() */
+  ZKL_LOST_MAX_HOLD = 5,        /* held past zkl_lock_set_max_hold() */
+  ZKL_LOST_AGENT = 6            /* the agent went away or went silent */
 } zkl_lost_reason;
 
 /* Told once when a held lock is lost: stop using the resource at once.

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "engine.h"
+#include "agent.h"
 
 /* Starts an acquire (or, with acquire false, a release) on the core and
  * sleeps until the core delivers its result to the waiter. */
@@ -47,12 +48,16 @@ static int wait_for_core(zkl_lock *l, bool acquire, int timeout_ms,
 }
 
 int zkl_lock_acquire(zkl_lock *l, int timeout_ms, int64_t *token) {
+  if (l && timeout_ms >= -1 && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_acquire(l, timeout_ms, token);
   if (!l || timeout_ms < -1)
     return ZKL_EINVAL;
   return wait_for_core(l, true, timeout_ms, token);
 }
 
 int zkl_lock_release(zkl_lock *l) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_release(l);
   if (!l)
     return ZKL_EINVAL;
   return wait_for_core(l, false, 0, NULL);

@@ -40,6 +40,7 @@
 
 #include "ask.h"
 #include "engine.h"
+#include "agent.h"
 
 /* How often a node that keeps changing under us is read again. */
 #define TRIES 5
@@ -384,6 +385,8 @@ static void delete_locked(zkl_session *s, victim *v) {
 
 int zkl_name_break(zkl_session *s, const char *name, const char *node,
                    int grace_ms, zkl_break_cb cb, void *arg) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_name_break");
   zkl_participant *list = NULL;
   brk *b = NULL;
   int32_t seq;

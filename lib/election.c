@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "recipes.h"
+#include "agent.h"
 
 /* The node's data is the candidate's id, as LeaderLatch writes it. */
 static int latch_data(const void *arg, char *buf, size_t len) {
@@ -38,6 +39,11 @@ const zkl_recipe zkl__recipe_latch = {
 
 int zkl_lock_new_election(zkl_lock **out, zkl_session *s, const char *name,
                           const char *id) {
+  if (out && s && name && ZKL_REMOTE_SESSION(s)) {
+    if (!id || !*id || strlen(id) > ZKL_ID_MAX)
+      return ZKL_EINVAL;
+    return zkl__remote_new(out, s, ZKL_AGENT_ELECTION, &name, 1, 0, id);
+  }
   char queue[ZKL_PATH_MAX], *copy;
   int rc;
   if (!out || !s || !id || !*id || strlen(id) > ZKL_ID_MAX ||

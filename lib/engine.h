@@ -348,6 +348,9 @@ typedef struct zkl_notice zkl_notice;
 /* One contender for one queue: what the user holds as a zkl_lock. Its
  * parts are written by the file named beside them. */
 struct zkl_lock {
+  /* agent.c: a lock through zklockd (its session's); NULL otherwise. Such
+   * a lock uses s, name, refs and owned, and nothing else of this struct. */
+  struct zkl_remote *remote;
   /* lock_object.c: the object */
   zkl_session *s; /* reference */
   zkl_link link;  /* in the engine's locks */

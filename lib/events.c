@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "agent.h"
 
 /* ------------------------------------------------------- state callback */
 
@@ -74,6 +75,8 @@ void zkl__report_closed_locked(zkl_session *s) {
 }
 
 int zkl_session_on_state(zkl_session *s, zkl_state_cb cb, void *arg) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_on_state(s, cb, arg);
   int rc;
   if (!s)
     return ZKL_EINVAL;
@@ -160,6 +163,8 @@ void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct) {
 }
 
 int zkl_session_on_event(zkl_session *s, zkl_event_cb cb, void *arg) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_session_on_event");
   int rc;
   if (!s)
     return ZKL_EINVAL;
@@ -252,7 +257,7 @@ void zkl__session_watcher(zhandle_t *zh, int type, int state,
 }
 
 void zkl_session_forward_watcher_event(zkl_session *s, int type, int state) {
-  if (!s || type != ZOO_SESSION_EVENT)
+  if (!s || type != ZOO_SESSION_EVENT || ZKL_REMOTE_SESSION(s))
     return;
   zkl__enter_locked(s);
   if (!s->owns_handle && !s->closing)

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "agent.h"
 
 /* ------------------------------------------------------------- parsing */
 
@@ -474,6 +475,8 @@ static void connected_locked(zkl_session *s) { read_locked(s); }
 /* ------------------------------------------------------------ accessor */
 
 int zkl_session_get_servers(const zkl_session *cs, char *buf, size_t len) {
+  if (cs && ZKL_REMOTE_SESSION(cs))
+    return zkl__remote_unsupported("zkl_session_get_servers");
   zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   int rc = ZKL_EINVAL;
   if (!s || !buf || len == 0)

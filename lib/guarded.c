@@ -16,6 +16,7 @@
 
 #include "engine.h"
 #include "io.h"
+#include "agent.h"
 
 /* One transaction in flight. */
 typedef struct multi {
@@ -170,6 +171,8 @@ static int prepare(multi **out, zkl_lock *l, int count, const zoo_op_t *ops,
 int zkl_lock_commit_async(zkl_lock *l, int count, const zoo_op_t *ops,
                           zoo_op_result_t *results, zkl_commit_cb cb,
                           void *arg) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_unsupported("zkl_lock_commit_async");
   multi *m;
   int rc;
   zkl_session *s;
@@ -191,6 +194,8 @@ int zkl_lock_commit_async(zkl_lock *l, int count, const zoo_op_t *ops,
 
 int zkl_lock_commit(zkl_lock *l, int count, const zoo_op_t *ops,
                     zoo_op_result_t *results) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_unsupported("zkl_lock_commit");
   zkl_waiter w = {0};
   zkl_session *s;
   multi *m;

@@ -24,6 +24,7 @@
 
 #include "ask.h"
 #include "engine.h"
+#include "agent.h"
 
 /* A leader is the first candidate of the election's queue. */
 static const zkl_nodes candidates = {ZKL_PLACE_NAME,
@@ -272,6 +273,8 @@ static void event_locked(zkl_observer *o, zkl_att_event ev, int code) {
 
 int zkl_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
                          const char *name, zkl_leader_cb cb, void *arg) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_leader_watch_new");
   zkl_leader_watch *lw;
   zkl_engine *e;
   int rc;
@@ -360,6 +363,8 @@ static void ask_replied_locked(zkl_ask *ask, int index, const zkl_reply *rp) {
 
 int zkl_name_get_leader(zkl_session *s, const char *name, char *id, size_t len,
                         int64_t *token) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_name_get_leader");
   char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1];
   leader_ask a;
   zkl_ask_retry t;

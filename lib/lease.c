@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "agent.h"
 
 /* ---------------------------------------------------------- the numbers */
 
@@ -460,6 +461,8 @@ int zkl__lease_fits_locked(const zkl_session *s) {
 }
 
 int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_session_set_lease_margin");
   int rc = ZKL_OK;
   if (!s)
     return ZKL_EINVAL;
@@ -477,6 +480,8 @@ int zkl_session_set_lease_margin(zkl_session *s, int margin_ms) {
 }
 
 int zkl_session_set_server_tick(zkl_session *s, int tick_ms) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_session_set_server_tick");
   int rc = ZKL_OK;
   if (!s || tick_ms < 0)
     return ZKL_EINVAL;
@@ -495,6 +500,8 @@ int zkl_session_set_server_tick(zkl_session *s, int tick_ms) {
 }
 
 int64_t zkl_session_lease_deadline(const zkl_session *cs) {
+  if (cs && ZKL_REMOTE_SESSION(cs))
+    return zkl__remote_lease_deadline(cs);
   zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   int64_t deadline = 0;
   if (!s)

@@ -12,8 +12,17 @@
 #include <string.h>
 
 #include "engine.h"
+#include "agent.h"
 
 void zkl_lock_free(zkl_lock *l) {
+  if (l && ZKL_REMOTE_LOCK(l)) {
+    if (l->owned)
+      zkl__log("zkl_lock_free: %s belongs to a read/write lock; ignored",
+               l->name);
+    else
+      zkl__remote_free(l);
+    return;
+  }
   if (!l)
     return;
   if (zkl__lock_owned(l)) {
@@ -27,6 +36,8 @@ void zkl_lock_free(zkl_lock *l) {
 
 int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms, zkl_acquire_cb cb,
                            void *arg) {
+  if (l && cb && timeout_ms >= -1 && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_acquire_async(l, timeout_ms, cb, arg);
   zkl_target t = {0};
   zkl_session *s;
   int rc;
@@ -43,6 +54,8 @@ int zkl_lock_acquire_async(zkl_lock *l, int timeout_ms, zkl_acquire_cb cb,
 }
 
 int zkl_lock_release_async(zkl_lock *l, zkl_release_cb cb, void *arg) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_release_async(l, cb, arg);
   zkl_target t = {0};
   zkl_session *s;
   int rc;
@@ -59,6 +72,8 @@ int zkl_lock_release_async(zkl_lock *l, zkl_release_cb cb, void *arg) {
 }
 
 int zkl_lock_cancel(zkl_lock *l) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_cancel(l);
   zkl_session *s;
   int rc;
   if (!l)
@@ -71,6 +86,8 @@ int zkl_lock_cancel(zkl_lock *l) {
 }
 
 int64_t zkl_lock_token(const zkl_lock *l) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_token(l);
   zkl_session *s;
   int64_t t;
   if (!l)
@@ -83,6 +100,8 @@ int64_t zkl_lock_token(const zkl_lock *l) {
 }
 
 const char *zkl_lock_other_kind(const zkl_lock *l) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_other_kind(l);
   zkl_session *s;
   const char *kind;
   if (!l)
@@ -95,6 +114,8 @@ const char *zkl_lock_other_kind(const zkl_lock *l) {
 }
 
 int zkl_lock_get_node_path(const zkl_lock *l, char *buf, size_t len) {
+  if (l && buf && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_node_paths(l, false, buf, len);
   zkl_session *s;
   int rc;
   if (!l || !buf)
@@ -131,6 +152,8 @@ static bool append_node_locked(const zkl_lock *c, char *buf, size_t len,
  * the names), or a contender's own node and then its parts' (a semaphore's
  * lease node, then its gate node: each while it has it). */
 int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
+  if (l && buf && len > 0 && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_node_paths(l, true, buf, len);
   zkl_session *s;
   size_t used = 0;
   int rc = ZKL_OK, i;
@@ -161,6 +184,8 @@ int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
 }
 
 const char *zkl_lock_refused_name(const zkl_lock *l) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_refused_name(l);
   zkl_session *s;
   const char *name;
   if (!l)

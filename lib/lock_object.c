@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "agent.h"
 
 /* A user callback for one lock. */
 struct zkl_notice {
@@ -265,6 +266,8 @@ void zkl__notify_part_ended_locked(zkl_lock *part, int reason) {
 /* -------------------------------------------------------------- settings */
 
 int zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_on_lost(l, cb, arg);
   int rc = ZKL_OK;
   if (!l)
     return ZKL_EINVAL;
@@ -285,6 +288,8 @@ int zkl_lock_set_acl(zkl_lock *l, zkl_acl mode) {
   int rc;
   if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR))
     return ZKL_EINVAL;
+  if (ZKL_REMOTE_LOCK(l))
+    return zkl__remote_set(l, ZKL_AGENT_SET_ACL, mode, NULL);
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK) {
@@ -302,6 +307,8 @@ int zkl_lock_set_owner_info(zkl_lock *l, const char *info) {
   int rc, i, n;
   if (!l || zkl__validate_info(info) != ZKL_OK)
     return ZKL_EINVAL;
+  if (ZKL_REMOTE_LOCK(l))
+    return zkl__remote_set(l, ZKL_AGENT_SET_INFO, 0, info);
   pthread_mutex_lock(&l->s->mu);
   n = l->n_parts; /* fixed once the contender is made */
   pthread_mutex_unlock(&l->s->mu);
@@ -343,6 +350,8 @@ int zkl_lock_set_max_hold(zkl_lock *l, int max_hold_ms) {
   int rc;
   if (!l || max_hold_ms < 0)
     return ZKL_EINVAL;
+  if (ZKL_REMOTE_LOCK(l))
+    return zkl__remote_set(l, ZKL_AGENT_SET_MAX_HOLD, max_hold_ms, NULL);
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK)
@@ -355,6 +364,8 @@ int zkl_lock_set_max_hold_grace(zkl_lock *l, int grace_ms) {
   int rc;
   if (!l || grace_ms < 0)
     return ZKL_EINVAL;
+  if (ZKL_REMOTE_LOCK(l))
+    return zkl__remote_set(l, ZKL_AGENT_SET_GRACE, grace_ms, NULL);
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK)
@@ -367,6 +378,8 @@ int zkl_lock_set_watch_after(zkl_lock *l, int watch_after_ms) {
   int rc, i;
   if (!l || watch_after_ms < 0)
     return ZKL_EINVAL;
+  if (ZKL_REMOTE_LOCK(l))
+    return zkl__remote_set(l, ZKL_AGENT_SET_WATCH_AFTER, watch_after_ms, NULL);
   pthread_mutex_lock(&l->s->mu);
   rc = zkl__session_usable_locked(l->s);
   if (rc == ZKL_OK) {

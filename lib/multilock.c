@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "recipes.h"
+#include "agent.h"
 
 static const zkl_recipe multi_recipe = {
     .name = "multi",
@@ -50,6 +51,9 @@ static const zkl_recipe part_recipe = {
 
 int zkl_lock_new_multi(zkl_lock **out, zkl_session *s, const char *const *names,
                        int count) {
+  if (out && s && names && count >= 1 && count <= ZKL_MULTI_NAMES_MAX &&
+      ZKL_REMOTE_SESSION(s))
+    return zkl__remote_new(out, s, ZKL_AGENT_MULTI, names, count, 0, NULL);
   char queue[ZKL_PATH_MAX], *joined;
   size_t len = 0;
   zkl_lock *l, *p;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "recipes.h"
+#include "agent.h"
 
 /* The first goes (the registry's first rule, kinds.h); everyone else waits
  * for its immediate predecessor, and is granted when that one goes if it
@@ -35,6 +36,8 @@ const zkl_recipe zkl__recipe_mutex = {
 };
 
 int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {
+  if (out && s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_new(out, s, ZKL_AGENT_MUTEX, &name, 1, 0, NULL);
   char queue[ZKL_PATH_MAX];
   if (!out || !s || zkl__validate_name(name) != ZKL_OK)
     return ZKL_EINVAL;

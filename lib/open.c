@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "agent.h"
 
 /* ------------------------------------------------------------- options */
 
@@ -49,7 +50,12 @@ static int read_options(const zkl_session_options *o, zkl_open_opts *p) {
   p->state_arg = ZKL_OPT(o, state_arg, NULL);
   p->on_event = ZKL_OPT(o, on_event, NULL);
   p->event_arg = ZKL_OPT(o, event_arg, NULL);
-  if (!p->hosts == !p->handle) /* exactly one of them */
+  p->agent = ZKL_OPT(o, agent, NULL);
+  if ((p->hosts != NULL) + (p->handle != NULL) + (p->agent != NULL) != 1)
+    return ZKL_EINVAL; /* exactly one of them */
+  /* Through the agent, the agent's session has the ZooKeeper settings. */
+  if (p->agent && (p->session_timeout_ms || p->flags || p->lease_margin_ms ||
+                   p->server_tick_ms || p->on_event))
     return ZKL_EINVAL;
   if (p->session_timeout_ms < 0 || p->connect_timeout_ms < 0 ||
       p->server_tick_ms < 0)
@@ -75,6 +81,9 @@ int zkl_session_open(zkl_session **out, const zkl_session_options *o) {
     return rc;
   if (zkl__on_zk_thread())
     return ZKL_EDEADLK;
+  if (p.agent)
+    return zkl__remote_open(out, p.agent, p.connect_timeout_ms, p.on_state,
+                            p.state_arg);
   rc = p.handle ? zkl__session_wrap(&s, &p) : open_hosts(&s, &p);
   if (rc != ZKL_OK)
     return rc;
@@ -269,6 +278,8 @@ static int auth_after_loss_locked(zkl_session *s, unsigned long seen) {
 
 int zkl_session_add_auth(zkl_session *s, const char *scheme,
                          const char *credentials, int len) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_session_add_auth");
   auth_wait w;
   unsigned long seen;
   int rc;
@@ -349,6 +360,8 @@ static void run_leftover_notices_locked(zkl_session *s) {
 static void *close_thread(void *arg);
 
 int zkl_session_close(zkl_session *s, zkl_close_outcome *how) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_close(s, how);
   zkl_close_outcome outcome;
   int rc;
   if (!s)

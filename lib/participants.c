@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ask.h"
+#include "agent.h"
 
 #ifdef ZKL_TEST_HOOKS /* lib/internal.h */
 void (*zkl__hook_participants_listed)(const char *name);
@@ -299,6 +300,8 @@ int zkl__participants_ask(zkl_session *s, const char *name,
 
 int zkl_name_list(zkl_session *s, const char *name, zkl_participant **out,
                   int *count) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_name_list");
   return zkl__participants_ask(s, name, out, count, false);
 }
 

@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "kinds.h"
+#include "agent.h"
 
 /* Appends queue to buf (used bytes so far), one space before it unless
  * first, and skips it when buf already has it. ZKL_EINVAL when it does not
@@ -38,6 +39,8 @@ static int append_queue(char *buf, size_t len, size_t *used,
 }
 
 int zkl_lock_get_queues(const zkl_lock *l, char *buf, size_t len) {
+  if (l && buf && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_queues(l, buf, len);
   size_t used = 0;
   int rc = ZKL_OK, i;
   if (!l || !buf || len == 0)

@@ -25,6 +25,7 @@
 
 #include "ask.h"
 #include "engine.h"
+#include "agent.h"
 
 #define REVOKE_DATA "__REVOKE__"
 
@@ -154,6 +155,8 @@ static int revoke_locked(zkl_session *s, const char *name, const char *node) {
 }
 
 int zkl_name_revoke(zkl_session *s, const char *name, const char *node) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_name_revoke");
   zkl_ask_retry t;
   int rc;
   if (!s || zkl__validate_name(name) != ZKL_OK ||
@@ -173,6 +176,8 @@ int zkl_name_revoke(zkl_session *s, const char *name, const char *node) {
 }
 
 int zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_on_revoke(l, cb, arg);
   zkl_session *s;
   int rc = ZKL_OK;
   if (!l)

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "recipes.h"
+#include "agent.h"
 
 struct zkl_rwlock {
   zkl_lock *read;
@@ -138,6 +139,20 @@ const zkl_recipe zkl__recipe_write = {
 };
 
 int zkl_rwlock_new(zkl_rwlock **out, zkl_session *s, const char *name) {
+  if (out && s && name && ZKL_REMOTE_SESSION(s)) {
+    zkl_rwlock *arw = calloc(1, sizeof *arw);
+    int rrc;
+    if (!arw)
+      return ZKL_ENOMEM;
+    if ((rrc = zkl__remote_new_rwlock(&arw->read, &arw->write, s, name)) !=
+        ZKL_OK) {
+      free(arw);
+      return rrc;
+    }
+    arw->sides = -1; /* the agent's: freed together, at once */
+    *out = arw;
+    return ZKL_OK;
+  }
   char queue[ZKL_PATH_MAX];
   zkl_rwlock *rw;
   int rc;
@@ -167,6 +182,11 @@ zkl_lock *zkl_rwlock_read(zkl_rwlock *rw) { return rw ? rw->read : NULL; }
 zkl_lock *zkl_rwlock_write(zkl_rwlock *rw) { return rw ? rw->write : NULL; }
 
 void zkl_rwlock_free(zkl_rwlock *rw) {
+  if (rw && rw->sides == -1) {
+    zkl__remote_free_rwlock(rw->read, rw->write);
+    free(rw);
+    return;
+  }
   if (!rw)
     return;
   /* Together: the write side's release asks whether the read side holds

@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "recipes.h"
+#include "agent.h"
 
 static int limit_of(const void *arg) { return (int)(intptr_t)arg; }
 
@@ -259,6 +260,12 @@ static const zkl_recipe gate_recipe = {
 
 int zkl_lock_new_semaphore(zkl_lock **out, zkl_session *s, const char *name,
                            int limit) {
+  if (out && s && name && ZKL_REMOTE_SESSION(s)) {
+    if (limit < 1)
+      return ZKL_EINVAL;
+    return zkl__remote_new(out, s, ZKL_AGENT_SEMAPHORE, &name, 1, limit,
+                           NULL);
+  }
   char queue[ZKL_PATH_MAX];
   zkl_lock *gate, *l;
   int rc;

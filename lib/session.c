@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "session.h"
+#include "agent.h"
 
 /* The session whose completion-thread entry point the calling thread is in,
  * if any: user callbacks queued for it run when that entry point returns.
@@ -283,10 +284,14 @@ void zkl__queue_call_locked(zkl_session *s, zkl_call *c) {
 /* The const getters lock s->mu, which is not part of what they promise
  * to leave as it was. */
 zhandle_t *zkl_session_handle(const zkl_session *s) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return NULL; /* the agent's session has the handle */
   return s ? s->zh : NULL;
 }
 
 int zkl_session_timeout(const zkl_session *cs) {
+  if (cs && ZKL_REMOTE_SESSION(cs))
+    return zkl__remote_timeout(cs);
   zkl_session *s = (zkl_session *)cs;
   int t;
   if (!s)

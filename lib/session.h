@@ -238,6 +238,9 @@ typedef struct zkl_follow {
 
 struct zkl_session {
   pthread_mutex_t mu;
+  /* agent.c: a session through zklockd; NULL for a ZooKeeper session.
+   * Such a session uses mu and nothing else of this struct. */
+  struct zkl_agent *agent;
   pthread_cond_t cond; /* any progress: broadcast on every leave/unlock */
   zhandle_t *zh;
   bool owns_handle;
@@ -310,6 +313,7 @@ typedef struct zkl_open_opts {
   void *state_arg;
   zkl_event_cb on_event;
   void *event_arg;
+  const char *agent;
 } zkl_open_opts;
 
 /* Gives a new session, before its first connection, what the options say

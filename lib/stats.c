@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "agent.h"
 
 static void count_lock(zkl_lock *l, void *ctx) {
   zkl_session_stats *out = ctx;
@@ -26,6 +27,8 @@ static void count_lock(zkl_lock *l, void *ctx) {
 }
 
 int zkl_session_get_stats(const zkl_session *cs, zkl_session_stats *out) {
+  if (cs && ZKL_REMOTE_SESSION(cs))
+    return zkl__remote_unsupported("zkl_session_get_stats");
   zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   zkl_engine *e;
   int k, rc;

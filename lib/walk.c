@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ask.h"
+#include "agent.h"
 
 #define WALK_MAX_DEPTH 64
 
@@ -171,6 +172,8 @@ static int walk_locked(walk *w, zkl_session *s, const char *start,
 
 int zkl_name_find(zkl_session *s, const char *prefix, int max_nodes,
                   char ***names, int *count, bool *truncated) {
+  if (s && ZKL_REMOTE_SESSION(s))
+    return zkl__remote_unsupported("zkl_name_find");
   walk w;
   zkl_ask_retry t;
   char start[ZKL_PATH_MAX];

@@ -1,0 +1,948 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * serve.c - zklockd's loop: the clients' connections, their frames, the
+ * calls they make on the agent's session, and the lease relayed to them.
+ *
+ * A client's locks live as long as its connection: when it closes (exit,
+ * crash, SIGKILL) every lock of the client is freed at once, which the
+ * library turns into one delete per held node and one per waiting node, so
+ * the next waiter hears its predecessor go within one round trip.
+ *
+ * The library's callbacks name a lock by a number (its id), never by a
+ * pointer: a callback may be on its way (queued on the completion thread,
+ * or running on the timer thread) when the loop frees the lock, and it
+ * then finds no lock of that number and does nothing.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* accept4, pipe2, struct ucred */
+#endif
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "wire.h"
+
+/* Bounds on what one client may take of the agent. */
+#define CLIENT_LOCKS_MAX 4096            /* handles open at once */
+#define CLIENT_OUT_MAX (8 * 1024 * 1024) /* unread frames: then it is cut off */
+#define CLIENTS_MAX 65536
+#define LEASE_STEP_MS 100 /* resend the deadline when it moved this much */
+#define ID_BUCKETS 65536
+
+typedef struct client client;
+
+/* One handle of one client. A read/write lock is two: its read side at
+ * handle h (which owns the zkl_rwlock) and its write side at h + 1. */
+typedef struct alock {
+  uint64_t id; /* what the library's callbacks carry */
+  client *c;
+  int32_t handle;
+  int kind;
+  zkl_lock *l;
+  zkl_rwlock *rw;     /* the read side's record owns it */
+  struct alock *pair; /* the other side of a read/write lock */
+  bool write_side;    /* freed with its read side, never alone */
+  int rc;             /* != 0: the lock could not be made; acquire says so */
+  uint32_t acquire_req, release_req;
+  bool acquiring, releasing;
+  int holds;
+  struct alock *next;    /* in c->locks */
+  struct alock *id_next; /* in its id bucket */
+} alock;
+
+struct client {
+  int fd;
+  pid_t pid;
+  uid_t uid;
+  gid_t gid;
+  unsigned char *in;
+  size_t in_len, in_cap;
+  unsigned char *out;
+  size_t out_len, out_off, out_cap;
+  bool hello;
+  bool closing; /* cut off once the out buffer is written (a BYE) */
+  bool dead;
+  int n_locks;
+  unsigned holding; /* handles with holds > 0 */
+  int64_t lease_sent;
+  alock *locks;
+  client *next;
+};
+
+struct server {
+  pthread_mutex_t mu;
+  zkl_session *s;
+  policy *pol;
+  server_config cfg;
+  int wake_rd, wake_wr;
+  client *clients;
+  int n_clients;
+  uint64_t next_id;
+  alock *ids[ID_BUCKETS];
+  bool session_over; /* expired: every client is told, then a new one */
+};
+
+static server *srv_; /* the one server of this process (callbacks) */
+
+static void logf_(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+#include <stdarg.h>
+static void logf_(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("zklockd: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static void wake(server *srv) {
+  char x = 1;
+  ssize_t n = write(srv->wake_wr, &x, 1); /* full pipe: already awake */
+  (void)n;
+}
+
+/* ----------------------------------------------------------- the ids */
+
+static alock *find_id(server *srv, uint64_t id) {
+  alock *a;
+  for (a = srv->ids[id % ID_BUCKETS]; a; a = a->id_next)
+    if (a->id == id)
+      return a;
+  return NULL;
+}
+
+static void forget_id(server *srv, alock *a) {
+  alock **p;
+  for (p = &srv->ids[a->id % ID_BUCKETS]; *p; p = &(*p)->id_next)
+    if (*p == a) {
+      *p = a->id_next;
+      return;
+    }
+}
+
+/* ------------------------------------------------------------ frames */
+
+/* Queues a finished frame for c; a client that leaves CLIENT_OUT_MAX
+ * unread is cut off (its locks freed) rather than grow the agent. */
+static void send_frame(server *srv, client *c, zkl_wbuf *b) {
+  if (c->dead || c->closing || !zkl__wire_end(b)) {
+    zkl__wire_free(b);
+    return;
+  }
+  if (c->out_len - c->out_off + b->len > CLIENT_OUT_MAX) {
+    if (srv->cfg.verbose)
+      logf_("pid %ld: cut off: %zu bytes unread", (long)c->pid,
+            c->out_len - c->out_off);
+    c->closing = true;
+    c->out_len = c->out_off = 0;
+    zkl__wire_free(b);
+    wake(srv);
+    return;
+  }
+  if (c->out_off > 0 && c->out_off == c->out_len)
+    c->out_off = c->out_len = 0;
+  if (c->out_len + b->len > c->out_cap) {
+    size_t cap = c->out_cap ? c->out_cap : 4096;
+    unsigned char *d;
+    while (cap < c->out_len + b->len)
+      cap *= 2;
+    if (!(d = realloc(c->out, cap))) {
+      c->closing = true;
+      zkl__wire_free(b);
+      return;
+    }
+    c->out = d;
+    c->out_cap = cap;
+  }
+  memcpy(c->out + c->out_len, b->data, b->len);
+  c->out_len += b->len;
+  zkl__wire_free(b);
+  wake(srv);
+}
+
+static void reply_rc(server *srv, client *c, uint32_t req, int rc) {
+  zkl_wbuf b = {0};
+  zkl__wire_begin(&b, ZKL_MSG_REPLY, req);
+  zkl__wire_i32(&b, rc);
+  send_frame(srv, c, &b);
+}
+
+/* The answer to an acquire, whatever its outcome: always every field. */
+static void reply_acquire(server *srv, client *c, uint32_t req, int rc,
+                          int64_t token, int64_t deadline, const char *paths,
+                          const char *other, const char *refused) {
+  zkl_wbuf b = {0};
+  zkl__wire_begin(&b, ZKL_MSG_REPLY, req);
+  zkl__wire_i32(&b, rc);
+  zkl__wire_i64(&b, rc == ZKL_OK ? token : 0);
+  zkl__wire_i64(&b, deadline);
+  zkl__wire_str(&b, paths);
+  zkl__wire_str(&b, other);
+  zkl__wire_str(&b, refused);
+  send_frame(srv, c, &b);
+}
+
+static void send_bye(server *srv, client *c, int rc) {
+  zkl_wbuf b = {0};
+  zkl__wire_begin(&b, ZKL_MSG_BYE, 0);
+  zkl__wire_i32(&b, rc);
+  send_frame(srv, c, &b);
+  c->closing = true;
+}
+
+static void send_lease(server *srv, client *c, int64_t deadline) {
+  zkl_wbuf b = {0};
+  zkl__wire_begin(&b, ZKL_MSG_LEASE, 0);
+  zkl__wire_i64(&b, deadline);
+  send_frame(srv, c, &b);
+  c->lease_sent = deadline;
+}
+
+static void set_holds(alock *a, int holds) {
+  if ((a->holds > 0) != (holds > 0))
+    a->c->holding += holds > 0 ? 1 : -1;
+  a->holds = holds;
+}
+
+/* --------------------------------------------------- library callbacks */
+
+static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
+  server *srv = srv_;
+  alock *a;
+  static char paths[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* under srv->mu */
+  const char *other, *refused;
+  int64_t deadline;
+  pthread_mutex_lock(&srv->mu);
+  if (!(a = find_id(srv, (uint64_t)(uintptr_t)arg)) || !a->acquiring) {
+    pthread_mutex_unlock(&srv->mu);
+    return;
+  }
+  a->acquiring = false;
+  paths[0] = 0;
+  if (rc == ZKL_OK) {
+    set_holds(a, a->holds + 1);
+    if (zkl_lock_get_node_paths(l, paths, sizeof paths) != ZKL_OK)
+      paths[0] = 0;
+  }
+  deadline = rc == ZKL_OK ? zkl_session_lease_deadline(srv->s) : 0;
+  other = zkl_lock_other_kind(l);
+  refused = zkl_lock_refused_name(l);
+  if (rc == ZKL_OK && deadline > a->c->lease_sent)
+    a->c->lease_sent = deadline;
+  reply_acquire(srv, a->c, a->acquire_req, rc, token, deadline, paths, other,
+                refused);
+  pthread_mutex_unlock(&srv->mu);
+}
+
+static void on_released(zkl_lock *l, int rc, void *arg) {
+  server *srv = srv_;
+  alock *a;
+  (void)l;
+  pthread_mutex_lock(&srv->mu);
+  if ((a = find_id(srv, (uint64_t)(uintptr_t)arg)) && a->releasing) {
+    a->releasing = false;
+    if (rc == ZKL_OK || rc == ZKL_ELOST)
+      set_holds(a, rc == ZKL_OK && a->holds > 0 ? a->holds - 1 : 0);
+    reply_rc(srv, a->c, a->release_req, rc);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
+  server *srv = srv_;
+  alock *a;
+  (void)l;
+  pthread_mutex_lock(&srv->mu);
+  if ((a = find_id(srv, (uint64_t)(uintptr_t)arg))) {
+    zkl_wbuf b = {0};
+    set_holds(a, 0);
+    zkl__wire_begin(&b, ZKL_MSG_LOST, 0);
+    zkl__wire_i32(&b, a->handle);
+    zkl__wire_i32(&b, (int32_t)reason);
+    send_frame(srv, a->c, &b);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+static void on_revoke(zkl_lock *l, void *arg) {
+  server *srv = srv_;
+  alock *a;
+  (void)l;
+  pthread_mutex_lock(&srv->mu);
+  if ((a = find_id(srv, (uint64_t)(uintptr_t)arg))) {
+    zkl_wbuf b = {0};
+    zkl__wire_begin(&b, ZKL_MSG_REVOKED, 0);
+    zkl__wire_i32(&b, a->handle);
+    send_frame(srv, a->c, &b);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+static void on_state(zkl_session *s, zkl_state state, void *arg) {
+  server *srv = srv_;
+  client *c;
+  (void)s;
+  (void)arg;
+  pthread_mutex_lock(&srv->mu);
+  if (state == ZKL_STATE_EXPIRED || state == ZKL_STATE_AUTH_FAILED)
+    srv->session_over = true;
+  for (c = srv->clients; c; c = c->next) {
+    zkl_wbuf b = {0};
+    if (!c->hello)
+      continue;
+    zkl__wire_begin(&b, ZKL_MSG_STATE, 0);
+    zkl__wire_i32(&b, (int32_t)state);
+    send_frame(srv, c, &b);
+  }
+  wake(srv);
+  pthread_mutex_unlock(&srv->mu);
+}
+
+/* --------------------------------------------------------- the locks */
+
+static alock *find_handle(client *c, int32_t handle) {
+  alock *a;
+  for (a = c->locks; a; a = a->next)
+    if (a->handle == handle)
+      return a;
+  return NULL;
+}
+
+static alock *new_record(server *srv, client *c, int32_t handle, int kind) {
+  alock *a = calloc(1, sizeof *a);
+  if (!a)
+    return NULL;
+  a->id = ++srv->next_id;
+  a->c = c;
+  a->handle = handle;
+  a->kind = kind;
+  a->next = c->locks;
+  c->locks = a;
+  a->id_next = srv->ids[a->id % ID_BUCKETS];
+  srv->ids[a->id % ID_BUCKETS] = a;
+  c->n_locks++;
+  return a;
+}
+
+/* Frees a handle (and a read/write lock's other side): the library
+ * releases its hold or cancels its acquire, and deletes the node. */
+static void free_record(server *srv, alock *a) {
+  client *c = a->c;
+  alock **p;
+  alock *pair = a->pair;
+  set_holds(a, 0);
+  forget_id(srv, a);
+  for (p = &c->locks; *p; p = &(*p)->next)
+    if (*p == a) {
+      *p = a->next;
+      break;
+    }
+  c->n_locks--;
+  if (pair) {
+    pair->pair = NULL;
+    if (a->rw) {
+      pair->rw = a->rw; /* the read side goes first: hand the object over */
+      a->rw = NULL;
+    }
+    free_record(srv, pair);
+  } else if (a->rw) {
+    zkl_rwlock_free(a->rw);
+  } else if (a->l) {
+    zkl_lock_free(a->l);
+  }
+  free(a);
+}
+
+static void hook(alock *a) {
+  void *id = (void *)(uintptr_t)a->id;
+  zkl_lock_on_lost(a->l, on_lost, id);
+  zkl_lock_on_revoke(a->l, on_revoke, id);
+}
+
+/* ZKL_MSG_NEW: makes the contender, or a record of why it could not be
+ * made, which its acquire then answers (no reply: the client does not
+ * wait for its locks to be made). */
+static void call_new(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f), kind = zkl__wire_get_i32(f);
+  int32_t limit = zkl__wire_get_i32(f);
+  const char *id = zkl__wire_get_str(f);
+  int32_t count = zkl__wire_get_i32(f), i;
+  const char *names[ZKL_MULTI_NAMES_MAX];
+  alock *a, *b = NULL;
+  int rc = ZKL_OK;
+  if (f->bad || count < 1 || count > ZKL_MULTI_NAMES_MAX ||
+      (kind != ZKL_AGENT_MULTI && count != 1)) {
+    f->bad = true;
+    return;
+  }
+  for (i = 0; i < count; i++)
+    names[i] = zkl__wire_get_str(f);
+  if (!zkl__wire_done(f))
+    return;
+  if (handle <= 0 || handle == INT32_MAX || find_handle(c, handle) ||
+      (kind == ZKL_AGENT_RWLOCK && find_handle(c, handle + 1))) {
+    f->bad = true; /* the client numbers its handles: a reuse is a bug */
+    return;
+  }
+  if (c->n_locks >= CLIENT_LOCKS_MAX)
+    rc = ZKL_EDENIED;
+  for (i = 0; rc == ZKL_OK && i < count; i++) {
+    if (zkl_name_check(names[i]) != ZKL_OK)
+      rc = ZKL_EINVAL;
+    else if (!policy_allows(srv->pol, POLICY_LOCK, names[i], c->uid, c->gid))
+      rc = ZKL_EDENIED;
+  }
+  if (!(a = new_record(srv, c, handle, kind)) ||
+      (kind == ZKL_AGENT_RWLOCK && !(b = new_record(srv, c, handle + 1, kind)))) {
+    send_bye(srv, c, ZKL_ENOMEM);
+    return;
+  }
+  if (b) {
+    a->pair = b;
+    b->pair = a;
+    b->write_side = true;
+  }
+  if (rc == ZKL_EDENIED && srv->cfg.verbose)
+    logf_("pid %ld uid %ld: lock '%s' refused", (long)c->pid, (long)c->uid,
+          names[0]);
+  if (rc == ZKL_OK) {
+    switch (kind) {
+    case ZKL_AGENT_MUTEX:
+      rc = zkl_lock_new(&a->l, srv->s, names[0]);
+      break;
+    case ZKL_AGENT_SEMAPHORE:
+      rc = zkl_lock_new_semaphore(&a->l, srv->s, names[0], limit);
+      break;
+    case ZKL_AGENT_ELECTION:
+      rc = zkl_lock_new_election(&a->l, srv->s, names[0], id);
+      break;
+    case ZKL_AGENT_MULTI:
+      rc = zkl_lock_new_multi(&a->l, srv->s, names, count);
+      break;
+    case ZKL_AGENT_RWLOCK:
+      rc = zkl_rwlock_new(&a->rw, srv->s, names[0]);
+      if (rc == ZKL_OK) {
+        a->l = zkl_rwlock_read(a->rw);
+        b->l = zkl_rwlock_write(a->rw);
+        hook(b);
+      }
+      break;
+    default:
+      rc = ZKL_EINVAL;
+    }
+  }
+  if (b && rc != ZKL_OK) {
+    b->rc = rc;
+    b->l = NULL;
+  }
+  a->rc = rc;
+  if (rc == ZKL_OK)
+    hook(a);
+  else
+    a->l = NULL;
+}
+
+static void call_set(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f), option = zkl__wire_get_i32(f);
+  int32_t value = zkl__wire_get_i32(f);
+  const char *text = zkl__wire_get_str(f);
+  alock *a;
+  int rc = ZKL_EINVAL;
+  (void)srv;
+  if (!zkl__wire_done(f))
+    return;
+  if (!(a = find_handle(c, handle))) {
+    f->bad = true;
+    return;
+  }
+  if (!a->l)
+    return; /* its acquire will say why it was not made */
+  switch (option) {
+  case ZKL_AGENT_SET_INFO:
+    rc = zkl_lock_set_owner_info(a->l, text);
+    break;
+  case ZKL_AGENT_SET_MAX_HOLD:
+    rc = zkl_lock_set_max_hold(a->l, value);
+    break;
+  case ZKL_AGENT_SET_GRACE:
+    rc = zkl_lock_set_max_hold_grace(a->l, value);
+    break;
+  case ZKL_AGENT_SET_WATCH_AFTER:
+    rc = zkl_lock_set_watch_after(a->l, value);
+    break;
+  case ZKL_AGENT_SET_ACL:
+    rc = zkl_lock_set_acl(a->l, (zkl_acl)value);
+    break;
+  }
+  /* The client checked the value as the library does: a refusal here is
+   * a client that does not follow the protocol. */
+  if (rc != ZKL_OK)
+    f->bad = true;
+}
+
+static void call_acquire(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f), timeout = zkl__wire_get_i32(f);
+  alock *a;
+  int rc;
+  if (!zkl__wire_done(f))
+    return;
+  if (!(a = find_handle(c, handle))) {
+    f->bad = true;
+    return;
+  }
+  if (a->rc != ZKL_OK || a->acquiring) {
+    reply_acquire(srv, c, f->request,
+                  a->rc != ZKL_OK ? a->rc : ZKL_EINPROGRESS, 0, 0, "", "", "");
+    return;
+  }
+  a->acquiring = true;
+  a->acquire_req = f->request;
+  rc = zkl_lock_acquire_async(a->l, timeout, on_acquired,
+                              (void *)(uintptr_t)a->id);
+  if (rc != ZKL_OK) {
+    a->acquiring = false;
+    reply_acquire(srv, c, f->request, rc, 0, 0, "", zkl_lock_other_kind(a->l),
+                  zkl_lock_refused_name(a->l));
+  }
+}
+
+static void call_release(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f);
+  alock *a;
+  int rc;
+  if (!zkl__wire_done(f))
+    return;
+  if (!(a = find_handle(c, handle))) {
+    f->bad = true;
+    return;
+  }
+  if (!a->l) {
+    reply_rc(srv, c, f->request, ZKL_ENOTHELD);
+    return;
+  }
+  if (a->releasing) {
+    reply_rc(srv, c, f->request, ZKL_EINPROGRESS);
+    return;
+  }
+  a->releasing = true;
+  a->release_req = f->request;
+  rc = zkl_lock_release_async(a->l, on_released, (void *)(uintptr_t)a->id);
+  if (rc != ZKL_OK) {
+    a->releasing = false;
+    if (rc == ZKL_ELOST || rc == ZKL_ENOTHELD)
+      set_holds(a, 0);
+    reply_rc(srv, c, f->request, rc);
+  }
+}
+
+static void call_cancel(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f);
+  alock *a;
+  if (!zkl__wire_done(f))
+    return;
+  if (!(a = find_handle(c, handle))) {
+    f->bad = true;
+    return;
+  }
+  reply_rc(srv, c, f->request, a->l ? zkl_lock_cancel(a->l) : ZKL_EIDLE);
+}
+
+static void call_free(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f);
+  alock *a;
+  if (!zkl__wire_done(f))
+    return;
+  if (!(a = find_handle(c, handle)) || a->write_side) {
+    f->bad = true; /* unknown, or a write side (freed with its read side) */
+    return;
+  }
+  free_record(srv, a);
+}
+
+static void call_hello(server *srv, client *c, zkl_rframe *f) {
+  int32_t version = zkl__wire_get_i32(f);
+  zkl_wbuf b = {0};
+  const clientid_t *cid;
+  zhandle_t *zh;
+  if (!zkl__wire_done(f))
+    return;
+  if (c->hello || version < 1) {
+    f->bad = true;
+    return;
+  }
+  c->hello = true;
+  zh = zkl_session_handle(srv->s);
+  cid = zh ? zoo_client_id(zh) : NULL;
+  zkl__wire_begin(&b, ZKL_MSG_REPLY, f->request);
+  zkl__wire_i32(&b, ZKL_OK);
+  zkl__wire_i32(&b, ZKL_WIRE_VERSION);
+  zkl__wire_i32(&b, zkl_session_timeout(srv->s));
+  zkl__wire_i64(&b, cid ? cid->client_id : 0);
+  zkl__wire_i32(&b, (int32_t)getpid());
+  send_frame(srv, c, &b);
+}
+
+/* One whole frame of c. False: the client broke the protocol. */
+static bool handle_frame(server *srv, client *c, const unsigned char *data,
+                         size_t size) {
+  zkl_rframe f;
+  bool ok;
+  if (!zkl__wire_open(&f, data, size))
+    return false;
+  if (f.version != ZKL_WIRE_VERSION || (!c->hello && f.type != ZKL_MSG_HELLO)) {
+    zkl__wire_close(&f);
+    return false;
+  }
+  switch (f.type) {
+  case ZKL_MSG_HELLO:
+    call_hello(srv, c, &f);
+    break;
+  case ZKL_MSG_NEW:
+    call_new(srv, c, &f);
+    break;
+  case ZKL_MSG_SET:
+    call_set(srv, c, &f);
+    break;
+  case ZKL_MSG_ACQUIRE:
+    call_acquire(srv, c, &f);
+    break;
+  case ZKL_MSG_RELEASE:
+    call_release(srv, c, &f);
+    break;
+  case ZKL_MSG_CANCEL:
+    call_cancel(srv, c, &f);
+    break;
+  case ZKL_MSG_FREE:
+    call_free(srv, c, &f);
+    break;
+  default:
+    f.bad = true;
+  }
+  ok = !f.bad;
+  zkl__wire_close(&f);
+  return ok;
+}
+
+/* ------------------------------------------------------- connections */
+
+static void drop_client(server *srv, client *c, const char *why) {
+  client **p;
+  if (srv->cfg.verbose)
+    logf_("pid %ld uid %ld: gone (%s), %d lock%s freed", (long)c->pid,
+          (long)c->uid, why, c->n_locks, c->n_locks == 1 ? "" : "s");
+  while (c->locks)
+    free_record(srv, c->locks);
+  for (p = &srv->clients; *p; p = &(*p)->next)
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  srv->n_clients--;
+  close(c->fd);
+  free(c->in);
+  free(c->out);
+  free(c);
+}
+
+static void accept_clients(server *srv) {
+  for (;;) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    client *c;
+    int fd = accept4(srv->cfg.listen_fd, NULL, NULL,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+          errno != ECONNABORTED)
+        logf_("accept: %s", strerror(errno));
+      return;
+    }
+    if (srv->n_clients >= CLIENTS_MAX ||
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        !(c = calloc(1, sizeof *c))) {
+      close(fd);
+      continue;
+    }
+    c->fd = fd;
+    c->pid = cred.pid;
+    c->uid = cred.uid;
+    c->gid = cred.gid;
+    c->next = srv->clients;
+    srv->clients = c;
+    srv->n_clients++;
+    if (srv->cfg.verbose)
+      logf_("pid %ld uid %ld gid %ld: connected", (long)c->pid, (long)c->uid,
+            (long)c->gid);
+    if (srv->session_over)
+      send_bye(srv, c, ZKL_EEXPIRED);
+  }
+}
+
+/* Reads what c sent and runs its whole frames. False: drop it. */
+static bool read_client(server *srv, client *c) {
+  for (;;) {
+    ssize_t n;
+    size_t at = 0;
+    if (c->in_cap - c->in_len < 65536) {
+      size_t cap = c->in_len + 65536;
+      unsigned char *d = realloc(c->in, cap);
+      if (!d)
+        return false;
+      c->in = d;
+      c->in_cap = cap;
+    }
+    n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    if (n == 0)
+      return false;
+    if (n < 0)
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    c->in_len += (size_t)n;
+    for (;;) {
+      long size = zkl__wire_frame_size(c->in + at, c->in_len - at);
+      if (size < 0) {
+        send_bye(srv, c, ZKL_EINVAL);
+        return true;
+      }
+      if (size == 0 || (size_t)size > c->in_len - at)
+        break;
+      if (!handle_frame(srv, c, c->in + at, (size_t)size)) {
+        if (srv->cfg.verbose)
+          logf_("pid %ld: a malformed frame: cut off", (long)c->pid);
+        send_bye(srv, c, ZKL_EINVAL);
+        return true;
+      }
+      at += (size_t)size;
+      if (c->closing)
+        return true;
+    }
+    memmove(c->in, c->in + at, c->in_len - at);
+    c->in_len -= at;
+    /* Keep the buffer near one frame: shrink after a big one. */
+    if (c->in_cap > 2 * 65536 && c->in_len < 65536) {
+      unsigned char *d = realloc(c->in, 65536 * 2);
+      if (d) {
+        c->in = d;
+        c->in_cap = 65536 * 2;
+      }
+    }
+  }
+}
+
+/* Writes what is queued for c. False: drop it. */
+static bool write_client(client *c) {
+  while (c->out_off < c->out_len) {
+    ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0)
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    c->out_off += (size_t)n;
+  }
+  c->out_off = c->out_len = 0;
+  return true;
+}
+
+/* Tells each holding client the deadline of its holds whenever it moved. */
+static void relay_lease(server *srv) {
+  client *c;
+  int64_t deadline = 0;
+  bool asked = false;
+  for (c = srv->clients; c; c = c->next) {
+    if (!c->holding || c->closing)
+      continue;
+    if (!asked) {
+      deadline = zkl_session_lease_deadline(srv->s);
+      asked = true;
+    }
+    if (deadline < c->lease_sent || deadline >= c->lease_sent + LEASE_STEP_MS)
+      send_lease(srv, c, deadline);
+  }
+}
+
+static void reopen_session(server *srv) {
+  zkl_session_options o;
+  zkl_session *s;
+  client *c;
+  int rc;
+  for (c = srv->clients; c; c = c->next)
+    if (!c->closing)
+      send_bye(srv, c, ZKL_EEXPIRED);
+  for (c = srv->clients; c; c = c->next) {
+    write_client(c);
+    while (c->locks)
+      free_record(srv, c->locks);
+  }
+  zkl_session_options_init(&o);
+  o.hosts = srv->cfg.hosts;
+  o.session_timeout_ms = srv->cfg.session_timeout_ms;
+  o.on_state = on_state;
+  pthread_mutex_unlock(&srv->mu);
+  zkl_session_close(srv->s, NULL);
+  rc = zkl_session_open(&s, &o);
+  pthread_mutex_lock(&srv->mu);
+  if (rc != ZKL_OK) {
+    logf_("the session expired and a new one failed: %s", zkl_strerror(rc));
+    srv->s = NULL;
+    return;
+  }
+  logf_("the session expired: every client was told; a new one is open");
+  srv->s = s;
+  srv->session_over = false;
+}
+
+int server_run(const server_config *cfg, volatile int *stop,
+               volatile int *reload, const char *policy_path, int wake_fd) {
+  server *srv = calloc(1, sizeof *srv);
+  struct pollfd *pfd = NULL;
+  client **who = NULL;
+  size_t room = 0;
+  int status = 0;
+  if (!srv)
+    return 1;
+  pthread_mutex_init(&srv->mu, NULL);
+  srv->cfg = *cfg;
+  srv->s = cfg->session;
+  srv->pol = cfg->pol;
+  srv->wake_rd = wake_fd;
+  srv->wake_wr = -1;
+  {
+    /* The callbacks wake the loop through a pipe of its own. */
+    int p[2];
+    if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) {
+      free(srv);
+      return 1;
+    }
+    srv->wake_rd = p[0];
+    srv->wake_wr = p[1];
+  }
+  srv_ = srv;
+  zkl_session_on_state(srv->s, on_state, NULL);
+  pthread_mutex_lock(&srv->mu);
+  while (!*stop) {
+    client *c, *next;
+    size_t n = 0, i;
+    int timeout = -1;
+    if (*reload) {
+      char err[512] = "";
+      policy *p;
+      *reload = 0;
+      if ((p = policy_load(policy_path, getuid(), err, sizeof err))) {
+        policy_free(srv->pol);
+        srv->pol = p;
+        logf_("policy reloaded%s%s", policy_path ? " from " : "",
+              policy_path ? policy_path : "");
+      } else {
+        logf_("policy not reloaded, the old one stays: %s", err);
+      }
+    }
+    if (srv->session_over || !srv->s) {
+      reopen_session(srv);
+      if (!srv->s) {
+        status = 3;
+        break;
+      }
+    }
+    if (room < (size_t)srv->n_clients + 3) {
+      room = (size_t)srv->n_clients + 64;
+      free(pfd);
+      free(who);
+      pfd = calloc(room, sizeof *pfd);
+      who = calloc(room, sizeof *who);
+      if (!pfd || !who) {
+        status = 1;
+        break;
+      }
+    }
+    pfd[n].fd = srv->wake_rd;
+    pfd[n++].events = POLLIN;
+    pfd[n].fd = wake_fd;
+    pfd[n++].events = POLLIN;
+    pfd[n].fd = cfg->listen_fd;
+    pfd[n++].events = POLLIN;
+    for (c = srv->clients; c; c = c->next) {
+      pfd[n].fd = c->fd;
+      pfd[n].events = (c->closing ? 0 : POLLIN) |
+                      (c->out_len > c->out_off ? POLLOUT : 0);
+      pfd[n].revents = 0;
+      who[n++] = c;
+      if (c->holding)
+        timeout = LEASE_STEP_MS;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+      logf_("poll: %s", strerror(errno));
+      pthread_mutex_lock(&srv->mu);
+      status = 1;
+      break;
+    }
+    pthread_mutex_lock(&srv->mu);
+    if (pfd[0].revents) {
+      char buf[256];
+      while (read(srv->wake_rd, buf, sizeof buf) > 0)
+        ;
+    }
+    if (pfd[1].revents) {
+      char buf[256];
+      while (read(wake_fd, buf, sizeof buf) > 0)
+        ;
+    }
+    if (pfd[2].revents & POLLIN)
+      accept_clients(srv);
+    for (i = 3; i < n; i++) {
+      c = who[i];
+      if (c->dead)
+        continue;
+      if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && !c->closing &&
+          !read_client(srv, c))
+        c->dead = true;
+      else if (pfd[i].revents & (POLLHUP | POLLERR) && c->closing)
+        c->dead = true;
+    }
+    for (c = srv->clients; c; c = c->next)
+      if (!c->dead && c->out_len > c->out_off && !write_client(c))
+        c->dead = true;
+    for (c = srv->clients; c; c = next) {
+      next = c->next;
+      if (c->dead)
+        drop_client(srv, c, "closed");
+      else if (c->closing && c->out_len == c->out_off)
+        drop_client(srv, c, "cut off");
+    }
+    if (srv->s && !srv->session_over)
+      relay_lease(srv);
+  }
+  /* Stopping: every client is told, every lock freed; the caller closes
+   * the session, which ends what is left on the server. */
+  for (;;) {
+    client *c = srv->clients;
+    if (!c)
+      break;
+    if (!c->closing)
+      send_bye(srv, c, ZKL_ECLOSED);
+    write_client(c);
+    drop_client(srv, c, "the agent stops");
+  }
+  pthread_mutex_unlock(&srv->mu);
+  /* Closing runs the last callbacks (the state's CLOSED): srv must live. */
+  if (srv->s)
+    zkl_session_close(srv->s, NULL);
+  srv_ = NULL;
+  close(srv->wake_rd);
+  close(srv->wake_wr);
+  policy_free(srv->pol);
+  free(pfd);
+  free(who);
+  free(srv);
+  return status;
+}

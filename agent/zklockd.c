@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * zklockd.c - the agent's command line (zklockd(8)): options, the policy,
+ * the ZooKeeper session, the listening socket (its own, or systemd's), the
+ * signals; then serve.c's loop until SIGTERM or SIGINT.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* accept4, pipe2, struct ucred */
+#endif
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../cli/cli.h"
+#include "agent.h"
+
+#define DEFAULT_SOCKET "/run/zklockd/zklockd.sock"
+#define DEFAULT_CONFIG "/etc/zklockd.conf"
+#define DEFAULT_HOSTS "127.0.0.1:2181"
+
+static volatile int stop_, reload_;
+static int signal_pipe_[2] = {-1, -1};
+
+static void on_signal(int sig) {
+  int saved = errno;
+  char x = 1;
+  ssize_t n;
+  if (sig == SIGHUP)
+    reload_ = 1;
+  else
+    stop_ = 1;
+  n = write(signal_pipe_[1], &x, 1);
+  (void)n;
+  errno = saved;
+}
+
+static void usage(FILE *to) {
+  fputs("usage: zklockd [-s HOSTS] [--socket PATH] [--config FILE] "
+        "[-t DURATION] [-v]\n"
+        "\n"
+        "The lock agent: one ZooKeeper session for every process of this host\n"
+        "that locks through it; a process's locks are freed the moment its\n"
+        "connection closes. Runs in the foreground; SIGTERM or SIGINT stops it\n"
+        "(every lock released), SIGHUP reads the policy again (locks kept).\n"
+        "\n"
+        "  -s, --servers HOSTS   ZooKeeper, host[:port][,...][/chroot] (port 2181\n"
+        "                        when none; default: $ZKLOCK_SERVERS, else\n"
+        "                        " DEFAULT_HOSTS ")\n"
+        "      --socket PATH     where to listen (default " DEFAULT_SOCKET ";\n"
+        "                        a socket systemd passes is used instead)\n"
+        "      --config FILE     the policy (default " DEFAULT_CONFIG
+        "; when that\n"
+        "                        is missing: the built-in default, zklockd(8))\n"
+        "  -t, --session-timeout DURATION  the session's timeout (default 10s)\n"
+        "  -v, --verbose         log each client's connection, close and refusal\n"
+        "      --version         print the version\n"
+        "  -h, --help            this text\n"
+        "\n"
+        "Exit status: 0 stopped by a signal, 1 bad usage or policy, 3 no\n"
+        "ZooKeeper session.\n",
+        to);
+}
+
+static void die_usage(const char *fmt, const char *arg) {
+  fputs("zklockd: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\n(zklockd --help says more)\n", stderr);
+  exit(1);
+}
+
+/* "500ms", "10s", "2m", or seconds when bare. */
+static int parse_duration(const char *s) {
+  char *end;
+  double v;
+  errno = 0;
+  v = strtod(s, &end);
+  if (errno || end == s || v <= 0)
+    return -1;
+  if (strcmp(end, "ms") == 0)
+    ;
+  else if (strcmp(end, "s") == 0 || !*end)
+    v *= 1000;
+  else if (strcmp(end, "m") == 0)
+    v *= 60000;
+  else
+    return -1;
+  if (v < ZKL_SESSION_TIMEOUT_MIN || v > 3600000)
+    return -1;
+  return (int)v;
+}
+
+/* The socket systemd passed (LISTEN_FDS, fd 3), or -1. */
+static int activated_socket(void) {
+  const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+  if (!pid || !fds || atol(pid) != (long)getpid() || atoi(fds) < 1)
+    return -1;
+  unsetenv("LISTEN_PID");
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_FDNAMES");
+  return 3;
+}
+
+/* Listens on path: mode 0666 (anyone on this host may connect; the policy
+ * says what each may do). A socket file nobody answers on is a dead
+ * agent's and is replaced; one that answers is another agent's. */
+static int listen_on(const char *path) {
+  struct sockaddr_un a;
+  int fd;
+  if (strlen(path) >= sizeof a.sun_path) {
+    fprintf(stderr, "zklockd: %s: the path is too long for a socket\n", path);
+    return -1;
+  }
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  strcpy(a.sun_path, path);
+  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+    return -1;
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+    fprintf(stderr, "zklockd: %s: another agent answers there\n", path);
+    close(fd);
+    return -1;
+  }
+  close(fd);
+  unlink(path);
+  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) <
+          0 ||
+      bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+      chmod(path, 0666) != 0 || listen(fd, SOMAXCONN) != 0) {
+    fprintf(stderr, "zklockd: %s: %s\n", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int main(int argc, char **argv) {
+  static const struct option longs[] = {
+      {"servers", required_argument, NULL, 's'},
+      {"socket", required_argument, NULL, 'S'},
+      {"config", required_argument, NULL, 'c'},
+      {"session-timeout", required_argument, NULL, 't'},
+      {"verbose", no_argument, NULL, 'v'},
+      {"version", no_argument, NULL, 'V'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *hosts = getenv("ZKLOCK_SERVERS"), *socket_path = DEFAULT_SOCKET;
+  const char *config = NULL, *why;
+  bool config_named = false, own_socket = false;
+  static host_list hl;
+  server_config cfg;
+  zkl_session_options o;
+  struct sigaction sa;
+  char err[512] = "";
+  int opt, timeout_ms = ZKL_SESSION_TIMEOUT_DEFAULT_MS, rc, status;
+  memset(&cfg, 0, sizeof cfg);
+  while ((opt = getopt_long(argc, argv, "s:t:vh", longs, NULL)) != -1) {
+    switch (opt) {
+    case 's':
+      hosts = optarg;
+      break;
+    case 'S':
+      socket_path = optarg;
+      break;
+    case 'c':
+      config = optarg;
+      config_named = true;
+      break;
+    case 't':
+      if ((timeout_ms = parse_duration(optarg)) < 0)
+        die_usage("-t %s: not a duration from 100ms to 1h", optarg);
+      break;
+    case 'v':
+      cfg.verbose = true;
+      break;
+    case 'V':
+      printf("zklockd %s\n", zkl_version_string());
+      return 0;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      fputs("(zklockd --help says more)\n", stderr);
+      return 1;
+    }
+  }
+  if (optind < argc)
+    die_usage("'%s': zklockd takes no arguments", argv[optind]);
+  if (!hosts || !*hosts)
+    hosts = DEFAULT_HOSTS;
+  if ((why = names_parse_hosts(hosts, &hl)))
+    die_usage("-s: the connect string is not valid: %s", why);
+  if (!config_named && access(DEFAULT_CONFIG, F_OK) == 0)
+    config = DEFAULT_CONFIG;
+  if (!(cfg.pol = policy_load(config, getuid(), err, sizeof err))) {
+    fprintf(stderr, "zklockd: %s\n", err[0] ? err : "out of memory");
+    return 1;
+  }
+
+  if (pipe2(signal_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
+    perror("zklockd: pipe");
+    return 1;
+  }
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  if ((cfg.listen_fd = activated_socket()) >= 0) {
+    int fl = fcntl(cfg.listen_fd, F_GETFL);
+    fcntl(cfg.listen_fd, F_SETFL, fl | O_NONBLOCK);
+    fcntl(cfg.listen_fd, F_SETFD, FD_CLOEXEC);
+  } else if ((cfg.listen_fd = listen_on(socket_path)) >= 0) {
+    own_socket = true;
+  } else {
+    policy_free(cfg.pol);
+    return 1;
+  }
+
+  zkl_session_options_init(&o);
+  o.hosts = hl.connect;
+  o.session_timeout_ms = timeout_ms;
+  rc = zkl_session_open(&cfg.session, &o);
+  if (rc != ZKL_OK) {
+    fprintf(stderr, "zklockd: no ZooKeeper session with %s: %s\n", hosts,
+            zkl_strerror(rc));
+    if (own_socket)
+      unlink(socket_path);
+    policy_free(cfg.pol);
+    return 3;
+  }
+  cfg.hosts = hl.connect;
+  cfg.session_timeout_ms = timeout_ms;
+  fprintf(stderr, "zklockd: serving %s; ZooKeeper %s, session timeout %d ms\n",
+          own_socket ? socket_path : "the socket systemd passed", hosts,
+          zkl_session_timeout(cfg.session));
+  status = server_run(&cfg, &stop_, &reload_, config, signal_pipe_[0]);
+  if (own_socket)
+    unlink(socket_path);
+  close(cfg.listen_fd);
+  if (status == 0)
+    fputs("zklockd: stopped; every lock released\n", stderr);
+  return status;
+}

@@ -1,0 +1,1264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agent.c - sessions through zklockd (agent.h; the protocol: wire.h and
+ * docs/agent.md).
+ *
+ * One thread per agent session reads the agent's frames, writes what the
+ * user's threads could not write at once, keeps the lease the agent relays,
+ * and runs the user's callbacks with no lock held (it is this session's
+ * completion thread: a blocking call made there fails with ZKL_EDEADLK).
+ * s->mu guards everything here.
+ *
+ * The lease: each grant and each later ZKL_MSG_LEASE carries the agent's
+ * deadline, a CLOCK_MONOTONIC time, which every process of the host reads
+ * alike. When it passes with no newer one, every held lock is lost
+ * (ZKL_LOST_LEASE_EXPIRED), whatever the agent is doing: frozen, starved,
+ * or its socket silent. The agent's own lease ends at that deadline too,
+ * before its session can have expired (docs/correctness.md), so no other
+ * contender can have been granted yet.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* accept4, pipe2, struct ucred */
+#endif
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "engine.h"
+#include "wire.h"
+
+typedef struct zkl_note zkl_note;
+typedef struct zkl_pending zkl_pending;
+
+struct zkl_agent {
+  zkl_session *s;
+  int fd;
+  int wake_rd, wake_wr;
+  pthread_t thread;
+  bool thread_started;
+  pthread_cond_t cond; /* a reply came, or the agent went */
+  unsigned char *out;
+  size_t out_len, out_off, out_cap;
+  unsigned char *in;
+  size_t in_len, in_cap;
+  uint32_t next_req;
+  int32_t next_handle;
+  zkl_link pending;
+  zkl_link locks;
+  unsigned holding;  /* locks with holds > 0 */
+  int64_t deadline;  /* the agent's lease deadline; 0: none */
+  int dead;          /* 0, or what calls fail with: ZKL_EAGENT, ZKL_EEXPIRED */
+  bool closing;      /* zkl_session_close() began */
+  bool stop;         /* the thread ends */
+  bool detached;     /* closed from its own thread: it frees the session */
+  int timeout_ms;
+  zkl_state_cb state_cb;
+  void *state_arg;
+  zkl_note *notes, **notes_tail;
+  unsigned refs; /* the user's (until close) and each lock's */
+};
+
+struct zkl_remote {
+  zkl_agent *a;
+  zkl_lock *l; /* the object this is the remote part of */
+  int32_t handle;
+  int kind;
+  int holds;
+  int64_t token;
+  bool lost; /* since the last acquire: the next release says ZKL_ELOST */
+  bool acquiring, releasing;
+  bool freed;
+  unsigned refs; /* the user's, each pending call's, each note's */
+  char *paths;
+  const char *other_kind;
+  char *refused;
+  zkl_lost_cb lost_cb;
+  void *lost_arg;
+  zkl_revoke_cb revoke_cb;
+  void *revoke_arg;
+  zkl_link link;
+};
+
+struct zkl_pending {
+  zkl_link link;
+  uint32_t req;
+  int type;
+  zkl_lock *l; /* a reference, or NULL */
+  zkl_acquire_cb acquire_cb;
+  zkl_release_cb release_cb;
+  void *arg;
+  bool waiter; /* a blocking caller waits on a->cond for done */
+  bool done;
+  int rc;
+  int64_t token;
+};
+
+enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE };
+struct zkl_note {
+  zkl_note *next;
+  int kind;
+  zkl_lock *l; /* a reference, or NULL */
+  int rc;
+  int64_t token;
+  zkl_acquire_cb acquire_cb;
+  zkl_release_cb release_cb;
+  zkl_lost_cb lost_cb;
+  zkl_revoke_cb revoke_cb;
+  zkl_state_cb state_cb;
+  void *arg;
+};
+
+static zkl_agent *agent_of(const zkl_session *s) { return s->agent; }
+
+/* ------------------------------------------------------------- objects */
+
+static void agent_free(zkl_agent *a) {
+  zkl_session *s = a->s;
+  if (a->fd >= 0)
+    close(a->fd);
+  close(a->wake_rd);
+  close(a->wake_wr);
+  free(a->out);
+  free(a->in);
+  pthread_cond_destroy(&a->cond);
+  pthread_mutex_destroy(&s->mu);
+  free(a);
+  free(s);
+}
+
+static void agent_unref_locked(zkl_agent *a, bool *freed) {
+  *freed = --a->refs == 0 && !a->detached;
+}
+
+static void lock_ref_locked(zkl_lock *l) { l->remote->refs++; }
+
+/* Drops a reference; the last frees l, and may free the session (then
+ * *gone is set and s->mu was released and destroyed). */
+static void lock_unref_locked(zkl_lock *l, bool *gone) {
+  zkl_remote *r = l->remote;
+  zkl_agent *a = r->a;
+  bool free_agent = false;
+  *gone = false;
+  if (--r->refs > 0)
+    return;
+  zkl__list_remove(&r->link);
+  free(r->paths);
+  free(r->refused);
+  free(r);
+  free(l->name);
+  free(l);
+  agent_unref_locked(a, &free_agent);
+  if (free_agent) {
+    pthread_mutex_unlock(&a->s->mu);
+    agent_free(a);
+    *gone = true;
+  }
+}
+
+static void set_holds(zkl_remote *r, int holds) {
+  if ((r->holds > 0) != (holds > 0))
+    r->a->holding += holds > 0 ? 1u : (unsigned)-1;
+  r->holds = holds;
+  if (holds == 0) {
+    r->token = 0;
+    free(r->paths);
+    r->paths = NULL;
+  }
+}
+
+/* The rc calls get once the agent is gone or the session closing. */
+static int gone_rc(const zkl_agent *a) {
+  if (a->closing)
+    return ZKL_ECLOSED;
+  return a->dead;
+}
+
+/* ------------------------------------------------------------ frames */
+
+static void wake(zkl_agent *a) {
+  char x = 1;
+  ssize_t n = write(a->wake_wr, &x, 1);
+  (void)n;
+}
+
+/* Writes what is queued, as far as the socket takes it now. */
+static void flush_locked(zkl_agent *a) {
+  while (a->fd >= 0 && a->out_off < a->out_len) {
+    ssize_t n = send(a->fd, a->out + a->out_off, a->out_len - a->out_off,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        a->out_off = a->out_len; /* the reader hears the end */
+      break;
+    }
+    a->out_off += (size_t)n;
+  }
+  if (a->out_off == a->out_len)
+    a->out_off = a->out_len = 0;
+  else
+    wake(a); /* the thread waits for room */
+}
+
+/* Queues a finished frame and sends what it can: never blocks. */
+static int send_locked(zkl_agent *a, zkl_wbuf *b) {
+  if (!zkl__wire_end(b)) {
+    zkl__wire_free(b);
+    return b->failed ? ZKL_ENOMEM : ZKL_EINVAL;
+  }
+  if (a->out_len + b->len > a->out_cap) {
+    size_t cap = a->out_cap ? a->out_cap : 4096;
+    unsigned char *d;
+    while (cap < a->out_len + b->len)
+      cap *= 2;
+    if (!(d = realloc(a->out, cap))) {
+      zkl__wire_free(b);
+      return ZKL_ENOMEM;
+    }
+    a->out = d;
+    a->out_cap = cap;
+  }
+  memcpy(a->out + a->out_len, b->data, b->len);
+  a->out_len += b->len;
+  zkl__wire_free(b);
+  flush_locked(a);
+  return ZKL_OK;
+}
+
+/* --------------------------------------------------------------- notes */
+
+static void note_locked(zkl_agent *a, zkl_note *n) {
+  if (n->l)
+    lock_ref_locked(n->l);
+  n->next = NULL;
+  *a->notes_tail = n;
+  a->notes_tail = &n->next;
+  wake(a);
+}
+
+static void note_state_locked(zkl_agent *a, zkl_state state) {
+  zkl_note *n;
+  if (!a->state_cb || !(n = calloc(1, sizeof *n)))
+    return;
+  n->kind = N_STATE;
+  n->rc = state;
+  n->state_cb = a->state_cb;
+  n->arg = a->state_arg;
+  note_locked(a, n);
+}
+
+/* Runs the queued callbacks with s->mu released. A lost or revoke notice
+ * of a lock freed meanwhile is dropped: nothing after zkl_lock_free(). */
+static void run_notes_locked(zkl_agent *a) {
+  zkl_session *s = a->s;
+  while (a->notes) {
+    zkl_note *n = a->notes;
+    bool gone = false;
+    if (!(a->notes = n->next))
+      a->notes_tail = &a->notes;
+    if ((n->kind == N_LOST || n->kind == N_REVOKE) && n->l->remote->freed) {
+      lock_unref_locked(n->l, &gone);
+      free(n);
+      continue;
+    }
+    pthread_mutex_unlock(&s->mu);
+    switch (n->kind) {
+    case N_ACQUIRE:
+      n->acquire_cb(n->l, n->rc, n->token, n->arg);
+      break;
+    case N_RELEASE:
+      if (n->release_cb)
+        n->release_cb(n->l, n->rc, n->arg);
+      break;
+    case N_LOST:
+      n->lost_cb(n->l, (zkl_lost_reason)n->rc, n->arg);
+      break;
+    case N_REVOKE:
+      n->revoke_cb(n->l, n->arg);
+      break;
+    case N_STATE:
+      n->state_cb(s, (zkl_state)n->rc, n->arg);
+      break;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (n->l)
+      lock_unref_locked(n->l, &gone);
+    free(n);
+  }
+}
+
+/* ------------------------------------------------------------- pending */
+
+static zkl_pending *find_pending(zkl_agent *a, uint32_t req) {
+  zkl_link *p;
+  for (p = a->pending.next; p != &a->pending; p = p->next) {
+    zkl_pending *c = zkl__container_of(p, zkl_pending, link);
+    if (c->req == req)
+      return c;
+  }
+  return NULL;
+}
+
+/* Ends a call: its waiter wakes, or its callback is queued. */
+static void complete_locked(zkl_agent *a, zkl_pending *c, int rc,
+                            int64_t token) {
+  bool gone;
+  zkl__list_remove(&c->link);
+  c->rc = rc;
+  c->token = token;
+  if (c->waiter) {
+    c->done = true;
+    pthread_cond_broadcast(&a->cond);
+    return; /* the waiter drops its reference */
+  }
+  if (c->acquire_cb || c->release_cb) {
+    zkl_note *n = calloc(1, sizeof *n);
+    if (n) {
+      n->kind = c->acquire_cb ? N_ACQUIRE : N_RELEASE;
+      n->l = c->l;
+      n->rc = rc;
+      n->token = token;
+      n->acquire_cb = c->acquire_cb;
+      n->release_cb = c->release_cb;
+      n->arg = c->arg;
+      note_locked(a, n);
+    }
+  }
+  if (c->l)
+    lock_unref_locked(c->l, &gone);
+  free(c);
+}
+
+static void lose_locked(zkl_agent *a, zkl_remote *r, zkl_lock *l,
+                        int reason) {
+  if (r->holds == 0)
+    return;
+  set_holds(r, 0);
+  r->lost = true;
+  if (r->lost_cb && !r->freed) {
+    zkl_note *n = calloc(1, sizeof *n);
+    if (n) {
+      n->kind = N_LOST;
+      n->l = l;
+      n->rc = reason;
+      n->lost_cb = r->lost_cb;
+      n->arg = r->lost_arg;
+      note_locked(a, n);
+    }
+  }
+}
+
+/* Every held lock is lost for reason. */
+static void lose_all_locked(zkl_agent *a, int reason) {
+  zkl_link *p;
+  for (p = a->locks.next; p != &a->locks; p = p->next) {
+    zkl_remote *r = zkl__container_of(p, zkl_remote, link);
+    lose_locked(a, r, r->l, reason);
+  }
+}
+
+/* The agent is gone (why: ZKL_EAGENT, ZKL_EEXPIRED): every call ends, every
+ * held lock is lost, the state callback hears EXPIRED. */
+static void agent_gone_locked(zkl_agent *a, int why) {
+  if (a->dead)
+    return;
+  a->dead = why;
+  if (a->fd >= 0) {
+    close(a->fd);
+    a->fd = -1;
+  }
+  a->out_len = a->out_off = 0;
+  while (!zkl__list_empty(&a->pending))
+    complete_locked(a, zkl__container_of(a->pending.next, zkl_pending, link),
+                    gone_rc(a), 0);
+  lose_all_locked(a, why == ZKL_EEXPIRED ? ZKL_LOST_SESSION_EXPIRED
+                                         : ZKL_LOST_AGENT);
+  if (!a->closing)
+    note_state_locked(a, ZKL_STATE_EXPIRED);
+}
+
+static zkl_remote *find_handle(zkl_agent *a, int32_t handle,
+                               zkl_lock **out) {
+  zkl_link *p;
+  for (p = a->locks.next; p != &a->locks; p = p->next) {
+    zkl_remote *r = zkl__container_of(p, zkl_remote, link);
+    if (r->handle == handle) {
+      *out = r->l;
+      return r;
+    }
+  }
+  return NULL;
+}
+
+/* The kind that refused an acquire, as the library's own static string. */
+static const char *intern_kind(const char *k) {
+  static const char *const kinds[] = {"mutex", "read lock", "write lock",
+                                      "semaphore", "election"};
+  size_t i;
+  if (!*k)
+    return NULL;
+  for (i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (strcmp(k, kinds[i]) == 0)
+      return kinds[i];
+  return "another kind";
+}
+
+/* One frame from the agent. False: it broke the protocol. */
+static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
+  zkl_lock *l;
+  zkl_remote *r;
+  switch (f->type) {
+  case ZKL_MSG_REPLY: {
+    zkl_pending *c = find_pending(a, f->request);
+    int rc = zkl__wire_get_i32(f);
+    if (!c)
+      return false;
+    if (c->type == ZKL_MSG_ACQUIRE) {
+      int64_t token = zkl__wire_get_i64(f), deadline = zkl__wire_get_i64(f);
+      const char *paths = zkl__wire_get_str(f), *other = zkl__wire_get_str(f);
+      const char *refused = zkl__wire_get_str(f);
+      if (!zkl__wire_done(f))
+        return false;
+      r = c->l->remote;
+      r->acquiring = false;
+      r->other_kind = intern_kind(other);
+      free(r->refused);
+      r->refused = *refused ? strdup(refused) : NULL;
+      if (rc == ZKL_OK) {
+        set_holds(r, r->holds + 1);
+        r->token = token;
+        r->lost = false;
+        free(r->paths);
+        r->paths = strdup(paths);
+        a->deadline = deadline;
+      }
+      complete_locked(a, c, rc, token);
+    } else {
+      if (!zkl__wire_done(f))
+        return false;
+      if (c->type == ZKL_MSG_RELEASE) {
+        r = c->l->remote;
+        r->releasing = false;
+        if (rc == ZKL_OK)
+          set_holds(r, r->holds - 1 > 0 ? r->holds - 1 : 0);
+        else if (rc == ZKL_ELOST || rc == ZKL_ENOTHELD)
+          set_holds(r, 0);
+      }
+      complete_locked(a, c, rc, 0);
+    }
+    return true;
+  }
+  case ZKL_MSG_LOST: {
+    int32_t handle = zkl__wire_get_i32(f), reason = zkl__wire_get_i32(f);
+    if (!zkl__wire_done(f))
+      return false;
+    if ((r = find_handle(a, handle, &l)))
+      lose_locked(a, r, l, reason);
+    return true;
+  }
+  case ZKL_MSG_REVOKED: {
+    int32_t handle = zkl__wire_get_i32(f);
+    if (!zkl__wire_done(f))
+      return false;
+    if ((r = find_handle(a, handle, &l)) && r->revoke_cb && !r->freed) {
+      zkl_note *n = calloc(1, sizeof *n);
+      if (n) {
+        n->kind = N_REVOKE;
+        n->l = l;
+        n->revoke_cb = r->revoke_cb;
+        n->arg = r->revoke_arg;
+        note_locked(a, n);
+      }
+    }
+    return true;
+  }
+  case ZKL_MSG_LEASE: {
+    int64_t deadline = zkl__wire_get_i64(f);
+    if (!zkl__wire_done(f))
+      return false;
+    a->deadline = deadline;
+    return true;
+  }
+  case ZKL_MSG_STATE: {
+    int32_t state = zkl__wire_get_i32(f);
+    if (!zkl__wire_done(f))
+      return false;
+    if (state == ZKL_STATE_SUSPENDED || state == ZKL_STATE_RECONNECTED)
+      note_state_locked(a, (zkl_state)state);
+    return true;
+  }
+  case ZKL_MSG_BYE: {
+    int32_t why = zkl__wire_get_i32(f);
+    if (!zkl__wire_done(f))
+      return false;
+    agent_gone_locked(a, why == ZKL_EEXPIRED ? ZKL_EEXPIRED : ZKL_EAGENT);
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+/* Reads what the agent sent. False when the connection ended. */
+static bool read_locked(zkl_agent *a) {
+  for (;;) {
+    ssize_t n;
+    size_t at = 0;
+    if (a->in_cap - a->in_len < 65536) {
+      unsigned char *d = realloc(a->in, a->in_len + 65536);
+      if (!d)
+        return false;
+      a->in = d;
+      a->in_cap = a->in_len + 65536;
+    }
+    n = recv(a->fd, a->in + a->in_len, a->in_cap - a->in_len, MSG_DONTWAIT);
+    if (n == 0)
+      return false;
+    if (n < 0)
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    a->in_len += (size_t)n;
+    while (a->fd >= 0) {
+      zkl_rframe f;
+      bool ok;
+      long size = zkl__wire_frame_size(a->in + at, a->in_len - at);
+      if (size < 0)
+        return false;
+      if (size == 0 || (size_t)size > a->in_len - at)
+        break;
+      if (!zkl__wire_open(&f, a->in + at, (size_t)size))
+        return false;
+      ok = f.version == ZKL_WIRE_VERSION && on_frame_locked(a, &f);
+      zkl__wire_close(&f);
+      if (!ok) {
+        zkl__log("agent: a frame of type %d did not parse: leaving", f.type);
+        return false;
+      }
+      at += (size_t)size;
+    }
+    if (a->fd < 0)
+      return true; /* a BYE */
+    memmove(a->in, a->in + at, a->in_len - at);
+    a->in_len -= at;
+  }
+}
+
+static void *agent_thread(void *arg) {
+  zkl_agent *a = arg;
+  zkl_session *s = a->s;
+  zkl__mark_zk_thread();
+  pthread_mutex_lock(&s->mu);
+  while (!a->stop) {
+    struct pollfd p[2];
+    int timeout = -1;
+    int64_t now = zkl__now_ms();
+    run_notes_locked(a);
+    if (a->stop)
+      break;
+    p[0].fd = a->wake_rd;
+    p[0].events = POLLIN;
+    p[1].fd = a->fd;
+    p[1].events = POLLIN | (a->out_len > a->out_off ? POLLOUT : 0);
+    if (a->holding && a->deadline > 0)
+      timeout = a->deadline > now ? (int)(a->deadline - now) : 0;
+    pthread_mutex_unlock(&s->mu);
+    poll(p, 2, timeout);
+    pthread_mutex_lock(&s->mu);
+    if (p[0].revents) {
+      char buf[64];
+      while (read(a->wake_rd, buf, sizeof buf) > 0)
+        ;
+    }
+    if (a->fd >= 0 && p[1].fd == a->fd) {
+      if (p[1].revents & POLLOUT)
+        flush_locked(a);
+      if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !read_locked(a))
+        agent_gone_locked(a, ZKL_EAGENT);
+    }
+    /* The lease by this process's own clock: nothing newer came in time. */
+    if (a->holding && a->deadline > 0 && zkl__now_ms() >= a->deadline)
+      lose_all_locked(a, ZKL_LOST_LEASE_EXPIRED);
+  }
+  run_notes_locked(a);
+  if (a->detached) {
+    bool last = --a->refs == 0;
+    a->detached = false;
+    pthread_mutex_unlock(&s->mu);
+    if (last)
+      agent_free(a);
+    return NULL;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* ----------------------------------------------------------- the session */
+
+/* Writes and reads the HELLO exchange before the thread starts. */
+static int hello(zkl_agent *a, int timeout_ms) {
+  zkl_wbuf b = {0};
+  int64_t until = zkl__now_ms() + timeout_ms;
+  zkl__wire_begin(&b, ZKL_MSG_HELLO, ++a->next_req);
+  zkl__wire_i32(&b, ZKL_WIRE_VERSION);
+  if (!zkl__wire_end(&b)) {
+    zkl__wire_free(&b);
+    return ZKL_ENOMEM;
+  }
+  if (send(a->fd, b.data, b.len, MSG_NOSIGNAL) != (ssize_t)b.len) {
+    zkl__wire_free(&b);
+    return ZKL_EAGENT;
+  }
+  zkl__wire_free(&b);
+  for (;;) {
+    struct pollfd p = {a->fd, POLLIN, 0};
+    int64_t left = until - zkl__now_ms();
+    long size;
+    ssize_t n;
+    if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+      return ZKL_EAGENT;
+    if (a->in_cap - a->in_len < 4096) {
+      unsigned char *d = realloc(a->in, a->in_len + 4096);
+      if (!d)
+        return ZKL_ENOMEM;
+      a->in = d;
+      a->in_cap = a->in_len + 4096;
+    }
+    if ((n = recv(a->fd, a->in + a->in_len, a->in_cap - a->in_len, 0)) <= 0)
+      return ZKL_EAGENT;
+    a->in_len += (size_t)n;
+    size = zkl__wire_frame_size(a->in, a->in_len);
+    if (size < 0)
+      return ZKL_EAGENT;
+    if (size > 0 && (size_t)size <= a->in_len) {
+      zkl_rframe f;
+      int rc;
+      if (!zkl__wire_open(&f, a->in, (size_t)size))
+        return ZKL_ENOMEM;
+      if (f.type == ZKL_MSG_BYE) {
+        rc = zkl__wire_get_i32(&f);
+        zkl__wire_close(&f);
+        return rc == ZKL_EEXPIRED ? ZKL_EEXPIRED : ZKL_EAGENT;
+      }
+      rc = zkl__wire_get_i32(&f);
+      (void)zkl__wire_get_i32(&f); /* the version it speaks: ours */
+      a->timeout_ms = zkl__wire_get_i32(&f);
+      (void)zkl__wire_get_i64(&f);
+      (void)zkl__wire_get_i32(&f);
+      if (f.type != ZKL_MSG_REPLY || !zkl__wire_done(&f) || rc != ZKL_OK)
+        rc = ZKL_EAGENT;
+      zkl__wire_close(&f);
+      memmove(a->in, a->in + size, a->in_len - (size_t)size);
+      a->in_len -= (size_t)size;
+      return rc;
+    }
+  }
+}
+
+int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
+                     zkl_state_cb on_state, void *state_arg) {
+  struct sockaddr_un addr;
+  zkl_session *s;
+  zkl_agent *a;
+  int p[2], rc;
+  if (strlen(path) >= sizeof addr.sun_path || !*path)
+    return ZKL_EINVAL;
+  if (!(s = calloc(1, sizeof *s)) || !(a = calloc(1, sizeof *a))) {
+    free(s);
+    return ZKL_ENOMEM;
+  }
+  if (pipe2(p, O_NONBLOCK | O_CLOEXEC) != 0) {
+    free(a);
+    free(s);
+    return ZKL_ESYSTEM;
+  }
+  pthread_mutex_init(&s->mu, NULL);
+  zkl__cond_init(&a->cond);
+  s->agent = a;
+  a->s = s;
+  a->wake_rd = p[0];
+  a->wake_wr = p[1];
+  a->refs = 1;
+  a->notes_tail = &a->notes;
+  zkl__list_init(&a->pending);
+  zkl__list_init(&a->locks);
+  a->state_cb = on_state;
+  a->state_arg = state_arg;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  strcpy(addr.sun_path, path);
+  a->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (a->fd < 0 || connect(a->fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    zkl__log("agent %s: %s", path, strerror(errno));
+    rc = ZKL_EAGENT;
+  } else {
+    rc = hello(a, timeout_ms > 0 ? timeout_ms : 10000);
+  }
+  if (rc == ZKL_OK && pthread_create(&a->thread, NULL, agent_thread, a) != 0)
+    rc = ZKL_ESYSTEM;
+  if (rc != ZKL_OK) {
+    agent_free(a);
+    return rc;
+  }
+  a->thread_started = true;
+  pthread_mutex_lock(&s->mu);
+  note_state_locked(a, ZKL_STATE_CONNECTED);
+  pthread_mutex_unlock(&s->mu);
+  *out = s;
+  return ZKL_OK;
+}
+
+int zkl__remote_close(zkl_session *s, zkl_close_outcome *how) {
+  zkl_agent *a = agent_of(s);
+  zkl_link *p;
+  bool on_thread = zkl__on_zk_thread(), last;
+  pthread_mutex_lock(&s->mu);
+  if (a->closing) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_EINVAL;
+  }
+  a->closing = true;
+  /* The agent frees every lock of this connection when it ends. */
+  if (a->fd >= 0) {
+    shutdown(a->fd, SHUT_RDWR);
+    close(a->fd);
+    a->fd = -1;
+  }
+  while (!zkl__list_empty(&a->pending))
+    complete_locked(a, zkl__container_of(a->pending.next, zkl_pending, link),
+                    ZKL_ECLOSED, 0);
+  for (p = a->locks.next; p != &a->locks; p = p->next)
+    set_holds(zkl__container_of(p, zkl_remote, link), 0);
+  a->stop = true;
+  wake(a);
+  if (how)
+    *how = on_thread ? ZKL_CLOSE_BACKGROUND : ZKL_CLOSE_DONE;
+  if (on_thread) {
+    /* Our own thread: it ends when this callback returns, and frees. */
+    note_state_locked(a, ZKL_STATE_CLOSED);
+    a->detached = true;
+    pthread_detach(a->thread);
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_OK;
+  }
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(a->thread, NULL);
+  pthread_mutex_lock(&s->mu);
+  run_notes_locked(a);
+  last = --a->refs == 0;
+  pthread_mutex_unlock(&s->mu);
+  if (a->state_cb)
+    a->state_cb(s, ZKL_STATE_CLOSED, a->state_arg);
+  if (last)
+    agent_free(a);
+  return ZKL_OK;
+}
+
+int zkl__remote_timeout(const zkl_session *s) {
+  return agent_of(s)->timeout_ms;
+}
+
+int64_t zkl__remote_lease_deadline(const zkl_session *cs) {
+  zkl_session *s = (zkl_session *)cs;
+  zkl_agent *a = agent_of(s);
+  int64_t d;
+  pthread_mutex_lock(&s->mu);
+  d = a->holding && !a->dead && !a->closing ? a->deadline : 0;
+  pthread_mutex_unlock(&s->mu);
+  return d;
+}
+
+int zkl__remote_on_state(zkl_session *s, zkl_state_cb cb, void *arg) {
+  zkl_agent *a = agent_of(s);
+  pthread_mutex_lock(&s->mu);
+  a->state_cb = cb;
+  a->state_arg = arg;
+  pthread_mutex_unlock(&s->mu);
+  return ZKL_OK;
+}
+
+/* -------------------------------------------------------------- locks */
+
+/* A lock object with its remote part. */
+static zkl_lock *lock_alloc(zkl_agent *a, const char *name, int kind) {
+  zkl_lock *l = calloc(1, sizeof *l);
+  zkl_remote *r = calloc(1, sizeof *r);
+  if (!l || !r || !(l->name = strdup(name))) {
+    free(l);
+    free(r);
+    return NULL;
+  }
+  r->l = l;
+  l->s = a->s;
+  l->remote = r;
+  l->refs = 1;
+  r->a = a;
+  r->kind = kind;
+  r->refs = 1;
+  r->handle = ++a->next_handle;
+  if (kind == ZKL_AGENT_RWLOCK)
+    ++a->next_handle; /* h + 1: the write side */
+  zkl__list_push(&a->locks, &r->link);
+  a->refs++;
+  return l;
+}
+
+static int new_locked(zkl_agent *a, zkl_lock *l, int kind,
+                      const char *const *names, int count, int limit,
+                      const char *id) {
+  zkl_wbuf b = {0};
+  int i;
+  zkl__wire_begin(&b, ZKL_MSG_NEW, ++a->next_req);
+  zkl__wire_i32(&b, l->remote->handle);
+  zkl__wire_i32(&b, kind);
+  zkl__wire_i32(&b, limit);
+  zkl__wire_str(&b, id);
+  zkl__wire_i32(&b, count);
+  for (i = 0; i < count; i++)
+    zkl__wire_str(&b, names[i]);
+  return send_locked(a, &b);
+}
+
+int zkl__remote_new(zkl_lock **out, zkl_session *s, int kind,
+                    const char *const *names, int count, int limit,
+                    const char *id) {
+  zkl_agent *a = agent_of(s);
+  zkl_lock *l;
+  int rc, i, j;
+  for (i = 0; i < count; i++) {
+    if (zkl__validate_name(names[i]) != ZKL_OK)
+      return ZKL_EINVAL;
+    for (j = 0; j < i; j++)
+      if (strcmp(names[i], names[j]) == 0)
+        return ZKL_EINVAL;
+  }
+  pthread_mutex_lock(&s->mu);
+  if ((rc = gone_rc(a)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  if (!(l = lock_alloc(a, names[0], kind))) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ENOMEM;
+  }
+  rc = new_locked(a, l, kind, names, count, limit, id);
+  if (rc != ZKL_OK) {
+    bool gone;
+    l->remote->freed = true;
+    lock_unref_locked(l, &gone);
+    if (!gone)
+      pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  pthread_mutex_unlock(&s->mu);
+  *out = l;
+  return ZKL_OK;
+}
+
+int zkl__remote_new_rwlock(zkl_lock **read, zkl_lock **write, zkl_session *s,
+                           const char *name) {
+  zkl_agent *a = agent_of(s);
+  zkl_lock *r, *w;
+  int rc;
+  bool gone;
+  if (zkl__validate_name(name) != ZKL_OK)
+    return ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = gone_rc(a)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  if (!(r = lock_alloc(a, name, ZKL_AGENT_RWLOCK))) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ENOMEM;
+  }
+  if (!(w = lock_alloc(a, name, ZKL_AGENT_RWLOCK))) {
+    r->remote->freed = true;
+    lock_unref_locked(r, &gone);
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ENOMEM;
+  }
+  /* The write side is h + 1 of the read side's handle h. */
+  a->next_handle -= 2;
+  w->remote->handle = r->remote->handle + 1;
+  rc = new_locked(a, r, ZKL_AGENT_RWLOCK, &name, 1, 0, NULL);
+  if (rc != ZKL_OK) {
+    r->remote->freed = w->remote->freed = true;
+    lock_unref_locked(w, &gone);
+    lock_unref_locked(r, &gone);
+    if (!gone)
+      pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  r->owned = w->owned = true;
+  pthread_mutex_unlock(&s->mu);
+  *read = r;
+  *write = w;
+  return ZKL_OK;
+}
+
+/* Marks l freed: its calls in flight end with ZKL_ECLOSED (the agent
+ * answers none of them once it frees the handle), its holds go without a
+ * lost callback. */
+static void free_one_locked(zkl_agent *a, zkl_lock *l) {
+  zkl_remote *r = l->remote;
+  zkl_link *p, *next;
+  r->freed = true;
+  for (p = a->pending.next; p != &a->pending; p = next) {
+    zkl_pending *c = zkl__container_of(p, zkl_pending, link);
+    next = p->next;
+    if (c->l == l)
+      complete_locked(a, c, ZKL_ECLOSED, 0);
+  }
+  set_holds(r, 0);
+}
+
+static void send_free_locked(zkl_agent *a, int32_t handle) {
+  zkl_wbuf b = {0};
+  if (gone_rc(a) != ZKL_OK)
+    return;
+  zkl__wire_begin(&b, ZKL_MSG_FREE, ++a->next_req);
+  zkl__wire_i32(&b, handle);
+  send_locked(a, &b);
+}
+
+void zkl__remote_free(zkl_lock *l) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  bool gone;
+  pthread_mutex_lock(&s->mu);
+  if (l->remote->freed) {
+    pthread_mutex_unlock(&s->mu);
+    return;
+  }
+  free_one_locked(a, l);
+  send_free_locked(a, l->remote->handle);
+  lock_unref_locked(l, &gone);
+  if (!gone)
+    pthread_mutex_unlock(&s->mu);
+}
+
+void zkl__remote_free_rwlock(zkl_lock *read, zkl_lock *write) {
+  zkl_session *s = read->s;
+  zkl_agent *a = agent_of(s);
+  bool gone;
+  pthread_mutex_lock(&s->mu);
+  free_one_locked(a, read);
+  free_one_locked(a, write);
+  send_free_locked(a, read->remote->handle);
+  lock_unref_locked(write, &gone);
+  lock_unref_locked(read, &gone);
+  if (!gone)
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Starts a call on l: its pending record (c, filled by the caller but for
+ * what this sets) and its frame. */
+static int call_locked(zkl_agent *a, zkl_lock *l, zkl_pending *c, int type,
+                       int timeout_ms) {
+  zkl_wbuf b = {0};
+  int rc;
+  c->req = ++a->next_req;
+  if (c->req == 0)
+    c->req = ++a->next_req;
+  c->type = type;
+  c->l = l;
+  zkl__wire_begin(&b, type, c->req);
+  zkl__wire_i32(&b, l->remote->handle);
+  if (type == ZKL_MSG_ACQUIRE)
+    zkl__wire_i32(&b, timeout_ms);
+  if ((rc = send_locked(a, &b)) != ZKL_OK)
+    return rc;
+  lock_ref_locked(l);
+  zkl__list_push(&a->pending, &c->link);
+  return ZKL_OK;
+}
+
+static int usable_locked(zkl_agent *a, zkl_lock *l) {
+  if (l->remote->freed)
+    return ZKL_ECLOSED;
+  return gone_rc(a);
+}
+
+/* A release nobody waits for: after a loss the agent may still hold what
+ * this process no longer counts on. */
+static void release_quietly_locked(zkl_agent *a, zkl_lock *l) {
+  zkl_pending *c = calloc(1, sizeof *c);
+  if (c && call_locked(a, l, c, ZKL_MSG_RELEASE, 0) != ZKL_OK)
+    free(c);
+}
+
+/* The blocking face: a call, and a wait for its reply. */
+static int wait_call(zkl_lock *l, int type, int timeout_ms, int64_t *token) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  zkl_remote *r = l->remote;
+  zkl_pending c;
+  int rc;
+  bool gone;
+  if (zkl__on_zk_thread())
+    return ZKL_EDEADLK;
+  memset(&c, 0, sizeof c);
+  c.waiter = true;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = usable_locked(a, l)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  if (type == ZKL_MSG_ACQUIRE && r->acquiring) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_EINPROGRESS;
+  }
+  if (type == ZKL_MSG_RELEASE && r->lost && r->holds == 0) {
+    /* Lost since: say so once, and let the agent end what it has. */
+    r->lost = false;
+    release_quietly_locked(a, l);
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ELOST;
+  }
+  if (type == ZKL_MSG_RELEASE && r->holds == 0) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ENOTHELD;
+  }
+  if (type == ZKL_MSG_ACQUIRE)
+    r->acquiring = true;
+  else
+    r->releasing = true;
+  if ((rc = call_locked(a, l, &c, type, timeout_ms)) != ZKL_OK) {
+    r->acquiring = r->releasing = false;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  while (!c.done)
+    pthread_cond_wait(&a->cond, &s->mu);
+  rc = c.rc;
+  /* Granted, but the lease may have run out before this thread woke: the
+   * caller must not take the lock as held then (as blocking.c). */
+  if (type == ZKL_MSG_ACQUIRE && rc == ZKL_OK && a->deadline > 0 &&
+      zkl__now_ms() >= a->deadline) {
+    lose_all_locked(a, ZKL_LOST_LEASE_EXPIRED);
+    rc = ZKL_ELOST;
+  }
+  lock_unref_locked(l, &gone);
+  if (!gone)
+    pthread_mutex_unlock(&s->mu);
+  if (rc == ZKL_OK && token)
+    *token = c.token;
+  return rc;
+}
+
+int zkl__remote_acquire(zkl_lock *l, int timeout_ms, int64_t *token) {
+  return wait_call(l, ZKL_MSG_ACQUIRE, timeout_ms, token);
+}
+
+int zkl__remote_release(zkl_lock *l) {
+  return wait_call(l, ZKL_MSG_RELEASE, 0, NULL);
+}
+
+int zkl__remote_acquire_async(zkl_lock *l, int timeout_ms, zkl_acquire_cb cb,
+                              void *arg) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  zkl_pending *c = calloc(1, sizeof *c);
+  int rc;
+  if (!c)
+    return ZKL_ENOMEM;
+  c->acquire_cb = cb;
+  c->arg = arg;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = usable_locked(a, l)) == ZKL_OK && l->remote->acquiring)
+    rc = ZKL_EINPROGRESS;
+  if (rc == ZKL_OK && (rc = call_locked(a, l, c, ZKL_MSG_ACQUIRE,
+                                        timeout_ms)) == ZKL_OK)
+    l->remote->acquiring = true;
+  pthread_mutex_unlock(&s->mu);
+  if (rc != ZKL_OK)
+    free(c);
+  return rc;
+}
+
+int zkl__remote_release_async(zkl_lock *l, zkl_release_cb cb, void *arg) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  zkl_remote *r = l->remote;
+  zkl_pending *c = calloc(1, sizeof *c);
+  int rc;
+  if (!c)
+    return ZKL_ENOMEM;
+  c->release_cb = cb;
+  c->arg = arg;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = usable_locked(a, l)) == ZKL_OK && r->holds == 0 && !r->lost)
+    rc = ZKL_ENOTHELD;
+  if (rc == ZKL_OK && r->releasing)
+    rc = ZKL_EINPROGRESS;
+  if (rc == ZKL_OK) {
+    if (r->lost && r->holds == 0) {
+      /* The agent ends what it has; the callback says ZKL_ELOST. */
+      zkl_note *n = calloc(1, sizeof *n);
+      r->lost = false;
+      release_quietly_locked(a, l);
+      if (n) {
+        n->kind = N_RELEASE;
+        n->l = l;
+        n->rc = ZKL_ELOST;
+        n->release_cb = cb;
+        n->arg = arg;
+        note_locked(a, n);
+      }
+    } else if ((rc = call_locked(a, l, c, ZKL_MSG_RELEASE, 0)) == ZKL_OK) {
+      r->releasing = true;
+      c = NULL;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  free(c);
+  return rc;
+}
+
+int zkl__remote_cancel(zkl_lock *l) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  zkl_pending c, *cp;
+  int rc;
+  bool gone, wait = !zkl__on_zk_thread();
+  memset(&c, 0, sizeof c);
+  pthread_mutex_lock(&s->mu);
+  if ((rc = usable_locked(a, l)) != ZKL_OK || !l->remote->acquiring) {
+    pthread_mutex_unlock(&s->mu);
+    return rc != ZKL_OK ? rc : ZKL_EIDLE;
+  }
+  /* On the callback thread nobody can wait for the agent's answer: the
+   * cancel goes, and the acquire's own reply says how it ended. */
+  cp = wait ? &c : calloc(1, sizeof *cp);
+  if (!cp) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ENOMEM;
+  }
+  cp->waiter = wait;
+  if ((rc = call_locked(a, l, cp, ZKL_MSG_CANCEL, 0)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    if (!wait)
+      free(cp);
+    return rc;
+  }
+  if (!wait) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_OK;
+  }
+  while (!c.done)
+    pthread_cond_wait(&a->cond, &s->mu);
+  rc = c.rc;
+  lock_unref_locked(l, &gone);
+  if (!gone)
+    pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int zkl__remote_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg) {
+  zkl_session *s = l->s;
+  pthread_mutex_lock(&s->mu);
+  l->remote->lost_cb = cb;
+  l->remote->lost_arg = arg;
+  pthread_mutex_unlock(&s->mu);
+  return ZKL_OK;
+}
+
+int zkl__remote_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg) {
+  zkl_session *s = l->s;
+  pthread_mutex_lock(&s->mu);
+  l->remote->revoke_cb = cb;
+  l->remote->revoke_arg = arg;
+  pthread_mutex_unlock(&s->mu);
+  return ZKL_OK;
+}
+
+int64_t zkl__remote_token(const zkl_lock *cl) {
+  zkl_lock *l = (zkl_lock *)cl;
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  int64_t t = 0;
+  pthread_mutex_lock(&s->mu);
+  if (l->remote->holds > 0 && !a->dead && !a->closing &&
+      (a->deadline == 0 || zkl__now_ms() < a->deadline))
+    t = l->remote->token;
+  pthread_mutex_unlock(&s->mu);
+  return t;
+}
+
+const char *zkl__remote_other_kind(const zkl_lock *cl) {
+  zkl_lock *l = (zkl_lock *)cl;
+  const char *k;
+  pthread_mutex_lock(&l->s->mu);
+  k = l->remote->other_kind;
+  pthread_mutex_unlock(&l->s->mu);
+  return k;
+}
+
+const char *zkl__remote_refused_name(const zkl_lock *cl) {
+  zkl_lock *l = (zkl_lock *)cl;
+  const char *k;
+  pthread_mutex_lock(&l->s->mu);
+  k = l->remote->refused;
+  pthread_mutex_unlock(&l->s->mu);
+  return k;
+}
+
+int zkl__remote_set(zkl_lock *l, int option, int value, const char *text) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  zkl_wbuf b = {0};
+  int rc;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = usable_locked(a, l)) == ZKL_OK) {
+    zkl__wire_begin(&b, ZKL_MSG_SET, ++a->next_req);
+    zkl__wire_i32(&b, l->remote->handle);
+    zkl__wire_i32(&b, option);
+    zkl__wire_i32(&b, value);
+    zkl__wire_str(&b, text);
+    rc = send_locked(a, &b);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int zkl__remote_node_paths(const zkl_lock *cl, bool all, char *buf,
+                           size_t len) {
+  zkl_lock *l = (zkl_lock *)cl;
+  const char *paths;
+  size_t n;
+  int rc = ZKL_OK;
+  pthread_mutex_lock(&l->s->mu);
+  paths = l->remote->holds > 0 ? l->remote->paths : NULL;
+  if (!paths || !*paths) {
+    rc = ZKL_ENOTHELD;
+  } else {
+    n = all ? strlen(paths) : strcspn(paths, " ");
+    if (n + 1 > len) {
+      rc = ZKL_EINVAL;
+    } else {
+      memcpy(buf, paths, n);
+      buf[n] = 0;
+    }
+  }
+  pthread_mutex_unlock(&l->s->mu);
+  return rc;
+}
+
+int zkl__remote_queues(const zkl_lock *l, char *buf, size_t len) {
+  if (l->remote->kind == ZKL_AGENT_MULTI)
+    return zkl__remote_unsupported("zkl_lock_get_queues of a multi-lock");
+  return zkl_name_get_queues(l->name, buf, len);
+}
+
+int zkl__remote_unsupported(const char *what) {
+  zkl__log("%s: not served through the agent (zklockd(8)); open a session "
+           "on ZooKeeper for it",
+           what);
+  return ZKL_EINVAL;
+}

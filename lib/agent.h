@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agent.h - sessions through zklockd, the host's lock agent (agent.c).
+ *
+ * A session opened with zkl_session_options.agent has no ZooKeeper handle:
+ * its locks are handles on the agent's session, which runs the engine for
+ * them. The public functions ask ZKL_REMOTE_SESSION / ZKL_REMOTE_LOCK first
+ * and hand such an object to the zkl__remote_* function of the same name;
+ * nothing below them (the engine, the session layer) ever sees one.
+ */
+#ifndef ZKL_AGENT_H
+#define ZKL_AGENT_H
+
+#include "common.h"
+#include "wire.h"
+
+typedef struct zkl_agent zkl_agent;
+typedef struct zkl_remote zkl_remote;
+
+#define ZKL_REMOTE_SESSION(s) ((s)->agent != NULL)
+#define ZKL_REMOTE_LOCK(l) ((l)->remote != NULL)
+
+/* open.c: zkl_session_open() with o.agent. */
+int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
+                     zkl_state_cb on_state, void *state_arg);
+int zkl__remote_close(zkl_session *s, zkl_close_outcome *how);
+int zkl__remote_timeout(const zkl_session *s);
+int64_t zkl__remote_lease_deadline(const zkl_session *s);
+int zkl__remote_on_state(zkl_session *s, zkl_state_cb cb, void *arg);
+
+/* The kinds (ZKL_AGENT_* of wire.h): names[0..count), limit (semaphore),
+ * id (election). */
+int zkl__remote_new(zkl_lock **out, zkl_session *s, int kind,
+                    const char *const *names, int count, int limit,
+                    const char *id);
+/* A read/write lock's two sides, made and freed together. */
+int zkl__remote_new_rwlock(zkl_lock **read, zkl_lock **write, zkl_session *s,
+                           const char *name);
+void zkl__remote_free_rwlock(zkl_lock *read, zkl_lock *write);
+void zkl__remote_free(zkl_lock *l);
+int zkl__remote_acquire(zkl_lock *l, int timeout_ms, int64_t *token);
+int zkl__remote_release(zkl_lock *l);
+int zkl__remote_acquire_async(zkl_lock *l, int timeout_ms, zkl_acquire_cb cb,
+                              void *arg);
+int zkl__remote_release_async(zkl_lock *l, zkl_release_cb cb, void *arg);
+int zkl__remote_cancel(zkl_lock *l);
+int zkl__remote_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg);
+int zkl__remote_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
+int64_t zkl__remote_token(const zkl_lock *l);
+const char *zkl__remote_other_kind(const zkl_lock *l);
+const char *zkl__remote_refused_name(const zkl_lock *l);
+/* option: ZKL_AGENT_SET_*; text for the owner info, else value. */
+int zkl__remote_set(zkl_lock *l, int option, int value, const char *text);
+/* The first node's path (one), or all of them (paths). */
+int zkl__remote_node_paths(const zkl_lock *l, bool all, char *buf,
+                           size_t len);
+
+/* The queues l uses (as zkl_lock_get_queues). */
+int zkl__remote_queues(const zkl_lock *l, char *buf, size_t len);
+/* What a call the agent does not serve returns: ZKL_EINVAL, logged with
+ * its name (docs/agent.md lists them, and why). */
+int zkl__remote_unsupported(const char *what);
+
+#endif /* ZKL_AGENT_H */

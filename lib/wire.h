@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * wire.h - the agent's protocol on a Unix stream socket (docs/agent.md):
+ * frames, their header, and the fields of a body. Shared by the library's
+ * agent sessions (agent.c) and zklockd (agent/), and nothing else: it
+ * knows no session and no lock.
+ *
+ * A frame is a 4-byte big-endian length L (of what follows, 8..ZKL_WIRE_MAX)
+ * then an 8-byte header: version, type, two zero bytes, and the request id
+ * (big-endian 32 bits; 0 for the agent's own news). The body is a sequence
+ * of fields whose order the type fixes: i32, i64 (big-endian, two's
+ * complement) and str (a u32 length, then that many bytes, no NUL among
+ * them). Why no serialization library: a dozen small messages, read by a
+ * daemon that must survive anything a hostile local process writes; a
+ * bounds-checked reader of three field kinds is shorter to audit than a
+ * general decoder, and the library's users get no new dependency.
+ */
+#ifndef ZKL_WIRE_H
+#define ZKL_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZKL_WIRE_VERSION 1
+#define ZKL_WIRE_HEADER 8          /* after the length */
+#define ZKL_WIRE_MAX (1024 * 1024) /* the most a frame's L may say */
+
+/* Calls (client to agent). Each is answered by one ZKL_MSG_REPLY with its
+ * request id, unless said otherwise. */
+enum {
+  ZKL_MSG_HELLO = 1,   /* i32 version wanted -> i32 version, i32 timeout_ms,
+                          i64 session id, i32 agent pid */
+  ZKL_MSG_NEW = 2,     /* i32 handle, i32 kind, i32 limit, str id, i32 count,
+                          str names... -> i32 rc only when it fails */
+  ZKL_MSG_SET = 3,     /* i32 handle, i32 option, i32 value, str text
+                          -> i32 rc only when it fails */
+  ZKL_MSG_ACQUIRE = 4, /* i32 handle, i32 timeout_ms -> i32 rc, i64 token,
+                          i64 lease deadline, str node paths, str other
+                          kind, str refused name (when the acquire ends) */
+  ZKL_MSG_RELEASE = 5, /* i32 handle -> i32 rc (when the release ends) */
+  ZKL_MSG_CANCEL = 6,  /* i32 handle -> i32 rc */
+  ZKL_MSG_FREE = 7,    /* i32 handle; no reply */
+  ZKL_MSG_BREAK = 8,   /* str name, str node, i32 grace_ms -> i32 rc, i32 n,
+                          then n times (i32 rc, str node) */
+  ZKL_MSG_REVOKE = 9,  /* str name, str node -> i32 rc */
+  ZKL_MSG_CALLS_END
+};
+
+/* The agent's frames. */
+enum {
+  ZKL_MSG_REPLY = 32,  /* the answer to request id: i32 rc, then the call's */
+  ZKL_MSG_LOST = 33,   /* i32 handle, i32 ZKL_LOST_* reason */
+  ZKL_MSG_REVOKED = 34, /* i32 handle: someone asks its holder to let go */
+  ZKL_MSG_LEASE = 35,  /* i64 deadline (CLOCK_MONOTONIC ms; 0: none) */
+  ZKL_MSG_STATE = 36,  /* i32 ZKL_STATE_* of the agent's session */
+  ZKL_MSG_BYE = 37     /* i32 rc: the agent ends this connection, and why */
+};
+
+/* What a contender is (ZKL_MSG_NEW). */
+enum {
+  ZKL_AGENT_MUTEX = 1,
+  ZKL_AGENT_RWLOCK = 2, /* two handles: h its read side, h + 1 its write */
+  ZKL_AGENT_SEMAPHORE = 4,
+  ZKL_AGENT_ELECTION = 5,
+  ZKL_AGENT_MULTI = 6
+};
+
+/* Settings (ZKL_MSG_SET). */
+enum {
+  ZKL_AGENT_SET_INFO = 1,       /* text */
+  ZKL_AGENT_SET_MAX_HOLD = 2,   /* value, ms */
+  ZKL_AGENT_SET_GRACE = 3,      /* value, ms */
+  ZKL_AGENT_SET_WATCH_AFTER = 4, /* value, ms */
+  ZKL_AGENT_SET_ACL = 5         /* value, ZKL_ACL_* */
+};
+
+/* A frame being written: grows as fields are put. */
+typedef struct zkl_wbuf {
+  unsigned char *data;
+  size_t len, cap;
+  bool failed; /* out of memory or over ZKL_WIRE_MAX: send nothing */
+} zkl_wbuf;
+
+/* Starts a frame (the length is filled in by zkl__wire_end). */
+void zkl__wire_begin(zkl_wbuf *b, int type, uint32_t request);
+void zkl__wire_i32(zkl_wbuf *b, int32_t v);
+void zkl__wire_i64(zkl_wbuf *b, int64_t v);
+void zkl__wire_str(zkl_wbuf *b, const char *s); /* NULL: "" */
+/* Fills in the length: true when the frame is whole and within bounds. */
+bool zkl__wire_end(zkl_wbuf *b);
+void zkl__wire_free(zkl_wbuf *b);
+
+/* A frame being read: its header, then the body's fields in order. A read
+ * past the end or a malformed field sets bad, and every later read gives
+ * 0 or "" (so a reader checks bad once, at the end). */
+typedef struct zkl_rframe {
+  int version, type;
+  uint32_t request;
+  const unsigned char *p, *end;
+  bool bad;
+  char *strings; /* room for the strings read, NUL-terminated */
+  size_t used, room;
+} zkl_rframe;
+
+/* How many bytes the frame at the start of data[0..len) takes (length
+ * included): 0 when more bytes are needed to tell, -1 when its length is
+ * out of bounds (the stream cannot be trusted from there on). */
+long zkl__wire_frame_size(const unsigned char *data, size_t len);
+/* Opens the whole frame data[0..size) for reading (size from
+ * zkl__wire_frame_size). False when its header is malformed or it is out
+ * of memory. zkl__wire_close frees what reading took. */
+bool zkl__wire_open(zkl_rframe *f, const unsigned char *data, size_t size);
+int32_t zkl__wire_get_i32(zkl_rframe *f);
+int64_t zkl__wire_get_i64(zkl_rframe *f);
+/* Valid until zkl__wire_close. */
+const char *zkl__wire_get_str(zkl_rframe *f);
+/* True when every field was read well and nothing is left over. */
+bool zkl__wire_done(const zkl_rframe *f);
+void zkl__wire_close(zkl_rframe *f);
+
+#endif /* ZKL_WIRE_H */
