@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -72,7 +73,10 @@ struct client {
   bool dead;
   int n_locks;
   unsigned holding; /* handles with holds > 0 */
-  int64_t lease_sent;
+  int64_t lease_sent;   /* the newest deadline it was told */
+  int64_t last_heard;   /* when it last sent anything */
+  bool silent;          /* quiet past the session timeout: told no newer
+                           deadline, and cut off once the last has passed */
   alock *locks;
   client *next;
 };
@@ -200,6 +204,12 @@ static void send_bye(server *srv, client *c, int rc) {
   zkl__wire_i32(&b, rc);
   send_frame(srv, c, &b);
   c->closing = true;
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void send_lease(server *srv, client *c, int64_t deadline) {
@@ -627,6 +637,10 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
   case ZKL_MSG_FREE:
     call_free(srv, c, &f);
     break;
+  case ZKL_MSG_PING:
+    if (!zkl__wire_done(&f))
+      f.bad = true;
+    break;
   default:
     f.bad = true;
   }
@@ -676,6 +690,7 @@ static void accept_clients(server *srv) {
       continue;
     }
     c->fd = fd;
+    c->last_heard = now_ms();
     c->pid = cred.pid;
     c->uid = cred.uid;
     c->gid = cred.gid;
@@ -709,6 +724,12 @@ static bool read_client(server *srv, client *c) {
     if (n < 0)
       return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     c->in_len += (size_t)n;
+    c->last_heard = now_ms();
+    if (c->silent) {
+      c->silent = false;
+      if (srv->cfg.verbose)
+        logf_("pid %ld: heard from again", (long)c->pid);
+    }
     for (;;) {
       long size = zkl__wire_frame_size(c->in + at, c->in_len - at);
       if (size < 0) {
@@ -753,14 +774,33 @@ static bool write_client(client *c) {
   return true;
 }
 
-/* Tells each holding client the deadline of its holds whenever it moved. */
+/* Tells each holding client the deadline of its holds whenever it moved.
+ *
+ * A holding client not heard from in a session timeout (it pings every
+ * third of one) is frozen or hung, as a process whose own session the
+ * servers expire: it is told no newer deadline, and once the newest it was
+ * told has passed, by this host's clock, which is its clock, it has lost
+ * its holds by its own rule, so its locks are freed for the next. */
 static void relay_lease(server *srv) {
   client *c;
-  int64_t deadline = 0;
+  int64_t deadline = 0, now = now_ms();
   bool asked = false;
+  int t = zkl_session_timeout(srv->s);
   for (c = srv->clients; c; c = c->next) {
     if (!c->holding || c->closing)
       continue;
+    if (t > 0 && now - c->last_heard > t) {
+      if (!c->silent && srv->cfg.verbose)
+        logf_("pid %ld: silent for %lld ms: its locks go once its lease "
+              "has passed",
+              (long)c->pid, (long long)(now - c->last_heard));
+      c->silent = true;
+      /* Cut off without a word: a frozen client reads nothing, and its
+       * locks must not wait for its socket to drain. */
+      if (now > c->lease_sent)
+        c->dead = true;
+      continue;
+    }
     if (!asked) {
       deadline = zkl_session_lease_deadline(srv->s);
       asked = true;

@@ -78,7 +78,7 @@ static void die_usage(const char *fmt, const char *arg) {
   exit(1);
 }
 
-/* "500ms", "10s", "2m", or seconds when bare. */
+/* "500ms", "10s", "2m", or milliseconds when bare (as zklock's -t). */
 static int parse_duration(const char *s) {
   char *end;
   double v;
@@ -86,9 +86,9 @@ static int parse_duration(const char *s) {
   v = strtod(s, &end);
   if (errno || end == s || v <= 0)
     return -1;
-  if (strcmp(end, "ms") == 0)
+  if (strcmp(end, "ms") == 0 || !*end)
     ;
-  else if (strcmp(end, "s") == 0 || !*end)
+  else if (strcmp(end, "s") == 0)
     v *= 1000;
   else if (strcmp(end, "m") == 0)
     v *= 60000;
@@ -131,6 +131,13 @@ static int listen_on(const char *path) {
     return -1;
   }
   close(fd);
+  {
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+      fprintf(stderr, "zklockd: %s: exists and is not a socket\n", path);
+      return -1;
+    }
+  }
   unlink(path);
   if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) <
           0 ||
@@ -219,17 +226,7 @@ int main(int argc, char **argv) {
   sigaction(SIGHUP, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  if ((cfg.listen_fd = activated_socket()) >= 0) {
-    int fl = fcntl(cfg.listen_fd, F_GETFL);
-    fcntl(cfg.listen_fd, F_SETFL, fl | O_NONBLOCK);
-    fcntl(cfg.listen_fd, F_SETFD, FD_CLOEXEC);
-  } else if ((cfg.listen_fd = listen_on(socket_path)) >= 0) {
-    own_socket = true;
-  } else {
-    policy_free(cfg.pol);
-    return 1;
-  }
-
+  /* The session first: the socket appears when the agent can serve. */
   zkl_session_options_init(&o);
   o.hosts = hl.connect;
   o.session_timeout_ms = timeout_ms;
@@ -237,11 +234,21 @@ int main(int argc, char **argv) {
   if (rc != ZKL_OK) {
     fprintf(stderr, "zklockd: no ZooKeeper session with %s: %s\n", hosts,
             zkl_strerror(rc));
-    if (own_socket)
-      unlink(socket_path);
     policy_free(cfg.pol);
     return 3;
   }
+  if ((cfg.listen_fd = activated_socket()) >= 0) {
+    int fl = fcntl(cfg.listen_fd, F_GETFL);
+    fcntl(cfg.listen_fd, F_SETFL, fl | O_NONBLOCK);
+    fcntl(cfg.listen_fd, F_SETFD, FD_CLOEXEC);
+  } else if ((cfg.listen_fd = listen_on(socket_path)) >= 0) {
+    own_socket = true;
+  } else {
+    zkl_session_close(cfg.session, NULL);
+    policy_free(cfg.pol);
+    return 1;
+  }
+
   cfg.hosts = hl.connect;
   cfg.session_timeout_ms = timeout_ms;
   fprintf(stderr, "zklockd: serving %s; ZooKeeper %s, session timeout %d ms\n",

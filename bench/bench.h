@@ -171,6 +171,17 @@ void lib_blocking_kind(const bench_ctx *c, int n, bench_lock_kind kind,
 /* One session, one thread: a multi-lock of `names` names
  * (zkl_lock_new_multi), uncontended. */
 void lib_multilock(const bench_ctx *c, int names, bench_result *r);
+/* agent.c: workload 8, through the zklock command, directly or through
+ * zklockd (started once, on first use; NULL when it would not start). */
+const char *bench_agent_start(const char *hosts);
+void bench_cli_runs(const bench_ctx *c, bool through_agent, int n,
+                    bench_result *r);
+/* rate: writes per run, over runs runs */
+void bench_cli_writes(const bench_ctx *c, bool through_agent, int runs,
+                      bench_result *r);
+/* rate and p50: ms from the kill to the next grant */
+void bench_dead_holder(const bench_ctx *c, bool through_agent,
+                       bench_result *r);
 
 /* lib_async.c: libzklock's async API. */
 /* many locks: one session, `locks` different locks, each cycling */

@@ -35,7 +35,7 @@ static void usage(FILE *out) {
 "                    one, fsync on, started with tests/zkserver)\n"
 "  -S HOSTS          server without fsync for workload 6 (default: a\n"
 "                    throwaway one, forceSync=no; with -s alone: -s's)\n"
-"  -w LIST           workloads, e.g. 1,2 (default 1,2,3,4,6,7):\n"
+"  -w LIST           workloads, e.g. 1,2 (default 1,2,3,4,6,7,8):\n"
 "                      1 uncontended: one session, one lock, cycles/s\n"
 "                      2 contended: N sessions, one thread each, one lock\n"
 "                      3 many locks: one session, K locks, async API\n"
@@ -44,6 +44,9 @@ static void usage(FILE *out) {
 "                      6 client cost: 1 and 2 (N=8) without fsync, CPU/op\n"
 "                      7 multi-lock: one session, a multi-lock of N names,\n"
 "                        uncontended, cycles/s\n"
+"                      8 the agent: the zklock command directly and through\n"
+"                        zklockd: runs/s (N=4 at a time), writes per run,\n"
+"                        and ms from a SIGKILLed holder to the next grant\n"
 "  -r ROUNDS         interleaved rounds (default 5)\n"
 "  -t SECONDS        measured window of each run (default 3)\n"
 "  --warm SECONDS    warm-up of each run before its window (default 1)\n"
@@ -210,7 +213,7 @@ static int peer_row(const group *g, const char *name) {
 }
 
 typedef struct config {
-  bool w[8];
+  bool w[9];
   int ns[16], nn;
   int multi[16], nmulti; /* workload 7: names per multi-lock */
   int locks, waiters, short_queue, queue_sessions;
@@ -351,6 +354,35 @@ static void build_plan(const config *cf) {
                   n);
     }
   }
+  if (cf->w[8]) {
+    /* The issue's targets (27): through the agent, >= 5 x the direct
+     * rate with half the writes, and a dead holder's lock to the next in
+     * < 200 ms instead of the session timeout T. */
+    int d, a;
+    g = add_group(8, "runs/s", 4, false,
+                  "zklock -- true, N=4 at a time");
+    g->floor = d = add_row(g, "zklock (own session)", K_CLI_RUNS, 4);
+    a = add_row(g, "zklock --agent", K_CLI_RUNS, 4);
+    g->rows[a].agent = true;
+    add_target(P.ngroups - 1, a, d, M_RATE, false, 5.0,
+               "8  zklock -- true through the agent >= 5 x direct");
+    g = add_group(8, "writes/run", 1, false,
+                  "ZooKeeper writes per zklock -- true");
+    g->floor = d = add_row(g, "zklock (own session)", K_CLI_WRITES, 20);
+    a = add_row(g, "zklock --agent", K_CLI_WRITES, 20);
+    g->rows[a].agent = true;
+    add_target(P.ngroups - 1, a, d, M_RATE, true, 0.5,
+               "8  writes per run through the agent <= 0.5 x direct");
+    g = add_group(8, "ms", 1, false,
+                  "a SIGKILLed holder to the next grant");
+    g->floor = d = add_row(g, "zklock (own session)", K_DEAD_HOLDER, 1);
+    a = add_row(g, "zklock --agent", K_DEAD_HOLDER, 1);
+    g->rows[a].agent = true;
+    /* 200 ms of the default T = 10 s */
+    add_target(P.ngroups - 1, a, d, M_RATE, true, 0.02,
+               "8  dead holder to next grant through the agent <= 0.02 x "
+               "direct (T)");
+  }
 }
 
 /* ------------------------------------------------------------ running */
@@ -403,6 +435,15 @@ static void run_row(const bench_ctx *ctx, row *rw, bench_result *r) {
     break;
   case K_PEER:
     peer_run(c, rw->peer_cmd, rw->peer_mode, rw->n, r);
+    break;
+  case K_CLI_RUNS:
+    bench_cli_runs(c, rw->agent, rw->n, r);
+    break;
+  case K_CLI_WRITES:
+    bench_cli_writes(c, rw->agent, rw->n, r);
+    break;
+  case K_DEAD_HOLDER:
+    bench_dead_holder(c, rw->agent, r);
     break;
   }
 }
@@ -530,7 +571,7 @@ int main(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   static config cf; /* static: what --build allocates stays reachable */
   const char *hosts = NULL, *hosts_nofsync = NULL, *csv = NULL;
-  int ws[8], nw = 0, opt, i;
+  int ws[9], nw = 0, opt, i;
   bool smoke = false, ok;
   FILE *table = stdout;
 
@@ -560,12 +601,12 @@ int main(int argc, char **argv) {
       hosts_nofsync = optarg;
       break;
     case 'w':
-      if ((nw = parse_list(optarg, ws, 8)) <= 0) {
+      if ((nw = parse_list(optarg, ws, 9)) <= 0) {
         fprintf(stderr, "zklock-bench: -w: bad list '%s'\n", optarg);
         return 2;
       }
       for (i = 0; i < nw; i++)
-        if (ws[i] > 7) {
+        if (ws[i] > 8) {
           fprintf(stderr, "zklock-bench: -w: no workload %d\n", ws[i]);
           return 2;
         }
@@ -675,7 +716,8 @@ int main(int argc, char **argv) {
   }
   if (nw == 0) {
     ws[0] = 1, ws[1] = 2, ws[2] = 3, ws[3] = 4, ws[4] = 6, ws[5] = 7;
-    nw = 6;
+    ws[6] = 8;
+    nw = 7;
   }
   for (i = 0; i < nw; i++)
     cf.w[ws[i]] = true;

@@ -22,7 +22,10 @@ typedef enum {
   K_LIB_QUEUE,   /* libzklock async, n waiters on one lock */
   K_RAW_MULTI,   /* raw zoo_multi of n creates, then of n deletes */
   K_LIB_MULTI,   /* libzklock blocking, a multi-lock of n names */
-  K_PEER         /* a peer's process */
+  K_PEER,        /* a peer's process */
+  K_CLI_RUNS,    /* `zklock NAME -- true` runs, n at a time (agent.c) */
+  K_CLI_WRITES,  /* ZooKeeper writes per such run */
+  K_DEAD_HOLDER  /* a SIGKILLed holder's lock, to the next grant, ms */
 } row_kind;
 
 #define MAX_ROWS 16
@@ -39,6 +42,7 @@ typedef struct row {
   const char *peer_mode; /* K_PEER: "uncontended", "contended", "multi"... */
   bool client_defaults;  /* raw rows: the client's default host resolution */
   bool build;            /* K_PEER: another zklock-bench build (--build) */
+  bool agent;            /* K_CLI_*, K_DEAD_HOLDER: through zklockd */
   bench_result *res;     /* one per round */
 } row;
 

@@ -16,7 +16,8 @@ _zklock_options='-s --servers -t --session-timeout --connect-timeout
   --conflict-exit-code -k --kill-after --info --auth --acl --on-revoke
   --max-hold -q --quiet -v --verbose -l --list --leader --revoke --break
   --grace --format --label --watch -H --no-header --read --shared --write
-  --exclusive -x --limit --elect -c --command --hold -h --help --version'
+  --exclusive -x --limit --elect -c --command --hold --agent -h --help
+  --version'
 
 # Does option $1 take the next word as its value?
 _zklock_takes_value() {
@@ -25,7 +26,7 @@ _zklock_takes_value() {
       -w | --wait | -E | --conflict-exit-code | -k | --kill-after | --info | \
       --auth | --acl | --on-revoke | --max-hold | --grace | --limit | --elect | \
       -l | --list | --leader | --revoke | --break | --format | --label | \
-      -c | --command) return 0 ;;
+      -c | --command | --agent) return 0 ;;
   esac
   return 1
 }
@@ -102,6 +103,10 @@ _zklock() {
       ;;
     --on-revoke)
       mapfile -t COMPREPLY < <(compgen -W 'HUP INT QUIT USR1 USR2 TERM ALRM' -- "$cur")
+      return 0
+      ;;
+    --agent) # zklockd's socket: a path
+      mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0
       ;;
   esac

@@ -60,6 +60,7 @@ struct zkl_agent {
   bool stop;         /* the thread ends */
   bool detached;     /* closed from its own thread: it frees the session */
   int timeout_ms;
+  int64_t next_ping; /* when the thread tells the agent it is alive */
   zkl_state_cb state_cb;
   void *state_arg;
   zkl_note *notes, **notes_tail;
@@ -567,6 +568,18 @@ static void *agent_thread(void *arg) {
     p[1].events = POLLIN | (a->out_len > a->out_off ? POLLOUT : 0);
     if (a->holding && a->deadline > 0)
       timeout = a->deadline > now ? (int)(a->deadline - now) : 0;
+    /* The agent frees the locks of a client it has not heard from in a
+     * session timeout (docs/agent.md): a ping every third of it. */
+    if (a->fd >= 0 && a->timeout_ms > 0) {
+      if (now >= a->next_ping) {
+        zkl_wbuf b = {0};
+        zkl__wire_begin(&b, ZKL_MSG_PING, 0);
+        send_locked(a, &b);
+        a->next_ping = now + a->timeout_ms / 3;
+      }
+      if (timeout < 0 || a->next_ping - now < timeout)
+        timeout = (int)(a->next_ping - now);
+    }
     pthread_mutex_unlock(&s->mu);
     poll(p, 2, timeout);
     pthread_mutex_lock(&s->mu);
@@ -575,6 +588,11 @@ static void *agent_thread(void *arg) {
       while (read(a->wake_rd, buf, sizeof buf) > 0)
         ;
     }
+    /* The lease by this process's own clock, first: a deadline that has
+     * passed is over whatever is still unread (a process that was frozen
+     * wakes past it, then reads the agent's news). */
+    if (a->holding && a->deadline > 0 && zkl__now_ms() >= a->deadline)
+      lose_all_locked(a, ZKL_LOST_LEASE_EXPIRED);
     if (a->fd >= 0 && p[1].fd == a->fd) {
       if (p[1].revents & POLLOUT)
         flush_locked(a);
@@ -1006,6 +1024,14 @@ static int wait_call(zkl_lock *l, int type, int timeout_ms, int64_t *token) {
   memset(&c, 0, sizeof c);
   c.waiter = true;
   pthread_mutex_lock(&s->mu);
+  if (type == ZKL_MSG_RELEASE && r->lost && r->holds == 0 && !r->freed) {
+    /* Lost since: say so once, and let the agent end what it has. */
+    r->lost = false;
+    if (usable_locked(a, l) == ZKL_OK)
+      release_quietly_locked(a, l);
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_ELOST;
+  }
   if ((rc = usable_locked(a, l)) != ZKL_OK) {
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -1013,13 +1039,6 @@ static int wait_call(zkl_lock *l, int type, int timeout_ms, int64_t *token) {
   if (type == ZKL_MSG_ACQUIRE && r->acquiring) {
     pthread_mutex_unlock(&s->mu);
     return ZKL_EINPROGRESS;
-  }
-  if (type == ZKL_MSG_RELEASE && r->lost && r->holds == 0) {
-    /* Lost since: say so once, and let the agent end what it has. */
-    r->lost = false;
-    release_quietly_locked(a, l);
-    pthread_mutex_unlock(&s->mu);
-    return ZKL_ELOST;
   }
   if (type == ZKL_MSG_RELEASE && r->holds == 0) {
     pthread_mutex_unlock(&s->mu);

@@ -44,7 +44,9 @@ enum {
   ZKL_MSG_BREAK = 8,   /* str name, str node, i32 grace_ms -> i32 rc, i32 n,
                           then n times (i32 rc, str node) */
   ZKL_MSG_REVOKE = 9,  /* str name, str node -> i32 rc */
-  ZKL_MSG_CALLS_END
+  ZKL_MSG_CALLS_END,
+  ZKL_MSG_PING = 31 /* no fields, no reply: the client is alive (every
+                       third of the session timeout) */
 };
 
 /* The agent's frames. */

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_agent.c - sessions through zklockd, the host's lock agent, against a
+ * real ZooKeeper and a real agent (tests/agentctl): every kind through it,
+ * both APIs; a client's locks freed the moment its connection closes (a
+ * SIGKILLed process's included), with no session expiry involved; every
+ * client told at once when the agent dies; holds lost by the client's own
+ * clock when the agent freezes, before the agent's session can expire and
+ * before anyone else is granted; the policy's refusals; a stop that
+ * releases everything. Every test checks that nothing is left behind. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agentctl.h"
+#include "zktest.h"
+
+#define T_SESSION 10000
+
+static zkl_session *open_agent(const agentctl *a) {
+  zkl_session_options o;
+  zkl_session *s = NULL;
+  int rc;
+  zkl_session_options_init(&o);
+  o.agent = a->sock;
+  rc = zkl_session_open(&s, &o);
+  CU_ASSERT_EQUAL(rc, ZKL_OK);
+  if (rc != ZKL_OK)
+    printf("open through the agent: %s\n", zkl_strerror(rc));
+  return rc == ZKL_OK ? s : NULL;
+}
+
+/* The lock's parent path (one of 4 static buffers). */
+static const char *parent_of(const char *name) {
+  static char buf[4][ZKL_PATH_MAX];
+  static int next;
+  char *b = buf[next++ % 4];
+  zkt_parent(b, ZKL_PATH_MAX, name);
+  return b;
+}
+
+static bool node_exists(const char *path) {
+  struct Stat st;
+  return zoo_exists(zkt_observer(), path, 0, &st) == ZOK;
+}
+
+/* --------------------------------------------------------------- kinds */
+
+static void test_kinds(void) {
+  agentctl ag;
+  zkl_session *s1, *s2;
+  zkl_lock *m1, *m2, *sem[3], *e1, *e2, *multi, *part;
+  zkl_rwlock *rw1, *rw2;
+  char name[64], sname[64], ename[64], mname[2][64], path[ZKL_PATH_MAX];
+  char paths[2 * ZKL_PATH_MAX];
+  const char *names[2];
+  int64_t t1 = 0, t2 = 0;
+  zkt_rec got;
+  int i;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s1 = open_agent(&ag);
+  s2 = open_agent(&ag);
+  CU_ASSERT_FATAL(s1 && s2);
+  CU_ASSERT(zkl_session_timeout(s1) > 0);
+  CU_ASSERT_PTR_NULL(zkl_session_handle(s1));
+
+  /* A mutex: held by one client, the other waits, then is granted with a
+   * higher token; the node is the agent's, and really on the server. */
+  zkt_name(name, sizeof name, "agent-mutex");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&m1, s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&m2, s2, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(m1, -1, &t1), ZKL_OK);
+  CU_ASSERT(t1 > 0);
+  CU_ASSERT_EQUAL(zkl_lock_token(m1), t1);
+  CU_ASSERT(zkl_session_lease_deadline(s1) > 0);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(m1, path, sizeof path), ZKL_OK);
+  CU_ASSERT(node_exists(path));
+  CU_ASSERT_EQUAL(zkl_lock_acquire(m2, 0, NULL), ZKL_EBUSY);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(m2, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(m2, -1, zkt_on_acquired, &got),
+                  ZKL_EINPROGRESS);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_lock_release(m1), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(m1), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
+  t2 = got.token;
+  CU_ASSERT(t2 > t1);
+  CU_ASSERT_PTR_EQUAL(got.lock, m2);
+  CU_ASSERT_EQUAL(zkl_lock_release(m2), ZKL_OK);
+  zkl_lock_free(m1);
+  zkl_lock_free(m2);
+  zkt_assert_parent_empty(name);
+
+  /* A read/write lock: two readers share, a writer waits for both. */
+  zkt_name(name, sizeof name, "agent-rw");
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw1, s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_rwlock_new(&rw2, s2, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw1), -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw2), 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_write(rw2), 0, NULL),
+                  ZKL_EUPGRADE);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw2)), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_write(rw2), 0, NULL),
+                  ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_release(zkl_rwlock_read(rw1)), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_write(rw2), 0, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw1), 0, NULL),
+                  ZKL_EBUSY);
+  zkl_rwlock_free(rw2); /* a held write side goes with its object */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(zkl_rwlock_read(rw1), ZKT_WAIT, NULL),
+                  ZKL_OK);
+  zkl_rwlock_free(rw1);
+  zkt_assert_parent_empty(name);
+
+  /* A semaphore of 2: the third waits. */
+  zkt_name(sname, sizeof sname, "agent-sem");
+  for (i = 0; i < 3; i++)
+    CU_ASSERT_EQUAL_FATAL(
+        zkl_lock_new_semaphore(&sem[i], i == 1 ? s2 : s1, sname, 2), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(sem[0], -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(sem[1], -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(sem[2], 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_release(sem[1]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(sem[2], ZKT_WAIT, NULL), ZKL_OK);
+  for (i = 0; i < 3; i++)
+    zkl_lock_free(sem[i]);
+  zkt_assert_no_contender(sname);
+
+  /* An election: the first leads; the leader's id is its. */
+  zkt_name(ename, sizeof ename, "agent-elect");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&e1, s1, ename, "host-a"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&e2, s2, ename, "host-b"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(e1, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(e2, 0, NULL), ZKL_EBUSY);
+  zkl_lock_free(e1);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(e2, ZKT_WAIT, NULL), ZKL_OK);
+  zkl_lock_free(e2);
+  zkt_assert_parent_empty(ename);
+
+  /* A multi-lock of two names, against a mutex on the second. */
+  zkt_name(mname[0], sizeof mname[0], "agent-multi-a");
+  zkt_name(mname[1], sizeof mname[1], "agent-multi-b");
+  names[0] = mname[0];
+  names[1] = mname[1];
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&multi, s1, names, 2), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&part, s2, mname[1]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(part, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(multi, 0, NULL), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_release(part), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(multi, ZKT_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_paths(multi, paths, sizeof paths),
+                  ZKL_OK);
+  CU_ASSERT_PTR_NOT_NULL(strchr(paths, ' ')); /* two nodes */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(part, 0, NULL), ZKL_EBUSY);
+  zkl_lock_free(multi);
+  zkl_lock_free(part);
+  zkt_assert_parent_empty(mname[0]);
+  zkt_assert_parent_empty(mname[1]);
+
+  /* What the agent does not serve says so, and changes nothing. */
+  CU_ASSERT_EQUAL(zkl_name_break(s1, name, NULL, 0, NULL, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_close(s1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(s2, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+}
+
+/* Bad input never reaches the agent, and the agent's own refusal of a
+ * name arrives as the acquire's answer. */
+static void test_bad_input(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_session_options o;
+  zkl_lock *l;
+  const char *dup[2] = {"agent-dup", "agent-dup"};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  zkl_session_options_init(&o);
+  o.agent = ag.sock;
+  o.hosts = zkt_hosts();
+  CU_ASSERT_EQUAL(zkl_session_open(&s, &o), ZKL_EINVAL); /* both */
+  o.hosts = NULL;
+  o.session_timeout_ms = 5000;
+  CU_ASSERT_EQUAL(zkl_session_open(&s, &o), ZKL_EINVAL); /* the agent's */
+  o.session_timeout_ms = 0;
+  o.agent = "/nonexistent/zklockd.sock";
+  CU_ASSERT_EQUAL(zkl_session_open(&s, &o), ZKL_EAGENT);
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_new(&l, s, "a//b"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new(&l, s, "/zookeeper/x"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_semaphore(&l, s, "agent-sem-0", 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_multi(&l, s, dup, 2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new_election(&l, s, "agent-e", ""), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_new(&l, s, "agent-ok"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_max_hold(l, -1), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_EIDLE);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty("agent-ok");
+}
+
+/* ------------------------------------------- a client's connection ends */
+
+/* A child process holds NAME through the agent and tells the parent so on
+ * a pipe; then the parent SIGKILLs it. */
+static pid_t child_holds(const agentctl *ag, const char *name, int *ready_fd) {
+  int p[2];
+  pid_t pid;
+  if (pipe(p) != 0)
+    return -1;
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *s;
+    zkl_lock *l;
+    int64_t token;
+    char ok = 1;
+    close(p[0]);
+    zkl_session_options_init(&o);
+    o.agent = ag->sock;
+    if (zkl_session_open(&s, &o) != ZKL_OK || zkl_lock_new(&l, s, name) ||
+        zkl_lock_acquire(l, -1, &token) != ZKL_OK)
+      _exit(1);
+    if (write(p[1], &ok, 1) != 1)
+      _exit(1);
+    for (;;)
+      pause(); /* until SIGKILL */
+  }
+  close(p[1]);
+  *ready_fd = p[0];
+  return pid;
+}
+
+static void test_killed_client(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  zkt_rec got;
+  char name[64], ok;
+  int ready = -1, status;
+  pid_t pid;
+  /* A session of 10 minutes: only the connection's end can free the
+   * lock within the test's bounds. */
+  const char *const extra[] = {"-t", "600s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-killed");
+  pid = child_holds(&ag, name, &ready);
+  CU_ASSERT_FATAL(pid > 0);
+  CU_ASSERT_EQUAL_FATAL(read(ready, &ok, 1), 1);
+  close(ready);
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, 200), ZKT_NO_CALL); /* still held */
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_children(parent_of(name)), 1);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* A client that closes its session, or frees its lock, with a call in
+ * flight: the acquire completes with ZKL_ECLOSED, its node goes. */
+static void test_close_in_flight(void) {
+  agentctl ag;
+  zkl_session *s, *holder;
+  zkl_lock *l, *h;
+  zkt_rec got;
+  char name[64];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  holder = open_agent(&ag);
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s && holder);
+  zkt_name(name, sizeof name, "agent-inflight");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h, holder, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(h, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 1, ZKT_WAIT), 1);
+  /* The same, by closing the session. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_ECLOSED);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_ECLOSED);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 1, ZKT_WAIT), 1);
+  zkl_lock_free(h);
+  CU_ASSERT_EQUAL(zkl_session_close(holder, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+
+/* A client frozen (SIGSTOP) while it holds: the agent, not hearing from it
+ * for a session timeout, stops extending its lease and frees its lock once
+ * the last deadline it relayed has passed, so the next waiter is granted,
+ * as after the expiry of a frozen process's own session; resumed, the
+ * client finds its hold lost by its own clock. Without the agent's rule
+ * the waiter would wait for as long as the client stays frozen. */
+static void test_frozen_client(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  zkt_rec got;
+  char name[64], ok = 0;
+  int to_child[2], from_child[2], status = -1;
+  pid_t pid;
+  const char *const extra[] = {"-t", "3s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-frozen-client");
+  CU_ASSERT_FATAL(pipe(to_child) == 0 && pipe(from_child) == 0);
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *cs;
+    zkl_lock *cl;
+    zkt_rec lost;
+    char go, verdict;
+    close(to_child[1]);
+    close(from_child[0]);
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    if (zkl_session_open(&cs, &o) != ZKL_OK || zkl_lock_new(&cl, cs, name))
+      _exit(2);
+    zkt_rec_init(&lost);
+    zkl_lock_on_lost(cl, zkt_on_lost, &lost);
+    if (zkl_lock_acquire(cl, -1, NULL) != ZKL_OK)
+      _exit(3);
+    verdict = 1;
+    if (write(from_child[1], &verdict, 1) != 1 ||
+        read(to_child[0], &go, 1) != 1) /* frozen in here */
+      _exit(4);
+    /* Resumed: told, and the hold is gone for good. */
+    verdict = zkt_rec_wait(&lost, 1, ZKT_WAIT) == ZKL_LOST_LEASE_EXPIRED &&
+              zkl_lock_token(cl) == 0 && zkl_lock_release(cl) == ZKL_ELOST;
+    _exit(verdict ? 0 : 5);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  CU_ASSERT_EQUAL_FATAL(read(from_child[0], &ok, 1), 1);
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  kill(pid, SIGSTOP);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, 2 * ZKT_WAIT), ZKL_OK);
+  kill(pid, SIGCONT);
+  CU_ASSERT_EQUAL(write(to_child[1], &ok, 1), 1);
+  waitpid(pid, &status, 0);
+  CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    printf("the frozen client's status: %d\n", status);
+    agentctl_print_log(&ag);
+  }
+  close(to_child[1]);
+  close(from_child[0]);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* ------------------------------------------------ the agent goes away */
+
+static zkt_rec state_rec;
+static void on_state(zkl_session *s, zkl_state state, void *arg) {
+  (void)s;
+  (void)arg;
+  if (state == ZKL_STATE_EXPIRED) {
+    pthread_mutex_lock(&state_rec.calls.mu);
+    state_rec.rc = state;
+    pthread_mutex_unlock(&state_rec.calls.mu);
+    zkt_counter_add(&state_rec.calls, 1);
+  }
+}
+
+static void test_agent_killed(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_session_options o;
+  zkl_lock *l, *w;
+  zkt_rec lost, got;
+  char name[64];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  zkt_rec_init(&state_rec);
+  zkl_session_options_init(&o);
+  o.agent = ag.sock;
+  o.on_state = on_state;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &o), ZKL_OK);
+  zkt_name(name, sizeof name, "agent-dies");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, s, name), ZKL_OK);
+  zkt_rec_init(&lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  agentctl_kill(&ag);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_AGENT);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_EAGENT);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&state_rec, 1, ZKT_WAIT), ZKL_STATE_EXPIRED);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EAGENT);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  zkl_lock_free(l);
+  zkl_lock_free(w);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  /* The agent's session ends by expiry: its nodes go then. */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 0, 2 * ZKT_WAIT), 0);
+}
+
+/* The agent frozen (SIGSTOP): the client hears nothing, and loses its hold
+ * by its own clock at the deadline the agent relayed, while the agent's
+ * node is still on the server, so before a contender elsewhere can be
+ * granted; that contender is granted only after the agent's session
+ * expired. */
+static void test_agent_frozen(void) {
+  agentctl ag;
+  zkl_session *s, *direct;
+  zkl_lock *l, *other;
+  zkt_rec lost, got;
+  char name[64], path[ZKL_PATH_MAX];
+  int64_t deadline, lost_at;
+  bool node_there_when_lost;
+  const char *const extra[] = {"-t", "4s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-frozen");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
+  direct = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&other, direct, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(other, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  agentctl_freeze(&ag, true);
+  deadline = zkl_session_lease_deadline(s);
+  CU_ASSERT(deadline > 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_LEASE_EXPIRED);
+  lost_at = lost.at_ms;
+  node_there_when_lost = node_exists(path);
+  CU_ASSERT(node_there_when_lost);
+  CU_ASSERT(lost_at >= deadline);
+  CU_ASSERT_EQUAL(zkl_lock_token(l), 0);
+  /* The agent's session expires while it is frozen; only then is the
+   * other contender granted. */
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, 4 * ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(got.at_ms > lost_at);
+  agentctl_freeze(&ag, false);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  zkl_lock_free(l);
+  zkl_lock_free(other);
+  zkl_session_close(s, NULL);
+  zkl_session_close(direct, NULL);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* ------------------------------------------------------------- policy */
+
+static void test_policy(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  char conf[256];
+  FILE *f;
+  const char *extra[] = {"--config", conf, NULL};
+  snprintf(conf, sizeof conf, "/tmp/zklockd-test-%ld.conf", (long)getpid());
+  f = fopen(conf, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "# jobs/ for root, builds/ for nobody here\n"
+             "lock agent-jobs/ uid:0\n"
+             "lock agent-builds/ uid:12345 group:nogroup\n");
+  fclose(f);
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "agent-builds/x"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EDENIED);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_children(ZKL_ROOT "/agent-builds"), -1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "agent-other"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EDENIED);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "agent-jobs/x"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
+  zkl_lock_free(l);
+  /* A reload that does not parse keeps the old policy. */
+  f = fopen(conf, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "lokc agent-jobs/ *\n");
+  fclose(f);
+  agentctl_signal(&ag, SIGHUP);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "agent-jobs/y"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  unlink(conf);
+  zkt_assert_parent_empty("agent-jobs/x");
+  zkt_assert_parent_empty("agent-jobs/y");
+}
+
+/* A stop (SIGTERM) releases every lock and tells every client. */
+static void test_stop_releases(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  zkt_rec lost;
+  char name[64];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-stop");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_AGENT);
+  zkt_assert_parent_empty(name); /* released, not left to expire */
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+}
+
+int main(void) {
+  static const zkt_test tests[] = {
+      {"every kind through the agent", test_kinds},
+      {"bad input through the agent", test_bad_input},
+      {"a SIGKILLed client's lock is freed at once", test_killed_client},
+      {"a free or a close with an acquire in flight", test_close_in_flight},
+      {"a frozen client's lock goes after its lease, and it is told",
+       test_frozen_client},
+      {"the agent killed: every client told at once", test_agent_killed},
+      {"the agent frozen: lost by the client's clock, before anyone else",
+       test_agent_frozen},
+      {"the policy refuses, and a bad reload keeps it", test_policy},
+      {"a stop releases every lock", test_stop_releases},
+      {NULL, NULL}};
+  return zkt_main("agent", tests);
+}
