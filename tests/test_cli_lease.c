@@ -561,9 +561,17 @@ static void test_killed_zklock_agent(void) {
   CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
   spawn(&b, "--agent", ag.sock, "-q", name, "--", HELPER("hold"), NULL);
   CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2);
+  kill(a.pid, SIGKILL); /* zklock first: its command lives on, orphaned */
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 128 + SIGKILL);
   kill((pid_t)a.helper, SIGKILL);
-  kill(a.pid, SIGKILL);
-  CU_ASSERT(command_started(&b, line, sizeof line));
+  if (!command_started(&b, line, sizeof line)) {
+    char err[8192];
+    CU_FAIL("the next zklock did not start");
+    kill(b.pid, SIGTERM);
+    read_all(b.err, err, sizeof err, T_WAIT);
+    printf("\nthe next zklock said: %s\n", err);
+    agentctl_print_log(&ag);
+  }
   go(&b);
   CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
   cleanup(&a);
