@@ -55,6 +55,7 @@ typedef struct alock {
   uint32_t acquire_req, release_req;
   bool acquiring, releasing;
   int holds;
+  int grace_ms;          /* the client's max-hold grace (set_grace) */
   struct alock *next;    /* in c->locks */
   struct alock *id_next; /* in its id bucket */
 } alock;
@@ -464,6 +465,20 @@ static void call_new(server *srv, client *c, zkl_rframe *f) {
     a->l = NULL;
 }
 
+/* A bounded hold's end: the library tells the holder (here: queues a LOST
+ * frame) and keeps the node until the holder releases or the grace runs
+ * out. The client hears of it only when it reads that frame, or when its
+ * own clock passes the last deadline it was told, within a session
+ * timeout: the node stays that much longer than the client's grace, so
+ * nobody is granted before the client was told. A client that reads its
+ * LOST and releases ends it at once. */
+static int set_grace(server *srv, alock *a, int grace_ms) {
+  int t = zkl_session_timeout(srv->s);
+  a->grace_ms = grace_ms;
+  return zkl_lock_set_max_hold_grace(
+      a->l, grace_ms > INT32_MAX - t ? INT32_MAX : grace_ms + t);
+}
+
 static void call_set(server *srv, client *c, zkl_rframe *f) {
   int32_t handle = zkl__wire_get_i32(f), option = zkl__wire_get_i32(f);
   int32_t value = zkl__wire_get_i32(f);
@@ -485,9 +500,11 @@ static void call_set(server *srv, client *c, zkl_rframe *f) {
     break;
   case ZKL_AGENT_SET_MAX_HOLD:
     rc = zkl_lock_set_max_hold(a->l, value);
+    if (rc == ZKL_OK)
+      rc = set_grace(srv, a, a->grace_ms);
     break;
   case ZKL_AGENT_SET_GRACE:
-    rc = zkl_lock_set_max_hold_grace(a->l, value);
+    rc = set_grace(srv, a, value);
     break;
   case ZKL_AGENT_SET_WATCH_AFTER:
     rc = zkl_lock_set_watch_after(a->l, value);
@@ -805,7 +822,10 @@ static void relay_lease(server *srv) {
       deadline = zkl_session_lease_deadline(srv->s);
       asked = true;
     }
-    if (deadline < c->lease_sent || deadline >= c->lease_sent + LEASE_STEP_MS)
+    /* 0: the lease lapsed (the holds' LOST frames follow); the client
+     * keeps the last deadline it has, and acts on it. */
+    if (deadline > 0 &&
+        (deadline < c->lease_sent || deadline >= c->lease_sent + LEASE_STEP_MS))
       send_lease(srv, c, deadline);
   }
 }

@@ -438,7 +438,9 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
         r->lost = false;
         free(r->paths);
         r->paths = strdup(paths);
-        a->deadline = deadline;
+        /* 0: the agent's lease lapsed between its grant and its answer
+         * (its LOST follows): the hold is over by this clock at once. */
+        a->deadline = deadline > 0 ? deadline : 1;
       }
       complete_locked(a, c, rc, token);
     } else {
@@ -484,7 +486,10 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
     int64_t deadline = zkl__wire_get_i64(f);
     if (!zkl__wire_done(f))
       return false;
-    a->deadline = deadline;
+    /* A 0 while holding (the agent's lease lapsed; its LOST is on the
+     * way) must not switch this clock off: the last deadline stands. */
+    if (deadline > 0 || !a->holding)
+      a->deadline = deadline;
     return true;
   }
   case ZKL_MSG_STATE: {

@@ -491,6 +491,45 @@ static void test_agent_frozen(void) {
   zkt_assert_parent_empty(name);
 }
 
+
+/* A bounded hold through the agent: its end is told to the client, and the
+ * node stays until the client releases (here, a while after it was told):
+ * the next contender is not granted before the client heard. Without the
+ * agent's longer grace the node went as the LOST frame left the agent. */
+static void test_max_hold(void) {
+  agentctl ag;
+  zkl_session *s1, *s2;
+  zkl_lock *l, *w;
+  zkt_rec lost, got;
+  char name[64];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s1 = open_agent(&ag);
+  s2 = open_agent(&ag);
+  CU_ASSERT_FATAL(s1 && s2);
+  zkt_name(name, sizeof name, "agent-max-hold");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s1, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_max_hold(l, 300), ZKL_OK);
+  zkt_rec_init(&lost);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, s2, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_MAX_HOLD);
+  /* told, not yet released: the node stays, nobody else holds */
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, 500), ZKT_NO_CALL);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(got.at_ms > lost.at_ms);
+  zkl_lock_free(l);
+  zkl_lock_free(w);
+  CU_ASSERT_EQUAL(zkl_session_close(s1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(s2, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
 /* ------------------------------------------------------------- policy */
 
 static void test_policy(void) {
@@ -570,6 +609,8 @@ int main(void) {
       {"the agent killed: every client told at once", test_agent_killed},
       {"the agent frozen: lost by the client's clock, before anyone else",
        test_agent_frozen},
+      {"a bounded hold: nobody is granted before the client heard",
+       test_max_hold},
       {"the policy refuses, and a bad reload keeps it", test_policy},
       {"a stop releases every lock", test_stop_releases},
       {NULL, NULL}};
