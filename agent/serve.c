@@ -36,6 +36,9 @@
 #define CLIENTS_MAX 65536
 #define LEASE_STEP_MS 100 /* resend the deadline when it moved this much */
 #define ID_BUCKETS 65536
+/* Blocking calls (admin.c) running at once: each is a thread. */
+#define CLIENT_ADMIN_MAX 4
+#define ADMIN_MAX 64
 
 typedef struct client client;
 
@@ -59,6 +62,7 @@ typedef struct alock {
 } alock;
 
 struct client {
+  uint64_t id; /* what admin.c's replies carry */
   int fd;
   pid_t pid;
   uid_t uid;
@@ -71,6 +75,7 @@ struct client {
   bool closing; /* cut off once the out buffer is written (a BYE) */
   bool dead;
   int n_locks;
+  int n_admin; /* its blocking calls running (admin.c) */
   unsigned holding; /* handles with holds > 0 */
   int64_t lease_sent;
   alock *locks;
@@ -88,6 +93,9 @@ struct server {
   uint64_t next_id;
   alock *ids[ID_BUCKETS];
   bool session_over; /* expired: every client is told, then a new one */
+  uint64_t next_client;
+  int n_admin;              /* admin.c's threads running, in all */
+  pthread_cond_t admin_end; /* n_admin went down */
 };
 
 static server *srv_; /* the one server of this process (callbacks) */
@@ -571,6 +579,101 @@ static void call_free(server *srv, client *c, zkl_rframe *f) {
   free_record(srv, a);
 }
 
+/* Whether node (a child name) in one of name's queues is one of c's own
+ * contenders' nodes: a client may revoke or break its own without
+ * POLICY_BREAK (it could free it anyway). */
+static bool own_node(client *c, const char *name, const char *node) {
+  static char paths[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* under srv->mu */
+  static char queues[8 * ZKL_PATH_MAX];
+  size_t n = strlen(node);
+  alock *a;
+  if (zkl_name_get_queues(name, queues, sizeof queues) != ZKL_OK)
+    return false;
+  for (a = c->locks; a; a = a->next) {
+    const char *p;
+    if (!a->l || zkl_lock_get_node_paths(a->l, paths, sizeof paths) != ZKL_OK)
+      continue;
+    for (p = paths; *p; p += *p == ' ') {
+      size_t len = strcspn(p, " "), parent;
+      const char *q;
+      if (len > n + 1 && p[len - n - 1] == '/' &&
+          strncmp(p + len - n, node, n) == 0) {
+        parent = len - n - 1; /* p[0..parent): the node's queue */
+        for (q = queues; *q; q += *q == ' ') {
+          size_t qlen = strcspn(q, " ");
+          if (qlen == parent && strncmp(q, p, parent) == 0)
+            return true;
+          q += qlen;
+        }
+      }
+      p += len;
+    }
+  }
+  return false;
+}
+
+/* ZKL_MSG_BREAK, _REVOKE, _LIST, _FIND, _LEADER: judged here, run on a
+ * thread of admin.c's, answered by server_admin_done(). */
+static void call_admin(server *srv, client *c, zkl_rframe *f) {
+  admin_call *call = admin_read(f);
+  int action;
+  if (!call) {
+    if (!f->bad)
+      reply_rc(srv, c, f->request, ZKL_ENOMEM);
+    return;
+  }
+  action = admin_action(call);
+  if (!policy_allows(srv->pol, action, call->name, c->uid, c->gid) &&
+      !(action == POLICY_BREAK && call->node && own_node(c, call->name, call->node))) {
+    if (srv->cfg.verbose)
+      logf_("pid %ld uid %ld: %s of '%s' refused", (long)c->pid,
+            (long)c->uid, action == POLICY_BREAK ? "break" : "list",
+            call->name);
+    reply_rc(srv, c, f->request, ZKL_EDENIED);
+    admin_free(call);
+    return;
+  }
+  /* A bound on threads, not a policy: the client may ask again. */
+  if (c->n_admin >= CLIENT_ADMIN_MAX || srv->n_admin >= ADMIN_MAX) {
+    reply_rc(srv, c, f->request, ZKL_EDENIED);
+    admin_free(call);
+    return;
+  }
+  call->client = c->id;
+  call->s = srv->s;
+  call->srv = srv;
+  if (admin_start(call) != ZKL_OK) {
+    reply_rc(srv, c, f->request, ZKL_ESYSTEM);
+    admin_free(call);
+    return;
+  }
+  c->n_admin++;
+  srv->n_admin++;
+}
+
+void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b) {
+  client *c;
+  pthread_mutex_lock(&srv->mu);
+  for (c = srv->clients; c && c->id != call->client; c = c->next)
+    ;
+  if (c) {
+    c->n_admin--;
+    send_frame(srv, c, b);
+  } else {
+    zkl__wire_free(b); /* it went away meanwhile */
+  }
+  srv->n_admin--;
+  pthread_cond_broadcast(&srv->admin_end);
+  pthread_mutex_unlock(&srv->mu);
+  admin_free(call);
+}
+
+/* Before the session they use is closed (under srv->mu). */
+static void wait_admin(server *srv) {
+  while (srv->n_admin > 0)
+    pthread_cond_wait(&srv->admin_end, &srv->mu);
+}
+
 static void call_hello(server *srv, client *c, zkl_rframe *f) {
   int32_t version = zkl__wire_get_i32(f);
   zkl_wbuf b = {0};
@@ -627,6 +730,13 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
   case ZKL_MSG_FREE:
     call_free(srv, c, &f);
     break;
+  case ZKL_MSG_BREAK:
+  case ZKL_MSG_REVOKE:
+  case ZKL_MSG_LIST:
+  case ZKL_MSG_FIND:
+  case ZKL_MSG_LEADER:
+    call_admin(srv, c, &f);
+    break;
   default:
     f.bad = true;
   }
@@ -675,6 +785,7 @@ static void accept_clients(server *srv) {
       close(fd);
       continue;
     }
+    c->id = ++srv->next_client;
     c->fd = fd;
     c->pid = cred.pid;
     c->uid = cred.uid;
@@ -787,6 +898,7 @@ static void reopen_session(server *srv) {
   o.hosts = srv->cfg.hosts;
   o.session_timeout_ms = srv->cfg.session_timeout_ms;
   o.on_state = on_state;
+  wait_admin(srv); /* they end soon: the session they ask is over */
   pthread_mutex_unlock(&srv->mu);
   zkl_session_close(srv->s, NULL);
   rc = zkl_session_open(&s, &o);
@@ -811,6 +923,7 @@ int server_run(const server_config *cfg, volatile int *stop,
   if (!srv)
     return 1;
   pthread_mutex_init(&srv->mu, NULL);
+  pthread_cond_init(&srv->admin_end, NULL);
   srv->cfg = *cfg;
   srv->s = cfg->session;
   srv->pol = cfg->pol;
@@ -933,6 +1046,8 @@ int server_run(const server_config *cfg, volatile int *stop,
     write_client(c);
     drop_client(srv, c, "the agent stops");
   }
+  /* A break may wait out its grace: the session must outlive it. */
+  wait_admin(srv);
   pthread_mutex_unlock(&srv->mu);
   /* Closing runs the last callbacks (the state's CLOSED): srv must live. */
   if (srv->s)

@@ -96,6 +96,8 @@ struct zkl_pending {
   zkl_release_cb release_cb;
   void *arg;
   bool waiter; /* a blocking caller waits on a->cond for done */
+  zkl_agent_parse parse; /* reads the reply's fields after rc, or NULL */
+  void *out;             /* parse's */
   bool done;
   int rc;
   int64_t token;
@@ -440,6 +442,10 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
         a->deadline = deadline;
       }
       complete_locked(a, c, rc, token);
+    } else if (c->parse) {
+      if (!c->parse(f, rc, c->out))
+        return false;
+      complete_locked(a, c, rc, 0);
     } else {
       if (!zkl__wire_done(f))
         return false;
@@ -1255,6 +1261,45 @@ int zkl__remote_queues(const zkl_lock *l, char *buf, size_t len) {
   if (l->remote->kind == ZKL_AGENT_MULTI)
     return zkl__remote_unsupported("zkl_lock_get_queues of a multi-lock");
   return zkl_name_get_queues(l->name, buf, len);
+}
+
+int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,
+                   const void *args, zkl_agent_parse parse, void *out) {
+  zkl_agent *a = agent_of(s);
+  zkl_pending c;
+  zkl_wbuf b = {0};
+  int rc;
+  bool last;
+  if (zkl__on_zk_thread())
+    return ZKL_EDEADLK; /* its reply would come on this very thread */
+  memset(&c, 0, sizeof c);
+  c.waiter = true;
+  c.parse = parse;
+  c.out = out;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = gone_rc(a)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  c.req = ++a->next_req;
+  if (c.req == 0)
+    c.req = ++a->next_req;
+  c.type = type;
+  zkl__wire_begin(&b, type, c.req);
+  put(&b, args);
+  if ((rc = send_locked(a, &b)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  zkl__list_push(&a->pending, &c.link);
+  a->refs++; /* a close meanwhile ends the call; we free, should we be last */
+  while (!c.done)
+    pthread_cond_wait(&a->cond, &s->mu);
+  agent_unref_locked(a, &last);
+  pthread_mutex_unlock(&s->mu);
+  if (last)
+    agent_free(a);
+  return c.rc;
 }
 
 int zkl__remote_unsupported(const char *what) {

@@ -364,7 +364,7 @@ static void ask_replied_locked(zkl_ask *ask, int index, const zkl_reply *rp) {
 int zkl_name_get_leader(zkl_session *s, const char *name, char *id, size_t len,
                         int64_t *token) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_name_get_leader");
+    return zkl__remote_get_leader(s, name, id, len, token);
   char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1];
   leader_ask a;
   zkl_ask_retry t;
