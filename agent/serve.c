@@ -1046,7 +1046,10 @@ int server_run(const server_config *cfg, volatile int *stop,
     write_client(c);
     drop_client(srv, c, "the agent stops");
   }
-  /* A break may wait out its grace: the session must outlive it. */
+  /* A break may wait out its grace: the session must outlive it (the
+   * library has no way to cut a blocking call short), so a stop waits for
+   * the running ones, a break for at most its grace or its holder's
+   * release. The clients were told and their locks freed already. */
   wait_admin(srv);
   pthread_mutex_unlock(&srv->mu);
   /* Closing runs the last callbacks (the state's CLOSED): srv must live. */

@@ -51,7 +51,8 @@ enum {
    * fields after rc come only when rc is ZKL_OK (BREAK's: always). LIST,
    * FIND and LEADER need "list" on the name (FIND: on its prefix, so every
    * name found is one the rule covers); BREAK and REVOKE need "break",
-   * unless the node is one of the caller's own (zklockd(8)). */
+   * unless the node is one of the caller's own (zklockd(8)); ZKL_EDENIED
+   * too when 4 of the client's (64 in all) are running already. */
   ZKL_MSG_LIST = 10,   /* str name -> i32 rc, i32 n, then n times (str node,
                           i64 token, i64 queued_ms, str host, i64 pid,
                           i64 started_ms, str info, str kind, i32 holds,
