@@ -42,6 +42,15 @@
 
 typedef struct client client;
 
+/* A leader watch of a client (ZKL_MSG_WATCH_LEADER). */
+typedef struct awatch {
+  uint64_t id; /* what its callback carries */
+  client *c;
+  int32_t handle;
+  zkl_leader_watch *w;
+  struct awatch *next; /* in srv->watches */
+} awatch;
+
 /* One handle of one client. A read/write lock is two: its read side at
  * handle h (which owns the zkl_rwlock) and its write side at h + 1. */
 typedef struct alock {
@@ -94,6 +103,7 @@ struct server {
   alock *ids[ID_BUCKETS];
   bool session_over; /* expired: every client is told, then a new one */
   uint64_t next_client;
+  awatch *watches;
   int n_admin;              /* admin.c's threads running, in all */
   pthread_cond_t admin_end; /* n_admin went down */
 };
@@ -668,6 +678,109 @@ void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b) {
   admin_free(call);
 }
 
+/* ------------------------------------------------------ leader watches */
+
+static void on_leader(zkl_leader_watch *w, int rc, const char *id,
+                      int64_t token, void *arg) {
+  server *srv = srv_;
+  awatch *aw;
+  (void)w;
+  pthread_mutex_lock(&srv->mu);
+  for (aw = srv->watches; aw && aw->id != (uint64_t)(uintptr_t)arg;
+       aw = aw->next)
+    ;
+  if (aw) {
+    zkl_wbuf b = {0};
+    zkl__wire_begin(&b, ZKL_MSG_LEADER_NEWS, 0);
+    zkl__wire_i32(&b, aw->handle);
+    zkl__wire_i32(&b, rc);
+    zkl__wire_str(&b, rc == ZKL_OK ? id : "");
+    zkl__wire_i64(&b, rc == ZKL_OK ? token : 0);
+    send_frame(srv, aw->c, &b);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+static void leader_news(server *srv, client *c, int32_t handle, int rc) {
+  zkl_wbuf b = {0};
+  zkl__wire_begin(&b, ZKL_MSG_LEADER_NEWS, 0);
+  zkl__wire_i32(&b, handle);
+  zkl__wire_i32(&b, rc);
+  zkl__wire_str(&b, "");
+  zkl__wire_i64(&b, 0);
+  send_frame(srv, c, &b);
+}
+
+/* Frees the watch (never blocks; its callback finds no record after). */
+static void unwatch(server *srv, awatch *aw) {
+  awatch **p;
+  for (p = &srv->watches; *p; p = &(*p)->next)
+    if (*p == aw) {
+      *p = aw->next;
+      break;
+    }
+  if (aw->w)
+    zkl_leader_watch_free(aw->w);
+  free(aw);
+}
+
+static void call_watch_leader(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f);
+  const char *name = zkl__wire_get_str(f);
+  awatch *aw;
+  int rc;
+  if (!zkl__wire_done(f))
+    return;
+  for (aw = srv->watches; aw; aw = aw->next)
+    if (aw->c == c && aw->handle == handle) {
+      f->bad = true; /* the client numbers its handles: a reuse is a bug */
+      return;
+    }
+  if (!policy_allows(srv->pol, POLICY_LIST, name, c->uid, c->gid)) {
+    leader_news(srv, c, handle, ZKL_EDENIED);
+    return;
+  }
+  if (!(aw = calloc(1, sizeof *aw))) {
+    leader_news(srv, c, handle, ZKL_ENOMEM);
+    return;
+  }
+  aw->id = ++srv->next_id;
+  aw->c = c;
+  aw->handle = handle;
+  aw->next = srv->watches;
+  srv->watches = aw;
+  rc = zkl_leader_watch_new(&aw->w, srv->s, name, on_leader,
+                            (void *)(uintptr_t)aw->id);
+  if (rc != ZKL_OK) {
+    aw->w = NULL;
+    unwatch(srv, aw);
+    leader_news(srv, c, handle, rc);
+  }
+}
+
+static void call_unwatch(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f);
+  awatch *aw;
+  if (!zkl__wire_done(f))
+    return;
+  for (aw = srv->watches; aw; aw = aw->next)
+    if (aw->c == c && aw->handle == handle) {
+      unwatch(srv, aw);
+      return;
+    }
+  /* Unknown: it failed to start, and the client did not know yet. */
+}
+
+/* A client's watches go with its connection (or the session). */
+static void unwatch_client(server *srv, client *c) {
+  awatch *aw = srv->watches, *next;
+  for (; aw; aw = next) {
+    next = aw->next;
+    if (!c || aw->c == c)
+      unwatch(srv, aw);
+  }
+}
+
 /* Before the session they use is closed (under srv->mu). */
 static void wait_admin(server *srv) {
   while (srv->n_admin > 0)
@@ -737,6 +850,12 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
   case ZKL_MSG_LEADER:
     call_admin(srv, c, &f);
     break;
+  case ZKL_MSG_WATCH_LEADER:
+    call_watch_leader(srv, c, &f);
+    break;
+  case ZKL_MSG_UNWATCH:
+    call_unwatch(srv, c, &f);
+    break;
   default:
     f.bad = true;
   }
@@ -754,6 +873,7 @@ static void drop_client(server *srv, client *c, const char *why) {
           (long)c->uid, why, c->n_locks, c->n_locks == 1 ? "" : "s");
   while (c->locks)
     free_record(srv, c->locks);
+  unwatch_client(srv, c);
   for (p = &srv->clients; *p; p = &(*p)->next)
     if (*p == c) {
       *p = c->next;
@@ -898,6 +1018,7 @@ static void reopen_session(server *srv) {
   o.hosts = srv->cfg.hosts;
   o.session_timeout_ms = srv->cfg.session_timeout_ms;
   o.on_state = on_state;
+  unwatch_client(srv, NULL);
   wait_admin(srv); /* they end soon: the session they ask is over */
   pthread_mutex_unlock(&srv->mu);
   zkl_session_close(srv->s, NULL);

@@ -79,6 +79,13 @@ int zkl__remote_find(zkl_session *s, const char *prefix, int max_nodes,
 int zkl__remote_get_leader(zkl_session *s, const char *name, char *id,
                            size_t len, int64_t *token);
 
+/* Leader watches through the agent (agent.c). _free returns false when lw
+ * is not one (the library's own: it frees it). */
+int zkl__remote_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
+                                 const char *name, zkl_leader_cb cb,
+                                 void *arg);
+bool zkl__remote_leader_watch_free(zkl_leader_watch *lw);
+
 /* What a call the agent does not serve returns: ZKL_EINVAL, logged with
  * its name (docs/agent.md lists them, and why). */
 int zkl__remote_unsupported(const char *what);

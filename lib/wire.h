@@ -60,6 +60,12 @@ enum {
   ZKL_MSG_FIND = 11,   /* str prefix, i32 max_nodes -> i32 rc,
                           i32 truncated, i32 n, then n times str name */
   ZKL_MSG_LEADER = 12, /* str name -> i32 rc, str id, i64 token */
+  /* A leader watch (zkl_leader_watch_new): the client numbers it from its
+   * lock handles; no reply, its news come as ZKL_MSG_LEADER_NEWS (a
+   * refusal, ZKL_EDENIED, included: any rc but ZKL_OK and ZKL_ENOTHELD
+   * ends it). Needs "list" on the name. */
+  ZKL_MSG_WATCH_LEADER = 13, /* i32 handle, str name */
+  ZKL_MSG_UNWATCH = 14,      /* i32 handle; no reply, no news after */
   ZKL_MSG_CALLS_END
 };
 
@@ -71,7 +77,8 @@ enum {
   ZKL_MSG_REVOKED = 34, /* i32 handle: someone asks its holder to let go */
   ZKL_MSG_LEASE = 35,  /* i64 deadline (CLOCK_MONOTONIC ms; 0: none) */
   ZKL_MSG_STATE = 36,  /* i32 ZKL_STATE_* of the agent's session */
-  ZKL_MSG_BYE = 37     /* i32 rc: the agent ends this connection, and why */
+  ZKL_MSG_BYE = 37,    /* i32 rc: the agent ends this connection, and why */
+  ZKL_MSG_LEADER_NEWS = 38 /* i32 handle, i32 rc, str id, i64 token */
 };
 
 /* What a contender is (ZKL_MSG_NEW). */

@@ -839,6 +839,102 @@ static void test_gone_while_blocking(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* ------------------------------------------------------ leader watches */
+
+typedef struct leader_seen {
+  zkt_counter calls;
+  pthread_mutex_t mu;
+  int rc;
+  char id[64];
+  int64_t token;
+} leader_seen;
+
+static void on_leader_seen(zkl_leader_watch *w, int rc, const char *id,
+                           int64_t token, void *arg) {
+  leader_seen *x = arg;
+  (void)w;
+  pthread_mutex_lock(&x->mu);
+  x->rc = rc;
+  snprintf(x->id, sizeof x->id, "%s", rc == ZKL_OK ? id : "");
+  x->token = token;
+  pthread_mutex_unlock(&x->mu);
+  zkt_counter_add(&x->calls, 1);
+}
+
+static void leader_seen_init(leader_seen *x) {
+  memset(x, 0, sizeof *x);
+  zkt_counter_init(&x->calls);
+  pthread_mutex_init(&x->mu, NULL);
+}
+
+/* A leader watch through the agent hears what one on a direct session
+ * hears: nobody, then the leader with its token, then nobody; a policy
+ * refusal ends it (ZKL_EDENIED); the session's close ends it with
+ * ZKL_ECLOSED, and nothing comes after its free. */
+static void test_leader_watch(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_leader_watch *wa, *wd, *wx;
+  zkl_lock *cand;
+  leader_seen a, b, x;
+  char ename[64], conf[256];
+  FILE *f;
+  const char *extra[] = {"--config", conf, NULL};
+  snprintf(conf, sizeof conf, "/tmp/zklockd-watch-%ld.conf", (long)getpid());
+  f = fopen(conf, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "lock agent-lw *\nlist agent-lw *\n");
+  fclose(f);
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  zkt_name(ename, sizeof ename, "agent-lw");
+  leader_seen_init(&a);
+  leader_seen_init(&b);
+  leader_seen_init(&x);
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&wa, s, ename, on_leader_seen,
+                                             &a),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&wd, d, ename, on_leader_seen,
+                                             &b),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&b.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(b.rc, ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, d, ename, "watched"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(cand, -1, NULL), ZKL_OK);
+  CU_ASSERT(zkt_counter_wait(&a.calls, 2, ZKT_WAIT) >= 2);
+  CU_ASSERT(zkt_counter_wait(&b.calls, 2, ZKT_WAIT) >= 2);
+  pthread_mutex_lock(&a.mu);
+  pthread_mutex_lock(&b.mu);
+  CU_ASSERT_EQUAL(a.rc, ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(a.id, "watched");
+  CU_ASSERT_STRING_EQUAL(a.id, b.id);
+  CU_ASSERT_EQUAL(a.token, b.token);
+  pthread_mutex_unlock(&b.mu);
+  pthread_mutex_unlock(&a.mu);
+  /* Refused by the policy: the watch ends with ZKL_EDENIED. */
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&wx, s, "agent-other",
+                                             on_leader_seen, &x),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&x.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(x.rc, ZKL_EDENIED);
+  zkl_leader_watch_free(wx);
+  zkl_leader_watch_free(wd);
+  /* The close ends the agent's watch, then it is freed. */
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECLOSED);
+  zkl_leader_watch_free(wa);
+  zkl_lock_free(cand);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  unlink(conf);
+  zkt_assert_parent_empty(ename);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"every kind through the agent", test_kinds},
@@ -856,6 +952,7 @@ int main(void) {
        test_admin_policy},
       {"a client gone while its break runs on the agent",
        test_gone_while_blocking},
+      {"a leader watch through the agent", test_leader_watch},
       {NULL, NULL}};
   return zkt_main("agent", tests);
 }
