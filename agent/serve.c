@@ -772,13 +772,17 @@ static void call_unwatch(server *srv, client *c, zkl_rframe *f) {
 }
 
 /* A client's watches go with its connection (or the session). */
-static void unwatch_client(server *srv, client *c) {
+static int unwatch_client(server *srv, client *c) {
   awatch *aw = srv->watches, *next;
+  int n = 0;
   for (; aw; aw = next) {
     next = aw->next;
-    if (!c || aw->c == c)
+    if (!c || aw->c == c) {
       unwatch(srv, aw);
+      n++;
+    }
   }
+  return n;
 }
 
 /* Before the session they use is closed (under srv->mu). */
@@ -868,12 +872,14 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
 
 static void drop_client(server *srv, client *c, const char *why) {
   client **p;
-  if (srv->cfg.verbose)
-    logf_("pid %ld uid %ld: gone (%s), %d lock%s freed", (long)c->pid,
-          (long)c->uid, why, c->n_locks, c->n_locks == 1 ? "" : "s");
+  int n_locks = c->n_locks, n_watches;
   while (c->locks)
     free_record(srv, c->locks);
-  unwatch_client(srv, c);
+  n_watches = unwatch_client(srv, c);
+  if (srv->cfg.verbose)
+    logf_("pid %ld uid %ld: gone (%s), %d lock%s and %d leader watch%s freed",
+          (long)c->pid, (long)c->uid, why, n_locks, n_locks == 1 ? "" : "s",
+          n_watches, n_watches == 1 ? "" : "es");
   for (p = &srv->clients; *p; p = &(*p)->next)
     if (*p == c) {
       *p = c->next;

@@ -935,6 +935,83 @@ static void test_leader_watch(void) {
   zkt_assert_parent_empty(ename);
 }
 
+/* A client killed with a leader watch on: the agent frees the watch with
+ * the connection, and a later change of leader reaches nobody gone (the
+ * agent serves on and stops cleanly). */
+static void test_leader_watch_gone(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *cand;
+  zkl_leader_watch *w;
+  leader_seen a;
+  char ename[64], ok;
+  int p[2], status;
+  pid_t pid;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  d = zkt_session(T_SESSION);
+  zkt_name(ename, sizeof ename, "agent-lw-gone");
+  CU_ASSERT_FATAL(pipe(p) == 0);
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *c;
+    zkl_leader_watch *cw;
+    leader_seen seen;
+    close(p[0]);
+    leader_seen_init(&seen);
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    ok = 1;
+    if (zkl_session_open(&c, &o) != ZKL_OK ||
+        zkl_leader_watch_new(&cw, c, ename, on_leader_seen, &seen) != ZKL_OK ||
+        zkt_counter_wait(&seen.calls, 1, ZKT_WAIT) != 1 ||
+        write(p[1], &ok, 1) != 1)
+      _exit(1);
+    for (;;)
+      pause(); /* until SIGKILL */
+  }
+  close(p[1]);
+  CU_ASSERT_FATAL(pid > 0);
+  CU_ASSERT_EQUAL(read(p[0], &ok, 1), 1); /* its watch heard "nobody" */
+  close(p[0]);
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  /* Another client's watch: it hears the new leader, so the agent has
+   * been through its callbacks for that change. */
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  leader_seen_init(&a);
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&w, s, ename, on_leader_seen,
+                                             &a),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, d, ename, "after"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(cand, -1, NULL), ZKL_OK);
+  CU_ASSERT(zkt_counter_wait(&a.calls, 2, ZKT_WAIT) >= 2);
+  zkl_lock_free(cand);
+  CU_ASSERT(zkt_counter_wait(&a.calls, 3, ZKT_WAIT) >= 3);
+  zkl_leader_watch_free(w);
+  /* By now (three news later) the agent has dropped the killed client,
+   * and said what went with it. */
+  {
+    char line[512], want[64];
+    bool seen = false;
+    FILE *log = fopen(ag.log, "r");
+    snprintf(want, sizeof want, "pid %ld ", (long)pid);
+    CU_ASSERT_FATAL(log != NULL);
+    while (fgets(line, sizeof line, log))
+      if (strstr(line, want) && strstr(line, "0 locks and 1 leader watch "))
+        seen = true;
+    fclose(log);
+    CU_ASSERT(seen);
+  }
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(ename);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"every kind through the agent", test_kinds},
@@ -953,6 +1030,7 @@ int main(void) {
       {"a client gone while its break runs on the agent",
        test_gone_while_blocking},
       {"a leader watch through the agent", test_leader_watch},
+      {"a client killed with a leader watch on", test_leader_watch_gone},
       {NULL, NULL}};
   return zkt_main("agent", tests);
 }
