@@ -7,11 +7,14 @@
  *   zklockd.c  the command line, signals, the session, the socket
  *   serve.c    the loop: connections, frames, the calls, the lease relay
  *   policy.c   who may lock, list or break which names (zklockd.conf)
+ *   admin.c    the calls that block (break, revoke, list, find, leader),
+ *              each on a thread of its own
  *
  * Threads: the loop thread reads and writes every socket and makes every
  * library call; the library's completion and timer threads run the
  * callbacks, which only queue frames for the loop (under srv->mu, never
- * blocking on a socket) and wake it. Lock order: srv->mu, then the
+ * blocking on a socket) and wake it; so do admin.c's threads with their
+ * replies (server_admin_done). Lock order: srv->mu, then the
  * library's own (the library runs callbacks with none of its locks held).
  */
 #ifndef ZKLOCKD_AGENT_H
@@ -22,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "wire.h"
 #include "zklock.h"
 
 /* ---------------------------------------------------------------- policy */
@@ -57,5 +61,33 @@ typedef struct server_config {
  * status. */
 int server_run(const server_config *cfg, volatile int *stop,
                volatile int *reload, const char *policy_path, int wake_fd);
+
+/* ----------------------------------------------------------------- admin */
+
+/* One blocking call of a client (ZKL_MSG_BREAK, _REVOKE, _LIST, _FIND,
+ * _LEADER), run by admin.c on a thread of its own. */
+typedef struct admin_call {
+  int type;
+  char *name;   /* the name, or find's prefix */
+  char *node;   /* break's or revoke's node; NULL: every holder */
+  int32_t grace_ms, max_nodes;
+  uint32_t req;    /* the client's request id */
+  uint64_t client; /* which client (by id: it may be gone by the reply) */
+  zkl_session *s;
+  server *srv;
+} admin_call;
+
+/* Reads a call's fields; NULL when f is malformed (f->bad set) or out of
+ * memory (f->bad not set). */
+admin_call *admin_read(zkl_rframe *f);
+/* What the policy must allow on call->name: POLICY_LIST or POLICY_BREAK. */
+int admin_action(const admin_call *call);
+/* Runs call on a detached thread, which ends in server_admin_done(); else
+ * ZKL_ESYSTEM (call is still the caller's). */
+int admin_start(admin_call *call);
+void admin_free(admin_call *call);
+/* serve.c: a call's reply, from its thread: queued for its client if it is
+ * still there; frees call and b. */
+void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b);
 
 #endif /* ZKLOCKD_AGENT_H */

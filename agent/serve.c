@@ -37,8 +37,20 @@
 #define CLIENTS_MAX 65536
 #define LEASE_STEP_MS 100 /* resend the deadline when it moved this much */
 #define ID_BUCKETS 65536
+/* Blocking calls (admin.c) running at once: each is a thread. */
+#define CLIENT_ADMIN_MAX 4
+#define ADMIN_MAX 64
 
 typedef struct client client;
+
+/* A leader watch of a client (ZKL_MSG_WATCH_LEADER). */
+typedef struct awatch {
+  uint64_t id; /* what its callback carries */
+  client *c;
+  int32_t handle;
+  zkl_leader_watch *w;
+  struct awatch *next; /* in srv->watches */
+} awatch;
 
 /* One handle of one client. A read/write lock is two: its read side at
  * handle h (which owns the zkl_rwlock) and its write side at h + 1. */
@@ -61,6 +73,7 @@ typedef struct alock {
 } alock;
 
 struct client {
+  uint64_t id; /* what admin.c's replies carry */
   int fd;
   pid_t pid;
   uid_t uid;
@@ -73,6 +86,7 @@ struct client {
   bool closing; /* cut off once the out buffer is written (a BYE) */
   bool dead;
   int n_locks;
+  int n_admin; /* its blocking calls running (admin.c) */
   unsigned holding; /* handles with holds > 0 */
   int64_t lease_sent;   /* the newest deadline it was told */
   int64_t last_heard;   /* when it last sent anything */
@@ -93,6 +107,10 @@ struct server {
   uint64_t next_id;
   alock *ids[ID_BUCKETS];
   bool session_over; /* expired: every client is told, then a new one */
+  uint64_t next_client;
+  awatch *watches;
+  int n_admin;              /* admin.c's threads running, in all */
+  pthread_cond_t admin_end; /* n_admin went down */
 };
 
 static server *srv_; /* the one server of this process (callbacks) */
@@ -598,6 +616,208 @@ static void call_free(server *srv, client *c, zkl_rframe *f) {
   free_record(srv, a);
 }
 
+/* Whether node (a child name) in one of name's queues is one of c's own
+ * contenders' nodes: a client may revoke or break its own without
+ * POLICY_BREAK (it could free it anyway). */
+static bool own_node(client *c, const char *name, const char *node) {
+  static char paths[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* under srv->mu */
+  static char queues[8 * ZKL_PATH_MAX];
+  size_t n = strlen(node);
+  alock *a;
+  if (zkl_name_get_queues(name, queues, sizeof queues) != ZKL_OK)
+    return false;
+  for (a = c->locks; a; a = a->next) {
+    const char *p;
+    if (!a->l || zkl_lock_get_node_paths(a->l, paths, sizeof paths) != ZKL_OK)
+      continue;
+    for (p = paths; *p; p += *p == ' ') {
+      size_t len = strcspn(p, " "), parent;
+      const char *q;
+      if (len > n + 1 && p[len - n - 1] == '/' &&
+          strncmp(p + len - n, node, n) == 0) {
+        parent = len - n - 1; /* p[0..parent): the node's queue */
+        for (q = queues; *q; q += *q == ' ') {
+          size_t qlen = strcspn(q, " ");
+          if (qlen == parent && strncmp(q, p, parent) == 0)
+            return true;
+          q += qlen;
+        }
+      }
+      p += len;
+    }
+  }
+  return false;
+}
+
+/* ZKL_MSG_BREAK, _REVOKE, _LIST, _FIND, _LEADER: judged here, run on a
+ * thread of admin.c's, answered by server_admin_done(). */
+static void call_admin(server *srv, client *c, zkl_rframe *f) {
+  admin_call *call = admin_read(f);
+  int action;
+  if (!call) {
+    if (!f->bad)
+      reply_rc(srv, c, f->request, ZKL_ENOMEM);
+    return;
+  }
+  action = admin_action(call);
+  if (!policy_allows(srv->pol, action, call->name, c->uid, c->gid) &&
+      !(action == POLICY_BREAK && call->node && own_node(c, call->name, call->node))) {
+    if (srv->cfg.verbose)
+      logf_("pid %ld uid %ld: %s of '%s' refused", (long)c->pid,
+            (long)c->uid, action == POLICY_BREAK ? "break" : "list",
+            call->name);
+    reply_rc(srv, c, f->request, ZKL_EDENIED);
+    admin_free(call);
+    return;
+  }
+  /* A bound on threads, not a policy: the client may ask again. */
+  if (c->n_admin >= CLIENT_ADMIN_MAX || srv->n_admin >= ADMIN_MAX) {
+    reply_rc(srv, c, f->request, ZKL_EDENIED);
+    admin_free(call);
+    return;
+  }
+  call->client = c->id;
+  call->s = srv->s;
+  call->srv = srv;
+  if (admin_start(call) != ZKL_OK) {
+    reply_rc(srv, c, f->request, ZKL_ESYSTEM);
+    admin_free(call);
+    return;
+  }
+  c->n_admin++;
+  srv->n_admin++;
+}
+
+void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b) {
+  client *c;
+  pthread_mutex_lock(&srv->mu);
+  for (c = srv->clients; c && c->id != call->client; c = c->next)
+    ;
+  if (c) {
+    c->n_admin--;
+    send_frame(srv, c, b);
+  } else {
+    zkl__wire_free(b); /* it went away meanwhile */
+  }
+  srv->n_admin--;
+  pthread_cond_broadcast(&srv->admin_end);
+  pthread_mutex_unlock(&srv->mu);
+  admin_free(call);
+}
+
+/* ------------------------------------------------------ leader watches */
+
+static void on_leader(zkl_leader_watch *w, int rc, const char *id,
+                      int64_t token, void *arg) {
+  server *srv = srv_;
+  awatch *aw;
+  (void)w;
+  pthread_mutex_lock(&srv->mu);
+  for (aw = srv->watches; aw && aw->id != (uint64_t)(uintptr_t)arg;
+       aw = aw->next)
+    ;
+  if (aw) {
+    zkl_wbuf b = {0};
+    zkl__wire_begin(&b, ZKL_MSG_LEADER_NEWS, 0);
+    zkl__wire_i32(&b, aw->handle);
+    zkl__wire_i32(&b, rc);
+    zkl__wire_str(&b, rc == ZKL_OK ? id : "");
+    zkl__wire_i64(&b, rc == ZKL_OK ? token : 0);
+    send_frame(srv, aw->c, &b);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+static void leader_news(server *srv, client *c, int32_t handle, int rc) {
+  zkl_wbuf b = {0};
+  zkl__wire_begin(&b, ZKL_MSG_LEADER_NEWS, 0);
+  zkl__wire_i32(&b, handle);
+  zkl__wire_i32(&b, rc);
+  zkl__wire_str(&b, "");
+  zkl__wire_i64(&b, 0);
+  send_frame(srv, c, &b);
+}
+
+/* Frees the watch (never blocks; its callback finds no record after). */
+static void unwatch(server *srv, awatch *aw) {
+  awatch **p;
+  for (p = &srv->watches; *p; p = &(*p)->next)
+    if (*p == aw) {
+      *p = aw->next;
+      break;
+    }
+  if (aw->w)
+    zkl_leader_watch_free(aw->w);
+  free(aw);
+}
+
+static void call_watch_leader(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f);
+  const char *name = zkl__wire_get_str(f);
+  awatch *aw;
+  int rc;
+  if (!zkl__wire_done(f))
+    return;
+  for (aw = srv->watches; aw; aw = aw->next)
+    if (aw->c == c && aw->handle == handle) {
+      f->bad = true; /* the client numbers its handles: a reuse is a bug */
+      return;
+    }
+  if (!policy_allows(srv->pol, POLICY_LIST, name, c->uid, c->gid)) {
+    leader_news(srv, c, handle, ZKL_EDENIED);
+    return;
+  }
+  if (!(aw = calloc(1, sizeof *aw))) {
+    leader_news(srv, c, handle, ZKL_ENOMEM);
+    return;
+  }
+  aw->id = ++srv->next_id;
+  aw->c = c;
+  aw->handle = handle;
+  aw->next = srv->watches;
+  srv->watches = aw;
+  rc = zkl_leader_watch_new(&aw->w, srv->s, name, on_leader,
+                            (void *)(uintptr_t)aw->id);
+  if (rc != ZKL_OK) {
+    aw->w = NULL;
+    unwatch(srv, aw);
+    leader_news(srv, c, handle, rc);
+  }
+}
+
+static void call_unwatch(server *srv, client *c, zkl_rframe *f) {
+  int32_t handle = zkl__wire_get_i32(f);
+  awatch *aw;
+  if (!zkl__wire_done(f))
+    return;
+  for (aw = srv->watches; aw; aw = aw->next)
+    if (aw->c == c && aw->handle == handle) {
+      unwatch(srv, aw);
+      return;
+    }
+  /* Unknown: it failed to start, and the client did not know yet. */
+}
+
+/* A client's watches go with its connection (or the session). */
+static int unwatch_client(server *srv, client *c) {
+  awatch *aw = srv->watches, *next;
+  int n = 0;
+  for (; aw; aw = next) {
+    next = aw->next;
+    if (!c || aw->c == c) {
+      unwatch(srv, aw);
+      n++;
+    }
+  }
+  return n;
+}
+
+/* Before the session they use is closed (under srv->mu). */
+static void wait_admin(server *srv) {
+  while (srv->n_admin > 0)
+    pthread_cond_wait(&srv->admin_end, &srv->mu);
+}
+
 static void call_hello(server *srv, client *c, zkl_rframe *f) {
   int32_t version = zkl__wire_get_i32(f);
   zkl_wbuf b = {0};
@@ -658,6 +878,19 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
     if (!zkl__wire_done(&f))
       f.bad = true;
     break;
+  case ZKL_MSG_BREAK:
+  case ZKL_MSG_REVOKE:
+  case ZKL_MSG_LIST:
+  case ZKL_MSG_FIND:
+  case ZKL_MSG_LEADER:
+    call_admin(srv, c, &f);
+    break;
+  case ZKL_MSG_WATCH_LEADER:
+    call_watch_leader(srv, c, &f);
+    break;
+  case ZKL_MSG_UNWATCH:
+    call_unwatch(srv, c, &f);
+    break;
   default:
     f.bad = true;
   }
@@ -670,11 +903,14 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
 
 static void drop_client(server *srv, client *c, const char *why) {
   client **p;
-  if (srv->cfg.verbose)
-    logf_("pid %ld uid %ld: gone (%s), %d lock%s freed", (long)c->pid,
-          (long)c->uid, why, c->n_locks, c->n_locks == 1 ? "" : "s");
+  int n_locks = c->n_locks, n_watches;
   while (c->locks)
     free_record(srv, c->locks);
+  n_watches = unwatch_client(srv, c);
+  if (srv->cfg.verbose)
+    logf_("pid %ld uid %ld: gone (%s), %d lock%s and %d leader watch%s freed",
+          (long)c->pid, (long)c->uid, why, n_locks, n_locks == 1 ? "" : "s",
+          n_watches, n_watches == 1 ? "" : "es");
   for (p = &srv->clients; *p; p = &(*p)->next)
     if (*p == c) {
       *p = c->next;
@@ -706,6 +942,7 @@ static void accept_clients(server *srv) {
       close(fd);
       continue;
     }
+    c->id = ++srv->next_client;
     c->fd = fd;
     c->last_heard = now_ms();
     c->pid = cred.pid;
@@ -847,6 +1084,8 @@ static void reopen_session(server *srv) {
   o.hosts = srv->cfg.hosts;
   o.session_timeout_ms = srv->cfg.session_timeout_ms;
   o.on_state = on_state;
+  unwatch_client(srv, NULL);
+  wait_admin(srv); /* they end soon: the session they ask is over */
   pthread_mutex_unlock(&srv->mu);
   zkl_session_close(srv->s, NULL);
   rc = zkl_session_open(&s, &o);
@@ -871,6 +1110,7 @@ int server_run(const server_config *cfg, volatile int *stop,
   if (!srv)
     return 1;
   pthread_mutex_init(&srv->mu, NULL);
+  pthread_cond_init(&srv->admin_end, NULL);
   srv->cfg = *cfg;
   srv->s = cfg->session;
   srv->pol = cfg->pol;
@@ -993,6 +1233,11 @@ int server_run(const server_config *cfg, volatile int *stop,
     write_client(c);
     drop_client(srv, c, "the agent stops");
   }
+  /* A break may wait out its grace: the session must outlive it (the
+   * library has no way to cut a blocking call short), so a stop waits for
+   * the running ones, a break for at most its grace or its holder's
+   * release. The clients were told and their locks freed already. */
+  wait_admin(srv);
   pthread_mutex_unlock(&srv->mu);
   /* Closing runs the last callbacks (the state's CLOSED): srv must live. */
   if (srv->s)

@@ -74,6 +74,8 @@ static char *read_id(zkl_session *s, const char *node) {
   char data[ZKL_ID_MAX + 1], *id;
   int64_t deadline = 0;
   int len, rc;
+  if (!zkl_session_handle(s))
+    return NULL; /* through the agent: the listing's own info stands */
   do {
     len = ZKL_ID_MAX;
     rc = zoo_get(zkl_session_handle(s), node, 0, data, &len, NULL);
@@ -89,6 +91,8 @@ static char *read_id(zkl_session *s, const char *node) {
 
 void queue_view_sessions(zkl_session *s, queue_view *v) {
   int i;
+  if (!zkl_session_handle(s))
+    return; /* through the agent: sessions unknown (0), as for a node gone */
   for (i = 0; i < v->count; i++) {
     struct Stat st;
     int64_t deadline = 0;

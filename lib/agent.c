@@ -37,6 +37,7 @@
 
 typedef struct zkl_note zkl_note;
 typedef struct zkl_pending zkl_pending;
+typedef struct zkl_rwatch zkl_rwatch;
 
 struct zkl_agent {
   zkl_session *s;
@@ -53,6 +54,7 @@ struct zkl_agent {
   int32_t next_handle;
   zkl_link pending;
   zkl_link locks;
+  zkl_link watches;  /* leader watches (zkl_rwatch) */
   unsigned holding;  /* locks with holds > 0 */
   int64_t deadline;  /* the agent's lease deadline; 0: none */
   int dead;          /* 0, or what calls fail with: ZKL_EAGENT, ZKL_EEXPIRED */
@@ -97,12 +99,28 @@ struct zkl_pending {
   zkl_release_cb release_cb;
   void *arg;
   bool waiter; /* a blocking caller waits on a->cond for done */
+  zkl_agent_parse parse; /* reads the reply's fields after rc, or NULL */
+  void *out;             /* parse's */
   bool done;
   int rc;
   int64_t token;
 };
 
-enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE };
+/* A leader watch through the agent: what zkl_leader_watch_new() returns
+ * for such a session (zkl_leader_watch_free() knows it by the registry
+ * below, never by its contents). */
+struct zkl_rwatch {
+  zkl_agent *a;
+  int32_t handle;
+  zkl_leader_cb cb;
+  void *arg;
+  bool freed, over; /* freed by the user; ended (no news after) */
+  unsigned refs;    /* the user's, each note's */
+  zkl_link link;    /* in a->watches */
+  zkl_rwatch *reg_next;
+};
+
+enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE, N_LEADER };
 struct zkl_note {
   zkl_note *next;
   int kind;
@@ -115,6 +133,8 @@ struct zkl_note {
   zkl_revoke_cb revoke_cb;
   zkl_state_cb state_cb;
   void *arg;
+  zkl_rwatch *w; /* N_LEADER: a reference */
+  char *id;
 };
 
 static zkl_agent *agent_of(const zkl_session *s) { return s->agent; }
@@ -255,6 +275,33 @@ static void note_state_locked(zkl_agent *a, zkl_state state) {
   note_locked(a, n);
 }
 
+static void rwatch_unref_locked(zkl_rwatch *w) {
+  if (--w->refs > 0)
+    return;
+  w->a->refs--; /* never the last: the running thread's session has one */
+  free(w);
+}
+
+/* News of a watch: its callback queued (not after its end). */
+static void note_leader_locked(zkl_agent *a, zkl_rwatch *w, int rc,
+                               const char *id, int64_t token) {
+  zkl_note *n;
+  if (w->over || w->freed)
+    return;
+  if (rc != ZKL_OK && rc != ZKL_ENOTHELD)
+    w->over = true;
+  if (!(n = calloc(1, sizeof *n)) || !(n->id = strdup(id ? id : ""))) {
+    free(n);
+    return;
+  }
+  n->kind = N_LEADER;
+  n->rc = rc;
+  n->token = token;
+  n->w = w;
+  w->refs++;
+  note_locked(a, n);
+}
+
 /* Runs the queued callbacks with s->mu released. A lost or revoke notice
  * of a lock freed meanwhile is dropped: nothing after zkl_lock_free(). */
 static void run_notes_locked(zkl_agent *a) {
@@ -266,6 +313,18 @@ static void run_notes_locked(zkl_agent *a) {
       a->notes_tail = &a->notes;
     if ((n->kind == N_LOST || n->kind == N_REVOKE) && n->l->remote->freed) {
       lock_unref_locked(n->l, &gone);
+      free(n);
+      continue;
+    }
+    if (n->kind == N_LEADER) {
+      zkl_rwatch *w = n->w;
+      if (!w->freed) {
+        pthread_mutex_unlock(&s->mu);
+        w->cb((zkl_leader_watch *)w, n->rc, n->id, n->token, w->arg);
+        pthread_mutex_lock(&s->mu);
+      }
+      rwatch_unref_locked(w);
+      free(n->id);
       free(n);
       continue;
     }
@@ -381,6 +440,12 @@ static void agent_gone_locked(zkl_agent *a, int why) {
                     gone_rc(a), 0);
   lose_all_locked(a, why == ZKL_EEXPIRED ? ZKL_LOST_SESSION_EXPIRED
                                          : ZKL_LOST_AGENT);
+  {
+    zkl_link *p;
+    for (p = a->watches.next; p != &a->watches; p = p->next)
+      note_leader_locked(a, zkl__container_of(p, zkl_rwatch, link),
+                         gone_rc(a), NULL, 0);
+  }
   if (!a->closing)
     note_state_locked(a, ZKL_STATE_EXPIRED);
 }
@@ -443,6 +508,10 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
         a->deadline = deadline > 0 ? deadline : 1;
       }
       complete_locked(a, c, rc, token);
+    } else if (c->parse) {
+      if (!c->parse(f, rc, c->out))
+        return false;
+      complete_locked(a, c, rc, 0);
     } else {
       if (!zkl__wire_done(f))
         return false;
@@ -498,6 +567,22 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
       return false;
     if (state == ZKL_STATE_SUSPENDED || state == ZKL_STATE_RECONNECTED)
       note_state_locked(a, (zkl_state)state);
+    return true;
+  }
+  case ZKL_MSG_LEADER_NEWS: {
+    int32_t handle = zkl__wire_get_i32(f), rc = zkl__wire_get_i32(f);
+    const char *id = zkl__wire_get_str(f);
+    int64_t token = zkl__wire_get_i64(f);
+    zkl_link *p;
+    if (!zkl__wire_done(f))
+      return false;
+    for (p = a->watches.next; p != &a->watches; p = p->next) {
+      zkl_rwatch *w = zkl__container_of(p, zkl_rwatch, link);
+      if (w->handle == handle) {
+        note_leader_locked(a, w, rc, id, token);
+        break;
+      }
+    }
     return true;
   }
   case ZKL_MSG_BYE: {
@@ -710,6 +795,7 @@ int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
   a->notes_tail = &a->notes;
   zkl__list_init(&a->pending);
   zkl__list_init(&a->locks);
+  zkl__list_init(&a->watches);
   a->state_cb = on_state;
   a->state_arg = state_arg;
   memset(&addr, 0, sizeof addr);
@@ -757,6 +843,9 @@ int zkl__remote_close(zkl_session *s, zkl_close_outcome *how) {
                     ZKL_ECLOSED, 0);
   for (p = a->locks.next; p != &a->locks; p = p->next)
     set_holds(zkl__container_of(p, zkl_remote, link), 0);
+  for (p = a->watches.next; p != &a->watches; p = p->next)
+    note_leader_locked(a, zkl__container_of(p, zkl_rwatch, link),
+                       ZKL_ECLOSED, NULL, 0);
   a->stop = true;
   wake(a);
   if (how)
@@ -1278,6 +1367,128 @@ int zkl__remote_queues(const zkl_lock *l, char *buf, size_t len) {
   if (l->remote->kind == ZKL_AGENT_MULTI)
     return zkl__remote_unsupported("zkl_lock_get_queues of a multi-lock");
   return zkl_name_get_queues(l->name, buf, len);
+}
+
+int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,
+                   const void *args, zkl_agent_parse parse, void *out) {
+  zkl_agent *a = agent_of(s);
+  zkl_pending c;
+  zkl_wbuf b = {0};
+  int rc;
+  bool last;
+  if (zkl__on_zk_thread())
+    return ZKL_EDEADLK; /* its reply would come on this very thread */
+  memset(&c, 0, sizeof c);
+  c.waiter = true;
+  c.parse = parse;
+  c.out = out;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = gone_rc(a)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  c.req = ++a->next_req;
+  if (c.req == 0)
+    c.req = ++a->next_req;
+  c.type = type;
+  zkl__wire_begin(&b, type, c.req);
+  put(&b, args);
+  if ((rc = send_locked(a, &b)) != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+  }
+  zkl__list_push(&a->pending, &c.link);
+  a->refs++; /* a close meanwhile ends the call; we free, should we be last */
+  while (!c.done)
+    pthread_cond_wait(&a->cond, &s->mu);
+  agent_unref_locked(a, &last);
+  pthread_mutex_unlock(&s->mu);
+  if (last)
+    agent_free(a);
+  return c.rc;
+}
+
+/* ------------------------------------------------------ leader watches */
+
+/* Every remote watch of the process: how zkl_leader_watch_free() tells
+ * one from the library's own. */
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static zkl_rwatch *reg;
+
+int zkl__remote_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
+                                 const char *name, zkl_leader_cb cb,
+                                 void *arg) {
+  zkl_agent *a = agent_of(s);
+  zkl_rwatch *w;
+  zkl_wbuf b = {0};
+  int rc;
+  if (!out || !cb || zkl__validate_name(name) != ZKL_OK)
+    return ZKL_EINVAL;
+  if (!(w = calloc(1, sizeof *w)))
+    return ZKL_ENOMEM;
+  w->a = a;
+  w->cb = cb;
+  w->arg = arg;
+  w->refs = 1;
+  pthread_mutex_lock(&s->mu);
+  if ((rc = gone_rc(a)) == ZKL_OK) {
+    w->handle = ++a->next_handle;
+    zkl__wire_begin(&b, ZKL_MSG_WATCH_LEADER, ++a->next_req);
+    zkl__wire_i32(&b, w->handle);
+    zkl__wire_str(&b, name);
+    rc = send_locked(a, &b);
+  }
+  if (rc != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    free(w);
+    return rc;
+  }
+  a->refs++;
+  zkl__list_push(&a->watches, &w->link);
+  pthread_mutex_unlock(&s->mu);
+  pthread_mutex_lock(&reg_mu);
+  w->reg_next = reg;
+  reg = w;
+  pthread_mutex_unlock(&reg_mu);
+  *out = (zkl_leader_watch *)w;
+  return ZKL_OK;
+}
+
+bool zkl__remote_leader_watch_free(zkl_leader_watch *lw) {
+  zkl_rwatch **p, *w = NULL;
+  zkl_agent *a;
+  zkl_session *s;
+  pthread_mutex_lock(&reg_mu);
+  for (p = &reg; *p; p = &(*p)->reg_next)
+    if (*p == (zkl_rwatch *)lw) {
+      w = *p;
+      *p = w->reg_next;
+      break;
+    }
+  pthread_mutex_unlock(&reg_mu);
+  if (!w)
+    return false;
+  a = w->a;
+  s = a->s;
+  pthread_mutex_lock(&s->mu);
+  w->freed = true;
+  zkl__list_remove(&w->link);
+  if (gone_rc(a) == ZKL_OK) {
+    zkl_wbuf b = {0};
+    zkl__wire_begin(&b, ZKL_MSG_UNWATCH, ++a->next_req);
+    zkl__wire_i32(&b, w->handle);
+    send_locked(a, &b);
+  }
+  if (w->refs == 1 && a->refs == 1 && !a->detached) {
+    /* The last of the session (closed before): it goes with the watch. */
+    pthread_mutex_unlock(&s->mu);
+    free(w);
+    agent_free(a);
+    return true;
+  }
+  rwatch_unref_locked(w);
+  pthread_mutex_unlock(&s->mu);
+  return true;
 }
 
 int zkl__remote_unsupported(const char *what) {

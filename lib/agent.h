@@ -57,6 +57,35 @@ int zkl__remote_node_paths(const zkl_lock *l, bool all, char *buf,
 
 /* The queues l uses (as zkl_lock_get_queues). */
 int zkl__remote_queues(const zkl_lock *l, char *buf, size_t len);
+/* agent.c: a call on the session (no lock), waited for: put writes its
+ * fields after the header, parse (on the agent thread, s->mu held) reads
+ * the reply's after rc into out; false when they do not parse (it frees
+ * what it took). Returns the reply's rc, or why none came (ZKL_EAGENT,
+ * ZKL_ECLOSED, ZKL_EDEADLK on the session's callback thread). */
+typedef void (*zkl_agent_put)(zkl_wbuf *b, const void *args);
+typedef bool (*zkl_agent_parse)(zkl_rframe *f, int rc, void *out);
+int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,
+                   const void *args, zkl_agent_parse parse, void *out);
+
+/* agent_admin.c: zkl_name_break, _revoke, _list, _find, _get_leader
+ * through the agent (as the functions of the same name). */
+int zkl__remote_break(zkl_session *s, const char *name, const char *node,
+                      int grace_ms, zkl_break_cb cb, void *arg);
+int zkl__remote_revoke(zkl_session *s, const char *name, const char *node);
+int zkl__remote_list(zkl_session *s, const char *name, zkl_participant **out,
+                     int *count);
+int zkl__remote_find(zkl_session *s, const char *prefix, int max_nodes,
+                     char ***names, int *count, bool *truncated);
+int zkl__remote_get_leader(zkl_session *s, const char *name, char *id,
+                           size_t len, int64_t *token);
+
+/* Leader watches through the agent (agent.c). _free returns false when lw
+ * is not one (the library's own: it frees it). */
+int zkl__remote_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
+                                 const char *name, zkl_leader_cb cb,
+                                 void *arg);
+bool zkl__remote_leader_watch_free(zkl_leader_watch *lw);
+
 /* What a call the agent does not serve returns: ZKL_EINVAL, logged with
  * its name (docs/agent.md lists them, and why). */
 int zkl__remote_unsupported(const char *what);

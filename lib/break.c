@@ -386,7 +386,7 @@ static void delete_locked(zkl_session *s, victim *v) {
 int zkl_name_break(zkl_session *s, const char *name, const char *node,
                    int grace_ms, zkl_break_cb cb, void *arg) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_name_break");
+    return zkl__remote_break(s, name, node, grace_ms, cb, arg);
   zkl_participant *list = NULL;
   brk *b = NULL;
   int32_t seq;

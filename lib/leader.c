@@ -274,7 +274,7 @@ static void event_locked(zkl_observer *o, zkl_att_event ev, int code) {
 int zkl_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
                          const char *name, zkl_leader_cb cb, void *arg) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_leader_watch_new");
+    return zkl__remote_leader_watch_new(out, s, name, cb, arg);
   zkl_leader_watch *lw;
   zkl_engine *e;
   int rc;
@@ -310,7 +310,7 @@ int zkl_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
 
 void zkl_leader_watch_free(zkl_leader_watch *lw) {
   zkl_session *s;
-  if (!lw)
+  if (!lw || zkl__remote_leader_watch_free(lw))
     return;
   s = lw->s;
   pthread_mutex_lock(&s->mu);
@@ -364,7 +364,7 @@ static void ask_replied_locked(zkl_ask *ask, int index, const zkl_reply *rp) {
 int zkl_name_get_leader(zkl_session *s, const char *name, char *id, size_t len,
                         int64_t *token) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_name_get_leader");
+    return zkl__remote_get_leader(s, name, id, len, token);
   char queue[sizeof ZKL_ROOT + ZKL_NAME_MAX + 1];
   leader_ask a;
   zkl_ask_retry t;

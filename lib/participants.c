@@ -301,7 +301,7 @@ int zkl__participants_ask(zkl_session *s, const char *name,
 int zkl_name_list(zkl_session *s, const char *name, zkl_participant **out,
                   int *count) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_name_list");
+    return zkl__remote_list(s, name, out, count);
   return zkl__participants_ask(s, name, out, count, false);
 }
 

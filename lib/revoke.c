@@ -156,7 +156,7 @@ static int revoke_locked(zkl_session *s, const char *name, const char *node) {
 
 int zkl_name_revoke(zkl_session *s, const char *name, const char *node) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_name_revoke");
+    return zkl__remote_revoke(s, name, node);
   zkl_ask_retry t;
   int rc;
   if (!s || zkl__validate_name(name) != ZKL_OK ||

@@ -173,7 +173,7 @@ static int walk_locked(walk *w, zkl_session *s, const char *start,
 int zkl_name_find(zkl_session *s, const char *prefix, int max_nodes,
                   char ***names, int *count, bool *truncated) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_name_find");
+    return zkl__remote_find(s, prefix, max_nodes, names, count, truncated);
   walk w;
   zkl_ask_retry t;
   char start[ZKL_PATH_MAX];

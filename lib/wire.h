@@ -42,21 +42,45 @@ enum {
   ZKL_MSG_CANCEL = 6,  /* i32 handle -> i32 rc */
   ZKL_MSG_FREE = 7,    /* i32 handle; no reply */
   ZKL_MSG_BREAK = 8,   /* str name, str node, i32 grace_ms -> i32 rc, i32 n,
-                          then n times (i32 rc, str node) */
+                          then n times (i32 rc, str node): the report of
+                          zkl_break_cb, which the caller's thread is told */
   ZKL_MSG_REVOKE = 9,  /* str name, str node -> i32 rc */
+  /* The session's questions (zkl_name_*): the agent asks them on a worker
+   * thread of its own, so they never hold up its loop; a node "" is none
+   * (NULL), else a child name, as zkl_name_revoke() takes it. The reply's
+   * fields after rc come only when rc is ZKL_OK (BREAK's: always). LIST,
+   * FIND and LEADER need "list" on the name (FIND: on its prefix, so every
+   * name found is one the rule covers); BREAK and REVOKE need "break",
+   * unless the node is one of the caller's own (zklockd(8)); ZKL_EDENIED
+   * too when 4 of the client's (64 in all) are running already. */
+  ZKL_MSG_LIST = 10,   /* str name -> i32 rc, i32 n, then n times (str node,
+                          i64 token, i64 queued_ms, str host, i64 pid,
+                          i64 started_ms, str info, str kind, i32 holds,
+                          i32 limit, str lock, i32 repeated) */
+  ZKL_MSG_FIND = 11,   /* str prefix, i32 max_nodes -> i32 rc,
+                          i32 truncated, i32 n, then n times str name */
+  ZKL_MSG_LEADER = 12, /* str name -> i32 rc, str id, i64 token */
+  /* A leader watch (zkl_leader_watch_new): the client numbers it from its
+   * lock handles; no reply, its news come as ZKL_MSG_LEADER_NEWS (a
+   * refusal, ZKL_EDENIED, included: any rc but ZKL_OK and ZKL_ENOTHELD
+   * ends it). Needs "list" on the name. */
+  ZKL_MSG_WATCH_LEADER = 13, /* i32 handle, str name */
+  ZKL_MSG_UNWATCH = 14,      /* i32 handle; no reply, no news after */
   ZKL_MSG_CALLS_END,
   ZKL_MSG_PING = 31 /* no fields, no reply: the client is alive (every
                        third of the session timeout) */
 };
 
-/* The agent's frames. */
+/* The agent's frames. A REPLY to BREAK, LIST or FIND whose fields would
+ * not fit in ZKL_WIRE_MAX carries only i32 rc (ZKL_ENOMEM). */
 enum {
   ZKL_MSG_REPLY = 32,  /* the answer to request id: i32 rc, then the call's */
   ZKL_MSG_LOST = 33,   /* i32 handle, i32 ZKL_LOST_* reason */
   ZKL_MSG_REVOKED = 34, /* i32 handle: someone asks its holder to let go */
   ZKL_MSG_LEASE = 35,  /* i64 deadline (CLOCK_MONOTONIC ms; 0: none) */
   ZKL_MSG_STATE = 36,  /* i32 ZKL_STATE_* of the agent's session */
-  ZKL_MSG_BYE = 37     /* i32 rc: the agent ends this connection, and why */
+  ZKL_MSG_BYE = 37,    /* i32 rc: the agent ends this connection, and why */
+  ZKL_MSG_LEADER_NEWS = 38 /* i32 handle, i32 rc, str id, i64 token */
 };
 
 /* What a contender is (ZKL_MSG_NEW). */

@@ -166,7 +166,10 @@ static void test_kinds(void) {
   zkt_assert_parent_empty(mname[1]);
 
   /* What the agent does not serve says so, and changes nothing. */
-  CU_ASSERT_EQUAL(zkl_name_break(s1, name, NULL, 0, NULL, NULL), ZKL_EINVAL);
+  {
+    zkl_session_stats st;
+    CU_ASSERT_EQUAL(zkl_session_get_stats(s1, &st), ZKL_EINVAL);
+  }
   CU_ASSERT_EQUAL(zkl_session_close(s1, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_close(s2, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
@@ -598,6 +601,529 @@ static void test_stop_releases(void) {
   CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
 }
 
+/* ------------------------------------------------- the blocking calls */
+
+static void on_revoke_count(zkl_lock *l, void *arg) {
+  (void)l;
+  zkt_counter_add(arg, 1);
+}
+
+/* What zkl_name_break told its callback. */
+typedef struct break_seen {
+  int n, rc;
+  char node[ZKL_PATH_MAX];
+} break_seen;
+
+static void on_break_seen(zkl_session *s, int rc, const char *node,
+                          void *arg) {
+  break_seen *b = arg;
+  (void)s;
+  b->n++;
+  b->rc = rc;
+  snprintf(b->node, sizeof b->node, "%s", node);
+}
+
+/* A blocking call on the agent session's callback thread. */
+static int list_rc_on_thread = ZKT_NO_CALL;
+static zkl_session *list_session;
+static void acquired_then_list(zkl_lock *l, int rc, int64_t token,
+                               void *arg) {
+  zkl_participant *list = NULL;
+  int count;
+  (void)rc;
+  (void)token;
+  (void)l;
+  list_rc_on_thread = zkl_name_list(list_session, "agent-any", &list, &count);
+  zkt_counter_add(arg, 1);
+}
+
+static void assert_same_list(const zkl_participant *x, int nx,
+                             const zkl_participant *y, int ny) {
+  int i;
+  CU_ASSERT_EQUAL_FATAL(nx, ny);
+  for (i = 0; i < nx; i++) {
+    CU_ASSERT_STRING_EQUAL(x[i].node, y[i].node);
+    CU_ASSERT_EQUAL(x[i].token, y[i].token);
+    CU_ASSERT_EQUAL(x[i].queued_ms, y[i].queued_ms);
+    CU_ASSERT_STRING_EQUAL(x[i].host, y[i].host);
+    CU_ASSERT_EQUAL(x[i].pid, y[i].pid);
+    CU_ASSERT_EQUAL(x[i].started_ms, y[i].started_ms);
+    CU_ASSERT_STRING_EQUAL(x[i].info, y[i].info);
+    CU_ASSERT_STRING_EQUAL(x[i].kind, y[i].kind);
+    CU_ASSERT_EQUAL(x[i].holds, y[i].holds);
+    CU_ASSERT_EQUAL(x[i].limit, y[i].limit);
+    CU_ASSERT_STRING_EQUAL(x[i].lock, y[i].lock);
+    CU_ASSERT_EQUAL(x[i].repeated, y[i].repeated);
+  }
+}
+
+/* zkl_name_list, _find and _get_leader through the agent answer what the
+ * same calls on a direct session answer, in the structures the free
+ * functions free; on the agent session's callback thread they refuse to
+ * block (ZKL_EDEADLK). */
+static void test_list_find_leader(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *held, *waiting, *cand, *l;
+  zkl_participant *la = NULL, *ld = NULL;
+  char **fa = NULL, **fd = NULL;
+  char name[64], ename[64], id_a[64], id_d[64];
+  int na = 0, nd = 0, i;
+  int64_t ta = 0, td = 0;
+  bool tra = true, trd = true;
+  zkt_rec got;
+  zkt_counter called;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  zkt_name(name, sizeof name, "agent-list");
+  zkt_name(ename, sizeof ename, "agent-leader");
+
+  /* One holder on the direct session, one waiter through the agent. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&held, d, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_owner_info(held, "the direct one"), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&waiting, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_owner_info(waiting, "through the agent"),
+                  ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(waiting, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL_FATAL(zkl_name_list(s, name, &la, &na), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_name_list(d, name, &ld, &nd), ZKL_OK);
+  CU_ASSERT_EQUAL(na, 2);
+  assert_same_list(la, na, ld, nd);
+  if (na == 2) {
+    CU_ASSERT(la[0].holds && !la[1].holds);
+    CU_ASSERT_STRING_EQUAL(la[1].info, "through the agent");
+  }
+  zkl_name_list_free(la);
+  zkl_name_list_free(ld);
+  /* A name nobody uses: an empty list, as directly. */
+  CU_ASSERT_EQUAL(zkl_name_list(s, "agent-nobody-here", &la, &na), ZKL_OK);
+  CU_ASSERT_EQUAL(na, 0);
+  zkl_name_list_free(la);
+  CU_ASSERT_EQUAL(zkl_name_list(s, "bad//name", &la, &na), ZKL_EINVAL);
+
+  /* find: the same names, the same truncation. */
+  CU_ASSERT_EQUAL(zkl_name_find(s, name, 100, &fa, &na, &tra), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_find(d, name, 100, &fd, &nd, &trd), ZKL_OK);
+  CU_ASSERT_EQUAL(na, nd);
+  CU_ASSERT_EQUAL(tra, trd);
+  CU_ASSERT(na >= 1);
+  for (i = 0; i < na && i < nd; i++)
+    CU_ASSERT_STRING_EQUAL(fa[i], fd[i]);
+  zkl_name_find_free(fa, na);
+  zkl_name_find_free(fd, nd);
+  /* A walk cut short says so alike. */
+  CU_ASSERT_EQUAL(zkl_name_find(s, "", 1, &fa, &na, &tra), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_find(d, "", 1, &fd, &nd, &trd), ZKL_OK);
+  CU_ASSERT_EQUAL(tra, trd);
+  CU_ASSERT_EQUAL(na, nd);
+  zkl_name_find_free(fa, na);
+  zkl_name_find_free(fd, nd);
+  CU_ASSERT_EQUAL(zkl_name_find(s, name, 0, &fa, &na, &tra), ZKL_EINVAL);
+
+  /* get_leader: nobody, then the direct session's candidate. */
+  CU_ASSERT_EQUAL(zkl_name_get_leader(s, ename, id_a, sizeof id_a, &ta),
+                  ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(d, ename, id_d, sizeof id_d, &td),
+                  ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, d, ename, "leader-one"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(cand, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(s, ename, id_a, sizeof id_a, &ta),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(d, ename, id_d, sizeof id_d, &td),
+                  ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(id_a, "leader-one");
+  CU_ASSERT_STRING_EQUAL(id_a, id_d);
+  CU_ASSERT_EQUAL(ta, td);
+  CU_ASSERT(ta > 0);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(s, ename, NULL, 0, NULL), ZKL_OK);
+
+  /* On the agent session's callback thread: ZKL_EDEADLK, not a hang. */
+  zkt_counter_init(&called);
+  zkt_name(ename, sizeof ename, "agent-deadlk");
+  list_session = s;
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, ename), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, acquired_then_list, &called),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&called, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(list_rc_on_thread, ZKL_EDEADLK);
+  zkl_lock_free(l);
+
+  zkl_lock_free(cand);
+  zkl_lock_free(held);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, ZKT_WAIT), ZKL_OK);
+  zkl_lock_free(waiting);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+  zkt_assert_parent_empty(ename);
+}
+
+/* zkl_name_revoke and zkl_name_break through the agent reach a holder on
+ * a direct session as they would from one: its revoke callback, then its
+ * loss (ZKL_LOST_BROKEN); the break's report comes on the calling thread;
+ * a second break finds nothing, as a direct one does. */
+static void test_revoke_break(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *held;
+  zkt_counter revoked;
+  zkt_rec lost;
+  break_seen seen = {0, 0, ""};
+  char name[64], path[ZKL_PATH_MAX];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  zkt_name(name, sizeof name, "agent-break");
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, name, NULL), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_name_revoke(d, name, NULL), ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&held, d, name), ZKL_OK);
+  zkt_counter_init(&revoked);
+  zkt_rec_init(&lost);
+  zkl_lock_on_revoke(held, on_revoke_count, &revoked);
+  zkl_lock_on_lost(held, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(held, path, sizeof path), ZKL_OK);
+
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, name, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&revoked, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, name, "not-a-node"), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_name_break(s, name, NULL, -1, NULL, NULL), ZKL_EINVAL);
+
+  CU_ASSERT_EQUAL(zkl_name_break(s, name, NULL, 0, on_break_seen, &seen),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(seen.n, 1);
+  CU_ASSERT_EQUAL(seen.rc, ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(seen.node, path);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
+  CU_ASSERT_EQUAL(zkl_name_break(s, name, NULL, 0, on_break_seen, &seen),
+                  ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_name_break(d, name, NULL, 0, NULL, NULL),
+                  ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(seen.n, 1);
+  zkl_lock_free(held);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* The policy on the blocking calls: list, find and get_leader need "list"
+ * on the name (find: on its prefix), revoke and break need "break", except
+ * on the caller's own node. */
+static void test_admin_policy(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *other, *own;
+  zkl_participant *list = NULL;
+  char **names = NULL;
+  char conf[256], path[ZKL_PATH_MAX], id[64];
+  const char *node;
+  int n = 0;
+  bool tr;
+  zkt_counter revoked;
+  zkt_rec lost;
+  FILE *f;
+  const char *extra[] = {"--config", conf, NULL};
+  snprintf(conf, sizeof conf, "/tmp/zklockd-admin-%ld.conf", (long)getpid());
+  f = fopen(conf, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "lock agent-adm/ *\n"
+             "list agent-adm/pub *\n"
+             "break agent-adm/ uid:12345\n");
+  fclose(f);
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL(zkl_name_list(s, "agent-adm/priv", &list, &n), ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_name_list(s, "agent-adm/pub/x", &list, &n), ZKL_OK);
+  zkl_name_list_free(list);
+  CU_ASSERT_EQUAL(zkl_name_find(s, "", 10, &names, &n, &tr), ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_name_find(s, "agent-adm", 10, &names, &n, &tr),
+                  ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_name_find(s, "agent-adm/pub", 10, &names, &n, &tr),
+                  ZKL_OK);
+  zkl_name_find_free(names, n);
+  CU_ASSERT_EQUAL(zkl_name_get_leader(s, "agent-adm/priv", id, sizeof id,
+                                      NULL),
+                  ZKL_EDENIED);
+
+  /* Somebody else's hold: neither revoked nor broken. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&other, d, "agent-adm/x"), ZKL_OK);
+  zkt_counter_init(&revoked);
+  zkl_lock_on_revoke(other, on_revoke_count, &revoked);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(other, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(other, path, sizeof path), ZKL_OK);
+  node = strrchr(path, '/') + 1;
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, "agent-adm/x", NULL), ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, "agent-adm/x", node), ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_name_break(s, "agent-adm/x", node, 0, NULL, NULL),
+                  ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkt_counter_get(&revoked), 0);
+  CU_ASSERT_EQUAL(zkt_children(parent_of("agent-adm/x")), 1);
+  zkl_lock_free(other);
+
+  /* Its own node: allowed, as freeing the lock would be. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&own, s, "agent-adm/own"), ZKL_OK);
+  zkt_rec_init(&lost);
+  zkl_lock_on_revoke(own, on_revoke_count, &revoked);
+  zkl_lock_on_lost(own, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(own, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(own, path, sizeof path), ZKL_OK);
+  node = strrchr(path, '/') + 1;
+  /* Its node's name under another name of its own is not its node. */
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, "agent-adm/x", node), ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, "agent-adm/own", NULL), ZKL_EDENIED);
+  CU_ASSERT_EQUAL(zkl_name_revoke(s, "agent-adm/own", node), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&revoked, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkl_name_break(s, "agent-adm/own", node, 0, NULL, NULL),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_BROKEN);
+  zkl_lock_free(own);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  unlink(conf);
+  zkt_assert_parent_empty("agent-adm/x");
+  zkt_assert_parent_empty("agent-adm/own");
+}
+
+/* A client killed while its break waits out its grace on the agent's
+ * worker: the agent goes on serving, drops the reply when the break ends
+ * (its holder let go), and stops cleanly (it waits for its workers before
+ * it closes the session they use). */
+static void test_gone_while_blocking(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *held;
+  zkl_participant *list = NULL;
+  zkt_counter revoked;
+  char name[64];
+  int n = -1, status;
+  pid_t pid;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  d = zkt_session(T_SESSION);
+  zkt_name(name, sizeof name, "agent-gone");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&held, d, name), ZKL_OK);
+  zkt_counter_init(&revoked);
+  zkl_lock_on_revoke(held, on_revoke_count, &revoked);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *c;
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    if (zkl_session_open(&c, &o) != ZKL_OK)
+      _exit(1);
+    zkl_name_break(c, name, NULL, 600000, NULL, NULL); /* until killed */
+    _exit(2);
+  }
+  CU_ASSERT_FATAL(pid > 0);
+  /* The mark reached the holder: the break waits out its grace. */
+  CU_ASSERT_EQUAL(zkt_counter_wait(&revoked, 1, ZKT_WAIT), 1);
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  CU_ASSERT(WIFSIGNALED(status));
+  /* The agent serves on; the holder lets go, which ends the break. */
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL(zkl_name_list(s, name, &list, &n), ZKL_OK);
+  CU_ASSERT_EQUAL(n, 1);
+  zkl_name_list_free(list);
+  CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_OK);
+  zkl_lock_free(held);
+  CU_ASSERT_EQUAL(zkl_name_list(s, name, &list, &n), ZKL_OK);
+  CU_ASSERT_EQUAL(n, 0);
+  zkl_name_list_free(list);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* ------------------------------------------------------ leader watches */
+
+typedef struct leader_seen {
+  zkt_counter calls;
+  pthread_mutex_t mu;
+  int rc;
+  char id[64];
+  int64_t token;
+} leader_seen;
+
+static void on_leader_seen(zkl_leader_watch *w, int rc, const char *id,
+                           int64_t token, void *arg) {
+  leader_seen *x = arg;
+  (void)w;
+  pthread_mutex_lock(&x->mu);
+  x->rc = rc;
+  snprintf(x->id, sizeof x->id, "%s", rc == ZKL_OK ? id : "");
+  x->token = token;
+  pthread_mutex_unlock(&x->mu);
+  zkt_counter_add(&x->calls, 1);
+}
+
+static void leader_seen_init(leader_seen *x) {
+  memset(x, 0, sizeof *x);
+  zkt_counter_init(&x->calls);
+  pthread_mutex_init(&x->mu, NULL);
+}
+
+/* A leader watch through the agent hears what one on a direct session
+ * hears: nobody, then the leader with its token, then nobody; a policy
+ * refusal ends it (ZKL_EDENIED); the session's close ends it with
+ * ZKL_ECLOSED, and nothing comes after its free. */
+static void test_leader_watch(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_leader_watch *wa, *wd, *wx;
+  zkl_lock *cand;
+  leader_seen a, b, x;
+  char ename[64], conf[256];
+  FILE *f;
+  const char *extra[] = {"--config", conf, NULL};
+  snprintf(conf, sizeof conf, "/tmp/zklockd-watch-%ld.conf", (long)getpid());
+  f = fopen(conf, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "lock agent-lw *\nlist agent-lw *\n");
+  fclose(f);
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  zkt_name(ename, sizeof ename, "agent-lw");
+  leader_seen_init(&a);
+  leader_seen_init(&b);
+  leader_seen_init(&x);
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&wa, s, ename, on_leader_seen,
+                                             &a),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&wd, d, ename, on_leader_seen,
+                                             &b),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&b.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(b.rc, ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, d, ename, "watched"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(cand, -1, NULL), ZKL_OK);
+  CU_ASSERT(zkt_counter_wait(&a.calls, 2, ZKT_WAIT) >= 2);
+  CU_ASSERT(zkt_counter_wait(&b.calls, 2, ZKT_WAIT) >= 2);
+  pthread_mutex_lock(&a.mu);
+  pthread_mutex_lock(&b.mu);
+  CU_ASSERT_EQUAL(a.rc, ZKL_OK);
+  CU_ASSERT_STRING_EQUAL(a.id, "watched");
+  CU_ASSERT_STRING_EQUAL(a.id, b.id);
+  CU_ASSERT_EQUAL(a.token, b.token);
+  pthread_mutex_unlock(&b.mu);
+  pthread_mutex_unlock(&a.mu);
+  /* Refused by the policy: the watch ends with ZKL_EDENIED. */
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&wx, s, "agent-other",
+                                             on_leader_seen, &x),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&x.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(x.rc, ZKL_EDENIED);
+  zkl_leader_watch_free(wx);
+  zkl_leader_watch_free(wd);
+  /* The close ends the agent's watch, then it is freed. */
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(a.rc, ZKL_ECLOSED);
+  zkl_leader_watch_free(wa);
+  zkl_lock_free(cand);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  unlink(conf);
+  zkt_assert_parent_empty(ename);
+}
+
+/* A client killed with a leader watch on: the agent frees the watch with
+ * the connection, and a later change of leader reaches nobody gone (the
+ * agent serves on and stops cleanly). */
+static void test_leader_watch_gone(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *cand;
+  zkl_leader_watch *w;
+  leader_seen a;
+  char ename[64], ok;
+  int p[2], status;
+  pid_t pid;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  d = zkt_session(T_SESSION);
+  zkt_name(ename, sizeof ename, "agent-lw-gone");
+  CU_ASSERT_FATAL(pipe(p) == 0);
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *c;
+    zkl_leader_watch *cw;
+    leader_seen seen;
+    close(p[0]);
+    leader_seen_init(&seen);
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    ok = 1;
+    if (zkl_session_open(&c, &o) != ZKL_OK ||
+        zkl_leader_watch_new(&cw, c, ename, on_leader_seen, &seen) != ZKL_OK ||
+        zkt_counter_wait(&seen.calls, 1, ZKT_WAIT) != 1 ||
+        write(p[1], &ok, 1) != 1)
+      _exit(1);
+    for (;;)
+      pause(); /* until SIGKILL */
+  }
+  close(p[1]);
+  CU_ASSERT_FATAL(pid > 0);
+  CU_ASSERT_EQUAL(read(p[0], &ok, 1), 1); /* its watch heard "nobody" */
+  close(p[0]);
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  /* Another client's watch: it hears the new leader, so the agent has
+   * been through its callbacks for that change. */
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  leader_seen_init(&a);
+  CU_ASSERT_EQUAL_FATAL(zkl_leader_watch_new(&w, s, ename, on_leader_seen,
+                                             &a),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, d, ename, "after"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(cand, -1, NULL), ZKL_OK);
+  CU_ASSERT(zkt_counter_wait(&a.calls, 2, ZKT_WAIT) >= 2);
+  zkl_lock_free(cand);
+  CU_ASSERT(zkt_counter_wait(&a.calls, 3, ZKT_WAIT) >= 3);
+  zkl_leader_watch_free(w);
+  /* By now (three news later) the agent has dropped the killed client,
+   * and said what went with it. */
+  {
+    char line[512], want[64];
+    bool seen = false;
+    FILE *log = fopen(ag.log, "r");
+    snprintf(want, sizeof want, "pid %ld ", (long)pid);
+    CU_ASSERT_FATAL(log != NULL);
+    while (fgets(line, sizeof line, log))
+      if (strstr(line, want) && strstr(line, "0 locks and 1 leader watch "))
+        seen = true;
+    fclose(log);
+    CU_ASSERT(seen);
+  }
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(ename);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"every kind through the agent", test_kinds},
@@ -613,6 +1139,14 @@ int main(void) {
        test_max_hold},
       {"the policy refuses, and a bad reload keeps it", test_policy},
       {"a stop releases every lock", test_stop_releases},
+      {"list, find and get_leader through the agent", test_list_find_leader},
+      {"revoke and break through the agent", test_revoke_break},
+      {"the policy on list, find, leader, revoke and break",
+       test_admin_policy},
+      {"a client gone while its break runs on the agent",
+       test_gone_while_blocking},
+      {"a leader watch through the agent", test_leader_watch},
+      {"a client killed with a leader watch on", test_leader_watch_gone},
       {NULL, NULL}};
   return zkt_main("agent", tests);
 }

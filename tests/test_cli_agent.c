@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_cli_agent.c - zklock's questions through zklockd (--agent): --list
+ * (table, json, an overview), --leader, --revoke and --break answer what
+ * they answer on a session of their own, against a real ZooKeeper and a
+ * real agent (tests/agentctl); --watch, which keeps watches of its own, is
+ * refused through the agent with a message that says why. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agentctl.h"
+#include "clitest.h"
+
+#define OUT 8192
+
+static void on_revoke_count(zkl_lock *l, void *arg) {
+  (void)l;
+  zkt_counter_add(arg, 1);
+}
+
+static void test_questions(void) {
+  agentctl ag;
+  zkl_session *d;
+  zkl_lock *held, *cand;
+  zkt_counter revoked;
+  zkt_rec lost;
+  char name[64], ename[64], path[ZKL_PATH_MAX];
+  static char out_a[OUT], out_d[OUT], err[OUT];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  d = zkt_session(10000);
+  zkt_name(name, sizeof name, "cli-agent");
+  zkt_name(ename, sizeof ename, "cli-agent-lead");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&held, d, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_owner_info(held, "held directly"), ZKL_OK);
+  zkt_counter_init(&revoked);
+  zkt_rec_init(&lost);
+  zkl_lock_on_revoke(held, on_revoke_count, &revoked);
+  zkl_lock_on_lost(held, zkt_on_lost, &lost);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(held, path, sizeof path), ZKL_OK);
+
+  /* --list NAME: the same table. */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"--agent", ag.sock,
+                                                     "--list", name, NULL},
+                               out_a, OUT, err, OUT),
+                  0);
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--list", name, NULL},
+                               out_d, OUT, err, OUT),
+                  0);
+  CU_ASSERT_STRING_EQUAL(out_a, out_d);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out_a, path));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out_a, "held directly"));
+  /* --format json, and an overview of a prefix (both through find and
+   * list). */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"--agent", ag.sock,
+                                                     "--list", name,
+                                                     "--format", "json", NULL},
+                               out_a, OUT, err, OUT),
+                  0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out_a, path));
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"--agent", ag.sock,
+                                                     "--list", "/",
+                                                     "--format", "json", NULL},
+                               out_a, OUT, err, OUT),
+                  0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out_a, name));
+  if (!strstr(out_a, name))
+    printf("%s\n%s\n", out_a, err);
+
+  /* --list --watch keeps watches of its own: refused, saying why. */
+  CU_ASSERT_NOT_EQUAL(run_question((const char *const[]){"--agent", ag.sock,
+                                                         "--list", name,
+                                                         "--watch", NULL},
+                                   out_a, OUT, err, OUT),
+                      0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "the agent does not serve"));
+
+  /* --leader: the same line. */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, d, ename, "cli-one"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(cand, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"--agent", ag.sock,
+                                                     "--leader", ename, NULL},
+                               out_a, OUT, err, OUT),
+                  0);
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--leader", ename, NULL},
+                               out_d, OUT, err, OUT),
+                  0);
+  CU_ASSERT_STRING_EQUAL(out_a, out_d);
+  CU_ASSERT(strncmp(out_a, "cli-one\t", 8) == 0);
+  zkl_lock_free(cand);
+
+  /* --revoke: the holder asked, its node printed. */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"--agent", ag.sock,
+                                                     "--revoke", name, NULL},
+                               out_a, OUT, err, OUT),
+                  0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out_a, path));
+  CU_ASSERT_EQUAL(zkt_counter_wait(&revoked, 1, T_WAIT), 1);
+
+  /* --break: the holder loses its lock, broken. */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"--agent", ag.sock,
+                                                     "--break", name,
+                                                     "--grace", "0", NULL},
+                               out_a, OUT, err, OUT),
+                  0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, T_WAIT), ZKL_LOST_BROKEN);
+  zkl_lock_free(held);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  assert_no_node(name);
+  assert_no_node(ename);
+}
+
+static const zkt_test tests[] = {
+    {"--list, --leader, --revoke, --break through the agent",
+     test_questions},
+    {NULL, NULL}};
+
+int main(int argc, char **argv) {
+  return clit_main(argc, argv, "cli_agent", tests);
+}
