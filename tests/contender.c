@@ -344,9 +344,12 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
 static int session_open_with(zkl_session **out, const char *h, int ms) {
   zkl_session_options o;
   zkl_session_options_init(&o);
-  o.hosts = h;
-  o.agent = agent_path;
-  o.session_timeout_ms = ms;
+  if (agent_path) {
+    o.agent = agent_path; /* the agent's session has the settings */
+  } else {
+    o.hosts = h;
+    o.session_timeout_ms = ms;
+  }
   return zkl_session_open(out, &o);
 }
 
@@ -375,7 +378,9 @@ static int open_session(void) {
       continue;
     }
     {
-      const clientid_t *id = zoo_client_id(zkl_session_handle(s));
+      /* Through an agent there is no handle here: the agent's session. */
+      zhandle_t *zh = zkl_session_handle(s);
+      const clientid_t *id = zh ? zoo_client_id(zh) : NULL;
       logf_("SESSION %llx %d", id ? (unsigned long long)id->client_id : 0ULL,
             zkl_session_timeout(s));
     }
