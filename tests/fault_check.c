@@ -73,6 +73,7 @@ typedef struct {
 typedef struct {
   long long t;
   long pid;
+  int reason; /* LOST lines: ZKL_LOST_* */
 } lost_t;
 
 /* A growable array of n elements of size sz. */
@@ -417,7 +418,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       if (a1 >= 0 && a1 < 8)
         out->lost_by_reason[a1]++;
       PUSH(r->losts, r->nlosts, r->closts);
-      r->losts[r->nlosts - 1] = (lost_t){t, p->pid};
+      r->losts[r->nlosts - 1] = (lost_t){t, p->pid, (int)a1};
       /* "LOST reason token": the section of that token (or the latest);
        * with no token, every open one */
       for (i = 0; i < ncur; i++)
@@ -427,7 +428,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
     } else if (!strcmp(word, "SESSION")) {
       out->sessions++;
       PUSH(r->opens, r->nopens, r->copens);
-      r->opens[r->nopens - 1] = (lost_t){t, p->pid};
+      r->opens[r->nopens - 1] = (lost_t){t, p->pid, 0};
     }
   }
   fclose(f);
@@ -652,10 +653,13 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
     fc_result *out = &all[pa->lock];
     const section_t *sec = NULL;
     long long told = 0, first_other = 0;
+    int told_reason = 0;
     for (j = 0; j < r->nlosts; j++)
       if (r->losts[j].pid == pa->pid && r->losts[j].t >= pa->t0 &&
-          (!told || r->losts[j].t < told))
+          (!told || r->losts[j].t < told)) {
         told = r->losts[j].t;
+        told_reason = r->losts[j].reason;
+      }
     for (j = 0; j < r->nsecs; j++) {
       const section_t *sc = &r->secs[j];
       if (r->procs[sc->proc].pid == pa->pid && sc->token == pa->token) {
@@ -691,6 +695,10 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
       if (pa->kind == FC_PARTITION)
         out->partitions_told++;
       out->told_first[pa->kind]++;
+      /* A killed agent's client hears it at once, by the socket's EOF;
+       * the relayed lease would tell it later, still in time. */
+      if (pa->kind == FC_AGENT_KILL && told_reason == ZKL_LOST_AGENT)
+        out->told_by_eof++;
       if (next) {
         long long m = next - told;
         int k = pa->kind;
@@ -1035,7 +1043,7 @@ static void add_result(fc_result *into, const fc_result *from) {
   ADD(at_limit); ADD(overlaps); ADD(resource_overlaps); ADD(token_order);
   ADD(lost_updates); ADD(read_changed); ADD(stale_grants); ADD(late_accepts);
   ADD(unannounced); ADD(lease_late); ADD(accept_mismatch); ADD(violations);
-  ADD(stuck); ADD(multi_grants);
+  ADD(stuck); ADD(multi_grants); ADD(told_by_eof);
 #undef ADD
   for (k = 0; k < 8; k++)
     into->lost_by_reason[k] += from->lost_by_reason[k];
@@ -1153,8 +1161,12 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
     fprintf(out, "%s %s %ld", k ? "," : "", fc_kind_names[k], r->faults[k]);
   for (k = FC_KINDS; k < FC_ALL_KINDS; k++)
     if (r->faults[k])
-      fprintf(out, ", %s %ld (told first %ld, margin %.0f-%.0f ms)",
+      fprintf(out, ", %s %ld (told first %ld%s, margin %.0f-%.0f ms)",
               fc_kind_names[k], r->faults[k], r->told_first[k],
+              k == FC_AGENT_KILL ? (r->told_by_eof == r->faults[k]
+                                        ? ", all at the EOF"
+                                        : ", NOT all at the EOF")
+                                 : "",
               r->margin_min_us[k] / 1e3, r->margin_max_us[k] / 1e3);
   fprintf(out, "\n");
   if (lk == FC_RW)

@@ -165,6 +165,8 @@ typedef struct fc_result {
   long on_leader[FC_ALL_KINDS];  /* their server was the leader (the others: a
                                 follower) */
   long link_shapes[FC_LINK_SHAPES]; /* FC_LEADER_LINK victims by shape */
+  long told_by_eof; /* FC_AGENT_KILL victims told first with ZKL_LOST_AGENT
+                       (the agent's socket closed), not by the lease */
   /* From "told" to the next grant of what excludes the victim (mutex, rw;
    * cut-off holders of every kind, FC_PARTITION's too, but not those healed
    * at LOST, who let go themselves): how many, the least and the most, in

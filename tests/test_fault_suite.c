@@ -2275,6 +2275,9 @@ static void test_agent_faults(void) {
        * "unannounced" otherwise) */
       CU_ASSERT_EQUAL(r->told_first[i], r->faults[i]);
     }
+    /* ... a killed agent's by the EOF (ZKL_LOST_AGENT), which the relayed
+     * lease would otherwise cover up */
+    CU_ASSERT_EQUAL(r->told_by_eof, r->faults[FC_AGENT_KILL]);
   }
   CU_ASSERT(res.lost_by_reason[ZKL_LOST_AGENT] >= 1);
   CU_ASSERT(res.lost_by_reason[ZKL_LOST_LEASE_EXPIRED] >= 1);
