@@ -1969,7 +1969,7 @@ static void test_fault_suite(void) {
  * AGENT-FREEZE lines): told, and told before the next exclusive grant;
  * besides every check of the main run (overlaps by time and in the
  * resources, token order, ...).
- *   ZKL_FAULT_AGENT_SECONDS  the fault phase (default 30; two rounds of
+ *   ZKL_FAULT_AGENT_SECONDS  the fault phase (default 20; two rounds of
  *                            every fault whatever it says)
  *   ZKL_FAULT_AGENT_MIN_HANDOFFS  the handoffs asserted per kind (100)
  * ZKL_FAULT_SEED and ZKL_FAULT_KEEP as for the main run.
@@ -2117,7 +2117,7 @@ static void fault_agent_freeze(int idx) {
 }
 
 static void test_agent_faults(void) {
-  const int fault_s = env_int("ZKL_FAULT_AGENT_SECONDS", 30);
+  const int fault_s = env_int("ZKL_FAULT_AGENT_SECONDS", 20);
   const long min_handoffs = env_int("ZKL_FAULT_AGENT_MIN_HANDOFFS", 100);
   const char *seed_env = getenv("ZKL_FAULT_SEED");
   unsigned long long seed =
