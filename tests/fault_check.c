@@ -1160,14 +1160,18 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
   for (k = 0; k < FC_KINDS; k++)
     fprintf(out, "%s %s %ld", k ? "," : "", fc_kind_names[k], r->faults[k]);
   for (k = FC_KINDS; k < FC_ALL_KINDS; k++)
-    if (r->faults[k])
-      fprintf(out, ", %s %ld (told first %ld%s, margin %.0f-%.0f ms)",
-              fc_kind_names[k], r->faults[k], r->told_first[k],
+    if (r->faults[k]) {
+      fprintf(out, ", %s %ld (told first %ld%s", fc_kind_names[k],
+              r->faults[k], r->told_first[k],
               k == FC_AGENT_KILL ? (r->told_by_eof == r->faults[k]
                                         ? ", all at the EOF"
                                         : ", NOT all at the EOF")
-                                 : "",
-              r->margin_min_us[k] / 1e3, r->margin_max_us[k] / 1e3);
+                                 : "");
+      if (r->margins[k]) /* none for the semaphore */
+        fprintf(out, ", margin %.0f-%.0f ms", r->margin_min_us[k] / 1e3,
+                r->margin_max_us[k] / 1e3);
+      fprintf(out, ")");
+    }
   fprintf(out, "\n");
   if (lk == FC_RW)
     fprintf(out, "    readers, writers     holder killed %ld, %ld; paused %ld, "
