@@ -3,8 +3,15 @@
  * contender.c - one contender of the fault suite (tests/test_fault_suite.c),
  * run as a process of its own so that the driver can SIGKILL and SIGSTOP it.
  *
- *   contender HOSTS LOCK SLOT RESOURCE HISTORY LOG SESSION_MS ACQ_TIMEOUT_MS
- *             HOLD_MS [MODE]
+ *   contender [--agent PATH] HOSTS LOCK SLOT RESOURCE HISTORY LOG SESSION_MS
+ *             ACQ_TIMEOUT_MS HOLD_MS [MODE]
+ *
+ * --agent PATH: every session is opened through the zklockd listening on
+ * PATH (zkl_session_options.agent; HOSTS is then unused, "-" will do).
+ * Its session is the agent's: a SESSION line says id 0 and the agent's
+ * timeout. When the agent goes (ZKL_LOST_AGENT, ZKL_EAGENT) the contender
+ * does as after an expiry: it opens a new session, retrying (every 50 ms)
+ * until an agent answers on PATH again.
  *
  * MODE is "mutex" (the default: one acquire in two is a plain mutex of
  * LOCK, the other a multi-lock of LOCK and LOCK-b, the names in a random
@@ -139,6 +146,7 @@
 #define PIN_ONLY (1 << 28) /* SIGUSR1's value: a pin, no arming */
 
 static const char *hosts, *lock_name, *resource_path;
+static const char *agent_path; /* --agent: zklockd's socket, or NULL */
 static char second_name[300]; /* mutex: LOCK-b, the multi-locks' other name */
 static int slot, session_ms, acq_timeout_ms, hold_ms;
 static int mode = FR_MUTEX, sem_limit;
@@ -336,8 +344,12 @@ static int new_locks(zkl_session *s, zkl_lock **l, zkl_rwlock **rw,
 static int session_open_with(zkl_session **out, const char *h, int ms) {
   zkl_session_options o;
   zkl_session_options_init(&o);
-  o.hosts = h;
-  o.session_timeout_ms = ms;
+  if (agent_path) {
+    o.agent = agent_path; /* the agent's session has the settings */
+  } else {
+    o.hosts = h;
+    o.session_timeout_ms = ms;
+  }
   return zkl_session_open(out, &o);
 }
 
@@ -352,7 +364,12 @@ static int open_session(void) {
     rc = session_open_with(&s, hosts, session_ms);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
-      continue; /* the open itself waited up to session_ms */
+      /* Direct, the open itself waited up to session_ms. Through an agent
+       * that is gone, connect() fails at once: a retry delay, not a
+       * wait for anything, until the driver restarted it. */
+      if (agent_path)
+        sleep_us(50000);
+      continue;
     }
     rc = new_locks(s, &l, &rw, &m, ml);
     if (rc != ZKL_OK) {
@@ -361,7 +378,9 @@ static int open_session(void) {
       continue;
     }
     {
-      const clientid_t *id = zoo_client_id(zkl_session_handle(s));
+      /* Through an agent there is no handle here: the agent's session. */
+      zhandle_t *zh = zkl_session_handle(s);
+      const clientid_t *id = zh ? zoo_client_id(zh) : NULL;
       logf_("SESSION %llx %d", id ? (unsigned long long)id->client_id : 0ULL,
             zkl_session_timeout(s));
     }
@@ -703,11 +722,16 @@ static int parse_mode(const char *m) {
 int main(int argc, char **argv) {
   static sigset_t set;
   pthread_t sig_thread;
+  if (argc > 2 && !strcmp(argv[1], "--agent")) {
+    agent_path = argv[2];
+    argv += 2;
+    argc -= 2;
+  }
   if ((argc != 10 && argc != 11) ||
       (argc == 11 && (mode = parse_mode(argv[10])) < 0)) {
     fprintf(stderr,
-            "usage: contender HOSTS LOCK SLOT RESOURCE HISTORY LOG SESSION_MS "
-            "ACQ_TIMEOUT_MS HOLD_MS [mutex|rw|sem:N]\n");
+            "usage: contender [--agent PATH] HOSTS LOCK SLOT RESOURCE HISTORY "
+            "LOG SESSION_MS ACQ_TIMEOUT_MS HOLD_MS [mutex|rw|sem:N]\n");
     return 2;
   }
   hosts = argv[1];

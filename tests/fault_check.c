@@ -13,10 +13,10 @@
 
 #include "zklock.h"
 
-const char *const fc_kind_names[FC_KINDS] = {
+const char *const fc_kind_names[FC_ALL_KINDS] = {
     "leader killed", "holder killed", "waiter killed", "holder paused",
     "create reply lost", "holder cut off", "server cut off",
-    "leader link one-way/flap"};
+    "leader link one-way/flap", "agent killed", "agent frozen"};
 
 const char *const fc_link_shape_names[FC_LINK_SHAPES] = {"oneway-out",
                                                          "oneway-in", "flap"};
@@ -60,7 +60,7 @@ typedef struct {
 
 typedef struct {
   int lock;
-  int kind; /* FC_PARTITION, FC_SERVER_CUT, FC_LEADER_LINK */
+  int kind; /* FC_PARTITION, FC_SERVER_CUT, FC_LEADER_LINK, FC_AGENT_* */
   long pid;
   long long token, t0, t1, told;
   int early;
@@ -73,6 +73,7 @@ typedef struct {
 typedef struct {
   long long t;
   long pid;
+  int reason; /* LOST lines: ZKL_LOST_* */
 } lost_t;
 
 /* A growable array of n elements of size sz. */
@@ -260,6 +261,23 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       for (s = 0; s < FC_LINK_SHAPES; s++)
         if (fk == FC_LEADER_LINK && !strcmp(shape, fc_link_shape_names[s]))
           o->link_shapes[s]++;
+    } else if ((!strcmp(kind, "AGENT-KILL") ||
+                !strcmp(kind, "AGENT-FREEZE")) &&
+               sscanf(args, "%d %ld %lld %lld %lld", &slot, &pid, &a3, &a4,
+                      &a5) == 5) {
+      int fk = !strcmp(kind, "AGENT-KILL") ? FC_AGENT_KILL : FC_AGENT_FREEZE;
+      PUSH(r->parts, r->nparts, r->cparts);
+      partition_t *pa = &r->parts[r->nparts - 1];
+      memset(pa, 0, sizeof *pa);
+      pa->lock = lock_of_slot(r, slot);
+      pa->kind = fk;
+      pa->pid = pid;
+      pa->token = a3;
+      pa->t0 = a4;
+      pa->t1 = a5;
+      out[pa->lock].faults[fk]++;
+      out[pa->lock].on_readers[fk] += reader;
+      out[pa->lock].on_multi[fk] += multi;
     } else if (!strcmp(kind, "LEADER-KILL")) {
       r->leader_kills++; /* every kind's */
     } else if (!strcmp(kind, "LOST-CREATE") &&
@@ -397,10 +415,10 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       else if (a1 != ZKL_ECANCELED)
         out->acq_other++;
     } else if (!strcmp(word, "LOST") && n >= 3) {
-      if (a1 >= 0 && a1 < 4)
+      if (a1 >= 0 && a1 < 8)
         out->lost_by_reason[a1]++;
       PUSH(r->losts, r->nlosts, r->closts);
-      r->losts[r->nlosts - 1] = (lost_t){t, p->pid};
+      r->losts[r->nlosts - 1] = (lost_t){t, p->pid, (int)a1};
       /* "LOST reason token": the section of that token (or the latest);
        * with no token, every open one */
       for (i = 0; i < ncur; i++)
@@ -410,7 +428,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
     } else if (!strcmp(word, "SESSION")) {
       out->sessions++;
       PUSH(r->opens, r->nopens, r->copens);
-      r->opens[r->nopens - 1] = (lost_t){t, p->pid};
+      r->opens[r->nopens - 1] = (lost_t){t, p->pid, 0};
     }
   }
   fclose(f);
@@ -635,10 +653,13 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
     fc_result *out = &all[pa->lock];
     const section_t *sec = NULL;
     long long told = 0, first_other = 0;
+    int told_reason = 0;
     for (j = 0; j < r->nlosts; j++)
       if (r->losts[j].pid == pa->pid && r->losts[j].t >= pa->t0 &&
-          (!told || r->losts[j].t < told))
+          (!told || r->losts[j].t < told)) {
         told = r->losts[j].t;
+        told_reason = r->losts[j].reason;
+      }
     for (j = 0; j < r->nsecs; j++) {
       const section_t *sc = &r->secs[j];
       if (r->procs[sc->proc].pid == pa->pid && sc->token == pa->token) {
@@ -648,7 +669,10 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
     }
     if (told > pa->t0 + r->threshold_us)
       told = 0; /* long after: not this cut's notice */
-    if (!told && (pa->kind == FC_PARTITION || first_other)) {
+    /* Cut off from every server, or its agent killed or frozen past its
+     * session: it surely lost its lock, so it must have been told. */
+    bool must_tell = pa->kind != FC_SERVER_CUT && pa->kind != FC_LEADER_LINK;
+    if (!told && (must_tell || first_other)) {
       fprintf(rep,
               "VIOLATION unannounced: pid %ld cut off (%s) at %lld while "
               "holding token %lld never reported LOST%s\n",
@@ -671,6 +695,10 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
       if (pa->kind == FC_PARTITION)
         out->partitions_told++;
       out->told_first[pa->kind]++;
+      /* A killed agent's client hears it at once, by the socket's EOF;
+       * the relayed lease would tell it later, still in time. */
+      if (pa->kind == FC_AGENT_KILL && told_reason == ZKL_LOST_AGENT)
+        out->told_by_eof++;
       if (next) {
         long long m = next - told;
         int k = pa->kind;
@@ -1015,11 +1043,11 @@ static void add_result(fc_result *into, const fc_result *from) {
   ADD(at_limit); ADD(overlaps); ADD(resource_overlaps); ADD(token_order);
   ADD(lost_updates); ADD(read_changed); ADD(stale_grants); ADD(late_accepts);
   ADD(unannounced); ADD(lease_late); ADD(accept_mismatch); ADD(violations);
-  ADD(stuck); ADD(multi_grants);
+  ADD(stuck); ADD(multi_grants); ADD(told_by_eof);
 #undef ADD
-  for (k = 0; k < 4; k++)
+  for (k = 0; k < 8; k++)
     into->lost_by_reason[k] += from->lost_by_reason[k];
-  for (k = 0; k < FC_KINDS; k++) {
+  for (k = 0; k < FC_ALL_KINDS; k++) {
     into->faults[k] += from->faults[k];
     into->on_readers[k] += from->on_readers[k];
     into->on_multi[k] += from->on_multi[k];
@@ -1105,7 +1133,7 @@ int fc_check(const char *dir, int session_ms, fc_result *total,
 static void print_one(const fc_result *r, int lk, FILE *out) {
   int k;
   long total = 0;
-  for (k = 0; k < FC_KINDS; k++)
+  for (k = 0; k < FC_ALL_KINDS; k++)
     total += r->faults[k];
   if (lk == FC_RW)
     fprintf(out, "    handoffs done        %ld (%ld writes accepted, %ld reads "
@@ -1131,6 +1159,19 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
   fprintf(out, "    faults injected      %ld:", total);
   for (k = 0; k < FC_KINDS; k++)
     fprintf(out, "%s %s %ld", k ? "," : "", fc_kind_names[k], r->faults[k]);
+  for (k = FC_KINDS; k < FC_ALL_KINDS; k++)
+    if (r->faults[k]) {
+      fprintf(out, ", %s %ld (told first %ld%s", fc_kind_names[k],
+              r->faults[k], r->told_first[k],
+              k == FC_AGENT_KILL ? (r->told_by_eof == r->faults[k]
+                                        ? ", all at the EOF"
+                                        : ", NOT all at the EOF")
+                                 : "");
+      if (r->margins[k]) /* none for the semaphore */
+        fprintf(out, ", margin %.0f-%.0f ms", r->margin_min_us[k] / 1e3,
+                r->margin_max_us[k] / 1e3);
+      fprintf(out, ")");
+    }
   fprintf(out, "\n");
   if (lk == FC_RW)
     fprintf(out, "    readers, writers     holder killed %ld, %ld; paused %ld, "
@@ -1209,13 +1250,16 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
           r->lost_by_reason[ZKL_LOST_SESSION_EXPIRED],
           r->lost_by_reason[ZKL_LOST_NODE_DELETED],
           r->lost_by_reason[ZKL_LOST_LEASE_EXPIRED], r->lost_sections);
+  if (r->lost_by_reason[ZKL_LOST_AGENT])
+    fprintf(out, "    LOST, agent gone     %ld\n",
+            r->lost_by_reason[ZKL_LOST_AGENT]);
 }
 
 void fc_print(const fc_result *total, const fc_result per_lock[FC_LOCKS],
               long leaked, double seconds, FILE *out) {
   int lk, kinds = 0;
   long faults = 0;
-  for (lk = 0; lk < FC_KINDS; lk++)
+  for (lk = 0; lk < FC_ALL_KINDS; lk++)
     faults += total->faults[lk];
   fprintf(out, "\n    ---- fault suite: %.0f s ----\n", seconds);
   for (lk = 0; per_lock && lk < FC_LOCKS; lk++)

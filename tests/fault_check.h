@@ -19,6 +19,8 @@
  *                                    role shape [who]
  *                        CRASH slot pid status
  *                        SKIP kind why...
+ *                        AGENT-KILL slot pid token t0 t1 agent [who]
+ *                        AGENT-FREEZE slot pid token t0 t1 agent [who]
  *                        QUIESCE
  *                      A slot runs one kind of lock (its SPAWN lines say
  *                      which; mutex when unsaid). A leader kill hits every
@@ -72,6 +74,11 @@
  *                  never reported LOST
  *   lease late     a cut-off holder reported LOST only after another
  *                  contender was granted what excludes it
+ *   (a client of an agent killed or frozen while it held, AGENT-KILL and
+ *   AGENT-FREEZE, is judged as a cut-off holder: it must be told LOST, by
+ *   the agent's EOF or by the relayed lease on its own clock, before
+ *   another contender is granted what excludes it; t0 is the kill or the
+ *   SIGSTOP, t1 the restart or the SIGCONT)
  *   (a holder whose server was cut off inside the ensemble, ENSEMBLE-CUT,
  *   is judged as a cut-off holder, but one never told whose lock went to
  *   nobody else during its section "kept" it: no violation, counted apart)
@@ -98,7 +105,13 @@ enum {
   FC_PARTITION,
   FC_SERVER_CUT,
   FC_LEADER_LINK,
-  FC_KINDS
+  FC_KINDS,
+  /* Faults of the agents' run only (test_fault_suite's second test), kept
+   * out of FC_KINDS, which the main run's rounds go through: */
+  FC_AGENT_KILL = FC_KINDS, /* zklockd killed (-9) while a client held */
+  FC_AGENT_FREEZE,          /* zklockd stopped (SIGSTOP) past its session
+                               timeout while a client held */
+  FC_ALL_KINDS
 };
 
 /* The shapes of an FC_LEADER_LINK fault, as ENSEMBLE-CUT lines name them
@@ -113,7 +126,7 @@ extern const char *const fc_link_shape_names[FC_LINK_SHAPES];
 /* The kinds of lock; the same order as FR_MUTEX, FR_RW, FR_SEM. */
 enum { FC_MUTEX, FC_RW, FC_SEM, FC_LOCKS };
 
-extern const char *const fc_kind_names[FC_KINDS];
+extern const char *const fc_kind_names[FC_ALL_KINDS];
 extern const char *const fc_lock_names[FC_LOCKS];
 
 typedef struct fc_result {
@@ -125,10 +138,10 @@ typedef struct fc_result {
                       vouched reads; sem: registrations */
   long rejected;   /* refused writes (rw: and reads), all of them */
   long acq_timeouts, acq_lost, acq_other; /* acquires that failed */
-  long lost_by_reason[4];                 /* LOST lines, by ZKL_LOST_ */
+  long lost_by_reason[8];                 /* LOST lines, by ZKL_LOST_ */
   long long first_us, last_us;            /* span of the contenders' logs */
   /* faults */
-  long faults[FC_KINDS];
+  long faults[FC_ALL_KINDS];
   long skipped;
   long crashes;
   long kills_aimed; /* kills whose victim was where it was aimed */
@@ -145,23 +158,25 @@ typedef struct fc_result {
   long partitions_kept;  /* ... and the session lived on */
   /* holders cut off by a cut inside the ensemble (FC_SERVER_CUT and
    * FC_LEADER_LINK, by kind of fault) */
-  long told_first[FC_KINDS]; /* told LOST before anyone else was granted
+  long told_first[FC_ALL_KINDS]; /* told LOST before anyone else was granted
                                 what excludes them */
-  long kept_lock[FC_KINDS];  /* never told, and nobody else granted what
+  long kept_lock[FC_ALL_KINDS];  /* never told, and nobody else granted what
                                 excludes them during their section */
-  long on_leader[FC_KINDS];  /* their server was the leader (the others: a
+  long on_leader[FC_ALL_KINDS];  /* their server was the leader (the others: a
                                 follower) */
   long link_shapes[FC_LINK_SHAPES]; /* FC_LEADER_LINK victims by shape */
+  long told_by_eof; /* FC_AGENT_KILL victims told first with ZKL_LOST_AGENT
+                       (the agent's socket closed), not by the lease */
   /* From "told" to the next grant of what excludes the victim (mutex, rw;
    * cut-off holders of every kind, FC_PARTITION's too, but not those healed
    * at LOST, who let go themselves): how many, the least and the most, in
    * us. */
-  long margins[FC_KINDS];
-  long long margin_min_us[FC_KINDS], margin_max_us[FC_KINDS];
+  long margins[FC_ALL_KINDS];
+  long long margin_min_us[FC_ALL_KINDS], margin_max_us[FC_ALL_KINDS];
   /* rw */
   long writes, reads;     /* accepted writes, vouched reads */
   long downgrades;        /* read sides taken while the write side held */
-  long on_readers[FC_KINDS]; /* faults aimed at a reader (the others of
+  long on_readers[FC_ALL_KINDS]; /* faults aimed at a reader (the others of
                                 those kinds at a writer) */
   long readers_together;  /* readers that entered the resource while
                              another was in */
@@ -172,7 +187,7 @@ typedef struct fc_result {
   long max_held;          /* unexcused holders registered at once */
   /* mutex: multi-locks of its name and another */
   long multi_grants;      /* sections of a multi-lock holder */
-  long on_multi[FC_KINDS]; /* faults aimed at one (lost create: replies
+  long on_multi[FC_ALL_KINDS]; /* faults aimed at one (lost create: replies
                               lost of its enqueue) */
   /* violations */
   long overlaps, resource_overlaps, token_order, lost_updates, read_changed,

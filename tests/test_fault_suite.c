@@ -162,6 +162,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agentctl.h"
 #include "fault_check.h"
 #include "fault_resource.h"
 #include "proxyctl.h"
@@ -209,8 +210,9 @@ typedef struct {
   char queue_b[512];  /* mutex: the queue of NAME-b, the multi-locks' other
                          name; "" for the others */
   char resource[600], history[600];
-  int side_turn[FC_KINDS]; /* rw: the side each kind of fault aims at next */
-  int form_turn[FC_KINDS]; /* mutex: the form each kind aims at next */
+  int side_turn[FC_ALL_KINDS]; /* rw: the side each kind of fault aims at
+                                  next */
+  int form_turn[FC_ALL_KINDS]; /* mutex: the form each kind aims at next */
 } group_t;
 
 typedef struct {
@@ -224,7 +226,22 @@ typedef struct {
   proxyctl *px[SERVERS];
   char hosts[128];
   long long busy_until; /* an armed hold of a fault goes on until then */
+  int agent; /* the agents' run: -1 direct, else the agent it locks through */
 } slot_t;
+
+/* The agents' run: zklockd processes, each behind three proxies of its
+ * own (its ZooKeeper link suffers what a direct contender's can), reached
+ * by its clients through a symbolic link that a restart points at the new
+ * socket. */
+#define AGENTS 2
+typedef struct {
+  agentctl a;
+  proxyctl *px[SERVERS];
+  char hosts[128];
+  char link[600];
+  char name; /* 'A', 'B' */
+} agent_t;
+static agent_t agents[AGENTS];
 
 static group_t groups[GROUPS];
 static slot_t slots[SLOTS];
@@ -587,7 +604,7 @@ static long wait_all_empty(const char *when) {
 static void spawn(slot_t *s) {
   char slot_s[16], session_s[16], acq_s[16], hold_s[16];
   char logp[600], errp[600], name[64];
-  char *argv[12];
+  char *argv[14], **av = argv;
   int pfd[2], errfd, devnull;
   pid_t parent = getpid(), pid;
   sigset_t mask, saved;
@@ -600,18 +617,22 @@ static void spawn(slot_t *s) {
   path_in_run(logp, sizeof logp, name);
   snprintf(name, sizeof name, "c%d-%d.err", s->slot, s->gen);
   path_in_run(errp, sizeof errp, name);
-  argv[0] = (char *)CONTENDER;
-  argv[1] = s->hosts;
-  argv[2] = s->g->lock_name;
-  argv[3] = slot_s;
-  argv[4] = s->g->resource;
-  argv[5] = s->g->history;
-  argv[6] = logp;
-  argv[7] = session_s;
-  argv[8] = acq_s;
-  argv[9] = hold_s;
-  argv[10] = s->g->mode;
-  argv[11] = NULL;
+  *av++ = (char *)CONTENDER;
+  if (s->agent >= 0) {
+    *av++ = (char *)"--agent";
+    *av++ = agents[s->agent].link;
+  }
+  *av++ = s->agent >= 0 ? (char *)"-" : s->hosts;
+  *av++ = s->g->lock_name;
+  *av++ = slot_s;
+  *av++ = s->g->resource;
+  *av++ = s->g->history;
+  *av++ = logp;
+  *av++ = session_s;
+  *av++ = acq_s;
+  *av++ = hold_s;
+  *av++ = s->g->mode;
+  *av = NULL;
   if (pipe2(pfd, O_CLOEXEC) != 0) {
     perror("fault suite: pipe");
     exit(99);
@@ -663,7 +684,11 @@ static void spawn(slot_t *s) {
   fcntl(s->notify_fd, F_SETFL, O_NONBLOCK);
   s->pid = pid;
   s->busy_until = 0;
-  dlog("SPAWN %d %d %ld %s", s->slot, s->gen, (long)pid, s->g->mode);
+  if (s->agent >= 0)
+    dlog("SPAWN %d %d %ld %s agent %c", s->slot, s->gen, (long)pid,
+         s->g->mode, agents[s->agent].name);
+  else
+    dlog("SPAWN %d %d %ld %s", s->slot, s->gen, (long)pid, s->g->mode);
 }
 
 /* Moves one whole line of what s's pipe gave into buf: 1, or 0 when there
@@ -1751,6 +1776,7 @@ static void test_fault_suite(void) {
     s->slot = i + 1;
     s->g = &groups[i / GROUP_SLOTS];
     s->notify_fd = -1;
+    s->agent = -1;
     for (j = 0; j < SERVERS; j++) {
       int port;
       /* to server j + 1's own address, in its namespace */
@@ -1905,6 +1931,356 @@ static void test_fault_suite(void) {
   CU_ASSERT(per[FC_MUTEX].on_multi[FC_KILL_HOLDER] >= 1);
   CU_ASSERT(per[FC_MUTEX].on_multi[FC_KILL_WAITER] >= 1);
   CU_ASSERT(per[FC_SEM].at_limit > 0);
+
+  if (CU_get_number_of_failures() == 0 && env_int("ZKL_FAULT_KEEP", 0) == 0)
+    remove_run_dir();
+  else
+    printf("    logs kept in %s\n", run_dir);
+}
+
+/* ==========================================================================
+ * Agents killed and frozen (issue 27, item 4).
+ *
+ * The same contenders, kinds, resources, driver log and checker as the
+ * suite above, in a shorter run of its own: of each kind's GROUP_SLOTS
+ * contenders two lock directly, two through agent A and one through agent
+ * B (tests/agentctl.h: real zklockd processes with 3 s sessions, each on
+ * three proxies of its own to the three servers). Faults, in shuffled
+ * rounds, each aimed at one client of each kind of the agent hit:
+ *   agent killed   its clients hold (armed, AGENT_HOLD_MS); the agent gets
+ *                  SIGKILL and is started again at once on the same path
+ *                  (the link its clients connect to). Each must be told
+ *                  LOST (ZKL_LOST_AGENT, at the socket's EOF) before anyone
+ *                  else is granted what excludes it: its hold outlasts the
+ *                  dead agent's session, so a client not told overlaps the
+ *                  next holder. It opens a new session (through the new
+ *                  agent) as after an expiry.
+ *   agent frozen   its clients hold; the agent gets SIGSTOP, stays stopped
+ *                  longer than its session timeout and until each victim's
+ *                  lock went to another, then SIGCONT. The clients hear
+ *                  nothing meanwhile: each must lose by its own clock at
+ *                  the relayed lease deadline (ZKL_LOST_LEASE_EXPIRED),
+ *                  before the next grant. The agent then finds its session
+ *                  expired, tells its clients and opens another.
+ * (No leader kills here: the main run has them, and each one costs a restart
+ * that ZooKeeper 3.8.0 sometimes refuses, a transaction log cut short in
+ * its header by the kill: EOFException in FileHeader.deserialize.)
+ * The checker judges each victim as a cut-off holder (AGENT-KILL,
+ * AGENT-FREEZE lines): told, and told before the next exclusive grant;
+ * besides every check of the main run (overlaps by time and in the
+ * resources, token order, ...).
+ *   ZKL_FAULT_AGENT_SECONDS  the fault phase (default 20; two rounds of
+ *                            every fault whatever it says)
+ *   ZKL_FAULT_AGENT_MIN_HANDOFFS  the handoffs asserted per kind (100)
+ * ZKL_FAULT_SEED and ZKL_FAULT_KEEP as for the main run.
+ * ========================================================================== */
+
+/* A victim's hold: it outlasts the agent's session (a kill's or a freeze's
+ * victim that went on unaware would overlap the next holder). */
+#define AGENT_HOLD_MS (SESSION_MS + 3000)
+static long agent_failures; /* restarts that failed, freezes that hit
+                               nothing stopped */
+
+/* Starts ag and points its link at the new socket (rename: a client never
+ * finds the link missing). */
+static bool agent_up(agent_t *ag) {
+  char timeout[32], tmp[640];
+  const char *extra[] = {"-t", timeout, NULL};
+  snprintf(timeout, sizeof timeout, "%dms", SESSION_MS);
+  if (!agentctl_start(&ag->a, ag->hosts, extra))
+    return false;
+  snprintf(tmp, sizeof tmp, "%s.new", ag->link);
+  unlink(tmp);
+  if (symlink(ag->a.sock, tmp) != 0 || rename(tmp, ag->link) != 0) {
+    perror("fault suite: agent link");
+    return false;
+  }
+  return true;
+}
+
+/* One live client of agent idx of each kind, free of a former hold when
+ * one is. */
+static void agent_victims(victim_t *v, int idx) {
+  int k, j;
+  long long now = now_us();
+  memset(v, 0, sizeof *v * GROUPS);
+  for (k = 0; k < GROUPS; k++) {
+    slot_t *pick = NULL;
+    for (j = 0; j < GROUP_SLOTS; j++) {
+      slot_t *s = &slots[k * GROUP_SLOTS + j];
+      if (s->agent != idx || !s->pid)
+        continue;
+      if (!pick || (pick->busy_until > now && s->busy_until <= now) ||
+          (s->busy_until <= now && rnd_below(2)))
+        pick = s;
+    }
+    v[k].s = pick;
+    v[k].pid = pick ? pick->pid : 0;
+    v[k].side = groups[k].kind == FR_RW
+                    ? SIDE_READ + groups[k].side_turn[FC_AGENT_KILL]++ % 2
+                    : SIDE_ANY;
+    v[k].form = groups[k].kind == FR_MUTEX
+                    ? FORM_MULTI - groups[k].form_turn[FC_AGENT_KILL]++ % 2
+                    : FORM_ANY;
+  }
+}
+
+static void held_noted(victim_t *v) { (void)v; }
+
+/* Whether v still holds (by its armed hold's length, with a margin for
+ * the kill or the stop to land). */
+static bool still_holding(const victim_t *v) {
+  return v->held && now_us() < v->t0 + (AGENT_HOLD_MS - 1500) * 1000LL;
+}
+
+static void agent_fault_lines(victim_t *v, const char *kind, int idx,
+                              long long t0, long long t1) {
+  int k;
+  for (k = 0; k < GROUPS; k++) {
+    if (!v[k].s) {
+      dlog("SKIP %s no live client of agent %c", kind, agents[idx].name);
+      continue;
+    }
+    if (!v[k].done) {
+      dlog("SKIP %s slot %d %s", kind, v[k].s->slot,
+           v[k].held ? "no longer held at the fault" : "never held");
+      continue;
+    }
+    dlog("%s %d %ld %lld %lld %lld %c %s", kind, v[k].s->slot, (long)v[k].pid,
+         v[k].token, t0, t1, agents[idx].name, what(&v[k]));
+  }
+}
+
+/* Arms v (one of each kind) and marks those still holding once all said
+ * so. arm_victims takes GROUPS live victims: when a kind has no live
+ * client of this agent (it crashed and is being replaced), none is armed. */
+static void arm_agent_victims(victim_t *v) {
+  int k;
+  for (k = 0; k < GROUPS; k++)
+    if (!v[k].s) {
+      memset(v, 0, sizeof *v * GROUPS);
+      return;
+    }
+  arm_victims(v, AGENT_HOLD_MS, held_noted, NULL);
+  for (k = 0; k < GROUPS; k++)
+    v[k].done = still_holding(&v[k]);
+}
+
+static void fault_agent_kill(int idx) {
+  agent_t *ag = &agents[idx];
+  victim_t v[GROUPS];
+  long long t0, t1;
+  agent_victims(v, idx);
+  arm_agent_victims(v);
+  t0 = now_us();
+  agentctl_kill(&ag->a);
+  if (!agent_up(ag)) {
+    printf("    agent %c did not start again\n", ag->name);
+    agent_failures++;
+  }
+  t1 = now_us();
+  agent_fault_lines(v, "AGENT-KILL", idx, t0, t1);
+}
+
+static void fault_agent_freeze(int idx) {
+  agent_t *ag = &agents[idx];
+  victim_t v[GROUPS];
+  long long t0, t1;
+  int k, status;
+  agent_victims(v, idx);
+  arm_agent_victims(v);
+  for (k = 0; k < GROUPS; k++)
+    v[k].mark = v[k].s ? sem_over(v[k].s->g) : 0;
+  t0 = now_us();
+  agentctl_freeze(&ag->a, true);
+  /* Returns once it is stopped. */
+  while (waitpid(ag->a.pid, &status, WUNTRACED) < 0 && errno == EINTR)
+    ;
+  if (!WIFSTOPPED(status)) {
+    printf("    agent %c was not stopped (status %d)\n", ag->name, status);
+    agent_failures++;
+    return;
+  }
+  /* Longer than its session timeout (the scenario), and until each
+   * victim's lock went to another. */
+  pause_ms(SESSION_MS + 1000);
+  for (k = 0; k < GROUPS; k++)
+    if (v[k].done &&
+        wait_until(taken_over, &v[k], now_us() + (long long)STUCK_MS * 1000) !=
+            0)
+      printf("    (slot %d's lock did not go to another while agent %c was "
+             "stopped)\n",
+             v[k].s->slot, ag->name);
+  agentctl_freeze(&ag->a, false);
+  t1 = now_us();
+  agent_fault_lines(v, "AGENT-FREEZE", idx, t0, t1);
+}
+
+static void test_agent_faults(void) {
+  const int fault_s = env_int("ZKL_FAULT_AGENT_SECONDS", 20);
+  const long min_handoffs = env_int("ZKL_FAULT_AGENT_MIN_HANDOFFS", 100);
+  const char *seed_env = getenv("ZKL_FAULT_SEED");
+  unsigned long long seed =
+      seed_env && *seed_env ? strtoull(seed_env, NULL, 0)
+                            : (unsigned long long)time(NULL) ^
+                                  ((unsigned long long)getpid() << 20);
+  enum { F_KILL_A, F_KILL_B, F_FREEZE_A, F_FREEZE_B, F_N };
+  long long t_begin = now_us(), t_faults, t_quiesce, deadline;
+  int i, j, k, order[F_N], rounds = 0, idle, clean, expected_live;
+  long leaked = 0;
+  fc_result res, per[FC_LOCKS];
+
+  rng_state = seed ? seed : 1;
+  printf("\n    seed %llu (ZKL_FAULT_SEED to repeat), fault phase %d s\n",
+         seed, fault_s);
+  /* This run's own state (the main run's, if it ran, is over). */
+  memset(slots, 0, sizeof slots);
+  memset(groups, 0, sizeof groups);
+  if (driver_log >= 0)
+    close(driver_log);
+  if (inotify_fd >= 0)
+    close(inotify_fd);
+  setup_run_dir();
+  printf("    run directory %s\n", run_dir);
+  zkt_hosts();
+  setup_groups();
+
+  for (i = 0; i < AGENTS; i++) {
+    agent_t *ag = &agents[i];
+    size_t off = 0;
+    char name[32];
+    memset(ag, 0, sizeof *ag);
+    ag->name = (char)('A' + i);
+    snprintf(name, sizeof name, "agent%c.sock", ag->name);
+    path_in_run(ag->link, sizeof ag->link, name);
+    for (j = 0; j < SERVERS; j++) {
+      int port;
+      CU_ASSERT_FATAL(proxyctl_start(&ag->px[j], PROXY,
+                                     zkt_server_hosts(j + 1), &port) == 0);
+      off += (size_t)snprintf(ag->hosts + off, sizeof ag->hosts - off,
+                              "%s127.0.0.1:%d", j ? "," : "", port);
+    }
+    CU_ASSERT_FATAL(agent_up(ag));
+  }
+  for (i = 0; i < SLOTS; i++) {
+    slot_t *s = &slots[i];
+    size_t off = 0;
+    s->slot = i + 1;
+    s->g = &groups[i / GROUP_SLOTS];
+    s->notify_fd = -1;
+    /* of each kind: 2 direct, 2 through A, 1 through B */
+    s->agent = (i % GROUP_SLOTS) < 2 ? -1 : (i % GROUP_SLOTS) < 4 ? 0 : 1;
+    if (s->agent >= 0)
+      continue;
+    for (j = 0; j < SERVERS; j++) {
+      int port;
+      CU_ASSERT_FATAL(proxyctl_start(&s->px[j], PROXY, zkt_server_hosts(j + 1),
+                                     &port) == 0);
+      off += (size_t)snprintf(s->hosts + off, sizeof s->hosts - off,
+                              "%s127.0.0.1:%d", j ? "," : "", port);
+    }
+  }
+  for (i = 0; i < SLOTS; i++)
+    spawn(&slots[i]);
+  {
+    long long want[GROUPS] = {20, 20, 20};
+    CU_ASSERT(wait_until(progressed, want, now_us() + 30000000LL) == 0);
+  }
+
+  t_faults = now_us();
+  deadline = t_faults + (long long)fault_s * 1000000;
+  for (i = 0; i < F_N; i++)
+    order[i] = i;
+  while (rounds < 2 || now_us() < deadline) {
+    for (i = F_N - 1; i > 0; i--) {
+      int n = rnd_below(i + 1), t = order[i];
+      order[i] = order[n];
+      order[n] = t;
+    }
+    for (i = 0; i < F_N; i++) {
+      if (rounds >= 2 && now_us() >= deadline)
+        break;
+      if (wait_progress(10, 40) != 0)
+        printf("    (slow progress before the next fault)\n");
+      reap_crashed();
+      switch (order[i]) {
+      case F_KILL_A:
+      case F_KILL_B:
+        fault_agent_kill(order[i] - F_KILL_A);
+        break;
+      default:
+        fault_agent_freeze(order[i] - F_FREEZE_A);
+        break;
+      }
+    }
+    rounds++;
+  }
+  if (wait_progress(20, 0) != 0)
+    printf("    (slow progress after the last fault)\n");
+  reap_crashed();
+
+  t_quiesce = now_us();
+  dlog("QUIESCE");
+  expected_live = 0;
+  for (i = 0; i < SLOTS; i++)
+    expected_live += slots[i].pid != 0;
+  idle = quiesce_all();
+  CU_ASSERT_EQUAL(idle, expected_live);
+  leaked += wait_all_empty("contenders idle");
+  clean = stop_all();
+  CU_ASSERT_EQUAL(clean, expected_live);
+  leaked += wait_all_empty("contenders exited");
+  for (i = 0; i < AGENTS; i++) {
+    int st = agentctl_stop(&agents[i].a);
+    if (st != 0)
+      printf("    agent %c stopped with status %d\n", agents[i].name, st);
+    CU_ASSERT_EQUAL(st, 0);
+    unlink(agents[i].link);
+    for (j = 0; j < SERVERS; j++)
+      proxyctl_stop(agents[i].px[j]);
+  }
+  for (i = 0; i < SLOTS; i++) {
+    for (j = 0; j < SERVERS; j++)
+      if (slots[i].px[j])
+        proxyctl_stop(slots[i].px[j]);
+    if (slots[i].notify_fd >= 0)
+      close(slots[i].notify_fd);
+  }
+
+  if (fc_check(run_dir, SESSION_MS, &res, per, stdout) != 0) {
+    CU_FAIL("the logs could not be read");
+    return;
+  }
+  fc_print(&res, per, leaked, (double)(now_us() - t_begin) / 1e6, stdout);
+  printf("    time                 %.1f s to start and warm up, %.1f s of "
+         "faults (%d rounds), %.1f s to quiesce, stop and check\n",
+         (double)(t_faults - t_begin) / 1e6,
+         (double)(t_quiesce - t_faults) / 1e6, rounds,
+         (double)(now_us() - t_quiesce) / 1e6);
+  CU_ASSERT_EQUAL(res.violations, 0);
+  CU_ASSERT_EQUAL(leaked, 0);
+  CU_ASSERT_EQUAL(res.stuck, 0);
+  CU_ASSERT_EQUAL(res.crashes, 0);
+  CU_ASSERT_EQUAL(agent_failures, 0);
+  CU_ASSERT_EQUAL(leader_restart_failures, 0);
+  for (k = 0; k < FC_LOCKS; k++) {
+    const fc_result *r = &per[k];
+    CU_ASSERT(r->handoffs >= min_handoffs);
+    for (i = FC_AGENT_KILL; i <= FC_AGENT_FREEZE; i++) {
+      if (r->faults[i] < 1)
+        printf("    no fault '%s' hit the %s\n", fc_kind_names[i],
+               fc_lock_names[k]);
+      CU_ASSERT(r->faults[i] >= 1);
+      /* every victim told, before the next grant ("lease late" and
+       * "unannounced" otherwise) */
+      CU_ASSERT_EQUAL(r->told_first[i], r->faults[i]);
+    }
+    /* ... a killed agent's by the EOF (ZKL_LOST_AGENT), which the relayed
+     * lease would otherwise cover up */
+    CU_ASSERT_EQUAL(r->told_by_eof, r->faults[FC_AGENT_KILL]);
+  }
+  CU_ASSERT(res.lost_by_reason[ZKL_LOST_AGENT] >= 1);
+  CU_ASSERT(res.lost_by_reason[ZKL_LOST_LEASE_EXPIRED] >= 1);
 
   if (CU_get_number_of_failures() == 0 && env_int("ZKL_FAULT_KEEP", 0) == 0)
     remove_run_dir();
@@ -2293,6 +2669,8 @@ static void test_multi_parts_lost(void) {
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"fault suite on a 3-server ensemble", test_fault_suite},
+      {"agents killed and frozen beside direct contenders",
+       test_agent_faults},
       {"downgraded readers under break and revoke",
        test_downgraded_under_break_and_revoke},
       {"multi-lock parts lost while acquiring", test_multi_parts_lost},

@@ -24,6 +24,12 @@
  * so Curator and kazoo do not exclude each other on one path. Every pairing
  * prints an INTEROP line with its counts: docs/interop.md's table comes from
  * them.
+ *
+ * Through the agent (issue 27): a pairing whose run says `agent` opens its
+ * C contenders' sessions through a zklockd of its own (tests/agentctl.h,
+ * on the same servers), so that the nodes are the agent's session's and
+ * the peer queues beside them; the same checks, and kazoo's unpatterned
+ * Lock as the control that overlaps still show through the agent.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agentctl.h"
 #include "internal.h"
 #include "peerctl.h"
 #include "zktest.h"
@@ -245,6 +252,8 @@ struct run {
   int nc;       /* C contenders */
   int min_each; /* sections of each side before STOP */
   bool full;    /* the name is a full path outside /locks, as theirs are */
+  bool agent;   /* the C contenders lock through a zklockd (ag) */
+  agentctl ag;
   char name[64];
   /* what happened */
   atomic_int stop;
@@ -354,12 +363,21 @@ static bool run_open(run *r) {
   } else {
     zkt_name(r->name, sizeof r->name, r->title);
   }
+  if (r->agent && !agentctl_start(&r->ag, zkt_hosts(), NULL))
+    return false;
   for (int i = 0; i < r->nc; i++) {
     cworker *w = &r->w[i];
     int rc;
     w->r = r;
     w->index = i;
-    rc = zkt_open(&w->s, zkt_hosts(), T_SESSION, 0, 0);
+    if (r->agent) {
+      zkl_session_options o;
+      zkl_session_options_init(&o);
+      o.agent = r->ag.sock;
+      rc = zkl_session_open(&w->s, &o);
+    } else {
+      rc = zkt_open(&w->s, zkt_hosts(), T_SESSION, 0, 0);
+    }
     if (rc != ZKL_OK) {
       fprintf(stderr, "interop: session: %s\n", zkl_strerror(rc));
       w->s = NULL;
@@ -385,6 +403,8 @@ static void run_close(run *r) {
     if (w->s)
       zkl_session_close(w->s, NULL);
   }
+  if (r->agent && r->ag.pid > 0)
+    CU_ASSERT_EQUAL(agentctl_stop(&r->ag), 0);
   free(r->v);
   pthread_mutex_destroy(&r->mu);
 }
@@ -690,6 +710,33 @@ static void test_curator_semaphore(void) {
   zkt_assert_parent_empty(sub);
   snprintf(sub, sizeof sub, "%s/leases", r.name);
   zkt_assert_parent_empty(sub);
+}
+
+/* The same pairings with our contenders locking through zklockd. */
+static void test_curator_mutex_agent(void) {
+  run r = {.title = "curator-mutex-agent", .kind = C_MUTEX, .hold_us = 1000,
+           .nc = 2, .min_each = 200, .agent = true};
+  verdict v;
+  if (!pairing(&r, start_curator_mutex, &v))
+    return;
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.handoffs >= 50);
+  zkt_assert_parent_empty(r.name);
+}
+
+static void test_curator_rwlock_agent(void) {
+  run r = {.title = "curator-rwlock-agent", .kind = C_RW, .every = 3,
+           .hold_us = 1000, .read_us = 4000, .nc = 3, .min_each = 200,
+           .agent = true};
+  verdict v;
+  if (!pairing(&r, start_curator_rw, &v))
+    return;
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.writes[SIDE_C] >= 20 && v.writes[SIDE_PEER] >= 20);
+  CU_ASSERT(v.c_joined_peer > 0);
+  CU_ASSERT(v.peer_joined_c > 0);
+  CU_ASSERT(v.handoffs >= 50);
+  zkt_assert_parent_empty(r.name);
 }
 
 /* ------------------------------------------------ Curator's LeaderLatch */
@@ -1254,6 +1301,43 @@ static void test_kazoo_readlock_shares(void) {
   zkt_assert_parent_empty(r.name);
 }
 
+/* kazoo's Lock and WriteLock beside our contenders locking through
+ * zklockd, and the control: kazoo's Lock without patterns overlaps them. */
+static void test_kazoo_lock_agent(void) {
+  run r = {.title = "kazoo-lock-agent", .kind = C_MUTEX, .hold_us = 1000,
+           .nc = 2, .min_each = 200, .agent = true};
+  verdict v;
+  if (!pairing(&r, start_kazoo_lock, &v))
+    return;
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.handoffs >= 50);
+  zkt_assert_parent_empty(r.name);
+}
+
+static void test_kazoo_writelock_agent(void) {
+  run r = {.title = "kazoo-writelock-agent", .kind = C_RW, .every = 3,
+           .hold_us = 1000, .read_us = 4000, .nc = 3, .min_each = 200,
+           .agent = true};
+  verdict v;
+  if (!pairing(&r, start_kazoo_write, &v))
+    return;
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.writes[SIDE_C] >= 20);
+  CU_ASSERT(v.reader_pairs > 0);
+  CU_ASSERT(v.handoffs >= 50);
+  zkt_assert_parent_empty(r.name);
+}
+
+static void test_kazoo_lock_unpatterned_agent(void) {
+  run r = {.title = "kazoo-lock-unpatterned-agent", .kind = C_MUTEX,
+           .hold_us = 1000, .nc = 2, .min_each = 100, .agent = true};
+  verdict v;
+  if (!pairing(&r, start_kazoo_plain, &v))
+    return;
+  CU_ASSERT(v.violations > 0);
+  zkt_assert_parent_empty(r.name);
+}
+
 typedef struct stamped {
   zkt_counter calls;
   int rc;
@@ -1440,6 +1524,16 @@ int main(void) {
       {"Curator's InterProcessSemaphoreV2 and ours", test_curator_semaphore},
       {"Curator's LeaderLatch and our election", test_curator_latch},
       {"Curator's revocation and ours, both ways", test_curator_revoke},
+      {"through zklockd: kazoo's Lock and our mutex", test_kazoo_lock_agent},
+      {"through zklockd: kazoo's WriteLock and our read/write lock",
+       test_kazoo_writelock_agent},
+      {"through zklockd: kazoo's Lock without patterns overlaps ours "
+       "(control)",
+       test_kazoo_lock_unpatterned_agent},
+      {"through zklockd: Curator's InterProcessMutex and our mutex",
+       test_curator_mutex_agent},
+      {"through zklockd: Curator's InterProcessReadWriteLock and ours",
+       test_curator_rwlock_agent},
       {NULL, NULL}};
   /* A peer that died must give EPIPE, not kill the test. */
   signal(SIGPIPE, SIG_IGN);

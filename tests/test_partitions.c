@@ -27,6 +27,19 @@
  * half the session (P = 826 ms); one shape gives it the real tickTime
  * (zkl_session_set_server_tick, zklock --server-tick), where the margins
  * are smallest.
+ *
+ * Through an agent (issue 27): each shape but that one runs again with
+ * every holder a client of one zklockd (tests/agentctl.h) started for the
+ * attempt with -s of the holders' server alone and 3 s sessions; the
+ * waiters stay direct. The same assertions: each holder told (by the lease
+ * the agent relays, on its own clock) before its waiter is granted, or
+ * nobody told and nobody granted. zklockd has no --server-tick (the shape
+ * with tickTime known is left out) and no --no-follow-config: its session
+ * follows /zookeeper/config, which the direct sessions here are told not
+ * to do (ZKL_OPEN_NO_FOLLOW_CONFIG). It stays pinned all the same because
+ * this ensemble's configuration names no client address (its log says
+ * "nothing to follow"); an ensemble whose configuration does would move
+ * it to the other servers, and the shapes would say nothing of the lease.
  */
 #include "config.h"
 
@@ -40,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agentctl.h"
 #include "clitest.h"
 #include "internal.h"
 #include "zktest.h"
@@ -141,6 +155,37 @@ typedef struct shape {
 
 static int violations, runs_checked;
 
+/* Through an agent: the holders' sessions go through shape_agent, started
+ * for each attempt on the holders' server. */
+static bool via_agent;
+static agentctl shape_agent;
+
+static void agent_for_holders(int server) {
+  char timeout[32];
+  const char *extra[] = {"-t", timeout, NULL};
+  snprintf(timeout, sizeof timeout, "%dms", SESSION_MS);
+  CU_ASSERT_FATAL(agentctl_start(&shape_agent, zkt_server_hosts(server),
+                                 extra));
+}
+
+static void agent_done(void) {
+  if (shape_agent.pid > 0) {
+    int st = agentctl_stop(&shape_agent);
+    if (st != 0)
+      printf("\n    (zklockd stopped with status %d)", st);
+    CU_ASSERT_EQUAL(st, 0);
+  }
+}
+
+static zkl_session *agent_session(void) {
+  zkl_session_options o;
+  zkl_session *s = NULL;
+  zkl_session_options_init(&o);
+  o.agent = shape_agent.sock;
+  CU_ASSERT_EQUAL_FATAL(zkl_session_open(&s, &o), ZKL_OK);
+  return s;
+}
+
 static zkl_session *pinned_session(int server, bool tick_known) {
   zkl_session *s = NULL;
   int rc = zkt_open(&s, zkt_server_hosts(server), SESSION_MS, SETTLE_MS,
@@ -158,7 +203,8 @@ static void contender_new(run *r, party *p, bool first, bool tick_known) {
   char id[32];
   pthread_mutex_init(&p->mu, NULL);
   zkt_counter_init(&p->events);
-  p->s = pinned_session(p->server, tick_known);
+  p->s = first && via_agent ? agent_session()
+                            : pinned_session(p->server, tick_known);
   switch (r->kind) {
   case K_MUTEX:
     CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&p->l, p->s, r->name), ZKL_OK);
@@ -207,7 +253,10 @@ static void zklock_new(run *r, party *p, bool tick_known) {
   snprintf(t, sizeof t, "%d", SESSION_MS);
   snprintf(tick, sizeof tick, "%d", tick_known ? TICK_MS : 0);
   so.env[0] = env;
-  if (tick_known)
+  if (via_agent && p == &r->holder)
+    spawn_with(&p->p, &so, "--agent", shape_agent.sock, r->name, "--",
+               HELPER("hold"), NULL);
+  else if (tick_known)
     spawn_with(&p->p, &so, "-s", zkt_server_hosts(p->server), "-t", t,
                "--server-tick", tick, "--no-follow-config", r->name, "--",
                HELPER("hold"), NULL);
@@ -581,9 +630,12 @@ static bool shape_attempt(const shape *sh, int holder_role, int waiter_role,
   ids[2] = f2;
   holder_at = ids[holder_role];
   waiter_at = ids[waiter_role];
-  printf("\n  %s%s (holders on %s %d, waiters on %s %d)", sh->title,
+  printf("\n  %s%s (holders on %s %d%s, waiters on %s %d)", sh->title,
          attempt > 1 ? ", again" : "", server_word(holder_at, leader),
-         holder_at, server_word(waiter_at, leader), waiter_at);
+         holder_at, via_agent ? " through an agent" : "",
+         server_word(waiter_at, leader), waiter_at);
+  if (via_agent)
+    agent_for_holders(holder_at);
   logs_mark(&began);
   n++;
   for (k = 0; k < K_COUNT; k++)
@@ -606,6 +658,7 @@ static bool shape_attempt(const shape *sh, int holder_role, int waiter_role,
     ensemble_whole();
     for (k = 0; k < K_COUNT; k++)
       run_end(&runs[k]);
+    agent_done();
     return false;
   }
   /* Nothing moved, yet a waiter did not queue, or somebody lost or won
@@ -640,6 +693,7 @@ static bool shape_attempt(const shape *sh, int holder_role, int waiter_role,
   ensemble_whole();
   for (k = 0; k < K_COUNT; k++)
     run_end(&runs[k]);
+  agent_done();
   return true;
 }
 
@@ -777,6 +831,25 @@ static void test_flapping(void) {
   one_shape(&sh, F1, LEADER, flap_f1);
 }
 
+/* The shapes again, the holders through an agent. */
+#define THROUGH_AGENT(fn)                                                      \
+  static void fn##_agent(void) {                                               \
+    via_agent = true;                                                          \
+    fn();                                                                      \
+    via_agent = false;                                                         \
+  }
+THROUGH_AGENT(test_follower_cut_off)
+THROUGH_AGENT(test_leader_cut_off)
+THROUGH_AGENT(test_waiter_cut_off)
+THROUGH_AGENT(test_one_way_to_leader)
+THROUGH_AGENT(test_one_way_from_leader)
+THROUGH_AGENT(test_one_way_other_to_leader)
+THROUGH_AGENT(test_one_way_leader_to_other)
+THROUGH_AGENT(test_one_way_between_followers)
+THROUGH_AGENT(test_one_way_between_followers_back)
+THROUGH_AGENT(test_followers_cut)
+THROUGH_AGENT(test_flapping)
+
 static void test_summary(void) {
   printf("\n    %d runs judged, %d violations", runs_checked, violations);
   CU_ASSERT_EQUAL(violations, 0);
@@ -798,6 +871,23 @@ int main(int argc, char **argv) {
        test_one_way_between_followers_back},
       {"followers cut from each other", test_followers_cut},
       {"flapping link", test_flapping},
+      {"agent: holder on a cut-off follower", test_follower_cut_off_agent},
+      {"agent: holder on a cut-off leader", test_leader_cut_off_agent},
+      {"agent: waiter on the cut-off side", test_waiter_cut_off_agent},
+      {"agent: one way: holder's follower to leader",
+       test_one_way_to_leader_agent},
+      {"agent: one way: leader to holder's follower",
+       test_one_way_from_leader_agent},
+      {"agent: one way: other follower to leader",
+       test_one_way_other_to_leader_agent},
+      {"agent: one way: leader to other follower",
+       test_one_way_leader_to_other_agent},
+      {"agent: one way: follower to follower",
+       test_one_way_between_followers_agent},
+      {"agent: one way: follower to follower, back",
+       test_one_way_between_followers_back_agent},
+      {"agent: followers cut from each other", test_followers_cut_agent},
+      {"agent: flapping link", test_flapping_agent},
       {"no violation in all", test_summary},
       {NULL, NULL}};
   if (!(argc >= 2 && strcmp(argv[1], "--helper") == 0)) {
