@@ -53,6 +53,8 @@ typedef struct server_config {
   bool verbose;
   const char *hosts;     /* for reopening after an expiry */
   int session_timeout_ms;
+  int server_tick_ms;    /* --server-tick; 0: T/2 assumed */
+  unsigned open_flags;   /* ZKL_OPEN_*: --no-follow-config */
 } server_config;
 
 /* Serves until stop is set (a signal handler's flag; the handler also

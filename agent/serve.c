@@ -1083,6 +1083,8 @@ static void reopen_session(server *srv) {
   zkl_session_options_init(&o);
   o.hosts = srv->cfg.hosts;
   o.session_timeout_ms = srv->cfg.session_timeout_ms;
+  o.server_tick_ms = srv->cfg.server_tick_ms;
+  o.flags = srv->cfg.open_flags;
   o.on_state = on_state;
   unwatch_client(srv, NULL);
   wait_admin(srv); /* they end soon: the session they ask is over */

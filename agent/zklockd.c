@@ -62,6 +62,10 @@ static void usage(FILE *to) {
         "; when that\n"
         "                        is missing: the built-in default, zklockd(8))\n"
         "  -t, --session-timeout DURATION  the session's timeout (default 10s)\n"
+        "      --no-follow-config  keep to HOSTS: do not follow the ensemble's\n"
+        "                        configuration when its servers change\n"
+        "      --server-tick DURATION  the servers' tickTime (or a bound on it),\n"
+        "                        for a longer lease (default: half the session)\n"
         "  -v, --verbose         log each client's connection, close and refusal\n"
         "      --version         print the version\n"
         "  -h, --help            this text\n"
@@ -158,6 +162,8 @@ int main(int argc, char **argv) {
       {"config", required_argument, NULL, 'c'},
       {"session-timeout", required_argument, NULL, 't'},
       {"verbose", no_argument, NULL, 'v'},
+      {"no-follow-config", no_argument, NULL, 'F'},
+      {"server-tick", required_argument, NULL, 'T'},
       {"version", no_argument, NULL, 'V'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
@@ -170,6 +176,8 @@ int main(int argc, char **argv) {
   struct sigaction sa;
   char err[512] = "";
   int opt, timeout_ms = ZKL_SESSION_TIMEOUT_DEFAULT_MS, rc, status;
+  int tick_ms = 0;
+  bool no_follow = false;
   memset(&cfg, 0, sizeof cfg);
   while ((opt = getopt_long(argc, argv, "s:t:vh", longs, NULL)) != -1) {
     switch (opt) {
@@ -189,6 +197,14 @@ int main(int argc, char **argv) {
       break;
     case 'v':
       cfg.verbose = true;
+      break;
+    case 'F':
+      no_follow = true;
+      break;
+    case 'T':
+      if ((tick_ms = parse_duration(optarg)) < 0)
+        die_usage("--server-tick %s: not a duration from 100ms to 1h",
+                  optarg);
       break;
     case 'V':
       printf("zklockd %s\n", zkl_version_string());
@@ -230,6 +246,8 @@ int main(int argc, char **argv) {
   zkl_session_options_init(&o);
   o.hosts = hl.connect;
   o.session_timeout_ms = timeout_ms;
+  o.server_tick_ms = tick_ms;
+  o.flags = no_follow ? ZKL_OPEN_NO_FOLLOW_CONFIG : 0;
   rc = zkl_session_open(&cfg.session, &o);
   if (rc != ZKL_OK) {
     fprintf(stderr, "zklockd: no ZooKeeper session with %s: %s\n", hosts,
@@ -251,6 +269,8 @@ int main(int argc, char **argv) {
 
   cfg.hosts = hl.connect;
   cfg.session_timeout_ms = timeout_ms;
+  cfg.server_tick_ms = tick_ms;
+  cfg.open_flags = o.flags;
   fprintf(stderr, "zklockd: serving %s; ZooKeeper %s, session timeout %d ms\n",
           own_socket ? socket_path : "the socket systemd passed", hosts,
           zkl_session_timeout(cfg.session));

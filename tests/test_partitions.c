@@ -162,7 +162,10 @@ static agentctl shape_agent;
 
 static void agent_for_holders(int server) {
   char timeout[32];
-  const char *extra[] = {"-t", timeout, NULL};
+  /* pinned to the holders' server, as the direct holders' sessions are:
+   * an ensemble whose configuration names its client addresses would
+   * otherwise be followed to other servers */
+  const char *extra[] = {"-t", timeout, "--no-follow-config", NULL};
   snprintf(timeout, sizeof timeout, "%dms", SESSION_MS);
   CU_ASSERT_FATAL(agentctl_start(&shape_agent, zkt_server_hosts(server),
                                  extra));
