@@ -360,7 +360,7 @@ static void build_plan(const config *cf) {
      * < 200 ms instead of the session timeout T. */
     int d, a;
     g = add_group(8, "runs/s", 4, false,
-                  "zklock -- true, N=4 at a time");
+                  "zklock -- true: N=4 at a time");
     g->floor = d = add_row(g, "zklock (own session)", K_CLI_RUNS, 4);
     a = add_row(g, "zklock --agent", K_CLI_RUNS, 4);
     g->rows[a].agent = true;
