@@ -894,7 +894,9 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
   default:
     f.bad = true;
   }
-  ok = !f.bad;
+  /* Every call reads all its fields: bytes left over are a broken frame
+   * too (the calls return early on them, so they would go unanswered). */
+  ok = zkl__wire_done(&f);
   zkl__wire_close(&f);
   return ok;
 }
