@@ -374,7 +374,8 @@ static size_t put_raw(unsigned char *buf, uint32_t len, int version, int type,
   buf[6] = buf[7] = 0;
   buf[8] = buf[9] = buf[10] = 0;
   buf[11] = 9; /* request id 9 */
-  memcpy(buf + 12, body, body_len);
+  if (body_len) /* body may be NULL then: memcpy's arguments must not */
+    memcpy(buf + 12, body, body_len);
   return 12 + body_len;
 }
 
