@@ -161,6 +161,10 @@ int agentctl_stop(agentctl *a) {
   }
   remember(a->pid, false);
   a->pid = 0;
+  /* A stop that did not end in exit 0 is a finding: its log says why (a
+   * sanitizer's report among them), before it goes. */
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    agentctl_print_log(a);
   remove_dir(a);
   if (WIFEXITED(status))
     return WEXITSTATUS(status);

@@ -2086,7 +2086,8 @@ static void fault_agent_freeze(int idx) {
   agent_t *ag = &agents[idx];
   victim_t v[GROUPS];
   long long t0, t1;
-  int k, status;
+  int k, status = 0;
+  pid_t got;
   agent_victims(v, idx);
   arm_agent_victims(v);
   for (k = 0; k < GROUPS; k++)
@@ -2094,10 +2095,16 @@ static void fault_agent_freeze(int idx) {
   t0 = now_us();
   agentctl_freeze(&ag->a, true);
   /* Returns once it is stopped. */
-  while (waitpid(ag->a.pid, &status, WUNTRACED) < 0 && errno == EINTR)
+  while ((got = waitpid(ag->a.pid, &status, WUNTRACED)) < 0 && errno == EINTR)
     ;
-  if (!WIFSTOPPED(status)) {
+  if (got != ag->a.pid)
+    printf("    agent %c (pid %ld): waitpid: %s\n", ag->name,
+           (long)ag->a.pid, got < 0 ? strerror(errno) : "another child");
+  if (got != ag->a.pid || !WIFSTOPPED(status)) {
+    /* It died before the stop landed: its log says how (a sanitizer's
+     * report, an assertion); a kill or the suite's end removes it. */
     printf("    agent %c was not stopped (status %d)\n", ag->name, status);
+    agentctl_print_log(&ag->a);
     agent_failures++;
     return;
   }
