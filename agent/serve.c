@@ -1069,11 +1069,16 @@ static void relay_lease(server *srv) {
   }
 }
 
-static void reopen_session(server *srv) {
+/* After an expiry: every client is told and let go, the old session
+ * closed, and a new one opened. An open that fails (the ensemble in an
+ * election, or out of reach) is tried again every second until it works or
+ * the agent is stopped: the agent does not give up on the host (it used to
+ * exit, and a fault run found it gone). False: stopped first. */
+static bool reopen_session(server *srv, volatile int *stop, int wake_fd) {
   zkl_session_options o;
   zkl_session *s;
   client *c;
-  int rc;
+  int rc, tries = 0;
   for (c = srv->clients; c; c = c->next)
     if (!c->closing)
       send_bye(srv, c, ZKL_EEXPIRED);
@@ -1091,17 +1096,30 @@ static void reopen_session(server *srv) {
   unwatch_client(srv, NULL);
   wait_admin(srv); /* they end soon: the session they ask is over */
   pthread_mutex_unlock(&srv->mu);
-  zkl_session_close(srv->s, NULL);
-  rc = zkl_session_open(&s, &o);
-  pthread_mutex_lock(&srv->mu);
-  if (rc != ZKL_OK) {
-    logf_("the session expired and a new one failed: %s", zkl_strerror(rc));
-    srv->s = NULL;
-    return;
+  if (srv->s)
+    zkl_session_close(srv->s, NULL);
+  srv->s = NULL;
+  while ((rc = zkl_session_open(&s, &o)) != ZKL_OK) {
+    struct pollfd p = {wake_fd, POLLIN, 0};
+    if (tries++ == 0)
+      logf_("the session expired and a new one failed: %s; trying again "
+            "every second",
+            zkl_strerror(rc));
+    if (!*stop && poll(&p, 1, 1000) > 0) {
+      char buf[64]; /* a signal's byte: SIGHUP's reload waits for a session */
+      while (read(wake_fd, buf, sizeof buf) > 0)
+        ;
+    }
+    if (*stop) {
+      pthread_mutex_lock(&srv->mu);
+      return false;
+    }
   }
+  pthread_mutex_lock(&srv->mu);
   logf_("the session expired: every client was told; a new one is open");
   srv->s = s;
   srv->session_over = false;
+  return true;
 }
 
 int server_run(const server_config *cfg, volatile int *stop,
@@ -1150,13 +1168,9 @@ int server_run(const server_config *cfg, volatile int *stop,
         logf_("policy not reloaded, the old one stays: %s", err);
       }
     }
-    if (srv->session_over || !srv->s) {
-      reopen_session(srv);
-      if (!srv->s) {
-        status = 3;
-        break;
-      }
-    }
+    if ((srv->session_over || !srv->s) &&
+        !reopen_session(srv, stop, wake_fd))
+      break; /* stopped while it tried */
     if (room < (size_t)srv->n_clients + 3) {
       room = (size_t)srv->n_clients + 64;
       free(pfd);
