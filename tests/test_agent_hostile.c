@@ -319,7 +319,11 @@ static void good_check_at(good *g, const char *what, int line) {
   zkt_check(zkt_counter_get(&g->waited.calls) == 0,
             "line %d, after %s: the waiter was answered (%d)", line, what,
             g->waited.rc);
-  zkt_check(zkt_children(parent_of(g->name)) == 2,
+  /* Waited for, not looked at once: a hostile client's create may still
+   * be in flight on the agent's session when its close frees it, and lands
+   * (then goes) after the close. What must not happen is a node that
+   * stays, or one of the good lock's gone. */
+  zkt_check(zkt_wait_children(parent_of(g->name), 2, ZKT_WAIT) == 2,
             "line %d, after %s: the good lock's nodes changed", line, what);
   zkt_name(fresh, sizeof fresh, "hostile-fresh");
   if (!zkt_check(zkl_lock_new(&l, g->s1, fresh) == ZKL_OK,
