@@ -9,7 +9,7 @@
  * thread (where the library refuses to block: ZKL_EDEADLK). serve.c bounds
  * how many run at once, per client and in all, and waits for them before it
  * closes the session they use. The thread builds the reply frame and hands
- * it to server_admin_done(), which queues it for the client through the
+ * it to call->done (serve.c's server_admin_done), which queues it for the client through the
  * same out-queue and wake pipe the library's callbacks use, or drops it
  * when the client went away meanwhile (it names the client by id, never by
  * pointer, as the callbacks name their locks).
@@ -187,7 +187,7 @@ static void *admin_thread(void *arg) {
     zkl__wire_begin(&w, ZKL_MSG_REPLY, call->req);
     zkl__wire_i32(&w, ZKL_ENOMEM);
   }
-  server_admin_done(call->srv, call, &w);
+  call->done(call->srv, call, &w);
   return NULL;
 }
 

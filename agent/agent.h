@@ -77,6 +77,10 @@ typedef struct admin_call {
   uint64_t client; /* which client (by id: it may be gone by the reply) */
   zkl_session *s;
   server *srv;
+  /* Where its thread hands the reply (serve.c sets server_admin_done):
+   * a pointer, so that admin.c names nothing of serve.c's. It queues the
+   * reply for its client if it is still there, and frees call and b. */
+  void (*done)(server *srv, struct admin_call *call, zkl_wbuf *b);
 } admin_call;
 
 /* Reads a call's fields; NULL when f is malformed (f->bad set) or out of
@@ -84,7 +88,7 @@ typedef struct admin_call {
 admin_call *admin_read(zkl_rframe *f);
 /* What the policy must allow on call->name: POLICY_LIST or POLICY_BREAK. */
 int admin_action(const admin_call *call);
-/* Runs call on a detached thread, which ends in server_admin_done(); else
+/* Runs call on a detached thread, which ends in call->done(); else
  * ZKL_ESYSTEM (call is still the caller's). */
 int admin_start(admin_call *call);
 void admin_free(admin_call *call);

@@ -679,6 +679,7 @@ static void call_admin(server *srv, client *c, zkl_rframe *f) {
   call->client = c->id;
   call->s = srv->s;
   call->srv = srv;
+  call->done = server_admin_done;
   if (admin_start(call) != ZKL_OK) {
     reply_rc(srv, c, f->request, ZKL_ESYSTEM);
     admin_free(call);

@@ -1363,10 +1363,8 @@ int zkl__remote_node_paths(const zkl_lock *cl, bool all, char *buf,
   return rc;
 }
 
-int zkl__remote_queues(const zkl_lock *l, char *buf, size_t len) {
-  if (l->remote->kind == ZKL_AGENT_MULTI)
-    return zkl__remote_unsupported("zkl_lock_get_queues of a multi-lock");
-  return zkl_name_get_queues(l->name, buf, len);
+bool zkl__remote_is_multi(const zkl_lock *l) {
+  return l->remote->kind == ZKL_AGENT_MULTI;
 }
 
 int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,

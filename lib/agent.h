@@ -55,8 +55,9 @@ int zkl__remote_set(zkl_lock *l, int option, int value, const char *text);
 int zkl__remote_node_paths(const zkl_lock *l, bool all, char *buf,
                            size_t len);
 
-/* The queues l uses (as zkl_lock_get_queues). */
-int zkl__remote_queues(const zkl_lock *l, char *buf, size_t len);
+/* Whether l is a multi-lock (its queues are the agent's to know; any other
+ * kind's are its name's: zkl_lock_get_queues). */
+bool zkl__remote_is_multi(const zkl_lock *l);
 /* agent.c: a call on the session (no lock), waited for: put writes its
  * fields after the header, parse (on the agent thread, s->mu held) reads
  * the reply's after rc into out; false when they do not parse (it frees

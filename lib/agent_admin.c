@@ -220,6 +220,15 @@ typedef struct find_out {
   bool truncated, got;
 } find_out;
 
+/* A find's names, each and the array (as zkl_name_find_free() does; its
+ * own, so that this file names nothing of walk.c's, which calls it). */
+static void free_names(char **names, int count) {
+  int i;
+  for (i = 0; i < count; i++)
+    free(names[i]);
+  free(names);
+}
+
 static bool parse_find(zkl_rframe *f, int rc, void *p) {
   find_out *o = p;
   int n, i;
@@ -236,7 +245,7 @@ static bool parse_find(zkl_rframe *f, int rc, void *p) {
     o->count = i + 1;
   }
   if (!zkl__wire_done(f)) {
-    zkl_name_find_free(o->names, o->count);
+    free_names(o->names, o->count);
     o->names = NULL;
     o->count = 0;
     return false;
@@ -258,7 +267,7 @@ int zkl__remote_find(zkl_session *s, const char *prefix, int max_nodes,
     rc = ZKL_ENOMEM;
   if (rc != ZKL_OK) {
     if (o.names)
-      zkl_name_find_free(o.names, o.count);
+      free_names(o.names, o.count);
     return rc;
   }
   *names = o.names;

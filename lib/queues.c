@@ -40,7 +40,9 @@ static int append_queue(char *buf, size_t len, size_t *used,
 
 int zkl_lock_get_queues(const zkl_lock *l, char *buf, size_t len) {
   if (l && buf && ZKL_REMOTE_LOCK(l))
-    return zkl__remote_queues(l, buf, len);
+    return zkl__remote_is_multi(l)
+               ? zkl__remote_unsupported("zkl_lock_get_queues of a multi-lock")
+               : zkl_name_get_queues(l->name, buf, len);
   size_t used = 0;
   int rc = ZKL_OK, i;
   if (!l || !buf || len == 0)
