@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "proxyctl.h"
@@ -49,6 +50,23 @@ static const char *child_of(zkl_lock *l, char *buf, size_t len) {
 /* Waits until path has want children. */
 static void wait_children(const char *path, int want) {
   CU_ASSERT_EQUAL_FATAL(zkt_wait_children(path, want, ZKT_WAIT), want);
+}
+
+/* Waits until l knows its node, under prefix. Another session can list a
+ * node before its creator has read the create's reply (seen under ASan),
+ * so a count of children does not say the creator knows its path yet. */
+static void wait_node_known(zkl_lock *l, const char *prefix) {
+  char path[ZKL_PATH_MAX];
+  int64_t until = zkt_now_ms() + ZKT_WAIT;
+  for (;;) {
+    if (zkl_lock_get_node_path(l, path, sizeof path) == ZKL_OK &&
+        strncmp(path, prefix, strlen(prefix)) == 0)
+      return;
+    if (zkt_now_ms() > until)
+      break;
+    usleep(10 * 1000);
+  }
+  CU_FAIL_FATAL("the lock did not learn its node within ZKT_WAIT");
 }
 
 static void place_path(char *buf, size_t len, const char *name,
@@ -278,6 +296,7 @@ static void sem3_open(sem3 *t, const char *base) {
    * create), and the lease node it makes behind the gate comes next */
   wait_children(t->gate, 1);
   wait_children(t->leases, 3);
+  wait_node_known(t->l[2], t->leases);
 }
 
 static void sem3_close(sem3 *t) {
