@@ -70,6 +70,7 @@ typedef struct alock {
   int grace_ms;          /* the client's max-hold grace (set_grace) */
   struct alock *next;    /* in c->locks */
   struct alock *id_next; /* in its id bucket */
+  struct alock *lock_next; /* in its lock's bucket (srv->by_lock) */
 } alock;
 
 struct client {
@@ -83,6 +84,7 @@ struct client {
   unsigned char *out;
   size_t out_len, out_off, out_cap;
   bool hello;
+  bool events;  /* told its attempts' queueing (ZKL_MSG_EVENTS) */
   bool closing; /* cut off once the out buffer is written (a BYE) */
   bool dead;
   int n_locks;
@@ -106,6 +108,11 @@ struct server {
   int n_clients;
   uint64_t next_id;
   alock *ids[ID_BUCKETS];
+  /* The records by their zkl_lock, for the event hook, whose events name
+   * the lock itself. An event holds its lock (events.c), so no other lock
+   * is made at that address before its callback returns: a record found
+   * is the event's own, and one freed meanwhile is not found. */
+  alock *by_lock[ID_BUCKETS];
   bool session_over; /* expired: every client is told, then a new one */
   uint64_t next_client;
   awatch *watches;
@@ -146,12 +153,31 @@ static alock *find_id(server *srv, uint64_t id) {
   return NULL;
 }
 
+static size_t lock_bucket(const zkl_lock *l) {
+  return (size_t)(((uintptr_t)l >> 4) % ID_BUCKETS);
+}
+
+static alock *find_lock(server *srv, const zkl_lock *l) {
+  alock *a;
+  for (a = srv->by_lock[lock_bucket(l)]; a; a = a->lock_next)
+    if (a->l == l)
+      return a;
+  return NULL;
+}
+
 static void forget_id(server *srv, alock *a) {
   alock **p;
   for (p = &srv->ids[a->id % ID_BUCKETS]; *p; p = &(*p)->id_next)
     if (*p == a) {
       *p = a->id_next;
-      return;
+      break;
+    }
+  if (!a->l)
+    return;
+  for (p = &srv->by_lock[lock_bucket(a->l)]; *p; p = &(*p)->lock_next)
+    if (*p == a) {
+      *p = a->lock_next;
+      break;
     }
 }
 
@@ -339,6 +365,41 @@ static void on_state(zkl_session *s, zkl_state state, void *arg) {
   pthread_mutex_unlock(&srv->mu);
 }
 
+/* The session's event hook: the agent tells a client what only it sees
+ * (docs/agent.md): an attempt's place in its queue, to a client that
+ * asked, and the ensemble its session follows, to every client. The rest
+ * of a client's events its library tells from the agent's replies. */
+static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
+  server *srv = srv_;
+  client *c;
+  alock *a;
+  (void)s;
+  (void)arg;
+  pthread_mutex_lock(&srv->mu);
+  if (ev->type == ZKL_EVENT_SERVERS && ev->servers) {
+    for (c = srv->clients; c; c = c->next) {
+      zkl_wbuf b = {0};
+      if (!c->hello || c->closing)
+        continue;
+      zkl__wire_begin(&b, ZKL_MSG_SERVERS, 0);
+      zkl__wire_str(&b, ev->servers);
+      send_frame(srv, c, &b);
+    }
+  } else if (ev->type == ZKL_EVENT_QUEUED && ev->lock &&
+             (a = find_lock(srv, ev->lock)) && a->c->events &&
+             !a->c->closing) {
+    zkl_wbuf b = {0};
+    zkl__wire_begin(&b, ZKL_MSG_EVENT, 0);
+    zkl__wire_i32(&b, (int32_t)ev->type);
+    zkl__wire_i32(&b, a->handle);
+    zkl__wire_str(&b, ev->node);
+    zkl__wire_str(&b, ev->waiting_for);
+    zkl__wire_i32(&b, ev->position);
+    send_frame(srv, a->c, &b);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
 /* --------------------------------------------------------- the locks */
 
 static alock *find_handle(client *c, int32_t handle) {
@@ -396,6 +457,9 @@ static void free_record(server *srv, alock *a) {
 
 static void hook(alock *a) {
   void *id = (void *)(uintptr_t)a->id;
+  size_t k = lock_bucket(a->l);
+  a->lock_next = srv_->by_lock[k];
+  srv_->by_lock[k] = a;
   zkl_lock_on_lost(a->l, on_lost, id);
   zkl_lock_on_revoke(a->l, on_revoke, id);
 }
@@ -821,6 +885,7 @@ static void wait_admin(server *srv) {
 
 static void call_hello(server *srv, client *c, zkl_rframe *f) {
   int32_t version = zkl__wire_get_i32(f);
+  char servers[ZKL_SERVERS_MAX];
   zkl_wbuf b = {0};
   const clientid_t *cid;
   zhandle_t *zh;
@@ -839,7 +904,45 @@ static void call_hello(server *srv, client *c, zkl_rframe *f) {
   zkl__wire_i32(&b, zkl_session_timeout(srv->s));
   zkl__wire_i64(&b, cid ? cid->client_id : 0);
   zkl__wire_i32(&b, (int32_t)getpid());
+  if (zkl_session_get_servers(srv->s, servers, sizeof servers) != ZKL_OK)
+    servers[0] = 0;
+  zkl__wire_str(&b, servers);
   send_frame(srv, c, &b);
+}
+
+/* ZKL_MSG_STATS: the session's counters, at once (they never block). */
+static void call_stats(server *srv, client *c, zkl_rframe *f) {
+  zkl_session_stats st;
+  zkl_wbuf b = {0};
+  int rc;
+  if (!zkl__wire_done(f))
+    return;
+  rc = zkl_session_get_stats(srv->s, &st);
+  zkl__wire_begin(&b, ZKL_MSG_REPLY, f->request);
+  zkl__wire_i32(&b, rc);
+  if (rc == ZKL_OK) {
+    zkl__wire_i64(&b, (int64_t)st.requests);
+    zkl__wire_i64(&b, (int64_t)st.queries);
+    zkl__wire_i64(&b, (int64_t)st.heartbeats);
+    zkl__wire_i64(&b, (int64_t)st.watch_events);
+    zkl__wire_i64(&b, (int64_t)st.disconnects);
+    zkl__wire_i64(&b, (int64_t)st.reconnects);
+    zkl__wire_i64(&b, (int64_t)st.expiries);
+    zkl__wire_i32(&b, (int32_t)st.locks_held);
+    zkl__wire_i32(&b, (int32_t)st.locks_waiting);
+  }
+  send_frame(srv, c, &b);
+}
+
+/* ZKL_MSG_EVENTS: i32 on. */
+static void call_events(client *c, zkl_rframe *f) {
+  int32_t on = zkl__wire_get_i32(f);
+  if (!zkl__wire_done(f))
+    return;
+  if (on != 0 && on != 1)
+    f->bad = true;
+  else
+    c->events = on;
 }
 
 /* One whole frame of c. False: the client broke the protocol. */
@@ -891,6 +994,12 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
     break;
   case ZKL_MSG_UNWATCH:
     call_unwatch(srv, c, &f);
+    break;
+  case ZKL_MSG_STATS:
+    call_stats(srv, c, &f);
+    break;
+  case ZKL_MSG_EVENTS:
+    call_events(c, &f);
     break;
   default:
     f.bad = true;
@@ -1094,6 +1203,7 @@ static bool reopen_session(server *srv, volatile int *stop, int wake_fd) {
   o.server_tick_ms = srv->cfg.server_tick_ms;
   o.flags = srv->cfg.open_flags;
   o.on_state = on_state;
+  o.on_event = on_event;
   unwatch_client(srv, NULL);
   wait_admin(srv); /* they end soon: the session they ask is over */
   pthread_mutex_unlock(&srv->mu);
@@ -1151,6 +1261,7 @@ int server_run(const server_config *cfg, volatile int *stop,
   }
   srv_ = srv;
   zkl_session_on_state(srv->s, on_state, NULL);
+  zkl_session_on_event(srv->s, on_event, NULL);
   pthread_mutex_lock(&srv->mu);
   while (!*stop) {
     client *c, *next;

@@ -65,6 +65,9 @@ struct zkl_agent {
   int64_t next_ping; /* when the thread tells the agent it is alive */
   zkl_state_cb state_cb;
   void *state_arg;
+  zkl_event_cb event_cb; /* zkl_session_on_event(): told here, see emit */
+  void *event_arg;
+  char *servers; /* the agent's connect string (HELLO, then SERVERS) */
   zkl_note *notes, **notes_tail;
   unsigned refs; /* the user's (until close) and each lock's */
 };
@@ -77,6 +80,7 @@ struct zkl_remote {
   int holds;
   int64_t token;
   bool lost; /* since the last acquire: the next release says ZKL_ELOST */
+  int64_t started_ms, granted_ms; /* of the latest attempt: for events */
   bool acquiring, releasing;
   bool freed;
   unsigned refs; /* the user's, each pending call's, each note's */
@@ -99,6 +103,7 @@ struct zkl_pending {
   zkl_release_cb release_cb;
   void *arg;
   bool waiter; /* a blocking caller waits on a->cond for done */
+  bool again;  /* an acquire of a lock held already: no attempt, no event */
   zkl_agent_parse parse; /* reads the reply's fields after rc, or NULL */
   void *out;             /* parse's */
   bool done;
@@ -120,7 +125,7 @@ struct zkl_rwatch {
   zkl_rwatch *reg_next;
 };
 
-enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE, N_LEADER };
+enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE, N_LEADER, N_EVENT };
 struct zkl_note {
   zkl_note *next;
   int kind;
@@ -134,7 +139,9 @@ struct zkl_note {
   zkl_state_cb state_cb;
   void *arg;
   zkl_rwatch *w; /* N_LEADER: a reference */
-  char *id;
+  char *id;      /* N_LEADER: the leader; N_EVENT: the event's strings */
+  zkl_event_cb event_cb;
+  zkl_event ev; /* N_EVENT; ev.lock is n->l */
 };
 
 static zkl_agent *agent_of(const zkl_session *s) { return s->agent; }
@@ -149,6 +156,7 @@ static void agent_free(zkl_agent *a) {
   close(a->wake_wr);
   free(a->out);
   free(a->in);
+  free(a->servers);
   pthread_cond_destroy(&a->cond);
   pthread_mutex_destroy(&s->mu);
   free(a);
@@ -264,8 +272,16 @@ static void note_locked(zkl_agent *a, zkl_note *n) {
   wake(a);
 }
 
+static void emit_locked(zkl_agent *a, const zkl_event *ev);
+
 static void note_state_locked(zkl_agent *a, zkl_state state) {
   zkl_note *n;
+  if (state != ZKL_STATE_CLOSED) {
+    zkl_event ev = {0};
+    ev.type = ZKL_EVENT_SESSION;
+    ev.reason = state;
+    emit_locked(a, &ev);
+  }
   if (!a->state_cb || !(n = calloc(1, sizeof *n)))
     return;
   n->kind = N_STATE;
@@ -300,6 +316,163 @@ static void note_leader_locked(zkl_agent *a, zkl_rwatch *w, int rc,
   n->w = w;
   w->refs++;
   note_locked(a, n);
+}
+
+/* The event hook (zkl_session_on_event) through the agent. This process
+ * tells what it sees itself, as the library does direct: its attempts'
+ * ends from the agent's replies (timed by this clock, so wait_ms counts
+ * the trip to the agent too), its losses as it decides them (the agent's
+ * LOST, its own clock's lease, the agent gone), the session's states. The
+ * agent tells only what it alone knows: a waiter's place in its queue
+ * (ZKL_MSG_EVENT), and the ensemble it follows (ZKL_MSG_SERVERS). */
+static void emit_locked(zkl_agent *a, const zkl_event *ev) {
+  const char *parts[4] = {ev->name, ev->node, ev->waiting_for, ev->servers};
+  const char **into[4];
+  size_t room = 0;
+  zkl_note *n;
+  char *at;
+  int i;
+  if (!a->event_cb)
+    return;
+  for (i = 0; i < 4; i++)
+    room += parts[i] ? strlen(parts[i]) + 1 : 0;
+  if (!(n = calloc(1, sizeof *n)) || !(n->id = malloc(room + 1))) {
+    free(n);
+    zkl__log("out of memory: event %d not reported", ev->type);
+    return;
+  }
+  n->kind = N_EVENT;
+  n->l = ev->lock;
+  n->event_cb = a->event_cb;
+  n->arg = a->event_arg;
+  n->ev = *ev;
+  into[0] = &n->ev.name;
+  into[1] = &n->ev.node;
+  into[2] = &n->ev.waiting_for;
+  into[3] = &n->ev.servers;
+  for (i = 0, at = n->id; i < 4; i++) {
+    *into[i] = NULL;
+    if (parts[i]) {
+      strcpy(at, parts[i]);
+      *into[i] = at;
+      at += strlen(at) + 1;
+    }
+  }
+  note_locked(a, n);
+}
+
+/* The child name of r's first node into buf, or NULL (a multi-lock has
+ * none of its own; nothing held). */
+static const char *own_node(const zkl_remote *r, char *buf, size_t len) {
+  const char *p = r->paths, *slash;
+  size_t n;
+  if (!p || !*p || r->kind == ZKL_AGENT_MULTI)
+    return NULL;
+  n = strcspn(p, " ");
+  for (slash = p + n; slash > p && slash[-1] != '/'; slash--)
+    ;
+  n -= (size_t)(slash - p);
+  if (n + 1 > len)
+    return NULL;
+  memcpy(buf, slash, n);
+  buf[n] = 0;
+  return buf;
+}
+
+/* An event of lock l: hold_ms for RELEASED and LOST, else wait_ms. */
+static void lock_event_locked(zkl_agent *a, zkl_lock *l, int type, int reason,
+                              int64_t token, const char *node,
+                              const char *waiting_for, int position) {
+  zkl_remote *r = l->remote;
+  zkl_event ev = {0};
+  int64_t now = zkl__now_ms();
+  if (!a->event_cb)
+    return;
+  ev.type = (zkl_event_type)type;
+  ev.lock = l;
+  ev.name = l->name;
+  ev.node = node;
+  ev.waiting_for = waiting_for;
+  ev.position = position;
+  ev.reason = reason;
+  ev.token = token;
+  if (type == ZKL_EVENT_RELEASED || type == ZKL_EVENT_LOST)
+    ev.hold_ms = now - r->granted_ms;
+  else
+    ev.wait_ms = now - r->started_ms;
+  emit_locked(a, &ev);
+}
+
+/* How an acquire ended, as the library tells it direct. */
+static void acquire_event_locked(zkl_agent *a, zkl_lock *l, int rc,
+                                 int64_t token) {
+  char node[ZKL_PATH_MAX];
+  if (rc == ZKL_OK) {
+    l->remote->granted_ms = zkl__now_ms();
+    lock_event_locked(a, l, ZKL_EVENT_GRANTED, 0, token,
+                      own_node(l->remote, node, sizeof node), NULL, 0);
+  } else if (rc == ZKL_ETIMEDOUT) {
+    lock_event_locked(a, l, ZKL_EVENT_TIMED_OUT, 0, 0, NULL, NULL, 0);
+  } else if (rc == ZKL_ECANCELED || rc == ZKL_ECLOSED) {
+    lock_event_locked(a, l, ZKL_EVENT_CANCELED, rc, 0, NULL, NULL, 0);
+  } else if (rc != ZKL_EINPROGRESS) {
+    lock_event_locked(a, l, ZKL_EVENT_FAILED, rc, 0, NULL, NULL, 0);
+  }
+}
+
+int zkl__remote_on_event(zkl_session *s, zkl_event_cb cb, void *arg) {
+  zkl_agent *a = agent_of(s);
+  int rc = ZKL_OK;
+  pthread_mutex_lock(&s->mu);
+  if (a->closing) {
+    rc = ZKL_ECLOSED;
+  } else {
+    /* Only a hook that listens has the agent tell it of queueing. */
+    if (!a->event_cb != !cb && a->fd >= 0 && !a->dead) {
+      zkl_wbuf b = {0};
+      zkl__wire_begin(&b, ZKL_MSG_EVENTS, 0);
+      zkl__wire_i32(&b, cb != NULL);
+      rc = send_locked(a, &b);
+    }
+    if (rc == ZKL_OK) {
+      a->event_cb = cb;
+      a->event_arg = arg;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int zkl__remote_get_servers(const zkl_session *cs, char *buf, size_t len) {
+  zkl_session *s = (zkl_session *)cs; /* for s->mu only */
+  zkl_agent *a = agent_of(s);
+  int rc = ZKL_EINVAL;
+  pthread_mutex_lock(&s->mu);
+  if (a->servers && *a->servers && strlen(a->servers) < len) {
+    strcpy(buf, a->servers);
+    rc = ZKL_OK;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+void zkl__remote_count_locks(const zkl_session *cs, unsigned *held,
+                             unsigned *waiting) {
+  zkl_session *s = (zkl_session *)cs;
+  zkl_agent *a = agent_of(s);
+  zkl_link *p;
+  *held = *waiting = 0;
+  pthread_mutex_lock(&s->mu);
+  for (p = a->locks.next; p != &a->locks; p = p->next) {
+    zkl_remote *r = zkl__container_of(p, zkl_remote, link);
+    if (r->freed)
+      continue;
+    if (r->holds > 0)
+      (*held)++;
+    else if (r->acquiring)
+      (*waiting)++;
+  }
+  pthread_mutex_unlock(&s->mu);
 }
 
 /* Runs the queued callbacks with s->mu released. A lost or revoke notice
@@ -346,10 +519,14 @@ static void run_notes_locked(zkl_agent *a) {
     case N_STATE:
       n->state_cb(s, (zkl_state)n->rc, n->arg);
       break;
+    case N_EVENT:
+      n->event_cb(s, &n->ev, n->arg);
+      break;
     }
     pthread_mutex_lock(&s->mu);
     if (n->l)
       lock_unref_locked(n->l, &gone);
+    free(n->id);
     free(n);
   }
 }
@@ -373,6 +550,8 @@ static void complete_locked(zkl_agent *a, zkl_pending *c, int rc,
   zkl__list_remove(&c->link);
   c->rc = rc;
   c->token = token;
+  if (c->type == ZKL_MSG_ACQUIRE && c->l && !c->again)
+    acquire_event_locked(a, c->l, rc, token);
   if (c->waiter) {
     c->done = true;
     pthread_cond_broadcast(&a->cond);
@@ -398,8 +577,12 @@ static void complete_locked(zkl_agent *a, zkl_pending *c, int rc,
 
 static void lose_locked(zkl_agent *a, zkl_remote *r, zkl_lock *l,
                         int reason) {
+  char node[ZKL_PATH_MAX];
   if (r->holds == 0)
     return;
+  if (!r->freed)
+    lock_event_locked(a, l, ZKL_EVENT_LOST, reason, 0,
+                      own_node(r, node, sizeof node), NULL, 0);
   set_holds(r, 0);
   r->lost = true;
   if (r->lost_cb && !r->freed) {
@@ -518,6 +701,11 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
       if (c->type == ZKL_MSG_RELEASE) {
         r = c->l->remote;
         r->releasing = false;
+        if (rc == ZKL_OK && r->holds == 1) {
+          char node[ZKL_PATH_MAX];
+          lock_event_locked(a, c->l, ZKL_EVENT_RELEASED, 0, 0,
+                            own_node(r, node, sizeof node), NULL, 0);
+        }
         if (rc == ZKL_OK)
           set_holds(r, r->holds - 1 > 0 ? r->holds - 1 : 0);
         else if (rc == ZKL_ELOST || rc == ZKL_ENOTHELD)
@@ -582,6 +770,37 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
         note_leader_locked(a, w, rc, id, token);
         break;
       }
+    }
+    return true;
+  }
+  case ZKL_MSG_EVENT: {
+    int32_t type = zkl__wire_get_i32(f), handle = zkl__wire_get_i32(f);
+    const char *node = zkl__wire_get_str(f);
+    const char *waiting_for = zkl__wire_get_str(f);
+    int32_t position = zkl__wire_get_i32(f);
+    if (!zkl__wire_done(f))
+      return false;
+    /* Queueing news of an attempt still under way (not one ended since). */
+    if (type == ZKL_EVENT_QUEUED && (r = find_handle(a, handle, &l)) &&
+        r->acquiring && !r->freed)
+      lock_event_locked(a, l, type, 0, 0, *node ? node : NULL,
+                        *waiting_for ? waiting_for : NULL, position);
+    return true;
+  }
+  case ZKL_MSG_SERVERS: {
+    const char *servers = zkl__wire_get_str(f);
+    char *mine;
+    if (!zkl__wire_done(f))
+      return false;
+    if (a->servers && strcmp(a->servers, servers) == 0)
+      return true;
+    if ((mine = strdup(servers))) {
+      zkl_event ev = {0};
+      free(a->servers);
+      a->servers = mine;
+      ev.type = ZKL_EVENT_SERVERS;
+      ev.servers = mine;
+      emit_locked(a, &ev);
     }
     return true;
   }
@@ -745,6 +964,7 @@ static int hello(zkl_agent *a, int timeout_ms) {
       return ZKL_EAGENT;
     if (size > 0 && (size_t)size <= a->in_len) {
       zkl_rframe f;
+      const char *servers;
       int rc;
       if (!zkl__wire_open(&f, a->in, (size_t)size))
         return ZKL_ENOMEM;
@@ -758,8 +978,11 @@ static int hello(zkl_agent *a, int timeout_ms) {
       a->timeout_ms = zkl__wire_get_i32(&f);
       (void)zkl__wire_get_i64(&f);
       (void)zkl__wire_get_i32(&f);
+      servers = zkl__wire_get_str(&f);
       if (f.type != ZKL_MSG_REPLY || !zkl__wire_done(&f) || rc != ZKL_OK)
         rc = ZKL_EAGENT;
+      else if (*servers && !(a->servers = strdup(servers)))
+        rc = ZKL_ENOMEM;
       zkl__wire_close(&f);
       memmove(a->in, a->in + size, a->in_len - (size_t)size);
       a->in_len -= (size_t)size;
@@ -769,7 +992,8 @@ static int hello(zkl_agent *a, int timeout_ms) {
 }
 
 int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
-                     zkl_state_cb on_state, void *state_arg) {
+                     zkl_state_cb on_state, void *state_arg,
+                     zkl_event_cb on_event, void *event_arg) {
   struct sockaddr_un addr;
   zkl_session *s;
   zkl_agent *a;
@@ -816,6 +1040,14 @@ int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
   }
   a->thread_started = true;
   pthread_mutex_lock(&s->mu);
+  if (on_event) {
+    zkl_wbuf b = {0};
+    zkl__wire_begin(&b, ZKL_MSG_EVENTS, 0);
+    zkl__wire_i32(&b, 1);
+    send_locked(a, &b); /* a failure is the agent gone: the thread says so */
+    a->event_cb = on_event;
+    a->event_arg = event_arg;
+  }
   note_state_locked(a, ZKL_STATE_CONNECTED);
   pthread_mutex_unlock(&s->mu);
   *out = s;
@@ -841,8 +1073,14 @@ int zkl__remote_close(zkl_session *s, zkl_close_outcome *how) {
   while (!zkl__list_empty(&a->pending))
     complete_locked(a, zkl__container_of(a->pending.next, zkl_pending, link),
                     ZKL_ECLOSED, 0);
-  for (p = a->locks.next; p != &a->locks; p = p->next)
-    set_holds(zkl__container_of(p, zkl_remote, link), 0);
+  for (p = a->locks.next; p != &a->locks; p = p->next) {
+    zkl_remote *r = zkl__container_of(p, zkl_remote, link);
+    char node[ZKL_PATH_MAX];
+    if (r->holds > 0 && !r->freed) /* the agent lets it go with us */
+      lock_event_locked(a, r->l, ZKL_EVENT_RELEASED, 0, 0,
+                        own_node(r, node, sizeof node), NULL, 0);
+    set_holds(r, 0);
+  }
   for (p = a->watches.next; p != &a->watches; p = p->next)
     note_leader_locked(a, zkl__container_of(p, zkl_rwatch, link),
                        ZKL_ECLOSED, NULL, 0);
@@ -1080,6 +1318,9 @@ static int call_locked(zkl_agent *a, zkl_lock *l, zkl_pending *c, int type,
     c->req = ++a->next_req;
   c->type = type;
   c->l = l;
+  c->again = type == ZKL_MSG_ACQUIRE && l->remote->holds > 0;
+  if (type == ZKL_MSG_ACQUIRE && !c->again)
+    l->remote->started_ms = zkl__now_ms();
   zkl__wire_begin(&b, type, c->req);
   zkl__wire_i32(&b, l->remote->handle);
   if (type == ZKL_MSG_ACQUIRE)

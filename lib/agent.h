@@ -22,11 +22,19 @@ typedef struct zkl_remote zkl_remote;
 
 /* open.c: zkl_session_open() with o.agent. */
 int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
-                     zkl_state_cb on_state, void *state_arg);
+                     zkl_state_cb on_state, void *state_arg,
+                     zkl_event_cb on_event, void *event_arg);
 int zkl__remote_close(zkl_session *s, zkl_close_outcome *how);
 int zkl__remote_timeout(const zkl_session *s);
 int64_t zkl__remote_lease_deadline(const zkl_session *s);
 int zkl__remote_on_state(zkl_session *s, zkl_state_cb cb, void *arg);
+/* zkl_session_on_event, _get_servers, and the counts of _get_stats that
+ * are this process's own (agent.c; the agent's counters: agent_admin.c). */
+int zkl__remote_on_event(zkl_session *s, zkl_event_cb cb, void *arg);
+int zkl__remote_get_servers(const zkl_session *s, char *buf, size_t len);
+void zkl__remote_count_locks(const zkl_session *s, unsigned *held,
+                             unsigned *waiting);
+int zkl__remote_get_stats(const zkl_session *s, zkl_session_stats *out);
 
 /* The kinds (ZKL_AGENT_* of wire.h): names[0..count), limit (semaphore),
  * id (election). */

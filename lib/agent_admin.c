@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent_admin.c - zkl_name_break, _revoke, _list, _find and _get_leader on
- * a session through zklockd (agent.h; ZKL_MSG_BREAK .. ZKL_MSG_LEADER of
+ * agent_admin.c - zkl_name_break, _revoke, _list, _find and _get_leader,
+ * and the counters of zkl_session_get_stats, on a session through zklockd (agent.h; ZKL_MSG_BREAK .. ZKL_MSG_LEADER of
  * wire.h). The agent runs each on its own session, on a thread of its own;
  * here the caller waits for the reply (ZKL_EDEADLK on the session's
  * callback thread, as the direct calls on the completion thread), and the
@@ -308,5 +308,44 @@ int zkl__remote_get_leader(zkl_session *s, const char *name, char *id,
     snprintf(id, len, "%s", o.id);
   if (token)
     *token = o.token;
+  return ZKL_OK;
+}
+
+/* ------------------------------------------------------------ counters */
+
+static void put_nothing(zkl_wbuf *b, const void *p) {
+  (void)b;
+  (void)p;
+}
+
+static bool parse_stats(zkl_rframe *f, int rc, void *out) {
+  zkl_session_stats *st = out;
+  if (rc == ZKL_OK) {
+    st->requests = (uint64_t)zkl__wire_get_i64(f);
+    st->queries = (uint64_t)zkl__wire_get_i64(f);
+    st->heartbeats = (uint64_t)zkl__wire_get_i64(f);
+    st->watch_events = (uint64_t)zkl__wire_get_i64(f);
+    st->disconnects = (uint64_t)zkl__wire_get_i64(f);
+    st->reconnects = (uint64_t)zkl__wire_get_i64(f);
+    st->expiries = (uint64_t)zkl__wire_get_i64(f);
+    (void)zkl__wire_get_i32(f); /* every client's locks: ours are below */
+    (void)zkl__wire_get_i32(f);
+  }
+  return zkl__wire_done(f);
+}
+
+/* The session's counters are the agent's (one session for every process
+ * of the host: its requests, its reconnections); the locks held and
+ * waited for are this process's own, counted here. */
+int zkl__remote_get_stats(const zkl_session *cs, zkl_session_stats *out) {
+  zkl_session_stats st;
+  int rc;
+  memset(&st, 0, sizeof st);
+  rc = zkl__agent_ask((zkl_session *)cs, ZKL_MSG_STATS, put_nothing, NULL,
+                      parse_stats, &st);
+  if (rc != ZKL_OK)
+    return rc;
+  zkl__remote_count_locks(cs, &st.locks_held, &st.locks_waiting);
+  *out = st;
   return ZKL_OK;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "session.h"
 #include "agent.h"
 
@@ -108,6 +109,8 @@ static void event_call_run(zkl_call *c) {
 
 static void event_call_release_locked(zkl_call *c) {
   event_call *ec = (event_call *)c;
+  if (ec->ev.lock)
+    zkl__lock_unref_locked(ec->ev.lock);
   zkl__session_unref_locked(ec->s);
   free(ec);
 }
@@ -144,6 +147,11 @@ void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct) {
   ec->base.release_locked = event_call_release_locked;
   ec->s = s;
   zkl__session_ref_locked(s);
+  /* The lock stays a lock until the call is done with it: the user may free
+   * it while the event waits in the queue, and ev->lock must not then name
+   * freed memory, or a new lock made at its address. */
+  if (ev->lock)
+    zkl__lock_ref_locked(ev->lock);
   ec->cb = s->event_cb;
   ec->arg = s->event_arg;
   ec->ev = *ev;
@@ -164,7 +172,7 @@ void zkl__emit_locked(zkl_session *s, const zkl_event *ev, zkl_call **direct) {
 
 int zkl_session_on_event(zkl_session *s, zkl_event_cb cb, void *arg) {
   if (s && ZKL_REMOTE_SESSION(s))
-    return zkl__remote_unsupported("zkl_session_on_event");
+    return zkl__remote_on_event(s, cb, arg);
   int rc;
   if (!s)
     return ZKL_EINVAL;

@@ -476,7 +476,7 @@ static void connected_locked(zkl_session *s) { read_locked(s); }
 
 int zkl_session_get_servers(const zkl_session *cs, char *buf, size_t len) {
   if (cs && ZKL_REMOTE_SESSION(cs))
-    return zkl__remote_unsupported("zkl_session_get_servers");
+    return buf && len > 0 ? zkl__remote_get_servers(cs, buf, len) : ZKL_EINVAL;
   zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   int rc = ZKL_EINVAL;
   if (!s || !buf || len == 0)

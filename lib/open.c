@@ -55,7 +55,7 @@ static int read_options(const zkl_session_options *o, zkl_open_opts *p) {
     return ZKL_EINVAL; /* exactly one of them */
   /* Through the agent, the agent's session has the ZooKeeper settings. */
   if (p->agent && (p->session_timeout_ms || p->flags || p->lease_margin_ms ||
-                   p->server_tick_ms || p->on_event))
+                   p->server_tick_ms))
     return ZKL_EINVAL;
   if (p->session_timeout_ms < 0 || p->connect_timeout_ms < 0 ||
       p->server_tick_ms < 0)
@@ -83,7 +83,7 @@ int zkl_session_open(zkl_session **out, const zkl_session_options *o) {
     return ZKL_EDEADLK;
   if (p.agent)
     return zkl__remote_open(out, p.agent, p.connect_timeout_ms, p.on_state,
-                            p.state_arg);
+                            p.state_arg, p.on_event, p.event_arg);
   rc = p.handle ? zkl__session_wrap(&s, &p) : open_hosts(&s, &p);
   if (rc != ZKL_OK)
     return rc;

@@ -28,7 +28,7 @@ static void count_lock(zkl_lock *l, void *ctx) {
 
 int zkl_session_get_stats(const zkl_session *cs, zkl_session_stats *out) {
   if (cs && ZKL_REMOTE_SESSION(cs))
-    return zkl__remote_unsupported("zkl_session_get_stats");
+    return out ? zkl__remote_get_stats(cs, out) : ZKL_EINVAL;
   zkl_session *s = (zkl_session *)cs; /* for s->mu only */
   zkl_engine *e;
   int k, rc;

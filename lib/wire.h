@@ -30,7 +30,8 @@
  * request id, unless said otherwise. */
 enum {
   ZKL_MSG_HELLO = 1,   /* i32 version wanted -> i32 version, i32 timeout_ms,
-                          i64 session id, i32 agent pid */
+                          i64 session id, i32 agent pid, str servers (the
+                          connect string its session uses now, or "") */
   ZKL_MSG_NEW = 2,     /* i32 handle, i32 kind, i32 limit, str id, i32 count,
                           str names... -> i32 rc only when it fails */
   ZKL_MSG_SET = 3,     /* i32 handle, i32 option, i32 value, str text
@@ -66,6 +67,12 @@ enum {
    * ends it). Needs "list" on the name. */
   ZKL_MSG_WATCH_LEADER = 13, /* i32 handle, str name */
   ZKL_MSG_UNWATCH = 14,      /* i32 handle; no reply, no news after */
+  /* zkl_session_get_stats: the agent's session's counters, answered at
+   * once by its loop. */
+  ZKL_MSG_STATS = 16, /* -> i32 rc, i64 requests, queries, heartbeats,
+                         watch_events, disconnects, reconnects, expiries,
+                         i32 locks held, i32 locks waiting (every client's) */
+  ZKL_MSG_EVENTS = 17, /* i32 on: tell ZKL_MSG_EVENT news, or stop; no reply */
   ZKL_MSG_CALLS_END,
   ZKL_MSG_PING = 31 /* no fields, no reply: the client is alive (every
                        third of the session timeout) */
@@ -80,7 +87,13 @@ enum {
   ZKL_MSG_LEASE = 35,  /* i64 deadline (CLOCK_MONOTONIC ms; 0: none) */
   ZKL_MSG_STATE = 36,  /* i32 ZKL_STATE_* of the agent's session */
   ZKL_MSG_BYE = 37,    /* i32 rc: the agent ends this connection, and why */
-  ZKL_MSG_LEADER_NEWS = 38 /* i32 handle, i32 rc, str id, i64 token */
+  ZKL_MSG_LEADER_NEWS = 38, /* i32 handle, i32 rc, str id, i64 token */
+  /* What only the agent sees of a client's attempt, to a client that asked
+   * (ZKL_MSG_EVENTS): today ZKL_EVENT_QUEUED, its place in the queue. */
+  ZKL_MSG_EVENT = 39,  /* i32 ZKL_EVENT_* type, i32 handle, str node, str
+                          waiting_for ("": none), i32 position */
+  ZKL_MSG_SERVERS = 40 /* str servers: the agent's session follows the
+                          ensemble there (to every client) */
 };
 
 /* What a contender is (ZKL_MSG_NEW). */
