@@ -800,12 +800,7 @@ void options_parse(int argc, char **argv, options *o) {
   if (grace_set && o->action != ACT_BREAK)
     cli_usage_error("--grace goes with --break only");
   /* --list, --leader, --revoke and --break ask through the agent; --watch
-   * keeps ZooKeeper watches of its own, which the agent does not relay. */
-  if (o->agent && o->watch)
-    cli_usage_error("%s --watch keeps watches of its own on ZooKeeper, which "
-                    "the agent does not serve: unset ZKLOCK_AGENT (or drop "
-                    "--agent) to watch",
-                    action_option(o->action));
+   * asks it where its ensemble is and watches from there (connect.c). */
   if (o->agent && (o->auth || o->server_tick_ms))
     cli_usage_error("--auth and --server-tick are the agent's to set "
                     "(zklockd(8)), not zklock's through it");

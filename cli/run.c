@@ -630,7 +630,7 @@ int run_lock(const options *o) {
   r.s = connect_or_exit(o, bound);
   rc = lease_init(r.s, t0, o->server_tick_ms); /* the leader heard us after
                                                  we began */
-  if (rc == ZKL_OK && cli_verbose && !o->agent) {
+  if (rc == ZKL_OK && cli_verbose) {
     rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
     if (rc == ZKL_OK)
       trace_servers_now(r.s, o->parsed_hosts.connect);
