@@ -979,8 +979,13 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
     call_free(srv, c, &f);
     break;
   case ZKL_MSG_PING:
-    if (!zkl__wire_done(&f))
+    if (!zkl__wire_done(&f)) {
       f.bad = true;
+    } else {
+      zkl_wbuf b = {0}; /* the client's proof that this loop runs */
+      zkl__wire_begin(&b, ZKL_MSG_PONG, 0);
+      send_frame(srv, c, &b);
+    }
     break;
   case ZKL_MSG_BREAK:
   case ZKL_MSG_REVOKE:

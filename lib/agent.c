@@ -63,6 +63,7 @@ struct zkl_agent {
   bool detached;     /* closed from its own thread: it frees the session */
   int timeout_ms;
   int64_t next_ping; /* when the thread tells the agent it is alive */
+  int64_t unanswered; /* when the oldest PING with no frame since left */
   zkl_state_cb state_cb;
   void *state_arg;
   zkl_event_cb event_cb; /* zkl_session_on_event(): told here, see emit */
@@ -804,6 +805,8 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
     }
     return true;
   }
+  case ZKL_MSG_PONG:
+    return zkl__wire_done(f);
   case ZKL_MSG_BYE: {
     int32_t why = zkl__wire_get_i32(f);
     if (!zkl__wire_done(f))
@@ -834,6 +837,7 @@ static bool read_locked(zkl_agent *a) {
     if (n < 0)
       return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     a->in_len += (size_t)n;
+    a->unanswered = 0; /* the agent's loop ran after our last PING */
     while (a->fd >= 0) {
       zkl_rframe f;
       bool ok;
@@ -885,6 +889,8 @@ static void *agent_thread(void *arg) {
         zkl__wire_begin(&b, ZKL_MSG_PING, 0);
         send_locked(a, &b);
         a->next_ping = now + a->timeout_ms / 3;
+        if (!a->unanswered)
+          a->unanswered = now;
       }
       if (timeout < 0 || a->next_ping - now < timeout)
         timeout = (int)(a->next_ping - now);
@@ -911,6 +917,17 @@ static void *agent_thread(void *arg) {
     /* The lease by this process's own clock: nothing newer came in time. */
     if (a->holding && a->deadline > 0 && zkl__now_ms() >= a->deadline)
       lose_all_locked(a, ZKL_LOST_LEASE_EXPIRED);
+    /* An agent that answers no PING for a session timeout (frozen, or its
+     * loop stuck) is taken for gone, so that no call waits on it for ever:
+     * a waiter would otherwise hear nothing from a frozen agent. Counted
+     * from a PING sent after this thread last ran, so a process that was
+     * frozen itself gives the agent a whole timeout to answer. */
+    if (a->fd >= 0 && a->unanswered && a->timeout_ms > 0 &&
+        zkl__now_ms() - a->unanswered > a->timeout_ms) {
+      zkl__log("agent: no answer for %d ms: taking it for gone",
+               a->timeout_ms);
+      agent_gone_locked(a, ZKL_EAGENT);
+    }
   }
   run_notes_locked(a);
   if (a->detached) {

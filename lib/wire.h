@@ -74,8 +74,8 @@ enum {
                          i32 locks held, i32 locks waiting (every client's) */
   ZKL_MSG_EVENTS = 17, /* i32 on: tell ZKL_MSG_EVENT news, or stop; no reply */
   ZKL_MSG_CALLS_END,
-  ZKL_MSG_PING = 31 /* no fields, no reply: the client is alive (every
-                       third of the session timeout) */
+  ZKL_MSG_PING = 31 /* no fields: the client is alive (every third of the
+                       session timeout); answered by ZKL_MSG_PONG */
 };
 
 /* The agent's frames. A REPLY to BREAK, LIST or FIND whose fields would
@@ -92,8 +92,11 @@ enum {
    * (ZKL_MSG_EVENTS): today ZKL_EVENT_QUEUED, its place in the queue. */
   ZKL_MSG_EVENT = 39,  /* i32 ZKL_EVENT_* type, i32 handle, str node, str
                           waiting_for ("": none), i32 position */
-  ZKL_MSG_SERVERS = 40 /* str servers: the agent's session follows the
-                          ensemble there (to every client) */
+  ZKL_MSG_SERVERS = 40, /* str servers: the agent's session follows the
+                           ensemble there (to every client) */
+  ZKL_MSG_PONG = 41 /* no fields: the answer to a PING; a client that hears
+                       nothing for a session timeout after a PING takes the
+                       agent for gone (its blocking calls end) */
 };
 
 /* What a contender is (ZKL_MSG_NEW). */

@@ -492,6 +492,44 @@ static void test_agent_frozen(void) {
 }
 
 
+/* A waiter through a frozen agent hears nothing from it: the client takes
+ * the agent for gone once a PING goes unanswered for a session timeout,
+ * so its call ends (ZKL_EAGENT) instead of waiting for ever. */
+static void test_waiter_agent_frozen(void) {
+  agentctl ag;
+  zkl_session *s, *direct;
+  zkl_lock *l, *holder;
+  zkt_rec got;
+  char name[64];
+  int64_t frozen_at;
+  const char *const extra[] = {"-t", "3s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-frozen-waiter");
+  direct = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&holder, direct, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(holder, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  agentctl_freeze(&ag, true);
+  frozen_at = zkt_now_ms();
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, 4 * ZKT_WAIT), ZKL_EAGENT);
+  CU_ASSERT(got.at_ms - frozen_at >= 3000); /* a whole timeout unanswered */
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_EAGENT);
+  agentctl_freeze(&ag, false);
+  zkl_lock_free(l);
+  zkl_session_close(s, NULL);
+  CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
+  zkl_lock_free(holder);
+  zkl_session_close(direct, NULL);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
 /* A bounded hold through the agent: its end is told to the client, and the
  * node stays until the client releases (here, a while after it was told):
  * the next contender is not granted before the client heard. Without the
@@ -1294,6 +1332,8 @@ int main(void) {
       {"the agent killed: every client told at once", test_agent_killed},
       {"the agent frozen: lost by the client's clock, before anyone else",
        test_agent_frozen},
+      {"a waiter through a frozen agent: its call ends after a timeout",
+       test_waiter_agent_frozen},
       {"a bounded hold: nobody is granted before the client heard",
        test_max_hold},
       {"the policy refuses, and a bad reload keeps it", test_policy},
