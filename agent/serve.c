@@ -113,6 +113,8 @@ struct server {
    * is made at that address before its callback returns: a record found
    * is the event's own, and one freed meanwhile is not found. */
   alock *by_lock[ID_BUCKETS];
+  int n_event_clients; /* with events on: the session's hook is set */
+  char servers[ZKL_SERVERS_MAX]; /* the connect string clients were told */
   bool session_over; /* expired: every client is told, then a new one */
   uint64_t next_client;
   awatch *watches;
@@ -365,29 +367,18 @@ static void on_state(zkl_session *s, zkl_state state, void *arg) {
   pthread_mutex_unlock(&srv->mu);
 }
 
-/* The session's event hook: the agent tells a client what only it sees
- * (docs/agent.md): an attempt's place in its queue, to a client that
- * asked, and the ensemble its session follows, to every client. The rest
- * of a client's events its library tells from the agent's replies. */
+/* The session's event hook, set only while a client wants events (so the
+ * agent pays nothing for it otherwise): the agent tells a client what only
+ * it sees (docs/agent.md), an attempt's place in its queue. The rest of a
+ * client's events its library tells from the agent's replies. */
 static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
   server *srv = srv_;
-  client *c;
   alock *a;
   (void)s;
   (void)arg;
   pthread_mutex_lock(&srv->mu);
-  if (ev->type == ZKL_EVENT_SERVERS && ev->servers) {
-    for (c = srv->clients; c; c = c->next) {
-      zkl_wbuf b = {0};
-      if (!c->hello || c->closing)
-        continue;
-      zkl__wire_begin(&b, ZKL_MSG_SERVERS, 0);
-      zkl__wire_str(&b, ev->servers);
-      send_frame(srv, c, &b);
-    }
-  } else if (ev->type == ZKL_EVENT_QUEUED && ev->lock &&
-             (a = find_lock(srv, ev->lock)) && a->c->events &&
-             !a->c->closing) {
+  if (ev->type == ZKL_EVENT_QUEUED && ev->lock &&
+      (a = find_lock(srv, ev->lock)) && a->c->events && !a->c->closing) {
     zkl_wbuf b = {0};
     zkl__wire_begin(&b, ZKL_MSG_EVENT, 0);
     zkl__wire_i32(&b, (int32_t)ev->type);
@@ -934,15 +925,45 @@ static void call_stats(server *srv, client *c, zkl_rframe *f) {
   send_frame(srv, c, &b);
 }
 
+/* A client's events on or off; the session's hook follows the count. */
+static void set_events(server *srv, client *c, bool on) {
+  if (c->events == on)
+    return;
+  c->events = on;
+  srv->n_event_clients += on ? 1 : -1;
+  if (srv->s && srv->n_event_clients == (on ? 1 : 0))
+    zkl_session_on_event(srv->s, on ? on_event : NULL, NULL);
+}
+
 /* ZKL_MSG_EVENTS: i32 on. */
-static void call_events(client *c, zkl_rframe *f) {
+static void call_events(server *srv, client *c, zkl_rframe *f) {
   int32_t on = zkl__wire_get_i32(f);
   if (!zkl__wire_done(f))
     return;
   if (on != 0 && on != 1)
     f->bad = true;
   else
-    c->events = on;
+    set_events(srv, c, on == 1);
+}
+
+/* Tells every client where the session's servers are, when they moved
+ * (the session follows the ensemble): looked at once per turn of the loop,
+ * which turns at least once per client's PING. */
+static void tell_servers(server *srv) {
+  char now[ZKL_SERVERS_MAX];
+  client *c;
+  if (!srv->s || zkl_session_get_servers(srv->s, now, sizeof now) != ZKL_OK ||
+      strcmp(now, srv->servers) == 0)
+    return;
+  memcpy(srv->servers, now, sizeof now);
+  for (c = srv->clients; c; c = c->next) {
+    zkl_wbuf b = {0};
+    if (!c->hello || c->closing)
+      continue;
+    zkl__wire_begin(&b, ZKL_MSG_SERVERS, 0);
+    zkl__wire_str(&b, now);
+    send_frame(srv, c, &b);
+  }
 }
 
 /* One whole frame of c. False: the client broke the protocol. */
@@ -1004,7 +1025,7 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
     call_stats(srv, c, &f);
     break;
   case ZKL_MSG_EVENTS:
-    call_events(c, &f);
+    call_events(srv, c, &f);
     break;
   default:
     f.bad = true;
@@ -1021,6 +1042,7 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
 static void drop_client(server *srv, client *c, const char *why) {
   client **p;
   int n_locks = c->n_locks, n_watches;
+  set_events(srv, c, false);
   while (c->locks)
     free_record(srv, c->locks);
   n_watches = unwatch_client(srv, c);
@@ -1208,7 +1230,7 @@ static bool reopen_session(server *srv, volatile int *stop, int wake_fd) {
   o.server_tick_ms = srv->cfg.server_tick_ms;
   o.flags = srv->cfg.open_flags;
   o.on_state = on_state;
-  o.on_event = on_event;
+  o.on_event = srv->n_event_clients > 0 ? on_event : NULL;
   unwatch_client(srv, NULL);
   wait_admin(srv); /* they end soon: the session they ask is over */
   pthread_mutex_unlock(&srv->mu);
@@ -1266,7 +1288,6 @@ int server_run(const server_config *cfg, volatile int *stop,
   }
   srv_ = srv;
   zkl_session_on_state(srv->s, on_state, NULL);
-  zkl_session_on_event(srv->s, on_event, NULL);
   pthread_mutex_lock(&srv->mu);
   while (!*stop) {
     client *c, *next;
@@ -1354,8 +1375,10 @@ int server_run(const server_config *cfg, volatile int *stop,
       else if (c->closing && c->out_len == c->out_off)
         drop_client(srv, c, "cut off");
     }
-    if (srv->s && !srv->session_over)
+    if (srv->s && !srv->session_over) {
       relay_lease(srv);
+      tell_servers(srv);
+    }
   }
   /* Stopping: every client is told, every lock freed; the caller closes
    * the session, which ends what is left on the server. */
