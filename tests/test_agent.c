@@ -1161,62 +1161,6 @@ static void test_leader_watch_gone(void) {
 
 /* ---------------------------------------------- events, counters, servers */
 
-#define MAX_EVENTS 64
-
-/* The events seen through the agent, as the hook saw them. */
-typedef struct {
-  pthread_mutex_t mu;
-  zkt_counter count;
-  int n;
-  zkl_event ev[MAX_EVENTS];
-  char name[MAX_EVENTS][80], node[MAX_EVENTS][160], servers[256];
-} evlog;
-
-static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
-  evlog *lg = arg;
-  (void)s;
-  pthread_mutex_lock(&lg->mu);
-  if (lg->n < MAX_EVENTS) {
-    lg->ev[lg->n] = *ev;
-    snprintf(lg->name[lg->n], sizeof lg->name[0], "%s",
-             ev->name ? ev->name : "");
-    snprintf(lg->node[lg->n], sizeof lg->node[0], "%s",
-             ev->node ? ev->node : "");
-    if (ev->servers)
-      snprintf(lg->servers, sizeof lg->servers, "%s", ev->servers);
-    lg->n++;
-  }
-  pthread_mutex_unlock(&lg->mu);
-  zkt_counter_add(&lg->count, 1);
-}
-
-static void evlog_init(evlog *lg) {
-  memset(lg, 0, sizeof *lg);
-  pthread_mutex_init(&lg->mu, NULL);
-  zkt_counter_init(&lg->count);
-}
-
-/* How many events of type the log holds. */
-static int count_of(evlog *lg, int type) {
-  int i, n = 0;
-  pthread_mutex_lock(&lg->mu);
-  for (i = 0; i < lg->n; i++)
-    n += (int)lg->ev[i].type == type;
-  pthread_mutex_unlock(&lg->mu);
-  return n;
-}
-
-/* The index of the last event of type, or -1. */
-static int last_of(evlog *lg, int type) {
-  int i, at = -1;
-  pthread_mutex_lock(&lg->mu);
-  for (i = 0; i < lg->n; i++)
-    if ((int)lg->ev[i].type == type)
-      at = i;
-  pthread_mutex_unlock(&lg->mu);
-  return at;
-}
-
 /* The event hook through the agent tells what it tells direct, each once:
  * the session's state, the queueing only the agent sees, the ends of
  * attempts, a loss; the counters are the agent's session's with this
@@ -1230,17 +1174,17 @@ static void test_events_stats_servers(void) {
   char name[64], path[ZKL_PATH_MAX], servers[ZKL_SERVERS_MAX];
   int64_t token = 0;
   zkt_rec rec;
-  evlog lg, lg_open;
+  zkt_events lg, lg_open;
   int i;
-  evlog_init(&lg);
-  evlog_init(&lg_open);
+  zkt_events_init(&lg);
+  zkt_events_init(&lg_open);
   zkt_rec_init(&rec);
   zkt_name(name, sizeof name, "agent-events");
   CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
   /* a hook from the open on: told the session's CONNECTED */
   zkl_session_options_init(&o);
   o.agent = ag.sock;
-  o.on_event = on_event;
+  o.on_event = zkt_on_event;
   o.event_arg = &lg_open;
   CU_ASSERT_EQUAL_FATAL(zkl_session_open(&other, &o), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg_open.count, 1, ZKT_WAIT), 1);
@@ -1253,7 +1197,7 @@ static void test_events_stats_servers(void) {
   CU_ASSERT_EQUAL(zkl_session_get_servers(s, servers, sizeof servers), ZKL_OK);
   CU_ASSERT(strstr(servers, "127.0.0.1:") != NULL);
   CU_ASSERT_EQUAL(zkl_session_get_servers(s, servers, 3), ZKL_EINVAL);
-  CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, zkt_on_event, &lg), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h, other, name), ZKL_OK);
   /* granted with its token and node, released */
@@ -1265,13 +1209,13 @@ static void test_events_stats_servers(void) {
   CU_ASSERT(st.requests >= 2); /* the agent's: its create and listing */
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 2, ZKT_WAIT), 2);
-  i = last_of(&lg, ZKL_EVENT_GRANTED);
+  i = zkt_events_last(&lg, ZKL_EVENT_GRANTED);
   CU_ASSERT_FATAL(i >= 0);
   CU_ASSERT_EQUAL(lg.ev[i].token, token);
   CU_ASSERT_PTR_EQUAL(lg.ev[i].lock, l);
   CU_ASSERT_STRING_EQUAL(lg.name[i], name);
   CU_ASSERT_STRING_EQUAL(lg.node[i], strrchr(path, '/') + 1);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_RELEASED), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_RELEASED, NULL), 1);
   /* another holds: a try-once fails, a timed acquire queues (the agent's
    * news) and times out, an async one queues and is canceled */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h, 0, NULL), ZKL_OK);
@@ -1287,22 +1231,25 @@ static void test_events_stats_servers(void) {
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 7, ZKT_WAIT), 7);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_FAILED), 1);
-  CU_ASSERT_EQUAL(lg.ev[last_of(&lg, ZKL_EVENT_FAILED)].reason, ZKL_EBUSY);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_QUEUED), 2);
-  i = last_of(&lg, ZKL_EVENT_QUEUED);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_FAILED, NULL), 1);
+  i = zkt_events_last(&lg, ZKL_EVENT_FAILED);
+  CU_ASSERT(i >= 0 && lg.ev[i].reason == ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_QUEUED, NULL), 2);
+  i = zkt_events_last(&lg, ZKL_EVENT_QUEUED);
+  CU_ASSERT_FATAL(i >= 0);
   CU_ASSERT_EQUAL(lg.ev[i].position, 1);
   CU_ASSERT_PTR_EQUAL(lg.ev[i].lock, l);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_TIMED_OUT), 1);
-  CU_ASSERT(lg.ev[last_of(&lg, ZKL_EVENT_TIMED_OUT)].wait_ms >= 300);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_CANCELED), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_TIMED_OUT, NULL), 1);
+  i = zkt_events_last(&lg, ZKL_EVENT_TIMED_OUT);
+  CU_ASSERT(i >= 0 && lg.ev[i].wait_ms >= 300);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_CANCELED, NULL), 1);
   CU_ASSERT_EQUAL(zkl_lock_release(h), ZKL_OK);
   /* lost: someone deletes the holder's node */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ZKT_WAIT, NULL), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
   CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 9, ZKT_WAIT), 9);
-  i = last_of(&lg, ZKL_EVENT_LOST);
+  i = zkt_events_last(&lg, ZKL_EVENT_LOST);
   CU_ASSERT_FATAL(i >= 0);
   CU_ASSERT_EQUAL(lg.ev[i].reason, ZKL_LOST_NODE_DELETED);
   CU_ASSERT_STRING_EQUAL(lg.node[i], strrchr(path, '/') + 1);
@@ -1315,7 +1262,7 @@ static void test_events_stats_servers(void) {
   zkl_lock_free(h);
   CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 9); /* each once */
-  CU_ASSERT_EQUAL(count_of(&lg_open, ZKL_EVENT_GRANTED), 1); /* h's */
+  CU_ASSERT_EQUAL(zkt_events_count(&lg_open, ZKL_EVENT_GRANTED, NULL), 1); /* h's */
   CU_ASSERT_EQUAL(zkl_session_close(other, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
   zkt_assert_parent_empty(name);

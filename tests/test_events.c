@@ -15,60 +15,13 @@
 
 #define T_SESSION 10000
 #define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
-#define MAX_EVENTS 64
 
-/* The events seen, as the hook saw them: it records, the test asserts. */
-typedef struct {
-  pthread_mutex_t mu;
-  zkt_counter count;
-  int n;
-  zkl_event ev[MAX_EVENTS];
-  char name[MAX_EVENTS][80];
-  char waiting_for[MAX_EVENTS][80];
-} log_t;
-
-static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
-  log_t *lg = arg;
-  (void)s;
-  pthread_mutex_lock(&lg->mu);
-  if (lg->n < MAX_EVENTS) {
-    lg->ev[lg->n] = *ev;
-    snprintf(lg->name[lg->n], sizeof lg->name[0], "%s",
-             ev->name ? ev->name : "");
-    snprintf(lg->waiting_for[lg->n], sizeof lg->waiting_for[0], "%s",
-             ev->waiting_for ? ev->waiting_for : "");
-    lg->n++;
-  }
-  pthread_mutex_unlock(&lg->mu);
-  zkt_counter_add(&lg->count, 1);
-}
-
-static void log_init(log_t *lg) {
-  memset(lg, 0, sizeof *lg);
-  pthread_mutex_init(&lg->mu, NULL);
-  zkt_counter_init(&lg->count);
-}
-
-/* How many events of type the log holds (for lock name, or any). */
-static int count_of(log_t *lg, int type, const char *name) {
-  int i, n = 0;
-  pthread_mutex_lock(&lg->mu);
-  for (i = 0; i < lg->n; i++)
-    if ((int)lg->ev[i].type == type && (!name || !strcmp(lg->name[i], name)))
-      n++;
-  pthread_mutex_unlock(&lg->mu);
-  return n;
-}
-
-/* The last event of type, copied out. */
-static zkl_event last_of(log_t *lg, int type) {
+/* The last event of type, copied out (an empty one if none). */
+static zkl_event last_of(zkt_events *lg, int type) {
   zkl_event e = {0};
-  int i;
-  pthread_mutex_lock(&lg->mu);
-  for (i = 0; i < lg->n; i++)
-    if ((int)lg->ev[i].type == type)
-      e = lg->ev[i];
-  pthread_mutex_unlock(&lg->mu);
+  int i = zkt_events_last(lg, type);
+  if (i >= 0)
+    e = lg->ev[i];
   return e;
 }
 
@@ -78,13 +31,13 @@ static void test_lock_events(void) {
   zkl_lock *l, *h;
   zkl_lock_stats st;
   zkt_rec rec;
-  log_t lg;
+  zkt_events lg;
   int64_t token = 0;
-  log_init(&lg);
+  zkt_events_init(&lg);
   zkt_rec_init(&rec);
   zkt_name(name, sizeof name, "events");
   zkt_parent(parent, sizeof parent, name);
-  CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, zkt_on_event, &lg), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&h, other, name), ZKL_OK);
   /* granted, released */
@@ -92,7 +45,7 @@ static void test_lock_events(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 2, ZKT_WAIT), 2);
   CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_GRANTED).token, token);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_RELEASED, name), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_RELEASED, name), 1);
   /* another holds: a try-once fails, a timed acquire queues and times
    * out, an async one queues and is canceled */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(h, 0, NULL), ZKL_OK);
@@ -106,13 +59,13 @@ static void test_lock_events(void) {
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
   /* FAILED, QUEUED, TIMED_OUT, QUEUED, CANCELED */
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 7, ZKT_WAIT), 7);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_FAILED, name), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_FAILED, name), 1);
   CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_FAILED).reason, ZKL_EBUSY);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_QUEUED, name), 2);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_QUEUED, name), 2);
   CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_QUEUED).position, 1);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_TIMED_OUT, name), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_TIMED_OUT, name), 1);
   CU_ASSERT(last_of(&lg, ZKL_EVENT_TIMED_OUT).wait_ms >= 300);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_CANCELED, name), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_CANCELED, name), 1);
   CU_ASSERT_EQUAL(zkl_lock_release(h), ZKL_OK);
   /* lost: someone deletes the holder's node */
   {
@@ -121,7 +74,7 @@ static void test_lock_events(void) {
     CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
     CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), path, -1), ZOK);
     CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 9, ZKT_WAIT), 9);
-    CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_LOST, name), 1);
+    CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_LOST, name), 1);
     CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_LOST).reason,
                     ZKL_LOST_NODE_DELETED);
     CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
@@ -155,14 +108,14 @@ static void test_semaphore_events(void) {
   zkl_lock *holder, *ahead, *l;
   zkt_rec r_ahead, r_l;
   zkl_event e;
-  log_t lg;
+  zkt_events lg;
   struct String_vector kids = {0, NULL};
-  log_init(&lg);
+  zkt_events_init(&lg);
   zkt_rec_init(&r_ahead);
   zkt_rec_init(&r_l);
   zkt_name(name, sizeof name, "events-sem");
   snprintf(gate, sizeof gate, "/locks/%s/locks", name);
-  CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, zkt_on_event, &lg), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&holder, other, name, 1), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&ahead, other, name, 1), ZKL_OK);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new_semaphore(&l, s, name, 1), ZKL_OK);
@@ -189,7 +142,7 @@ static void test_semaphore_events(void) {
   CU_ASSERT_EQUAL(zkl_lock_release(holder), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&r_ahead, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 2, ZKT_WAIT), 2);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_QUEUED, name), 2);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_QUEUED, name), 2);
   CU_ASSERT_EQUAL(last_of(&lg, ZKL_EVENT_QUEUED).position, 1);
   CU_ASSERT_STRING_EQUAL(lg.waiting_for[1], "");
   CU_ASSERT_EQUAL(zkl_lock_release(ahead), ZKL_OK);
@@ -203,8 +156,8 @@ static void test_semaphore_events(void) {
   zkt_assert_quiet(s);
   zkt_assert_quiet(other);
   CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 4);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_GRANTED, name), 1);
-  CU_ASSERT_EQUAL(count_of(&lg, ZKL_EVENT_RELEASED, name), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_GRANTED, name), 1);
+  CU_ASSERT_EQUAL(zkt_events_count(&lg, ZKL_EVENT_RELEASED, name), 1);
   zkl_session_close(s, NULL);
   zkl_session_close(other, NULL);
   {
@@ -221,13 +174,13 @@ static void test_session_events(void) {
   char hosts[64];
   proxyctl *px;
   zkl_session *s;
-  log_t lg;
+  zkt_events lg;
   int port;
-  log_init(&lg);
+  zkt_events_init(&lg);
   CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
   snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
   CU_ASSERT_EQUAL_FATAL(zkt_open(&s, hosts, 6000, 0, 0), ZKL_OK);
-  CU_ASSERT_EQUAL(zkl_session_on_event(s, on_event, &lg), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_on_event(s, zkt_on_event, &lg), ZKL_OK);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 1, ZKT_WAIT), 1);
@@ -242,7 +195,7 @@ static void test_session_events(void) {
   CU_ASSERT_EQUAL(zkl__debug_wait_connected(s, true, ZKT_WAIT), 0);
   zkl_session_close(s, NULL);
   CU_ASSERT_EQUAL(zkt_counter_get(&lg.count), 2);
-  CU_ASSERT_EQUAL(zkl_session_on_event(NULL, on_event, &lg), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_on_event(NULL, zkt_on_event, &lg), ZKL_EINVAL);
   proxyctl_stop(px);
 }
 

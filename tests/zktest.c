@@ -674,6 +674,48 @@ void zkt_assert_quiet_at(zkl_session *s, const char *file, int line) {
                c.watches, c.cleanups, c.inflight, c.parked, c.calls);
 }
 
+void zkt_events_init(zkt_events *e) {
+  memset(e, 0, sizeof *e);
+  pthread_mutex_init(&e->mu, NULL);
+  zkt_counter_init(&e->count);
+}
+
+void zkt_on_event(zkl_session *s, const zkl_event *ev, void *arg) {
+  zkt_events *e = arg;
+  (void)s;
+  pthread_mutex_lock(&e->mu);
+  if (e->n < ZKT_EVENTS_MAX) {
+    e->ev[e->n] = *ev;
+    snprintf(e->name[e->n], sizeof e->name[0], "%s", ev->name ? ev->name : "");
+    snprintf(e->node[e->n], sizeof e->node[0], "%s", ev->node ? ev->node : "");
+    snprintf(e->waiting_for[e->n], sizeof e->waiting_for[0], "%s",
+             ev->waiting_for ? ev->waiting_for : "");
+    e->n++;
+  }
+  pthread_mutex_unlock(&e->mu);
+  zkt_counter_add(&e->count, 1);
+}
+
+int zkt_events_count(zkt_events *e, int type, const char *name) {
+  int i, n = 0;
+  pthread_mutex_lock(&e->mu);
+  for (i = 0; i < e->n; i++)
+    if ((int)e->ev[i].type == type && (!name || !strcmp(e->name[i], name)))
+      n++;
+  pthread_mutex_unlock(&e->mu);
+  return n;
+}
+
+int zkt_events_last(zkt_events *e, int type) {
+  int i, at = -1;
+  pthread_mutex_lock(&e->mu);
+  for (i = 0; i < e->n; i++)
+    if ((int)e->ev[i].type == type)
+      at = i;
+  pthread_mutex_unlock(&e->mu);
+  return at;
+}
+
 void zkt_rec_init(zkt_rec *r) {
   memset(r, 0, sizeof *r);
   zkt_counter_init(&r->calls);

@@ -231,6 +231,27 @@ void zkt_on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg);
 /* Waits until r has seen n calls; returns the latest rc, or ZKT_NO_CALL. */
 int zkt_rec_wait(zkt_rec *r, int n, int timeout_ms);
 
+/* What a session's event hook was told: zkt_on_event (arg: a zkt_events)
+ * keeps the first ZKT_EVENTS_MAX events with their strings; count says how
+ * many came in all. The kept zkl_event's own string pointers are the
+ * hook's, gone after it returned: read the copies beside them. */
+#define ZKT_EVENTS_MAX 64
+typedef struct zkt_events {
+  pthread_mutex_t mu;
+  zkt_counter count;
+  int n;
+  zkl_event ev[ZKT_EVENTS_MAX];
+  char name[ZKT_EVENTS_MAX][80];
+  char node[ZKT_EVENTS_MAX][160];
+  char waiting_for[ZKT_EVENTS_MAX][160];
+} zkt_events;
+void zkt_events_init(zkt_events *e);
+void zkt_on_event(zkl_session *s, const zkl_event *ev, void *arg);
+/* How many kept events are of type (and of lock name, unless NULL). */
+int zkt_events_count(zkt_events *e, int type, const char *name);
+/* The index of the last kept event of type, or -1. */
+int zkt_events_last(zkt_events *e, int type);
+
 int64_t zkt_now_ms(void);
 /* Threads of this process right now (from /proc/self/task). */
 int zkt_thread_count(void);
