@@ -406,7 +406,8 @@ void trace_flush(zkl_session *s);
 /* With -v, once the event hook is set: tells the servers the session uses
  * if they are not `given` (the connect string): the first reading of the
  * ensemble's configuration may have changed them before the hook was
- * there. A change is told once, by this or by its event. */
+ * there. A change is told once, by this or by its event. given NULL (an
+ * agent's session): tells where it is, as the baseline. */
 void trace_servers_now(zkl_session *s, const char *given);
 
 /* ---------------------------------------------------------------- status.c */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/un.h>
 
 #include "cli.h"
 
@@ -801,6 +802,13 @@ void options_parse(int argc, char **argv, options *o) {
     cli_usage_error("--grace goes with --break only");
   /* --list, --leader, --revoke and --break ask through the agent; --watch
    * asks it where its ensemble is and watches from there (connect.c). */
+  /* A socket's path lives in sockaddr_un.sun_path (108 bytes, its NUL
+   * included): say so, not the library's bare "invalid argument". */
+  if (o->agent && strlen(o->agent) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+    cli_usage_error("the agent's socket path is %zu bytes long; a Unix "
+                    "socket's path holds at most %zu",
+                    strlen(o->agent),
+                    sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
   if (o->agent && (o->auth || o->server_tick_ms))
     cli_usage_error("--auth and --server-tick are the agent's to set "
                     "(zklockd(8)), not zklock's through it");

@@ -633,7 +633,7 @@ int run_lock(const options *o) {
   if (rc == ZKL_OK && cli_verbose) {
     rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
     if (rc == ZKL_OK)
-      trace_servers_now(r.s, o->parsed_hosts.connect);
+      trace_servers_now(r.s, o->agent ? NULL : o->parsed_hosts.connect);
   }
   if (rc == ZKL_OK)
     rc = make_lock(&r);

@@ -71,11 +71,18 @@ static void tell_servers(const struct timespec *at, const char *servers) {
 void trace_servers_now(zkl_session *s, const char *given) {
   char now[ZKL_SERVERS_MAX];
   struct timespec at;
+  clock_gettime(CLOCK_REALTIME, &at);
+  if (zkl_session_get_servers(s, now, sizeof now) != ZKL_OK)
+    return;
+  if (!given) { /* the agent's session: where it is is news, not a change */
+    snprintf(servers_told, sizeof servers_told, "%s", now);
+    cli_verbose_at(&at, "the agent's session uses the servers %s",
+                   cli_quote(now));
+    return;
+  }
   if (!servers_told[0])
     snprintf(servers_told, sizeof servers_told, "%s", given);
-  clock_gettime(CLOCK_REALTIME, &at);
-  if (zkl_session_get_servers(s, now, sizeof now) == ZKL_OK)
-    tell_servers(&at, now);
+  tell_servers(&at, now);
 }
 
 static void print_one(zkl_session *s, const ev_trace *t) {

@@ -94,6 +94,20 @@ static void test_questions(void) {
     cleanup(&w);
   }
 
+  /* A socket path too long for sun_path is a usage error that says so. */
+  {
+    char longpath[200];
+    memset(longpath, 'a', sizeof longpath - 1);
+    longpath[0] = '/';
+    longpath[sizeof longpath - 1] = '\0';
+    CU_ASSERT_EQUAL(run_question((const char *const[]){"--agent", longpath,
+                                                       "x", "--", "true",
+                                                       NULL},
+                                 out_a, OUT, err, OUT),
+                    2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "holds at most 107"));
+  }
+
   /* -v through the agent traces what the library tells (the event hook):
    * the queueing only the agent sees, the grant and the release. */
   {
@@ -104,7 +118,9 @@ static void test_questions(void) {
                                                        "true", NULL},
                                  out_a, OUT, err, OUT),
                     0);
-    zkt_check(strstr(err, "granted ") && strstr(err, "released "),
+    zkt_check(strstr(err, "granted ") && strstr(err, "released ") &&
+                  strstr(err, "the agent's session uses the servers ") &&
+                  !strstr(err, "servers changed"),
               "-v through the agent traced no grant and release:\n%s", err);
     assert_no_node(vname);
   }
