@@ -1099,59 +1099,64 @@ static void accept_clients(server *srv) {
 }
 
 /* Reads what c sent and runs its whole frames. False: drop it. */
+/* Reads one chunk of what c sent, and serves the whole frames in it. One
+ * chunk per turn of the loop, not all there is: a client that writes
+ * faster than its frames are served would otherwise keep the loop here for
+ * as long as it writes, and every other client would wait, their leases
+ * unrelayed (the loop's poll is level-triggered: the rest is read next
+ * turn, after the others were served). False: drop c. */
 static bool read_client(server *srv, client *c) {
-  for (;;) {
-    ssize_t n;
-    size_t at = 0;
-    if (c->in_cap - c->in_len < 65536) {
-      size_t cap = c->in_len + 65536;
-      unsigned char *d = realloc(c->in, cap);
-      if (!d)
-        return false;
-      c->in = d;
-      c->in_cap = cap;
-    }
-    n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
-    if (n == 0)
+  ssize_t n;
+  size_t at = 0;
+  if (c->in_cap - c->in_len < 65536) {
+    size_t cap = c->in_len + 65536;
+    unsigned char *d = realloc(c->in, cap);
+    if (!d)
       return false;
-    if (n < 0)
-      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-    c->in_len += (size_t)n;
-    c->last_heard = now_ms();
-    if (c->silent) {
-      c->silent = false;
+    c->in = d;
+    c->in_cap = cap;
+  }
+  n = recv(c->fd, c->in + c->in_len, 65536, 0);
+  if (n == 0)
+    return false;
+  if (n < 0)
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  c->in_len += (size_t)n;
+  c->last_heard = now_ms();
+  if (c->silent) {
+    c->silent = false;
+    if (srv->cfg.verbose)
+      logf_("pid %ld: heard from again", (long)c->pid);
+  }
+  for (;;) {
+    long size = zkl__wire_frame_size(c->in + at, c->in_len - at);
+    if (size < 0) {
+      send_bye(srv, c, ZKL_EINVAL);
+      return true;
+    }
+    if (size == 0 || (size_t)size > c->in_len - at)
+      break;
+    if (!handle_frame(srv, c, c->in + at, (size_t)size)) {
       if (srv->cfg.verbose)
-        logf_("pid %ld: heard from again", (long)c->pid);
+        logf_("pid %ld: a malformed frame: cut off", (long)c->pid);
+      send_bye(srv, c, ZKL_EINVAL);
+      return true;
     }
-    for (;;) {
-      long size = zkl__wire_frame_size(c->in + at, c->in_len - at);
-      if (size < 0) {
-        send_bye(srv, c, ZKL_EINVAL);
-        return true;
-      }
-      if (size == 0 || (size_t)size > c->in_len - at)
-        break;
-      if (!handle_frame(srv, c, c->in + at, (size_t)size)) {
-        if (srv->cfg.verbose)
-          logf_("pid %ld: a malformed frame: cut off", (long)c->pid);
-        send_bye(srv, c, ZKL_EINVAL);
-        return true;
-      }
-      at += (size_t)size;
-      if (c->closing)
-        return true;
-    }
-    memmove(c->in, c->in + at, c->in_len - at);
-    c->in_len -= at;
-    /* Keep the buffer near one frame: shrink after a big one. */
-    if (c->in_cap > 2 * 65536 && c->in_len < 65536) {
-      unsigned char *d = realloc(c->in, 65536 * 2);
-      if (d) {
-        c->in = d;
-        c->in_cap = 65536 * 2;
-      }
+    at += (size_t)size;
+    if (c->closing)
+      return true;
+  }
+  memmove(c->in, c->in + at, c->in_len - at);
+  c->in_len -= at;
+  /* Keep the buffer near one frame: shrink after a big one. */
+  if (c->in_cap > 2 * 65536 && c->in_len < 65536) {
+    unsigned char *d = realloc(c->in, 65536 * 2);
+    if (d) {
+      c->in = d;
+      c->in_cap = 65536 * 2;
     }
   }
+  return true;
 }
 
 /* Writes what is queued for c. False: drop it. */

@@ -267,10 +267,11 @@ static zkl_session *open_agent(const agentctl *a) {
   return s;
 }
 
-/* Starts an agent; one client holds g->name, the other waits on it. */
-static bool good_start(good *g) {
+/* Starts an agent (extra: its options, or NULL); one client holds
+ * g->name, the other waits on it. */
+static bool good_start_with(good *g, const char *const *extra) {
   memset(g, 0, sizeof *g);
-  if (!agentctl_start(&g->ag, zkt_hosts(), NULL))
+  if (!agentctl_start(&g->ag, zkt_hosts(), extra))
     return false;
   g->s1 = open_agent(&g->ag);
   g->s2 = open_agent(&g->ag);
@@ -292,6 +293,8 @@ static bool good_start(good *g) {
     return false;
   return zkt_wait_children(parent_of(g->name), 2, ZKT_WAIT) == 2;
 }
+
+static bool good_start(good *g) { return good_start_with(g, NULL); }
 
 static bool agent_alive(const agentctl *ag) {
   int status;
@@ -849,6 +852,96 @@ static void test_many(void) {
   good_stop(&g);
 }
 
+/* ------------------------------------------- 7. a client that never stops */
+
+#define WRITER_MS 4000 /* past the good hold's lease with no relay */
+
+typedef struct writer {
+  int fd;
+  volatile bool stop;
+  long frames;
+  bool cut_off; /* a write failed: the agent ended the connection */
+} writer;
+
+/* Writes valid frames that ask for no answer (EVENTS 0), as fast as the
+ * socket takes them, until told to stop. */
+static void *writer_run(void *arg) {
+  writer *w = arg;
+  static unsigned char chunk[65536];
+  size_t one, n = 0;
+  zkl_wbuf b = {0};
+  zkl__wire_begin(&b, ZKL_MSG_EVENTS, 0);
+  zkl__wire_i32(&b, 0);
+  if (!zkl__wire_end(&b))
+    return NULL;
+  one = b.len;
+  while (n + one <= sizeof chunk) {
+    memcpy(chunk + n, b.data, one);
+    n += one;
+  }
+  zkl__wire_free(&b);
+  while (!w->stop) {
+    if (!raw_write(w->fd, chunk, n)) {
+      w->cut_off = true;
+      break;
+    }
+    w->frames += (long)(n / one);
+  }
+  return NULL;
+}
+
+/* A client that writes valid frames without pause: the agent serves one
+ * chunk of it per turn of its loop, so every other client is still served
+ * (here: the good hold keeps its lease, with a 4 s session, through 4 s of
+ * it, and a fresh lock is taken meanwhile). The loop used to read a client
+ * until its socket was empty, which such a client never lets happen. */
+static void test_never_stops_writing(void) {
+  const char *const extra[] = {"-t", "4s", NULL};
+  good g;
+  writer w;
+  pthread_t th;
+  char fresh[64];
+  zkl_lock *l;
+  int64_t until;
+  int rounds = 0, rc;
+  CU_ASSERT_FATAL(good_start_with(&g, extra));
+  memset(&w, 0, sizeof w);
+  w.fd = raw_connect(&g.ag);
+  CU_ASSERT_FATAL(w.fd >= 0);
+  CU_ASSERT_FATAL(raw_hello(w.fd));
+  {
+    /* A deep socket (root may force it), so that the agent never finds it
+     * empty while the writer thread waits for a CPU: the old loop read
+     * until it did, and then never turned. */
+    int size = 16 * 1024 * 1024;
+    if (setsockopt(w.fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) != 0)
+      setsockopt(w.fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  }
+  CU_ASSERT_FATAL(pthread_create(&th, NULL, writer_run, &w) == 0);
+  zkt_name(fresh, sizeof fresh, "hostile-beside-writer");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, g.s1, fresh), ZKL_OK);
+  until = zkt_now_ms() + WRITER_MS;
+  while (zkt_now_ms() < until) {
+    rc = zkl_lock_acquire(l, ZKT_WAIT, NULL);
+    if (!zkt_check(rc == ZKL_OK, "an acquire beside the writer: %s",
+                   zkl_strerror(rc)))
+      break;
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    rounds++;
+  }
+  w.stop = true;
+  pthread_join(th, NULL);
+  printf("\n    %ld frames written, %d fresh acquires beside them ", w.frames,
+         rounds);
+  CU_ASSERT(w.frames > 0 && rounds > 0);
+  CU_ASSERT_FALSE(w.cut_off); /* valid frames: nothing to cut off */
+  zkl_lock_free(l);
+  zkt_assert_parent_empty(fresh);
+  good_check(&g, "a client that never stops writing");
+  close(w.fd);
+  good_stop(&g);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"malformed frames: cut off, nothing else disturbed", test_malformed},
@@ -857,6 +950,8 @@ int main(void) {
       {"a client that never reads is cut off", test_never_reads},
       {"a client gone in the middle of a call", test_gone_mid_call},
       {"many idle connections", test_many},
+      {"a client that never stops writing: everyone else is served",
+       test_never_stops_writing},
       {NULL, NULL}};
   signal(SIGPIPE, SIG_IGN);
   return zkt_main("agent-hostile", tests);
