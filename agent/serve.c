@@ -1062,8 +1062,13 @@ static void drop_client(server *srv, client *c, const char *why) {
   free(c);
 }
 
+/* Takes the connections waiting, at most ACCEPTS_PER_TURN of them: the
+ * rest wait in the listen backlog for the next turn, so that a process
+ * connecting without pause cannot keep the loop from everyone else. */
+#define ACCEPTS_PER_TURN 64
 static void accept_clients(server *srv) {
-  for (;;) {
+  int turn;
+  for (turn = 0; turn < ACCEPTS_PER_TURN; turn++) {
     struct ucred cred;
     socklen_t len = sizeof cred;
     client *c;
@@ -1098,7 +1103,6 @@ static void accept_clients(server *srv) {
   }
 }
 
-/* Reads what c sent and runs its whole frames. False: drop it. */
 /* Reads one chunk of what c sent, and serves the whole frames in it. One
  * chunk per turn of the loop, not all there is: a client that writes
  * faster than its frames are served would otherwise keep the loop here for

@@ -942,6 +942,85 @@ static void test_never_stops_writing(void) {
   good_stop(&g);
 }
 
+/* ------------------------------------ 8. a process that connects without pause */
+
+#define CONNECTORS 4
+
+typedef struct connector {
+  const agentctl *ag;
+  volatile bool *stop;
+  long connections;
+} connector;
+
+/* Connects and closes again, as fast as the agent's backlog takes it. */
+static void *connector_run(void *arg) {
+  connector *k = arg;
+  while (!*k->stop) {
+    int fd = raw_connect(k->ag);
+    if (fd >= 0) {
+      close(fd);
+      k->connections++;
+    }
+  }
+  return NULL;
+}
+
+/* Connections that come without pause are taken a few per turn of the
+ * agent's loop, the rest left in the backlog: every other client is still
+ * served (the hold keeps its lease, fresh locks are taken meanwhile). */
+static void test_never_stops_connecting(void) {
+  const char *const extra[] = {"-t", "4s", NULL};
+  connector k[CONNECTORS];
+  pthread_t th[CONNECTORS];
+  volatile bool stop = false;
+  good g;
+  char fresh[64];
+  zkl_lock *l;
+  int64_t until;
+  long total = 0;
+  int rounds = 0, rc, i, n0;
+  fds_want w;
+  CU_ASSERT_FATAL(good_start_with(&g, extra));
+  n0 = fd_count(g.ag.pid);
+  CU_ASSERT_FATAL(n0 > 0);
+  for (i = 0; i < CONNECTORS; i++) {
+    k[i].ag = &g.ag;
+    k[i].stop = &stop;
+    k[i].connections = 0;
+    CU_ASSERT_FATAL(pthread_create(&th[i], NULL, connector_run, &k[i]) == 0);
+  }
+  zkt_name(fresh, sizeof fresh, "hostile-beside-connector");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, g.s1, fresh), ZKL_OK);
+  until = zkt_now_ms() + WRITER_MS;
+  while (zkt_now_ms() < until) {
+    rc = zkl_lock_acquire(l, ZKT_WAIT, NULL);
+    if (!zkt_check(rc == ZKL_OK, "an acquire beside the connections: %s",
+                   zkl_strerror(rc)))
+      break;
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    rounds++;
+  }
+  stop = true;
+  for (i = 0; i < CONNECTORS; i++) {
+    pthread_join(th[i], NULL);
+    total += k[i].connections;
+  }
+  printf("\n    %ld connections made and closed, %d fresh acquires beside "
+         "them ",
+         total, rounds);
+  CU_ASSERT(total > 0 && rounds > 0);
+  zkl_lock_free(l);
+  zkt_assert_parent_empty(fresh);
+  good_check(&g, "a process that never stops connecting");
+  /* every connection closed is dropped: no descriptor kept */
+  w.pid = g.ag.pid;
+  w.at_least = 0;
+  w.at_most = n0;
+  zkt_check(wait_until(fds_are, &w, ZKT_WAIT), "the agent keeps %d fds, had %d",
+            fd_count(g.ag.pid), n0);
+  good_stop(&g);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"malformed frames: cut off, nothing else disturbed", test_malformed},
@@ -952,6 +1031,8 @@ int main(void) {
       {"many idle connections", test_many},
       {"a client that never stops writing: everyone else is served",
        test_never_stops_writing},
+      {"a process that never stops connecting: everyone else is served",
+       test_never_stops_connecting},
       {NULL, NULL}};
   signal(SIGPIPE, SIG_IGN);
   return zkt_main("agent-hostile", tests);
