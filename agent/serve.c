@@ -40,6 +40,9 @@
 /* Blocking calls (admin.c) running at once: each is a thread. */
 #define CLIENT_ADMIN_MAX 4
 #define ADMIN_MAX 64
+/* Guarded writes of one client in flight: each holds its ops (up to a
+ * frame's worth) until ZooKeeper answers. */
+#define CLIENT_COMMITS_MAX 64
 
 typedef struct client client;
 
@@ -87,6 +90,7 @@ struct client {
   bool dead;
   int n_locks;
   int n_admin; /* its blocking calls running (admin.c) */
+  int n_commits; /* its guarded writes in flight */
   unsigned holding; /* handles with holds > 0 */
   int64_t lease_sent;   /* the newest deadline it was told */
   int64_t last_heard;   /* when it last sent anything */
@@ -111,6 +115,7 @@ struct server {
   awatch *watches;
   int n_admin;              /* admin.c's threads running, in all */
   pthread_cond_t admin_end; /* n_admin went down */
+  commit_call *commits;     /* guarded writes in flight (commit.c) */
 };
 
 static server *srv_; /* the one server of this process (callbacks) */
@@ -706,6 +711,95 @@ void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b) {
   admin_free(call);
 }
 
+/* ------------------------------------------------------ guarded writes */
+
+static void reply_commit_rc(server *srv, client *c, uint32_t req, int rc) {
+  zkl_wbuf b = {0};
+  commit_reply(NULL, req, rc, false, &b);
+  send_frame(srv, c, &b);
+}
+
+/* The library's answer to a guarded write: told to its client if the
+ * handle it was made on is still there (a freed handle's calls go
+ * unanswered: its client forgot them), and the record freed either way. */
+static void on_committed(zkl_lock *l, int rc, void *arg) {
+  server *srv = srv_;
+  commit_call *cc, **p;
+  client *c;
+  alock *a;
+  (void)l;
+  pthread_mutex_lock(&srv->mu);
+  for (p = &srv->commits; (cc = *p); p = &cc->next)
+    if (cc->id == (uint64_t)(uintptr_t)arg) {
+      *p = cc->next;
+      break;
+    }
+  if (cc) {
+    for (c = srv->clients; c && c->id != cc->client; c = c->next)
+      ;
+    if (c)
+      c->n_commits--;
+    if (c && (a = find_id(srv, cc->lock)) && a->c == c) {
+      zkl_wbuf b = {0};
+      commit_reply(cc, cc->req, rc, true, &b);
+      send_frame(srv, c, &b);
+    }
+    commit_free(cc);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+/* ZKL_MSG_COMMIT: the ops run as the client's own lock commits them,
+ * once the policy allows "write" on every op's path; a refusal sends
+ * nothing to ZooKeeper. */
+static void call_commit(server *srv, client *c, zkl_rframe *f) {
+  commit_call *cc = commit_read(f);
+  alock *a;
+  int i, rc = ZKL_OK;
+  if (!cc) {
+    if (!f->bad)
+      reply_commit_rc(srv, c, f->request, ZKL_ENOMEM);
+    return;
+  }
+  if (!(a = find_handle(c, cc->handle))) {
+    f->bad = true; /* not one of the client's handles */
+    commit_free(cc);
+    return;
+  }
+  for (i = 0; rc == ZKL_OK && i < cc->count; i++)
+    if (!policy_allows(srv->pol, POLICY_WRITE, cc->paths[i], c->uid,
+                       c->gid)) {
+      if (srv->cfg.verbose)
+        logf_("pid %ld uid %ld: write of '%s' refused", (long)c->pid,
+              (long)c->uid, cc->paths[i]);
+      rc = ZKL_EDENIED;
+    }
+  if (rc == ZKL_OK && !a->l)
+    rc = ZKL_ENOTHELD; /* never made: it holds nothing */
+  /* A bound on memory, not a policy: the client may ask again. */
+  if (rc == ZKL_OK && c->n_commits >= CLIENT_COMMITS_MAX)
+    rc = ZKL_EDENIED;
+  if (rc != ZKL_OK) {
+    reply_commit_rc(srv, c, f->request, rc);
+    commit_free(cc);
+    return;
+  }
+  cc->id = ++srv->next_id;
+  cc->client = c->id;
+  cc->lock = a->id;
+  cc->req = f->request;
+  rc = zkl_lock_commit_async(a->l, cc->count, cc->ops, cc->results,
+                             on_committed, (void *)(uintptr_t)cc->id);
+  if (rc != ZKL_OK) {
+    reply_commit_rc(srv, c, f->request, rc);
+    commit_free(cc);
+    return;
+  }
+  cc->next = srv->commits;
+  srv->commits = cc;
+  c->n_commits++;
+}
+
 /* ------------------------------------------------------ leader watches */
 
 static void on_leader(zkl_leader_watch *w, int rc, const char *id,
@@ -835,7 +929,8 @@ static void call_hello(server *srv, client *c, zkl_rframe *f) {
   cid = zh ? zoo_client_id(zh) : NULL;
   zkl__wire_begin(&b, ZKL_MSG_REPLY, f->request);
   zkl__wire_i32(&b, ZKL_OK);
-  zkl__wire_i32(&b, ZKL_WIRE_VERSION);
+  /* The lower revision of the two: what both sides speak (wire.h). */
+  zkl__wire_i32(&b, version < ZKL_WIRE_REVISION ? version : ZKL_WIRE_REVISION);
   zkl__wire_i32(&b, zkl_session_timeout(srv->s));
   zkl__wire_i64(&b, cid ? cid->client_id : 0);
   zkl__wire_i32(&b, (int32_t)getpid());
@@ -891,6 +986,9 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
     break;
   case ZKL_MSG_UNWATCH:
     call_unwatch(srv, c, &f);
+    break;
+  case ZKL_MSG_COMMIT:
+    call_commit(srv, c, &f);
     break;
   default:
     f.bad = true;
@@ -1258,10 +1356,16 @@ int server_run(const server_config *cfg, volatile int *stop,
    * release. The clients were told and their locks freed already. */
   wait_admin(srv);
   pthread_mutex_unlock(&srv->mu);
-  /* Closing runs the last callbacks (the state's CLOSED): srv must live. */
+  /* Closing runs the last callbacks (the state's CLOSED, a guarded
+   * write's answer): srv must live. */
   if (srv->s)
     zkl_session_close(srv->s, NULL);
   srv_ = NULL;
+  while (srv->commits) { /* none: each was answered by the close */
+    commit_call *cc = srv->commits;
+    srv->commits = cc->next;
+    commit_free(cc);
+  }
   close(srv->wake_rd);
   close(srv->wake_wr);
   policy_free(srv->pol);

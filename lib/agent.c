@@ -62,6 +62,7 @@ struct zkl_agent {
   bool stop;         /* the thread ends */
   bool detached;     /* closed from its own thread: it frees the session */
   int timeout_ms;
+  int revision;      /* the protocol's the agent speaks (HELLO; wire.h) */
   int64_t next_ping; /* when the thread tells the agent it is alive */
   zkl_state_cb state_cb;
   void *state_arg;
@@ -97,8 +98,10 @@ struct zkl_pending {
   zkl_lock *l; /* a reference, or NULL */
   zkl_acquire_cb acquire_cb;
   zkl_release_cb release_cb;
+  zkl_commit_cb commit_cb;
   void *arg;
   bool waiter; /* a blocking caller waits on a->cond for done */
+  zkl_commit_out commit; /* a COMMIT's: where its results go (its out) */
   zkl_agent_parse parse; /* reads the reply's fields after rc, or NULL */
   void *out;             /* parse's */
   bool done;
@@ -120,7 +123,7 @@ struct zkl_rwatch {
   zkl_rwatch *reg_next;
 };
 
-enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE, N_LEADER };
+enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE, N_LEADER, N_COMMIT };
 struct zkl_note {
   zkl_note *next;
   int kind;
@@ -132,6 +135,7 @@ struct zkl_note {
   zkl_lost_cb lost_cb;
   zkl_revoke_cb revoke_cb;
   zkl_state_cb state_cb;
+  zkl_commit_cb commit_cb;
   void *arg;
   zkl_rwatch *w; /* N_LEADER: a reference */
   char *id;
@@ -231,8 +235,11 @@ static void flush_locked(zkl_agent *a) {
 /* Queues a finished frame and sends what it can: never blocks. */
 static int send_locked(zkl_agent *a, zkl_wbuf *b) {
   if (!zkl__wire_end(b)) {
+    /* Too big for a frame is the caller's arguments (the same would
+     * always fail); else memory ran out. */
+    int rc = b->failed && !b->too_big ? ZKL_ENOMEM : ZKL_EINVAL;
     zkl__wire_free(b);
-    return b->failed ? ZKL_ENOMEM : ZKL_EINVAL;
+    return rc;
   }
   if (a->out_len + b->len > a->out_cap) {
     size_t cap = a->out_cap ? a->out_cap : 4096;
@@ -346,6 +353,9 @@ static void run_notes_locked(zkl_agent *a) {
     case N_STATE:
       n->state_cb(s, (zkl_state)n->rc, n->arg);
       break;
+    case N_COMMIT:
+      n->commit_cb(n->l, n->rc, n->arg);
+      break;
     }
     pthread_mutex_lock(&s->mu);
     if (n->l)
@@ -378,15 +388,18 @@ static void complete_locked(zkl_agent *a, zkl_pending *c, int rc,
     pthread_cond_broadcast(&a->cond);
     return; /* the waiter drops its reference */
   }
-  if (c->acquire_cb || c->release_cb) {
+  if (c->acquire_cb || c->release_cb || c->commit_cb) {
     zkl_note *n = calloc(1, sizeof *n);
     if (n) {
-      n->kind = c->acquire_cb ? N_ACQUIRE : N_RELEASE;
+      n->kind = c->acquire_cb ? N_ACQUIRE
+                : c->release_cb ? N_RELEASE
+                                : N_COMMIT;
       n->l = c->l;
       n->rc = rc;
       n->token = token;
       n->acquire_cb = c->acquire_cb;
       n->release_cb = c->release_cb;
+      n->commit_cb = c->commit_cb;
       n->arg = c->arg;
       note_locked(a, n);
     }
@@ -713,7 +726,7 @@ static int hello(zkl_agent *a, int timeout_ms) {
   zkl_wbuf b = {0};
   int64_t until = zkl__now_ms() + timeout_ms;
   zkl__wire_begin(&b, ZKL_MSG_HELLO, ++a->next_req);
-  zkl__wire_i32(&b, ZKL_WIRE_VERSION);
+  zkl__wire_i32(&b, ZKL_WIRE_REVISION);
   if (!zkl__wire_end(&b)) {
     zkl__wire_free(&b);
     return ZKL_ENOMEM;
@@ -754,7 +767,7 @@ static int hello(zkl_agent *a, int timeout_ms) {
         return rc == ZKL_EEXPIRED ? ZKL_EEXPIRED : ZKL_EAGENT;
       }
       rc = zkl__wire_get_i32(&f);
-      (void)zkl__wire_get_i32(&f); /* the version it speaks: ours */
+      a->revision = zkl__wire_get_i32(&f); /* 1: no COMMIT (wire.h) */
       a->timeout_ms = zkl__wire_get_i32(&f);
       (void)zkl__wire_get_i64(&f);
       (void)zkl__wire_get_i32(&f);
@@ -1404,6 +1417,83 @@ int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,
   if (last)
     agent_free(a);
   return c.rc;
+}
+
+/* ------------------------------------------------------ guarded writes */
+
+int zkl__remote_commit(zkl_lock *l, int count, const zoo_op_t *ops,
+                       zoo_op_result_t *results, zkl_commit_cb cb,
+                       void *arg) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  zkl_remote *r = l->remote;
+  zkl_pending waited, *c = &waited;
+  zkl_wbuf b = {0};
+  int rc;
+  bool gone;
+  if (!ops || !results || count <= 0 || count > ZKL_COMMIT_OPS_MAX)
+    return ZKL_EINVAL;
+  if (!cb && zkl__on_zk_thread())
+    return ZKL_EDEADLK; /* its reply would come on this very thread */
+  if (cb && !(c = calloc(1, sizeof *c)))
+    return ZKL_ENOMEM;
+  if (!cb) {
+    memset(&waited, 0, sizeof waited);
+    waited.waiter = true;
+  }
+  pthread_mutex_lock(&s->mu);
+  rc = usable_locked(a, l);
+  if (rc == ZKL_OK && a->revision < 2) {
+    zkl__log("zkl_lock_commit: the agent speaks protocol revision %d, "
+             "older than guarded writes: upgrade zklockd(8)",
+             a->revision);
+    rc = ZKL_EINVAL;
+  }
+  /* A hold past its lease commits nothing, by this clock as by the
+   * agent's (the agent checks its own too). */
+  if (rc == ZKL_OK && a->holding && a->deadline > 0 &&
+      zkl__now_ms() >= a->deadline)
+    lose_all_locked(a, ZKL_LOST_LEASE_EXPIRED);
+  if (rc == ZKL_OK && r->holds == 0)
+    rc = r->lost ? ZKL_ELOST : ZKL_ENOTHELD;
+  if (rc == ZKL_OK)
+    rc = zkl__commit_check(count, ops);
+  if (rc == ZKL_OK) {
+    c->commit_cb = cb;
+    c->arg = arg;
+    c->parse = zkl__commit_parse;
+    c->commit.count = count;
+    c->commit.ops = ops;
+    c->commit.results = results;
+    c->out = &c->commit;
+    c->req = ++a->next_req;
+    if (c->req == 0)
+      c->req = ++a->next_req;
+    c->type = ZKL_MSG_COMMIT;
+    c->l = l;
+    zkl__wire_begin(&b, ZKL_MSG_COMMIT, c->req);
+    zkl__commit_put(&b, r->handle, count, ops);
+    rc = send_locked(a, &b); /* over ZKL_WIRE_MAX: ZKL_EINVAL */
+  }
+  if (rc != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    if (cb)
+      free(c);
+    return rc;
+  }
+  lock_ref_locked(l);
+  zkl__list_push(&a->pending, &c->link);
+  if (cb) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_OK;
+  }
+  while (!waited.done)
+    pthread_cond_wait(&a->cond, &s->mu);
+  rc = waited.rc;
+  lock_unref_locked(l, &gone);
+  if (!gone)
+    pthread_mutex_unlock(&s->mu);
+  return rc;
 }
 
 /* ------------------------------------------------------ leader watches */
