@@ -13,6 +13,12 @@
  * the agent's ZooKeeper identity) by whole components: "/app/data" covers
  * itself and "/app/data/x", never "/app/database".
  *
+ * No write rule covers ZKL_ROOT or below: the lock tree's nodes are the
+ * agent's own, each some client's hold, and an op there could delete
+ * another client's (the agent's identity may; a caller's ACL does not
+ * stop it). Locks named by an absolute path keep their queues elsewhere:
+ * write rules must keep clear of those (zklockd(8)).
+ *
  * The default without a file: anyone may lock and list any name, as anyone
  * who can reach ZooKeeper could; only root and the agent's own user may
  * break or revoke (a break ends somebody else's hold), and only they may
@@ -242,7 +248,11 @@ static bool covers(const rule *r, const char *name) {
 
 bool policy_allows(const policy *p, int action, const char *name, uid_t uid,
                    gid_t gid) {
+  static const size_t root_len = sizeof ZKL_ROOT - 1;
   int i, j;
+  if (action == POLICY_WRITE && strncmp(name, ZKL_ROOT, root_len) == 0 &&
+      (name[root_len] == 0 || name[root_len] == '/'))
+    return false; /* the lock tree: see above */
   for (i = 0; i < p->n_rules; i++) {
     const rule *r = &p->rules[i];
     if (r->action != action || !covers(r, name))

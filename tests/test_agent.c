@@ -1318,6 +1318,7 @@ static void test_commit_policy(void) {
   zkl_session *s;
   zkl_lock *l;
   char conf[256], name[64], ok[128], okx[128], below[ZKL_PATH_MAX];
+  char node[ZKL_PATH_MAX];
   zoo_op_t ops[2];
   zoo_op_result_t results[2];
   FILE *f;
@@ -1329,7 +1330,8 @@ static void test_commit_policy(void) {
   snprintf(conf, sizeof conf, "/tmp/zklockd-test-%ld.conf", (long)getpid());
   f = fopen(conf, "w");
   CU_ASSERT_FATAL(f != NULL);
-  fprintf(f, "lock * *\nwrite %s uid:%ld\n", ok, (long)getuid());
+  fprintf(f, "lock * *\nwrite %s uid:%ld\nwrite " ZKL_ROOT " uid:%ld\n", ok,
+          (long)getuid(), (long)getuid());
   fclose(f);
   CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
   s = open_agent(&ag);
@@ -1345,7 +1347,14 @@ static void test_commit_policy(void) {
   CU_ASSERT(!node_exists(okx));
   CU_ASSERT_EQUAL(commit_create(l, okx), ZKL_EDENIED);
   CU_ASSERT(!node_exists(okx));
+  /* the lock tree is nobody's to write, whatever the rules say: a client
+   * could delete another's node there */
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+  zoo_delete_op_init(&ops[0], node, -1);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, ops, results), ZKL_EDENIED);
+  CU_ASSERT(node_exists(node));
   /* the rule's own path and what is below it */
+  zoo_create_op_init(&ops[0], ok, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
   zoo_create_op_init(&ops[1], below, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
                      0);
   CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, ops, results), ZKL_OK);
