@@ -65,8 +65,9 @@ int zkl__commit_check(int count, const zoo_op_t *ops) {
     if (is_create(op->type) && op->create_op.buf && op->create_op.buflen > 0) {
       /* a created path: the one asked for, 10 digits more at most */
       size_t len = strlen(path) + 10;
-      reply += len < (size_t)op->create_op.buflen ? len
-                                                  : (size_t)op->create_op.buflen;
+      reply += len < (size_t)op->create_op.buflen
+                   ? len
+                   : (size_t)op->create_op.buflen;
     }
   }
   /* Its reply must fit in a frame too, else the agent could only say

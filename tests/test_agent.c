@@ -1149,7 +1149,8 @@ typedef struct commit_seen {
  * its path asked back, a setData with its Stat, a delete, a check of the
  * new node, and a sequential create whose path is cut to a small
  * buffer. */
-static void commit_every_kind(zkl_lock *l, const char *base, commit_seen *out) {
+static void commit_every_kind(zkl_lock *l, const char *base,
+                              commit_seen *out) {
   char a[4][ZKL_PATH_MAX];
   zoo_op_t ops[5];
   memset(out, 0, sizeof *out);
