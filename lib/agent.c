@@ -497,8 +497,11 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
   case ZKL_MSG_REPLY: {
     zkl_pending *c = find_pending(a, f->request);
     int rc = zkl__wire_get_i32(f);
+    /* None: its lock was freed here (the call ended with ZKL_ECLOSED)
+     * while the agent's answer was on its way, before it read the FREE.
+     * Nothing waits for it. */
     if (!c)
-      return false;
+      return true;
     if (c->type == ZKL_MSG_ACQUIRE) {
       int64_t token = zkl__wire_get_i64(f), deadline = zkl__wire_get_i64(f);
       const char *paths = zkl__wire_get_str(f), *other = zkl__wire_get_str(f);

@@ -1559,6 +1559,76 @@ static void test_commit_agent_gone(void) {
   CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 0, 2 * ZKT_WAIT), 0);
 }
 
+/* An acquire callback that keeps the session's callback thread (which
+ * also reads the agent's frames) until the test lets it go. */
+typedef struct held_thread {
+  zkt_counter entered, let_go;
+} held_thread;
+
+static void on_acquired_hold_thread(zkl_lock *l, int rc, int64_t token,
+                                    void *arg) {
+  held_thread *h = arg;
+  (void)l;
+  (void)rc;
+  (void)token;
+  zkt_counter_add(&h->entered, 1);
+  zkt_counter_wait(&h->let_go, 1, ZKT_WAIT);
+}
+
+/* The agent's answer to a guarded write crosses the client's FREE of its
+ * lock: the client ended the call with ZKL_ECLOSED, and the answer that
+ * comes after finds nothing waiting. It must not end the session (it
+ * did: a REPLY to no pending call was taken for a broken agent). */
+static void test_commit_answer_after_free(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l, *m;
+  char name[64], mname[64], parent[128], child[ZKL_PATH_MAX];
+  zoo_op_t op;
+  zoo_op_result_t result;
+  zkt_rec rec;
+  held_thread h;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-commit-cross");
+  zkt_name(mname, sizeof mname, "agent-commit-cross-m");
+  snprintf(parent, sizeof parent, "/agent-commit-%s", name);
+  snprintf(child, sizeof child, "%s/x", parent);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), parent, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                  ZOK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&m, s, mname), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  /* the callback thread held: nothing the agent sends is read */
+  zkt_counter_init(&h.entered);
+  zkt_counter_init(&h.let_go);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(m, -1, on_acquired_hold_thread, &h),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&h.entered, 1, ZKT_WAIT), 1);
+  zoo_create_op_init(&op, child, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, zkt_on_released,
+                                        &rec),
+                  ZKL_OK);
+  /* committed: the agent's answer is on its way, before the FREE */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, ZKT_WAIT), 1);
+  zkl_lock_free(l);
+  zkt_counter_add(&h.let_go, 1);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECLOSED);
+  /* the session serves on: m's hold is still there, and good */
+  CU_ASSERT_EQUAL(zkl_lock_release(m), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(m, -1, NULL), ZKL_OK);
+  zkl_lock_free(m);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), child, -1), ZOK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
+  zkt_assert_parent_empty(name);
+  zkt_assert_parent_empty(mname);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"every kind through the agent", test_kinds},
@@ -1590,6 +1660,8 @@ int main(void) {
       {"an async guarded write, and one left in flight", test_commit_async},
       {"the agent gone with a guarded write on its way",
        test_commit_agent_gone},
+      {"a guarded write's answer after its lock was freed",
+       test_commit_answer_after_free},
       {NULL, NULL}};
   return zkt_main("agent", tests);
 }
