@@ -38,6 +38,7 @@ void commit_free(commit_call *cc) {
   free(cc->acls);
   free(cc->bufs);
   free(cc->buf_asked);
+  free(cc->paths);
   free(cc->arena);
   free(cc);
 }
