@@ -536,11 +536,13 @@ static void test_max_hold(void) {
 
 /* ------------------------------------------------------------- policy */
 
+static int commit_create(zkl_lock *l, const char *path);
+
 static void test_policy(void) {
   agentctl ag;
   zkl_session *s;
   zkl_lock *l;
-  char conf[256];
+  char conf[256], target[64];
   FILE *f;
   const char *extra[] = {"--config", conf, NULL};
   snprintf(conf, sizeof conf, "/tmp/zklockd-test-%ld.conf", (long)getpid());
@@ -563,6 +565,10 @@ static void test_policy(void) {
   zkl_lock_free(l);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "agent-jobs/x"), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
+  /* a file with no write rule lets nobody write, the agent's user too */
+  snprintf(target, sizeof target, "/agent-nowrite-%ld", (long)getpid());
+  CU_ASSERT_EQUAL(commit_create(l, target), ZKL_EDENIED);
+  CU_ASSERT(!node_exists(target));
   zkl_lock_free(l);
   /* A reload that does not parse keeps the old policy. */
   f = fopen(conf, "w");
