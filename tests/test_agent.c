@@ -1423,6 +1423,36 @@ static void test_commit_bad_input(void) {
                   ZKL_EINVAL);
   free(big);
   CU_ASSERT(!node_exists(target));
+  /* ops that fit in a frame, whose results would not: 1024 creates of a
+   * 940-byte path, their paths asked back (1,032,212 bytes asked, 1,067,028
+   * answered). The agent could only say ZKL_ENOMEM after the write: the
+   * client refuses them first. */
+  {
+    zoo_op_t *many = calloc(ZKL_COMMIT_OPS_MAX, sizeof *many);
+    zoo_op_result_t *res = calloc(ZKL_COMMIT_OPS_MAX, sizeof *res);
+    char *path = malloc(941), *back = malloc(1024);
+    int i;
+    CU_ASSERT_FATAL(many && res && path && back);
+    memset(path, 'a', 940);
+    path[0] = '/';
+    path[940] = 0;
+    for (i = 0; i < ZKL_COMMIT_OPS_MAX; i++)
+      zoo_create_op_init(&many[i], path, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0,
+                         back, 1024);
+    CU_ASSERT_EQUAL(zkl_lock_commit(l, ZKL_COMMIT_OPS_MAX, many, res),
+                    ZKL_EINVAL);
+    /* without the paths asked back, the same ops go (and fail in
+     * ZooKeeper: the first creates the node, the second finds it) */
+    for (i = 0; i < ZKL_COMMIT_OPS_MAX; i++)
+      many[i].create_op.buf = NULL;
+    CU_ASSERT_EQUAL(zkl_lock_commit(l, ZKL_COMMIT_OPS_MAX, many, res),
+                    ZNODEEXISTS);
+    CU_ASSERT(!node_exists(path));
+    free(many);
+    free(res);
+    free(path);
+    free(back);
+  }
   /* the session is as good as before */
   CU_ASSERT_EQUAL(commit_create(l, target), ZKL_OK);
   CU_ASSERT(node_exists(target));
