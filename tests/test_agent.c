@@ -1291,7 +1291,8 @@ static int commit_create(zkl_lock *l, const char *path) {
 }
 
 /* A holder whose node was deleted under it (by an observer) commits
- * nothing: ZKL_ELOST, as direct. */
+ * nothing: ZKL_ELOST, as direct; a multi-lock too, one of its nodes
+ * gone. */
 static void test_commit_lost(void) {
   agentctl ag;
   zkl_session *s;
@@ -1312,6 +1313,31 @@ static void test_commit_lost(void) {
   CU_ASSERT_EQUAL(commit_create(l, target), ZKL_ELOST);
   CU_ASSERT(!node_exists(target));
   zkl_lock_free(l);
+  /* a multi-lock: a guard on each of its nodes, so one node gone is
+   * enough to commit nothing */
+  {
+    char mname[2][64], paths[2 * ZKL_PATH_MAX];
+    const char *names[2];
+    zkl_lock *multi;
+    zkt_name(mname[0], sizeof mname[0], "agent-commit-multi-a");
+    zkt_name(mname[1], sizeof mname[1], "agent-commit-multi-b");
+    names[0] = mname[0];
+    names[1] = mname[1];
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&multi, s, names, 2), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(multi, -1, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(commit_create(multi, target), ZKL_OK);
+    CU_ASSERT(node_exists(target));
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), target, -1), ZOK);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_paths(multi, paths, sizeof paths),
+                    ZKL_OK);
+    *strchr(paths, ' ') = 0; /* the first name's node */
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), paths, -1), ZOK);
+    CU_ASSERT_EQUAL(commit_create(multi, target), ZKL_ELOST);
+    CU_ASSERT(!node_exists(target));
+    zkl_lock_free(multi);
+    zkt_assert_parent_empty(mname[0]);
+    zkt_assert_parent_empty(mname[1]);
+  }
   CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
   zkt_assert_parent_empty(name);
