@@ -77,7 +77,9 @@ enum {
   ZKL_MSG_WATCH_LEADER = 13, /* i32 handle, str name */
   ZKL_MSG_UNWATCH = 14,      /* i32 handle; no reply, no news after */
   /* A guarded write (zkl_lock_commit) on the client's own handle, run as
-   * the agent's lock commits it; needs "write" on every op's path. The
+   * the agent's lock commits it; needs "write" on every op's path (none
+   * under ZKL_ROOT), and ZKL_EDENIED too when 64 of the client's are in
+   * flight; no answer once the handle is freed. The
    * request: i32 handle, i32 count, then count ops, each i32 type (a
    * ZOO_*_OP), str path, i32 version, and by its type:
    *   a create:  i32 datalen (-1: NULL data), bytes data, i32 flags,
@@ -98,7 +100,8 @@ enum {
 };
 
 /* The agent's frames. A REPLY to BREAK, LIST or FIND whose fields would
- * not fit in ZKL_WIRE_MAX carries only i32 rc (ZKL_ENOMEM). */
+ * not fit in ZKL_WIRE_MAX carries only i32 rc (ZKL_ENOMEM); one to COMMIT,
+ * rc ZKL_ENOMEM and n 0 (the client asks for none that would not fit). */
 enum {
   ZKL_MSG_REPLY = 32,  /* the answer to request id: i32 rc, then the call's */
   ZKL_MSG_LOST = 33,   /* i32 handle, i32 ZKL_LOST_* reason */
