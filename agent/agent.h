@@ -6,9 +6,11 @@
  *
  *   zklockd.c  the command line, signals, the session, the socket
  *   serve.c    the loop: connections, frames, the calls, the lease relay
- *   policy.c   who may lock, list or break which names (zklockd.conf)
+ *   policy.c   who may lock, list or break which names, and write which
+ *              paths (zklockd.conf)
  *   admin.c    the calls that block (break, revoke, list, find, leader),
  *              each on a thread of its own
+ *   commit.c   a guarded write's frame read into ops, its results written
  *
  * Threads: the loop thread reads and writes every socket and makes every
  * library call; the library's completion and timer threads run the
@@ -30,15 +32,22 @@
 
 /* ---------------------------------------------------------------- policy */
 
-enum { POLICY_LOCK = 0, POLICY_LIST, POLICY_BREAK, POLICY_ACTIONS };
+enum {
+  POLICY_LOCK = 0,
+  POLICY_LIST,
+  POLICY_BREAK,
+  POLICY_WRITE, /* on a znode path (a guarded write's op), not a name */
+  POLICY_ACTIONS
+};
 
 typedef struct policy policy;
 /* Reads path (NULL: the built-in default); on failure writes why into err
- * and returns NULL. agent_uid joins the default's breakers. */
+ * and returns NULL. agent_uid joins the default's breakers and writers. */
 policy *policy_load(const char *path, uid_t agent_uid, char *err,
                     size_t errlen);
 void policy_free(policy *p);
-/* Whether the process (uid, gid) may do action on name. */
+/* Whether the process (uid, gid) may do action on name (POLICY_WRITE: on
+ * a znode path). */
 bool policy_allows(const policy *p, int action, const char *name, uid_t uid,
                    gid_t gid);
 
@@ -95,5 +104,35 @@ void admin_free(admin_call *call);
 /* serve.c: a call's reply, from its thread: queued for its client if it is
  * still there; frees call and b. */
 void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b);
+
+/* ---------------------------------------------------------------- commit */
+
+/* A client's guarded write (ZKL_MSG_COMMIT): its ops, and everything they
+ * point to, owned here until the library's callback has run. */
+typedef struct commit_call {
+  uint64_t id;      /* what the library's callback carries */
+  uint64_t client;  /* which client, and which of its locks (by id: either */
+  uint64_t lock;    /*   may be gone by the callback) */
+  uint32_t req;     /* the client's request id */
+  int32_t handle;
+  int count;
+  zoo_op_t *ops;
+  zoo_op_result_t *results;
+  const char **paths;      /* each op's, for the policy */
+  struct Stat *stats;      /* a setData's, when the client wants it */
+  struct ACL_vector *acls; /* a create's */
+  char **bufs;             /* a create's path buffer, or NULL */
+  int *buf_asked, *buf_len; /* its size: the caller's, and the agent's */
+  char *arena;             /* the frame's strings and bytes, copied */
+  struct commit_call *next; /* in the server's list */
+} commit_call;
+
+/* Reads a COMMIT's fields; NULL when f is malformed (f->bad set) or out of
+ * memory (f->bad not set). */
+commit_call *commit_read(zkl_rframe *f);
+/* The reply to request req: rc, and the results when the ops ran. */
+void commit_reply(const commit_call *cc, uint32_t req, int rc, bool ran,
+                  zkl_wbuf *b);
+void commit_free(commit_call *cc);
 
 #endif /* ZKLOCKD_AGENT_H */

@@ -2,15 +2,27 @@
 /*
  * policy.c - who may do what through the agent (zklockd(8), CONFIGURATION).
  *
- * A rule is ACTION PREFIX WHO...: lock, list or break; a lock-name prefix
- * ("*": every name); and the processes it names (user:, group:, uid:,
+ * A rule is ACTION PREFIX WHO...: lock, list, break or write; a prefix
+ * ("*": everything); and the processes it names (user:, group:, uid:,
  * gid:, or * for anyone). A call is allowed when a rule of its action has a
  * prefix of the name and names the caller. Users and groups are resolved
  * when the file is read: a reload picks up renamed accounts.
  *
+ * lock, list and break match lock names, a prefix as text ("app." covers
+ * "app.jobs"). write matches znode paths (a guarded write's ops, run with
+ * the agent's ZooKeeper identity) by whole components: "/app/data" covers
+ * itself and "/app/data/x", never "/app/database".
+ *
+ * No write rule covers ZKL_ROOT or below: the lock tree's nodes are the
+ * agent's own, each some client's hold, and an op there could delete
+ * another client's (the agent's identity may; a caller's ACL does not
+ * stop it). Locks named by an absolute path keep their queues elsewhere:
+ * write rules must keep clear of those (zklockd(8)).
+ *
  * The default without a file: anyone may lock and list any name, as anyone
  * who can reach ZooKeeper could; only root and the agent's own user may
- * break or revoke (a break ends somebody else's hold).
+ * break or revoke (a break ends somebody else's hold), and only they may
+ * write (the agent's identity may write where the caller's may not).
  */
 #include "config.h"
 
@@ -41,7 +53,7 @@ struct policy {
 };
 
 static const char *const action_names[POLICY_ACTIONS] = {"lock", "list",
-                                                         "break"};
+                                                         "break", "write"};
 
 void policy_free(policy *p) {
   int i;
@@ -126,6 +138,8 @@ static policy *builtin(uid_t agent_uid) {
   if (!(r = add_rule(p, POLICY_LOCK, "*")) || !add_who(r, WHO_ANY, 0) ||
       !(r = add_rule(p, POLICY_LIST, "*")) || !add_who(r, WHO_ANY, 0) ||
       !(r = add_rule(p, POLICY_BREAK, "*")) || !add_who(r, WHO_UID, 0) ||
+      !add_who(r, WHO_UID, agent_uid) ||
+      !(r = add_rule(p, POLICY_WRITE, "*")) || !add_who(r, WHO_UID, 0) ||
       !add_who(r, WHO_UID, agent_uid)) {
     policy_free(p);
     return NULL;
@@ -166,11 +180,18 @@ policy *policy_load(const char *path, uid_t agent_uid, char *err,
       if (strcmp(word, action_names[action]) == 0)
         break;
     if (action == POLICY_ACTIONS) {
-      snprintf(why, sizeof why, "'%s' is not lock, list or break", word);
+      snprintf(why, sizeof why, "'%s' is not lock, list, break or write",
+               word);
       goto bad;
     }
     if (!(prefix = strtok_r(NULL, " \t\r\n", &save))) {
       snprintf(why, sizeof why, "a rule needs a name prefix and who");
+      goto bad;
+    }
+    if (action == POLICY_WRITE && strcmp(prefix, "*") != 0 &&
+        prefix[0] != '/') {
+      snprintf(why, sizeof why, "a write rule's prefix is a path: '%s'",
+               prefix);
       goto bad;
     }
     if (!(r = add_rule(p, action, prefix))) {
@@ -213,13 +234,28 @@ static bool in_group(uid_t uid, gid_t gid, gid_t want) {
   return false;
 }
 
+/* Whether a rule's prefix covers name: as text for names; by whole
+ * components for a path ("/a/b" covers "/a/b" and "/a/b/c", not "/a/bc";
+ * a trailing '/' and "/" itself cover what is below them). */
+static bool covers(const rule *r, const char *name) {
+  size_t n = strlen(r->prefix);
+  if (strncmp(name, r->prefix, n) != 0)
+    return false;
+  if (r->action != POLICY_WRITE || n == 0 || r->prefix[n - 1] == '/')
+    return true;
+  return name[n] == 0 || name[n] == '/';
+}
+
 bool policy_allows(const policy *p, int action, const char *name, uid_t uid,
                    gid_t gid) {
+  static const size_t root_len = sizeof ZKL_ROOT - 1;
   int i, j;
+  if (action == POLICY_WRITE && strncmp(name, ZKL_ROOT, root_len) == 0 &&
+      (name[root_len] == 0 || name[root_len] == '/'))
+    return false; /* the lock tree: see above */
   for (i = 0; i < p->n_rules; i++) {
     const rule *r = &p->rules[i];
-    if (r->action != action ||
-        strncmp(name, r->prefix, strlen(r->prefix)) != 0)
+    if (r->action != action || !covers(r, name))
       continue;
     for (j = 0; j < r->n_whos; j++) {
       const who *w = &r->whos[j];

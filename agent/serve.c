@@ -40,6 +40,9 @@
 /* Blocking calls (admin.c) running at once: each is a thread. */
 #define CLIENT_ADMIN_MAX 4
 #define ADMIN_MAX 64
+/* Guarded writes of one client in flight: each holds its ops (up to a
+ * frame's worth) until ZooKeeper answers. */
+#define CLIENT_COMMITS_MAX 64
 
 typedef struct client client;
 
@@ -84,11 +87,13 @@ struct client {
   unsigned char *out;
   size_t out_len, out_off, out_cap;
   bool hello;
+  int revision; /* agreed at HELLO (wire.h): 2 hears PONG, SERVERS, EVENT */
   bool events;  /* told its attempts' queueing (ZKL_MSG_EVENTS) */
   bool closing; /* cut off once the out buffer is written (a BYE) */
   bool dead;
   int n_locks;
   int n_admin; /* its blocking calls running (admin.c) */
+  int n_commits; /* its guarded writes in flight */
   unsigned holding; /* handles with holds > 0 */
   int64_t lease_sent;   /* the newest deadline it was told */
   int64_t last_heard;   /* when it last sent anything */
@@ -120,6 +125,7 @@ struct server {
   awatch *watches;
   int n_admin;              /* admin.c's threads running, in all */
   pthread_cond_t admin_end; /* n_admin went down */
+  commit_call *commits;     /* guarded writes in flight (commit.c) */
 };
 
 static server *srv_; /* the one server of this process (callbacks) */
@@ -761,6 +767,95 @@ void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b) {
   admin_free(call);
 }
 
+/* ------------------------------------------------------ guarded writes */
+
+static void reply_commit_rc(server *srv, client *c, uint32_t req, int rc) {
+  zkl_wbuf b = {0};
+  commit_reply(NULL, req, rc, false, &b);
+  send_frame(srv, c, &b);
+}
+
+/* The library's answer to a guarded write: told to its client if the
+ * handle it was made on is still there (a freed handle's calls go
+ * unanswered: its client forgot them), and the record freed either way. */
+static void on_committed(zkl_lock *l, int rc, void *arg) {
+  server *srv = srv_;
+  commit_call *cc, **p;
+  client *c;
+  alock *a;
+  (void)l;
+  pthread_mutex_lock(&srv->mu);
+  for (p = &srv->commits; (cc = *p); p = &cc->next)
+    if (cc->id == (uint64_t)(uintptr_t)arg) {
+      *p = cc->next;
+      break;
+    }
+  if (cc) {
+    for (c = srv->clients; c && c->id != cc->client; c = c->next)
+      ;
+    if (c)
+      c->n_commits--;
+    if (c && (a = find_id(srv, cc->lock)) && a->c == c) {
+      zkl_wbuf b = {0};
+      commit_reply(cc, cc->req, rc, true, &b);
+      send_frame(srv, c, &b);
+    }
+    commit_free(cc);
+  }
+  pthread_mutex_unlock(&srv->mu);
+}
+
+/* ZKL_MSG_COMMIT: the ops run as the client's own lock commits them,
+ * once the policy allows "write" on every op's path; a refusal sends
+ * nothing to ZooKeeper. */
+static void call_commit(server *srv, client *c, zkl_rframe *f) {
+  commit_call *cc = commit_read(f);
+  alock *a;
+  int i, rc = ZKL_OK;
+  if (!cc) {
+    if (!f->bad)
+      reply_commit_rc(srv, c, f->request, ZKL_ENOMEM);
+    return;
+  }
+  if (!(a = find_handle(c, cc->handle))) {
+    f->bad = true; /* not one of the client's handles */
+    commit_free(cc);
+    return;
+  }
+  for (i = 0; rc == ZKL_OK && i < cc->count; i++)
+    if (!policy_allows(srv->pol, POLICY_WRITE, cc->paths[i], c->uid,
+                       c->gid)) {
+      if (srv->cfg.verbose)
+        logf_("pid %ld uid %ld: write of '%s' refused", (long)c->pid,
+              (long)c->uid, cc->paths[i]);
+      rc = ZKL_EDENIED;
+    }
+  if (rc == ZKL_OK && !a->l)
+    rc = ZKL_ENOTHELD; /* never made: it holds nothing */
+  /* A bound on memory, not a policy: the client may ask again. */
+  if (rc == ZKL_OK && c->n_commits >= CLIENT_COMMITS_MAX)
+    rc = ZKL_EDENIED;
+  if (rc != ZKL_OK) {
+    reply_commit_rc(srv, c, f->request, rc);
+    commit_free(cc);
+    return;
+  }
+  cc->id = ++srv->next_id;
+  cc->client = c->id;
+  cc->lock = a->id;
+  cc->req = f->request;
+  rc = zkl_lock_commit_async(a->l, cc->count, cc->ops, cc->results,
+                             on_committed, (void *)(uintptr_t)cc->id);
+  if (rc != ZKL_OK) {
+    reply_commit_rc(srv, c, f->request, rc);
+    commit_free(cc);
+    return;
+  }
+  cc->next = srv->commits;
+  srv->commits = cc;
+  c->n_commits++;
+}
+
 /* ------------------------------------------------------ leader watches */
 
 static void on_leader(zkl_leader_watch *w, int rc, const char *id,
@@ -887,17 +982,21 @@ static void call_hello(server *srv, client *c, zkl_rframe *f) {
     return;
   }
   c->hello = true;
+  /* The lower revision of the two: what both sides speak (wire.h). */
+  c->revision = version < ZKL_WIRE_REVISION ? version : ZKL_WIRE_REVISION;
   zh = zkl_session_handle(srv->s);
   cid = zh ? zoo_client_id(zh) : NULL;
   zkl__wire_begin(&b, ZKL_MSG_REPLY, f->request);
   zkl__wire_i32(&b, ZKL_OK);
-  zkl__wire_i32(&b, ZKL_WIRE_VERSION);
+  zkl__wire_i32(&b, c->revision);
   zkl__wire_i32(&b, zkl_session_timeout(srv->s));
   zkl__wire_i64(&b, cid ? cid->client_id : 0);
   zkl__wire_i32(&b, (int32_t)getpid());
-  if (zkl_session_get_servers(srv->s, servers, sizeof servers) != ZKL_OK)
-    servers[0] = 0;
-  zkl__wire_str(&b, servers);
+  if (c->revision >= 2) {
+    if (zkl_session_get_servers(srv->s, servers, sizeof servers) != ZKL_OK)
+      servers[0] = 0;
+    zkl__wire_str(&b, servers);
+  }
   send_frame(srv, c, &b);
 }
 
@@ -958,7 +1057,7 @@ static void tell_servers(server *srv) {
   memcpy(srv->servers, now, sizeof now);
   for (c = srv->clients; c; c = c->next) {
     zkl_wbuf b = {0};
-    if (!c->hello || c->closing)
+    if (!c->hello || c->closing || c->revision < 2)
       continue;
     zkl__wire_begin(&b, ZKL_MSG_SERVERS, 0);
     zkl__wire_str(&b, now);
@@ -1002,7 +1101,7 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
   case ZKL_MSG_PING:
     if (!zkl__wire_done(&f)) {
       f.bad = true;
-    } else {
+    } else if (c->revision >= 2) {
       zkl_wbuf b = {0}; /* the client's proof that this loop runs */
       zkl__wire_begin(&b, ZKL_MSG_PONG, 0);
       send_frame(srv, c, &b);
@@ -1026,6 +1125,9 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
     break;
   case ZKL_MSG_EVENTS:
     call_events(srv, c, &f);
+    break;
+  case ZKL_MSG_COMMIT:
+    call_commit(srv, c, &f);
     break;
   default:
     f.bad = true;
@@ -1406,10 +1508,16 @@ int server_run(const server_config *cfg, volatile int *stop,
    * release. The clients were told and their locks freed already. */
   wait_admin(srv);
   pthread_mutex_unlock(&srv->mu);
-  /* Closing runs the last callbacks (the state's CLOSED): srv must live. */
+  /* Closing runs the last callbacks (the state's CLOSED, a guarded
+   * write's answer): srv must live. */
   if (srv->s)
     zkl_session_close(srv->s, NULL);
   srv_ = NULL;
+  while (srv->commits) { /* none: each was answered by the close */
+    commit_call *cc = srv->commits;
+    srv->commits = cc->next;
+    commit_free(cc);
+  }
   close(srv->wake_rd);
   close(srv->wake_wr);
   policy_free(srv->pol);

@@ -62,6 +62,7 @@ struct zkl_agent {
   bool stop;         /* the thread ends */
   bool detached;     /* closed from its own thread: it frees the session */
   int timeout_ms;
+  int revision;      /* the protocol's the agent speaks (HELLO; wire.h) */
   int64_t next_ping; /* when the thread tells the agent it is alive */
   int64_t unanswered; /* when the oldest PING with no frame since left */
   zkl_state_cb state_cb;
@@ -102,9 +103,11 @@ struct zkl_pending {
   zkl_lock *l; /* a reference, or NULL */
   zkl_acquire_cb acquire_cb;
   zkl_release_cb release_cb;
+  zkl_commit_cb commit_cb;
   void *arg;
   bool waiter; /* a blocking caller waits on a->cond for done */
   bool again;  /* an acquire of a lock held already: no attempt, no event */
+  zkl_commit_out commit; /* a COMMIT's: where its results go (its out) */
   zkl_agent_parse parse; /* reads the reply's fields after rc, or NULL */
   void *out;             /* parse's */
   bool done;
@@ -126,7 +129,16 @@ struct zkl_rwatch {
   zkl_rwatch *reg_next;
 };
 
-enum { N_ACQUIRE, N_RELEASE, N_LOST, N_REVOKE, N_STATE, N_LEADER, N_EVENT };
+enum {
+  N_ACQUIRE,
+  N_RELEASE,
+  N_LOST,
+  N_REVOKE,
+  N_STATE,
+  N_LEADER,
+  N_EVENT,
+  N_COMMIT
+};
 struct zkl_note {
   zkl_note *next;
   int kind;
@@ -138,6 +150,7 @@ struct zkl_note {
   zkl_lost_cb lost_cb;
   zkl_revoke_cb revoke_cb;
   zkl_state_cb state_cb;
+  zkl_commit_cb commit_cb;
   void *arg;
   zkl_rwatch *w; /* N_LEADER: a reference */
   char *id;      /* N_LEADER: the leader; N_EVENT: the event's strings */
@@ -240,8 +253,11 @@ static void flush_locked(zkl_agent *a) {
 /* Queues a finished frame and sends what it can: never blocks. */
 static int send_locked(zkl_agent *a, zkl_wbuf *b) {
   if (!zkl__wire_end(b)) {
+    /* Too big for a frame is the caller's arguments (the same would
+     * always fail); else memory ran out. */
+    int rc = b->failed && !b->too_big ? ZKL_ENOMEM : ZKL_EINVAL;
     zkl__wire_free(b);
-    return b->failed ? ZKL_ENOMEM : ZKL_EINVAL;
+    return rc;
   }
   if (a->out_len + b->len > a->out_cap) {
     size_t cap = a->out_cap ? a->out_cap : 4096;
@@ -429,7 +445,7 @@ int zkl__remote_on_event(zkl_session *s, zkl_event_cb cb, void *arg) {
     rc = ZKL_ECLOSED;
   } else {
     /* Only a hook that listens has the agent tell it of queueing. */
-    if (!a->event_cb != !cb && a->fd >= 0 && !a->dead) {
+    if (!a->event_cb != !cb && a->fd >= 0 && !a->dead && a->revision >= 2) {
       zkl_wbuf b = {0};
       zkl__wire_begin(&b, ZKL_MSG_EVENTS, 0);
       zkl__wire_i32(&b, cb != NULL);
@@ -455,6 +471,10 @@ int zkl__remote_get_servers(const zkl_session *cs, char *buf, size_t len) {
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+int zkl__remote_revision(const zkl_session *s) {
+  return agent_of(s)->revision; /* set before the session is returned */
 }
 
 void zkl__remote_count_locks(const zkl_session *cs, unsigned *held,
@@ -523,6 +543,9 @@ static void run_notes_locked(zkl_agent *a) {
     case N_EVENT:
       n->event_cb(s, &n->ev, n->arg);
       break;
+    case N_COMMIT:
+      n->commit_cb(n->l, n->rc, n->arg);
+      break;
     }
     pthread_mutex_lock(&s->mu);
     if (n->l)
@@ -558,15 +581,18 @@ static void complete_locked(zkl_agent *a, zkl_pending *c, int rc,
     pthread_cond_broadcast(&a->cond);
     return; /* the waiter drops its reference */
   }
-  if (c->acquire_cb || c->release_cb) {
+  if (c->acquire_cb || c->release_cb || c->commit_cb) {
     zkl_note *n = calloc(1, sizeof *n);
     if (n) {
-      n->kind = c->acquire_cb ? N_ACQUIRE : N_RELEASE;
+      n->kind = c->acquire_cb ? N_ACQUIRE
+                : c->release_cb ? N_RELEASE
+                                : N_COMMIT;
       n->l = c->l;
       n->rc = rc;
       n->token = token;
       n->acquire_cb = c->acquire_cb;
       n->release_cb = c->release_cb;
+      n->commit_cb = c->commit_cb;
       n->arg = c->arg;
       note_locked(a, n);
     }
@@ -668,8 +694,11 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
   case ZKL_MSG_REPLY: {
     zkl_pending *c = find_pending(a, f->request);
     int rc = zkl__wire_get_i32(f);
+    /* None: its lock was freed here (the call ended with ZKL_ECLOSED)
+     * while the agent's answer was on its way, before it read the FREE.
+     * Nothing waits for it. */
     if (!c)
-      return false;
+      return true;
     if (c->type == ZKL_MSG_ACQUIRE) {
       int64_t token = zkl__wire_get_i64(f), deadline = zkl__wire_get_i64(f);
       const char *paths = zkl__wire_get_str(f), *other = zkl__wire_get_str(f);
@@ -889,7 +918,7 @@ static void *agent_thread(void *arg) {
         zkl__wire_begin(&b, ZKL_MSG_PING, 0);
         send_locked(a, &b);
         a->next_ping = now + a->timeout_ms / 3;
-        if (!a->unanswered)
+        if (!a->unanswered && a->revision >= 2) /* 1 sends no PONG */
           a->unanswered = now;
       }
       if (timeout < 0 || a->next_ping - now < timeout)
@@ -949,7 +978,7 @@ static int hello(zkl_agent *a, int timeout_ms) {
   zkl_wbuf b = {0};
   int64_t until = zkl__now_ms() + timeout_ms;
   zkl__wire_begin(&b, ZKL_MSG_HELLO, ++a->next_req);
-  zkl__wire_i32(&b, ZKL_WIRE_VERSION);
+  zkl__wire_i32(&b, ZKL_WIRE_REVISION);
   if (!zkl__wire_end(&b)) {
     zkl__wire_free(&b);
     return ZKL_ENOMEM;
@@ -991,11 +1020,11 @@ static int hello(zkl_agent *a, int timeout_ms) {
         return rc == ZKL_EEXPIRED ? ZKL_EEXPIRED : ZKL_EAGENT;
       }
       rc = zkl__wire_get_i32(&f);
-      (void)zkl__wire_get_i32(&f); /* the version it speaks: ours */
+      a->revision = zkl__wire_get_i32(&f); /* 1: none of 2's (wire.h) */
       a->timeout_ms = zkl__wire_get_i32(&f);
       (void)zkl__wire_get_i64(&f);
       (void)zkl__wire_get_i32(&f);
-      servers = zkl__wire_get_str(&f);
+      servers = a->revision >= 2 ? zkl__wire_get_str(&f) : "";
       if (f.type != ZKL_MSG_REPLY || !zkl__wire_done(&f) || rc != ZKL_OK)
         rc = ZKL_EAGENT;
       else if (*servers && !(a->servers = strdup(servers)))
@@ -1059,9 +1088,11 @@ int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
   pthread_mutex_lock(&s->mu);
   if (on_event) {
     zkl_wbuf b = {0};
-    zkl__wire_begin(&b, ZKL_MSG_EVENTS, 0);
-    zkl__wire_i32(&b, 1);
-    send_locked(a, &b); /* a failure is the agent gone: the thread says so */
+    if (a->revision >= 2) { /* 1 tells no queueing */
+      zkl__wire_begin(&b, ZKL_MSG_EVENTS, 0);
+      zkl__wire_i32(&b, 1);
+      send_locked(a, &b); /* a failure is the agent gone: the thread says so */
+    }
     a->event_cb = on_event;
     a->event_arg = event_arg;
   }
@@ -1662,6 +1693,83 @@ int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,
   if (last)
     agent_free(a);
   return c.rc;
+}
+
+/* ------------------------------------------------------ guarded writes */
+
+int zkl__remote_commit(zkl_lock *l, int count, const zoo_op_t *ops,
+                       zoo_op_result_t *results, zkl_commit_cb cb,
+                       void *arg) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  zkl_remote *r = l->remote;
+  zkl_pending waited, *c = &waited;
+  zkl_wbuf b = {0};
+  int rc;
+  bool gone;
+  if (!ops || !results || count <= 0 || count > ZKL_COMMIT_OPS_MAX)
+    return ZKL_EINVAL;
+  if (!cb && zkl__on_zk_thread())
+    return ZKL_EDEADLK; /* its reply would come on this very thread */
+  if (cb && !(c = calloc(1, sizeof *c)))
+    return ZKL_ENOMEM;
+  if (!cb) {
+    memset(&waited, 0, sizeof waited);
+    waited.waiter = true;
+  }
+  pthread_mutex_lock(&s->mu);
+  rc = usable_locked(a, l);
+  if (rc == ZKL_OK && a->revision < 2) {
+    zkl__log("zkl_lock_commit: the agent speaks protocol revision %d, "
+             "older than guarded writes: upgrade zklockd(8)",
+             a->revision);
+    rc = ZKL_EINVAL;
+  }
+  /* A hold past its lease commits nothing, by this clock as by the
+   * agent's (the agent checks its own too). */
+  if (rc == ZKL_OK && a->holding && a->deadline > 0 &&
+      zkl__now_ms() >= a->deadline)
+    lose_all_locked(a, ZKL_LOST_LEASE_EXPIRED);
+  if (rc == ZKL_OK && r->holds == 0)
+    rc = r->lost ? ZKL_ELOST : ZKL_ENOTHELD;
+  if (rc == ZKL_OK)
+    rc = zkl__commit_check(count, ops);
+  if (rc == ZKL_OK) {
+    c->commit_cb = cb;
+    c->arg = arg;
+    c->parse = zkl__commit_parse;
+    c->commit.count = count;
+    c->commit.ops = ops;
+    c->commit.results = results;
+    c->out = &c->commit;
+    c->req = ++a->next_req;
+    if (c->req == 0)
+      c->req = ++a->next_req;
+    c->type = ZKL_MSG_COMMIT;
+    c->l = l;
+    zkl__wire_begin(&b, ZKL_MSG_COMMIT, c->req);
+    zkl__commit_put(&b, r->handle, count, ops);
+    rc = send_locked(a, &b); /* over ZKL_WIRE_MAX: ZKL_EINVAL */
+  }
+  if (rc != ZKL_OK) {
+    pthread_mutex_unlock(&s->mu);
+    if (cb)
+      free(c);
+    return rc;
+  }
+  lock_ref_locked(l);
+  zkl__list_push(&a->pending, &c->link);
+  if (cb) {
+    pthread_mutex_unlock(&s->mu);
+    return ZKL_OK;
+  }
+  while (!waited.done)
+    pthread_cond_wait(&a->cond, &s->mu);
+  rc = waited.rc;
+  lock_unref_locked(l, &gone);
+  if (!gone)
+    pthread_mutex_unlock(&s->mu);
+  return rc;
 }
 
 /* ------------------------------------------------------ leader watches */

@@ -34,6 +34,8 @@ int zkl__remote_on_event(zkl_session *s, zkl_event_cb cb, void *arg);
 int zkl__remote_get_servers(const zkl_session *s, char *buf, size_t len);
 void zkl__remote_count_locks(const zkl_session *s, unsigned *held,
                              unsigned *waiting);
+/* The protocol revision agreed with the agent at HELLO (wire.h). */
+int zkl__remote_revision(const zkl_session *s);
 int zkl__remote_get_stats(const zkl_session *s, zkl_session_stats *out);
 
 /* The kinds (ZKL_AGENT_* of wire.h): names[0..count), limit (semaphore),
@@ -94,6 +96,24 @@ int zkl__remote_leader_watch_new(zkl_leader_watch **out, zkl_session *s,
                                  const char *name, zkl_leader_cb cb,
                                  void *arg);
 bool zkl__remote_leader_watch_free(zkl_leader_watch *lw);
+
+/* Guarded writes through the agent (agent.c; zkl_lock_commit and
+ * _commit_async: cb NULL for the blocking one). */
+int zkl__remote_commit(zkl_lock *l, int count, const zoo_op_t *ops,
+                       zoo_op_result_t *results, zkl_commit_cb cb, void *arg);
+/* agent_commit.c: the ops as ZKL_MSG_COMMIT's fields, and its reply's
+ * results into the caller's. _check says, before anything is sent, what
+ * cannot be (ZBADARGUMENTS: no path, another type, data missing;
+ * ZKL_EINVAL: its reply would not fit in a frame). */
+typedef struct zkl_commit_out {
+  int count;
+  const zoo_op_t *ops;
+  zoo_op_result_t *results;
+} zkl_commit_out;
+int zkl__commit_check(int count, const zoo_op_t *ops);
+void zkl__commit_put(zkl_wbuf *b, int32_t handle, int count,
+                     const zoo_op_t *ops);
+bool zkl__commit_parse(zkl_rframe *f, int rc, void *out); /* a zkl_commit_out */
 
 /* What a call the agent does not serve returns: ZKL_EINVAL, logged with
  * its name (docs/agent.md lists them, and why). */

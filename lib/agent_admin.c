@@ -341,6 +341,12 @@ int zkl__remote_get_stats(const zkl_session *cs, zkl_session_stats *out) {
   zkl_session_stats st;
   int rc;
   memset(&st, 0, sizeof st);
+  if (zkl__remote_revision(cs) < 2) {
+    zkl__log("zkl_session_get_stats: the agent speaks protocol revision %d, "
+             "older than its counters: upgrade zklockd(8)",
+             zkl__remote_revision(cs));
+    return ZKL_EINVAL;
+  }
   rc = zkl__agent_ask((zkl_session *)cs, ZKL_MSG_STATS, put_nothing, NULL,
                       parse_stats, &st);
   if (rc != ZKL_OK)

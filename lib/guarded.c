@@ -172,7 +172,8 @@ int zkl_lock_commit_async(zkl_lock *l, int count, const zoo_op_t *ops,
                           zoo_op_result_t *results, zkl_commit_cb cb,
                           void *arg) {
   if (l && ZKL_REMOTE_LOCK(l))
-    return zkl__remote_unsupported("zkl_lock_commit_async");
+    return cb ? zkl__remote_commit(l, count, ops, results, cb, arg)
+              : ZKL_EINVAL;
   multi *m;
   int rc;
   zkl_session *s;
@@ -195,7 +196,7 @@ int zkl_lock_commit_async(zkl_lock *l, int count, const zoo_op_t *ops,
 int zkl_lock_commit(zkl_lock *l, int count, const zoo_op_t *ops,
                     zoo_op_result_t *results) {
   if (l && ZKL_REMOTE_LOCK(l))
-    return zkl__remote_unsupported("zkl_lock_commit");
+    return zkl__remote_commit(l, count, ops, results, NULL, NULL);
   zkl_waiter w = {0};
   zkl_session *s;
   multi *m;

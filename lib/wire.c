@@ -11,7 +11,7 @@ static void put(zkl_wbuf *b, const void *p, size_t n) {
   if (b->failed)
     return;
   if (b->len + n > (size_t)ZKL_WIRE_MAX + 4) {
-    b->failed = true;
+    b->failed = b->too_big = true;
     return;
   }
   if (b->len + n > b->cap) {
@@ -40,7 +40,7 @@ static void put_u32(zkl_wbuf *b, uint32_t v) {
 void zkl__wire_begin(zkl_wbuf *b, int type, uint32_t request) {
   unsigned char h[4] = {ZKL_WIRE_VERSION, (unsigned char)type, 0, 0};
   b->len = 0;
-  b->failed = false;
+  b->failed = b->too_big = false;
   put_u32(b, 0); /* the length, filled in at the end */
   put(b, h, 4);
   put_u32(b, request);
@@ -58,6 +58,16 @@ void zkl__wire_str(zkl_wbuf *b, const char *s) {
   put_u32(b, (uint32_t)n);
   if (n)
     put(b, s, n);
+}
+
+void zkl__wire_bytes(zkl_wbuf *b, const void *p, size_t n) {
+  if (n > ZKL_WIRE_MAX) {
+    b->failed = b->too_big = true; /* would not fit in any frame */
+    return;
+  }
+  put_u32(b, (uint32_t)n);
+  if (n)
+    put(b, p, n);
 }
 
 bool zkl__wire_end(zkl_wbuf *b) {
@@ -103,8 +113,9 @@ bool zkl__wire_open(zkl_rframe *f, const unsigned char *data, size_t size) {
   f->request = get_u32(data + 8);
   f->p = data + 4 + ZKL_WIRE_HEADER;
   f->end = data + size;
-  /* Every string of the body fits in the body's size plus one NUL each,
-   * and a string takes at least its 4-byte length: room enough, once. */
+  /* Every str or bytes field of the body fits in the body's size plus
+   * one NUL each, and each takes at least its 4-byte length: room enough,
+   * once. */
   f->room = (size_t)(f->end - f->p) + (size_t)(f->end - f->p) / 4 + 1;
   f->strings = malloc(f->room);
   return f->strings != NULL;
@@ -133,25 +144,39 @@ int64_t zkl__wire_get_i64(zkl_rframe *f) {
   return (int64_t)(hi << 32 | lo);
 }
 
-const char *zkl__wire_get_str(zkl_rframe *f) {
+/* A str or bytes field, copied (NUL-terminated) into f->strings. */
+static const char *get_counted(zkl_rframe *f, bool nul_allowed,
+                               uint32_t *len) {
   uint32_t n;
   char *s;
+  *len = 0;
   if (f->bad || f->end - f->p < 4) {
     f->bad = true;
     return "";
   }
   n = get_u32(f->p);
   if ((uint64_t)n > (uint64_t)(f->end - f->p - 4) ||
-      f->used + n + 1 > f->room || memchr(f->p + 4, 0, n)) {
+      f->used + n + 1 > f->room ||
+      (!nul_allowed && memchr(f->p + 4, 0, n))) {
     f->bad = true;
     return "";
   }
+  *len = n;
   s = f->strings + f->used;
   memcpy(s, f->p + 4, n);
   s[n] = 0;
   f->used += n + 1;
   f->p += 4 + n;
   return s;
+}
+
+const char *zkl__wire_get_str(zkl_rframe *f) {
+  uint32_t n;
+  return get_counted(f, false, &n);
+}
+
+const void *zkl__wire_get_bytes(zkl_rframe *f, uint32_t *len) {
+  return get_counted(f, true, len);
 }
 
 bool zkl__wire_done(const zkl_rframe *f) { return !f->bad && f->p == f->end; }

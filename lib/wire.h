@@ -9,11 +9,21 @@
  * then an 8-byte header: version, type, two zero bytes, and the request id
  * (big-endian 32 bits; 0 for the agent's own news). The body is a sequence
  * of fields whose order the type fixes: i32, i64 (big-endian, two's
- * complement) and str (a u32 length, then that many bytes, no NUL among
- * them). Why no serialization library: a dozen small messages, read by a
- * daemon that must survive anything a hostile local process writes; a
- * bounds-checked reader of three field kinds is shorter to audit than a
- * general decoder, and the library's users get no new dependency.
+ * complement), str (a u32 length, then that many bytes, no NUL among
+ * them) and bytes (the same, NULs allowed: a guarded write's data). Why no
+ * serialization library: a dozen small messages, read by a daemon that
+ * must survive anything a hostile local process writes; a bounds-checked
+ * reader of four field kinds is shorter to audit than a general decoder,
+ * and the library's users get no new dependency.
+ *
+ * The version in every header stays 1. What grew since is told by HELLO:
+ * the client asks for the revision it speaks (ZKL_WIRE_REVISION), the
+ * agent answers the lower of that and its own; an agent of revision 1
+ * (before COMMIT) answers 1 whatever it is asked, and cuts off a client
+ * that sends it a type it does not know, so a client sends COMMIT, STATS
+ * and EVENTS only to an agent that answered 2, and waits for a PONG only
+ * from such an agent; the agent sends news of revision 2 (EVENT, SERVERS,
+ * PONG) only to a client that asked for 2.
  */
 #ifndef ZKL_WIRE_H
 #define ZKL_WIRE_H
@@ -25,13 +35,16 @@
 #define ZKL_WIRE_VERSION 1
 #define ZKL_WIRE_HEADER 8          /* after the length */
 #define ZKL_WIRE_MAX (1024 * 1024) /* the most a frame's L may say */
+#define ZKL_WIRE_REVISION 2 /* HELLO's: 2 serves COMMIT, STATS, EVENTS, EVENT,
+                               SERVERS, PONG and HELLO's servers */
 
 /* Calls (client to agent). Each is answered by one ZKL_MSG_REPLY with its
  * request id, unless said otherwise. */
 enum {
-  ZKL_MSG_HELLO = 1,   /* i32 version wanted -> i32 version, i32 timeout_ms,
-                          i64 session id, i32 agent pid, str servers (the
-                          connect string its session uses now, or "") */
+  ZKL_MSG_HELLO = 1,   /* i32 revision wanted -> i32 revision (the lower
+                          of the two), i32 timeout_ms, i64 session id,
+                          i32 agent pid, and from revision 2: str servers
+                          (the connect string its session uses now, or "") */
   ZKL_MSG_NEW = 2,     /* i32 handle, i32 kind, i32 limit, str id, i32 count,
                           str names... -> i32 rc only when it fails */
   ZKL_MSG_SET = 3,     /* i32 handle, i32 option, i32 value, str text
@@ -67,6 +80,24 @@ enum {
    * ends it). Needs "list" on the name. */
   ZKL_MSG_WATCH_LEADER = 13, /* i32 handle, str name */
   ZKL_MSG_UNWATCH = 14,      /* i32 handle; no reply, no news after */
+  /* A guarded write (zkl_lock_commit) on the client's own handle, run as
+   * the agent's lock commits it; needs "write" on every op's path (none
+   * under ZKL_ROOT), and ZKL_EDENIED too when 64 of the client's are in
+   * flight; no answer once the handle is freed. The
+   * request: i32 handle, i32 count, then count ops, each i32 type (a
+   * ZOO_*_OP), str path, i32 version, and by its type:
+   *   a create:  i32 datalen (-1: NULL data), bytes data, i32 flags,
+   *              i64 ttl, i32 acl count (-1: NULL), then that many
+   *              (i32 perms, str scheme, str id), i32 path buffer size
+   *   a setData: i32 datalen, bytes data, i32 stat wanted (0 or 1)
+   *   a delete, a check: nothing more.
+   * The reply: i32 rc, i32 n (0 when nothing was sent, else count), then
+   * n results, each i32 err, i32 value set (0 or 1), str value (the
+   * created path as the C client cut it to the buffer), i32 valuelen,
+   * i32 stat set (0 or 1), then the Stat: i64 czxid, i64 mzxid, i64
+   * ctime, i64 mtime, i32 version, i32 cversion, i32 aversion, i64
+   * ephemeralOwner, i32 dataLength, i32 numChildren, i64 pzxid. */
+  ZKL_MSG_COMMIT = 15,
   /* zkl_session_get_stats: the agent's session's counters, answered at
    * once by its loop. */
   ZKL_MSG_STATS = 16, /* -> i32 rc, i64 requests, queries, heartbeats,
@@ -79,7 +110,8 @@ enum {
 };
 
 /* The agent's frames. A REPLY to BREAK, LIST or FIND whose fields would
- * not fit in ZKL_WIRE_MAX carries only i32 rc (ZKL_ENOMEM). */
+ * not fit in ZKL_WIRE_MAX carries only i32 rc (ZKL_ENOMEM); one to COMMIT,
+ * rc ZKL_ENOMEM and n 0 (the client asks for none that would not fit). */
 enum {
   ZKL_MSG_REPLY = 32,  /* the answer to request id: i32 rc, then the call's */
   ZKL_MSG_LOST = 33,   /* i32 handle, i32 ZKL_LOST_* reason */
@@ -121,7 +153,8 @@ enum {
 typedef struct zkl_wbuf {
   unsigned char *data;
   size_t len, cap;
-  bool failed; /* out of memory or over ZKL_WIRE_MAX: send nothing */
+  bool failed;  /* out of memory or over ZKL_WIRE_MAX: send nothing */
+  bool too_big; /* failed for being over ZKL_WIRE_MAX */
 } zkl_wbuf;
 
 /* Starts a frame (the length is filled in by zkl__wire_end). */
@@ -129,6 +162,7 @@ void zkl__wire_begin(zkl_wbuf *b, int type, uint32_t request);
 void zkl__wire_i32(zkl_wbuf *b, int32_t v);
 void zkl__wire_i64(zkl_wbuf *b, int64_t v);
 void zkl__wire_str(zkl_wbuf *b, const char *s); /* NULL: "" */
+void zkl__wire_bytes(zkl_wbuf *b, const void *p, size_t n);
 /* Fills in the length: true when the frame is whole and within bounds. */
 bool zkl__wire_end(zkl_wbuf *b);
 void zkl__wire_free(zkl_wbuf *b);
@@ -157,6 +191,8 @@ int32_t zkl__wire_get_i32(zkl_rframe *f);
 int64_t zkl__wire_get_i64(zkl_rframe *f);
 /* Valid until zkl__wire_close. */
 const char *zkl__wire_get_str(zkl_rframe *f);
+/* The same for bytes (NULs allowed); *len their count. */
+const void *zkl__wire_get_bytes(zkl_rframe *f, uint32_t *len);
 /* True when every field was read well and nothing is left over. */
 bool zkl__wire_done(const zkl_rframe *f);
 void zkl__wire_close(zkl_rframe *f);

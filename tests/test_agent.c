@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agentctl.h"
+#include "wire.h" /* ZKL_WIRE_MAX */
 #include "zktest.h"
 
 #define T_SESSION 10000
@@ -570,11 +571,13 @@ static void test_max_hold(void) {
 
 /* ------------------------------------------------------------- policy */
 
+static int commit_create(zkl_lock *l, const char *path);
+
 static void test_policy(void) {
   agentctl ag;
   zkl_session *s;
   zkl_lock *l;
-  char conf[256];
+  char conf[256], target[64];
   FILE *f;
   const char *extra[] = {"--config", conf, NULL};
   snprintf(conf, sizeof conf, "/tmp/zklockd-test-%ld.conf", (long)getpid());
@@ -597,6 +600,10 @@ static void test_policy(void) {
   zkl_lock_free(l);
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, "agent-jobs/x"), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, 0, NULL), ZKL_OK);
+  /* a file with no write rule lets nobody write, the agent's user too */
+  snprintf(target, sizeof target, "/agent-nowrite-%ld", (long)getpid());
+  CU_ASSERT_EQUAL(commit_create(l, target), ZKL_EDENIED);
+  CU_ASSERT(!node_exists(target));
   zkl_lock_free(l);
   /* A reload that does not parse keeps the old policy. */
   f = fopen(conf, "w");
@@ -1268,6 +1275,566 @@ static void test_events_stats_servers(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* ------------------------------------------------------- guarded writes */
+
+/* A znode of the test's own (one of 4 static buffers). */
+static const char *znode(const char *name, const char *what) {
+  static char buf[4][ZKL_PATH_MAX];
+  static int next;
+  char *b = buf[next++ % 4];
+  snprintf(b, ZKL_PATH_MAX, "/agent-commit-%s%s", name, what);
+  return b;
+}
+
+/* What a guarded write left: the ops' results, their buffers, the Stat. */
+typedef struct commit_seen {
+  int rc;
+  zoo_op_result_t results[5];
+  char created[64], seq[12];
+  struct Stat stat;
+} commit_seen;
+
+/* One commit of every op kind, under base (created by the caller, with
+ * base/set and base/gone in it): a create with data holding a NUL and
+ * its path asked back, a setData with its Stat, a delete, a check of the
+ * new node, and a sequential create whose path is cut to a small
+ * buffer. */
+static void commit_every_kind(zkl_lock *l, const char *base,
+                              commit_seen *out) {
+  char a[4][ZKL_PATH_MAX];
+  zoo_op_t ops[5];
+  memset(out, 0, sizeof *out);
+  snprintf(a[0], sizeof a[0], "%s/new", base);
+  snprintf(a[1], sizeof a[1], "%s/set", base);
+  snprintf(a[2], sizeof a[2], "%s/gone", base);
+  snprintf(a[3], sizeof a[3], "%s/seq-", base);
+  zoo_create_op_init(&ops[0], a[0], "x\0y", 3, &ZOO_OPEN_ACL_UNSAFE, 0,
+                     out->created, sizeof out->created);
+  zoo_set_op_init(&ops[1], a[1], "2", 1, 0, &out->stat);
+  zoo_delete_op_init(&ops[2], a[2], -1);
+  zoo_check_op_init(&ops[3], a[0], 0);
+  zoo_create_op_init(&ops[4], a[3], NULL, -1, &ZOO_OPEN_ACL_UNSAFE,
+                     ZOO_PERSISTENT_SEQUENTIAL, out->seq, sizeof out->seq);
+  out->rc = zkl_lock_commit(l, 5, ops, out->results);
+}
+
+/* base with base/set and base/gone in it, on the observer. */
+static void make_base(const char *base) {
+  char p[ZKL_PATH_MAX];
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), base, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                  ZOK);
+  snprintf(p, sizeof p, "%s/set", base);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), p, "1", 1, &ZOO_OPEN_ACL_UNSAFE,
+                             0, NULL, 0),
+                  ZOK);
+  snprintf(p, sizeof p, "%s/gone", base);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), p, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                  ZOK);
+}
+
+/* base and everything under it (one level), on the observer. */
+static void remove_base(const char *base) {
+  struct String_vector kids;
+  char p[ZKL_PATH_MAX];
+  int i;
+  if (zoo_get_children(zkt_observer(), base, 0, &kids) == ZOK) {
+    for (i = 0; i < kids.count; i++) {
+      snprintf(p, sizeof p, "%s/%s", base, kids.data[i]);
+      zoo_delete(zkt_observer(), p, -1);
+    }
+    deallocate_String_vector(&kids);
+  }
+  zoo_delete(zkt_observer(), base, -1);
+}
+
+/* A guarded write through the agent writes what it does on a direct
+ * session, and fills the caller's results as a direct session does: the
+ * same ops run both ways, and their results are compared field by field
+ * (the paths differ by their base only). */
+static void test_commit(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *l, *dl;
+  commit_seen via, direct;
+  char name[64], data[8], base[128], dbase[128], want[ZKL_PATH_MAX];
+  int len = sizeof data, i;
+  struct Stat st;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  zkt_name(name, sizeof name, "agent-commit");
+  snprintf(base, sizeof base, "/agent-commit-%s", name);
+  snprintf(dbase, sizeof dbase, "/agent-commit-%s-direct", name);
+  make_base(base);
+  make_base(dbase);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  /* not held: nothing sent */
+  commit_every_kind(l, base, &via);
+  CU_ASSERT_EQUAL(via.rc, ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  commit_every_kind(l, base, &via);
+  CU_ASSERT_EQUAL(via.rc, ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(dl, -1, NULL), ZKL_OK);
+  commit_every_kind(dl, dbase, &direct);
+  CU_ASSERT_EQUAL(direct.rc, ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(dl), ZKL_OK);
+  /* written: the data with its NUL, the new version, the delete */
+  snprintf(want, sizeof want, "%s/new", base);
+  CU_ASSERT_EQUAL(zoo_get(zkt_observer(), want, 0, data, &len, &st), ZOK);
+  CU_ASSERT_EQUAL(len, 3);
+  CU_ASSERT(memcmp(data, "x\0y", 3) == 0);
+  CU_ASSERT_STRING_EQUAL(via.created, want);
+  snprintf(want, sizeof want, "%s/set", base);
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), want, 0, &st), ZOK);
+  CU_ASSERT_EQUAL(st.version, 1);
+  snprintf(want, sizeof want, "%s/gone", base);
+  CU_ASSERT(!node_exists(want));
+  /* the caller's results, as a direct session fills them */
+  for (i = 0; i < 5; i++) {
+    CU_ASSERT_EQUAL(via.results[i].err, ZOK);
+    CU_ASSERT_EQUAL(via.results[i].err, direct.results[i].err);
+    CU_ASSERT_EQUAL(via.results[i].valuelen, direct.results[i].valuelen);
+    CU_ASSERT_EQUAL(via.results[i].value == NULL,
+                    direct.results[i].value == NULL);
+    CU_ASSERT_EQUAL(via.results[i].stat == NULL,
+                    direct.results[i].stat == NULL);
+  }
+  CU_ASSERT_PTR_EQUAL(via.results[0].value, via.created);
+  CU_ASSERT_PTR_EQUAL(via.results[1].stat, &via.stat);
+  CU_ASSERT_PTR_EQUAL(via.results[4].value, via.seq);
+  CU_ASSERT_EQUAL(via.stat.version, 1);
+  CU_ASSERT_EQUAL(via.stat.version, direct.stat.version);
+  CU_ASSERT_EQUAL(via.stat.dataLength, direct.stat.dataLength);
+  CU_ASSERT_EQUAL(via.stat.czxid, st.czxid);
+  CU_ASSERT_EQUAL(via.stat.mzxid, st.mzxid);
+  /* the sequential path cut to its 12 bytes, as the C client cuts it */
+  CU_ASSERT_EQUAL(strlen(via.seq), sizeof via.seq - 1);
+  CU_ASSERT_EQUAL(strlen(direct.seq), sizeof direct.seq - 1);
+  CU_ASSERT(strncmp(via.seq, base, sizeof via.seq - 1) == 0);
+  zkl_lock_free(l);
+  zkl_lock_free(dl);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  remove_base(base);
+  remove_base(dbase);
+  zkt_assert_parent_empty(name);
+}
+
+/* One create of path, guarded by l. */
+static int commit_create(zkl_lock *l, const char *path) {
+  zoo_op_t op;
+  zoo_op_result_t result;
+  zoo_create_op_init(&op, path, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  return zkl_lock_commit(l, 1, &op, &result);
+}
+
+/* A holder whose node was deleted under it (by an observer) commits
+ * nothing: ZKL_ELOST, as direct; a multi-lock too, one of its nodes
+ * gone. */
+static void test_commit_lost(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  char name[64], node[ZKL_PATH_MAX];
+  const char *target;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-commit-lost");
+  target = znode(name, "");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), node, -1), ZOK);
+  CU_ASSERT_EQUAL(commit_create(l, target), ZKL_ELOST);
+  CU_ASSERT(!node_exists(target));
+  CU_ASSERT_EQUAL(commit_create(l, target), ZKL_ELOST);
+  CU_ASSERT(!node_exists(target));
+  zkl_lock_free(l);
+  /* a multi-lock: a guard on each of its nodes, so one node gone is
+   * enough to commit nothing */
+  {
+    char mname[2][64], paths[2 * ZKL_PATH_MAX];
+    const char *names[2];
+    zkl_lock *multi;
+    zkt_name(mname[0], sizeof mname[0], "agent-commit-multi-a");
+    zkt_name(mname[1], sizeof mname[1], "agent-commit-multi-b");
+    names[0] = mname[0];
+    names[1] = mname[1];
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new_multi(&multi, s, names, 2), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(multi, -1, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(commit_create(multi, target), ZKL_OK);
+    CU_ASSERT(node_exists(target));
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), target, -1), ZOK);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_paths(multi, paths, sizeof paths),
+                    ZKL_OK);
+    *strchr(paths, ' ') = 0; /* the first name's node */
+    CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), paths, -1), ZOK);
+    CU_ASSERT_EQUAL(commit_create(multi, target), ZKL_ELOST);
+    CU_ASSERT(!node_exists(target));
+    zkl_lock_free(multi);
+    zkt_assert_parent_empty(mname[0]);
+    zkt_assert_parent_empty(mname[1]);
+  }
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* The policy's write rule: a commit with one op outside it is refused as
+ * a whole (ZKL_EDENIED, nothing written); a rule covers its path and what
+ * is below it, never a sibling that only starts alike. */
+static void test_commit_policy(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  char conf[256], name[64], ok[128], okx[128], below[ZKL_PATH_MAX];
+  char node[ZKL_PATH_MAX];
+  zoo_op_t ops[2];
+  zoo_op_result_t results[2];
+  FILE *f;
+  const char *extra[] = {"--config", conf, NULL};
+  zkt_name(name, sizeof name, "agent-commit-pol");
+  snprintf(ok, sizeof ok, "/agent-commit-%s", name);
+  snprintf(okx, sizeof okx, "/agent-commit-%sx", name);
+  snprintf(below, sizeof below, "%s/below", ok);
+  snprintf(conf, sizeof conf, "/tmp/zklockd-test-%ld.conf", (long)getpid());
+  f = fopen(conf, "w");
+  CU_ASSERT_FATAL(f != NULL);
+  fprintf(f, "lock * *\nwrite %s uid:%ld\nwrite " ZKL_ROOT " uid:%ld\n", ok,
+          (long)getuid(), (long)getuid());
+  fclose(f);
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  /* the sibling okx only starts like ok: refused, and so is the good op
+   * with it */
+  zoo_create_op_init(&ops[0], ok, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zoo_create_op_init(&ops[1], okx, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, ops, results), ZKL_EDENIED);
+  CU_ASSERT(!node_exists(ok));
+  CU_ASSERT(!node_exists(okx));
+  CU_ASSERT_EQUAL(commit_create(l, okx), ZKL_EDENIED);
+  CU_ASSERT(!node_exists(okx));
+  /* the lock tree is nobody's to write, whatever the rules say: a client
+   * could delete another's node there */
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+  zoo_delete_op_init(&ops[0], node, -1);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, ops, results), ZKL_EDENIED);
+  CU_ASSERT(node_exists(node));
+  /* the rule's own path and what is below it */
+  zoo_create_op_init(&ops[0], ok, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zoo_create_op_init(&ops[1], below, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
+                     0);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, ops, results), ZKL_OK);
+  CU_ASSERT(node_exists(ok));
+  CU_ASSERT(node_exists(below));
+  /* still held after a refusal: the client was not cut off */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  unlink(conf);
+  remove_base(ok);
+  zkt_assert_parent_empty(name);
+}
+
+/* Bad input gets the error a direct session gives, and writes nothing;
+ * what is too big for the agent's frames is refused before anything is
+ * sent, with ZKL_EINVAL. */
+static void test_commit_bad_input(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  char name[64];
+  const char *target;
+  zoo_op_t op, two[2];
+  zoo_op_result_t result, res2[2];
+  char *big;
+  zkt_rec rec;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-commit-bad");
+  target = znode(name, "");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  zoo_create_op_init(&op, target, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 0, &op, &result), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, ZKL_COMMIT_OPS_MAX + 1, &op, &result),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, NULL, &result), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, &op, NULL), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, NULL, NULL),
+                  ZKL_EINVAL);
+  /* a NULL path, and one ZooKeeper refuses, before a good op */
+  two[1] = op;
+  zoo_create_op_init(&two[0], NULL, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, two, res2), ZBADARGUMENTS);
+  zoo_delete_op_init(&two[0], "/a//b", -1);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, two, res2), ZBADARGUMENTS);
+  /* data past a frame: ZKL_EINVAL, nothing sent */
+  big = calloc(1, ZKL_WIRE_MAX + 1);
+  CU_ASSERT_FATAL(big != NULL);
+  zoo_create_op_init(&two[0], target, big, ZKL_WIRE_MAX + 1,
+                     &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 2, two, res2), ZKL_EINVAL);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 2, two, res2, zkt_on_released,
+                                        &rec),
+                  ZKL_EINVAL);
+  free(big);
+  CU_ASSERT(!node_exists(target));
+  /* ops that fit in a frame, whose results would not: 1024 creates of a
+   * 940-byte path, their paths asked back (1,032,212 bytes asked, 1,067,028
+   * answered). The agent could only say ZKL_ENOMEM after the write: the
+   * client refuses them first. */
+  {
+    zoo_op_t *many = calloc(ZKL_COMMIT_OPS_MAX, sizeof *many);
+    zoo_op_result_t *res = calloc(ZKL_COMMIT_OPS_MAX, sizeof *res);
+    char *path = malloc(941), *back = malloc(1024);
+    int i;
+    CU_ASSERT_FATAL(many && res && path && back);
+    memset(path, 'a', 940);
+    path[0] = '/';
+    path[940] = 0;
+    for (i = 0; i < ZKL_COMMIT_OPS_MAX; i++)
+      zoo_create_op_init(&many[i], path, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0,
+                         back, 1024);
+    CU_ASSERT_EQUAL(zkl_lock_commit(l, ZKL_COMMIT_OPS_MAX, many, res),
+                    ZKL_EINVAL);
+    /* without the paths asked back, the same ops go (and fail in
+     * ZooKeeper: the first creates the node, the second finds it) */
+    for (i = 0; i < ZKL_COMMIT_OPS_MAX; i++)
+      many[i].create_op.buf = NULL;
+    CU_ASSERT_EQUAL(zkl_lock_commit(l, ZKL_COMMIT_OPS_MAX, many, res),
+                    ZNODEEXISTS);
+    CU_ASSERT(!node_exists(path));
+    free(many);
+    free(res);
+    free(path);
+    free(back);
+  }
+  /* the session is as good as before */
+  CU_ASSERT_EQUAL(commit_create(l, target), ZKL_OK);
+  CU_ASSERT(node_exists(target));
+  CU_ASSERT_EQUAL(zkt_counter_get(&rec.calls), 0);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), target, -1), ZOK);
+  zkt_assert_parent_empty(name);
+}
+
+/* The async form: the callback runs once, on the session's callback
+ * thread, with the results filled; a commit in flight when its lock is
+ * freed or its session closed ends with ZKL_ECLOSED, and the agent, which
+ * still runs it in ZooKeeper, frees it when ZooKeeper answers: it serves
+ * on and stops cleanly (under ASan: with nothing leaked). */
+static void test_commit_async(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  char name[64], created[ZKL_PATH_MAX];
+  const char *target, *t2, *t3;
+  zoo_op_t op;
+  zoo_op_result_t result;
+  zkt_rec rec;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-commit-async");
+  target = znode(name, "");
+  t2 = znode(name, "-2");
+  t3 = znode(name, "-3");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  zoo_create_op_init(&op, target, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, created,
+                     sizeof created);
+  memset(&result, 0, sizeof result);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, zkt_on_released,
+                                        &rec),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_PTR_EQUAL(rec.lock, l);
+  CU_ASSERT(!pthread_equal(rec.thread, pthread_self()));
+  CU_ASSERT_EQUAL(result.err, ZOK);
+  CU_ASSERT_PTR_EQUAL(result.value, created);
+  CU_ASSERT_STRING_EQUAL(created, target);
+  CU_ASSERT(node_exists(target));
+  CU_ASSERT_EQUAL(commit_create(l, t2), ZKL_OK);
+  /* freed with a commit in flight: ZKL_ECLOSED, once */
+  zoo_create_op_init(&op, t3, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, zkt_on_released,
+                                        &rec),
+                  ZKL_OK);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECLOSED);
+  /* a session closed with one in flight: the same */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, zkt_on_released,
+                                        &rec),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECLOSED);
+  zkl_lock_free(l);
+  /* the agent serves on */
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  zoo_delete_op_init(&op, target, -1);
+  CU_ASSERT_EQUAL(zkl_lock_commit(l, 1, &op, &result), ZKL_OK);
+  CU_ASSERT(!node_exists(target));
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zoo_delete(zkt_observer(), t2, -1);
+  zoo_delete(zkt_observer(), t3, -1); /* it may have committed */
+  zkt_assert_parent_empty(name);
+}
+
+/* Blocking from the callback thread: ZKL_EDEADLK, as direct. */
+typedef struct deadlk_try {
+  zkl_lock *l;
+  const char *target;
+  zkt_counter done;
+  int rc;
+} deadlk_try;
+
+static void on_acquired_try_commit(zkl_lock *l, int rc, int64_t token,
+                                   void *arg) {
+  deadlk_try *t = arg;
+  (void)token;
+  t->rc = rc == ZKL_OK ? commit_create(l, t->target) : rc;
+  zkt_counter_add(&t->done, 1);
+}
+
+/* The agent dies with a commit on its way (frozen, so it never read it):
+ * the caller hears ZKL_EAGENT, and nothing was written; from a callback
+ * the blocking form says ZKL_EDEADLK. */
+static void test_commit_agent_gone(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l;
+  char name[64];
+  const char *target;
+  zoo_op_t op;
+  zoo_op_result_t result;
+  zkt_rec rec;
+  deadlk_try t;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-commit-gone");
+  target = znode(name, "");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  memset(&t, 0, sizeof t);
+  zkt_counter_init(&t.done);
+  t.target = target;
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, -1, on_acquired_try_commit, &t),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&t.done, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(t.rc, ZKL_EDEADLK);
+  CU_ASSERT(!node_exists(target));
+  agentctl_freeze(&ag, true);
+  zoo_create_op_init(&op, target, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, zkt_on_released,
+                                        &rec),
+                  ZKL_OK);
+  agentctl_kill(&ag);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_EAGENT);
+  CU_ASSERT_EQUAL(commit_create(l, target), ZKL_EAGENT);
+  CU_ASSERT(!node_exists(target));
+  zkl_lock_free(l);
+  zkl_session_close(s, NULL);
+  /* the killed agent's session ends by its timeout: its node with it */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 0, 2 * ZKT_WAIT), 0);
+}
+
+/* An acquire callback that keeps the session's callback thread (which
+ * also reads the agent's frames) until the test lets it go. */
+typedef struct held_thread {
+  zkt_counter entered, let_go;
+} held_thread;
+
+static void on_acquired_hold_thread(zkl_lock *l, int rc, int64_t token,
+                                    void *arg) {
+  held_thread *h = arg;
+  (void)l;
+  (void)rc;
+  (void)token;
+  zkt_counter_add(&h->entered, 1);
+  zkt_counter_wait(&h->let_go, 1, ZKT_WAIT);
+}
+
+/* The agent's answer to a guarded write crosses the client's FREE of its
+ * lock: the client ended the call with ZKL_ECLOSED, and the answer that
+ * comes after finds nothing waiting. It must not end the session (it
+ * did: a REPLY to no pending call was taken for a broken agent). */
+static void test_commit_answer_after_free(void) {
+  agentctl ag;
+  zkl_session *s;
+  zkl_lock *l, *m;
+  char name[64], mname[64], parent[128], child[ZKL_PATH_MAX];
+  zoo_op_t op;
+  zoo_op_result_t result;
+  zkt_rec rec;
+  held_thread h;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  zkt_name(name, sizeof name, "agent-commit-cross");
+  zkt_name(mname, sizeof mname, "agent-commit-cross-m");
+  snprintf(parent, sizeof parent, "/agent-commit-%s", name);
+  snprintf(child, sizeof child, "%s/x", parent);
+  CU_ASSERT_EQUAL(zoo_create(zkt_observer(), parent, NULL, -1,
+                             &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0),
+                  ZOK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&m, s, mname), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  /* the callback thread held: nothing the agent sends is read */
+  zkt_counter_init(&h.entered);
+  zkt_counter_init(&h.let_go);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(m, -1, on_acquired_hold_thread, &h),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&h.entered, 1, ZKT_WAIT), 1);
+  zoo_create_op_init(&op, child, "v", 1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+  zkt_rec_init(&rec);
+  CU_ASSERT_EQUAL(zkl_lock_commit_async(l, 1, &op, &result, zkt_on_released,
+                                        &rec),
+                  ZKL_OK);
+  /* committed: the agent's answer is on its way, before the FREE */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, ZKT_WAIT), 1);
+  zkl_lock_free(l);
+  zkt_counter_add(&h.let_go, 1);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECLOSED);
+  /* the session serves on: m's hold is still there, and good */
+  CU_ASSERT_EQUAL(zkl_lock_release(m), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(m, -1, NULL), ZKL_OK);
+  zkl_lock_free(m);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), child, -1), ZOK);
+  CU_ASSERT_EQUAL(zoo_delete(zkt_observer(), parent, -1), ZOK);
+  zkt_assert_parent_empty(name);
+  zkt_assert_parent_empty(mname);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"every kind through the agent", test_kinds},
@@ -1295,6 +1862,16 @@ int main(void) {
       {"a client killed with a leader watch on", test_leader_watch_gone},
       {"events, counters and servers through the agent",
        test_events_stats_servers},
+      {"a guarded write through the agent, as direct", test_commit},
+      {"a guarded write after the hold was lost", test_commit_lost},
+      {"the policy's write rule", test_commit_policy},
+      {"bad input to a guarded write through the agent",
+       test_commit_bad_input},
+      {"an async guarded write, and one left in flight", test_commit_async},
+      {"the agent gone with a guarded write on its way",
+       test_commit_agent_gone},
+      {"a guarded write's answer after its lock was freed",
+       test_commit_answer_after_free},
       {NULL, NULL}};
   return zkt_main("agent", tests);
 }

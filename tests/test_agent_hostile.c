@@ -486,6 +486,102 @@ static size_t mk_set_7(unsigned char *buf) {
   return mk_on_7(buf, ZKL_MSG_SET, 16); /* handle, option, value, "" */
 }
 
+/* COMMITs (wire.h has their fields) of a create of COMMIT_TARGET, which
+ * no case may write. */
+#define COMMIT_TARGET "/hostile-commit-bad"
+static size_t wbuf_out(unsigned char *buf, zkl_wbuf *b) {
+  size_t n = 0;
+  if (zkl__wire_end(b) && b->len <= 256) {
+    memcpy(buf, b->data, b->len);
+    n = b->len;
+  }
+  zkl__wire_free(b);
+  return n;
+}
+static void commit_head(zkl_wbuf *b, int32_t handle, int32_t count) {
+  zkl__wire_begin(b, ZKL_MSG_COMMIT, 9);
+  zkl__wire_i32(b, handle);
+  zkl__wire_i32(b, count);
+}
+/* A create whose datalen and ACL count are given (one world ACL when 1). */
+static void commit_create(zkl_wbuf *b, int32_t datalen, int32_t acls,
+                          int32_t buf_size) {
+  zkl__wire_i32(b, ZOO_CREATE_OP);
+  zkl__wire_str(b, COMMIT_TARGET);
+  zkl__wire_i32(b, -1);
+  zkl__wire_i32(b, datalen);
+  zkl__wire_bytes(b, "v", 1);
+  zkl__wire_i32(b, 0);
+  zkl__wire_i64(b, 0);
+  zkl__wire_i32(b, acls);
+  if (acls == 1) {
+    zkl__wire_i32(b, ZOO_PERM_ALL);
+    zkl__wire_str(b, "world");
+    zkl__wire_str(b, "anyone");
+  }
+  zkl__wire_i32(b, buf_size);
+}
+static size_t mk_commit_7(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 7, 1);
+  commit_create(&b, 1, 1, 0);
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_zero(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, 0);
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_many(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, ZKL_COMMIT_OPS_MAX + 1);
+  commit_create(&b, 1, 1, 0);
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_fewer(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, 2);
+  commit_create(&b, 1, 1, 0);
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_type(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, 1);
+  zkl__wire_i32(&b, 99);
+  zkl__wire_str(&b, COMMIT_TARGET);
+  zkl__wire_i32(&b, -1);
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_datalen(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, 1);
+  commit_create(&b, 5, 1, 0); /* 5 said, 1 byte given */
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_acls(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, 1);
+  commit_create(&b, 1, 1000000, 0); /* and none of them follows */
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_buf_size(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, 1);
+  commit_create(&b, 1, 1, -1);
+  return wbuf_out(buf, &b);
+}
+static size_t mk_commit_bytes_past(unsigned char *buf) {
+  zkl_wbuf b = {0};
+  commit_head(&b, 1, 1);
+  zkl__wire_i32(&b, ZOO_SETDATA_OP);
+  zkl__wire_str(&b, COMMIT_TARGET);
+  zkl__wire_i32(&b, -1);
+  zkl__wire_i32(&b, 1000);
+  zkl__wire_i32(&b, 1000); /* the bytes' length, then only 4 of them */
+  zkl__wire_i32(&b, 0);
+  return wbuf_out(buf, &b);
+}
+
 static const bad_case bad_cases[] = {
     {"a length under 8", true, mk_short_len},
     {"a length over 1 MiB", true, mk_long_len},
@@ -506,6 +602,15 @@ static const bad_case bad_cases[] = {
     {"a CANCEL on a handle never made", true, mk_cancel_7},
     {"a FREE of a handle never made", true, mk_free_7},
     {"a SET on a handle never made", true, mk_set_7},
+    {"a COMMIT on a handle never made", true, mk_commit_7},
+    {"a COMMIT of no op", true, mk_commit_zero},
+    {"a COMMIT of too many ops", true, mk_commit_many},
+    {"a COMMIT of fewer ops than it says", true, mk_commit_fewer},
+    {"a COMMIT op of an unknown type", true, mk_commit_type},
+    {"a COMMIT's data shorter than its datalen", true, mk_commit_datalen},
+    {"a COMMIT's ACL count past the end", true, mk_commit_acls},
+    {"a COMMIT's path buffer size negative", true, mk_commit_buf_size},
+    {"a COMMIT's bytes past the end", true, mk_commit_bytes_past},
     {NULL, false, NULL}};
 
 static void test_malformed(void) {
@@ -530,6 +635,8 @@ static void test_malformed(void) {
     zkt_assert_parent_empty(name);
     good_check(&g, bc->what);
   }
+  zkt_check(zoo_exists(zkt_observer(), COMMIT_TARGET, 0, NULL) == ZNONODE,
+            "a malformed COMMIT wrote " COMMIT_TARGET);
   good_stop(&g);
 }
 
