@@ -963,6 +963,30 @@ static void test_many(void) {
 
 #define WRITER_MS 4000 /* past the good hold's lease with no relay */
 
+/* Takes and releases a fresh lock of g's first client, again and again
+ * for WRITER_MS, while a hostile client does its worst: how many times it
+ * did (every time must work, within ZKT_WAIT). */
+static int fresh_rounds_beside(good *g, const char *what) {
+  char fresh[64];
+  zkl_lock *l;
+  int64_t until = zkt_now_ms() + WRITER_MS;
+  int rounds = 0, rc;
+  zkt_name(fresh, sizeof fresh, "hostile-beside");
+  if (!zkt_check(zkl_lock_new(&l, g->s1, fresh) == ZKL_OK, "no fresh lock"))
+    return 0;
+  while (zkt_now_ms() < until) {
+    rc = zkl_lock_acquire(l, ZKT_WAIT, NULL);
+    if (!zkt_check(rc == ZKL_OK, "an acquire beside %s: %s", what,
+                   zkl_strerror(rc)))
+      break;
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    rounds++;
+  }
+  zkl_lock_free(l);
+  zkt_assert_parent_empty(fresh);
+  return rounds;
+}
+
 typedef struct writer {
   int fd;
   volatile bool stop;
@@ -1007,10 +1031,7 @@ static void test_never_stops_writing(void) {
   good g;
   writer w;
   pthread_t th;
-  char fresh[64];
-  zkl_lock *l;
-  int64_t until;
-  int rounds = 0, rc;
+  int rounds;
   CU_ASSERT_FATAL(good_start_with(&g, extra));
   memset(&w, 0, sizeof w);
   w.fd = raw_connect(&g.ag);
@@ -1025,25 +1046,13 @@ static void test_never_stops_writing(void) {
       setsockopt(w.fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   }
   CU_ASSERT_FATAL(pthread_create(&th, NULL, writer_run, &w) == 0);
-  zkt_name(fresh, sizeof fresh, "hostile-beside-writer");
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, g.s1, fresh), ZKL_OK);
-  until = zkt_now_ms() + WRITER_MS;
-  while (zkt_now_ms() < until) {
-    rc = zkl_lock_acquire(l, ZKT_WAIT, NULL);
-    if (!zkt_check(rc == ZKL_OK, "an acquire beside the writer: %s",
-                   zkl_strerror(rc)))
-      break;
-    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
-    rounds++;
-  }
+  rounds = fresh_rounds_beside(&g, "the writer");
   w.stop = true;
   pthread_join(th, NULL);
   printf("\n    %ld frames written, %d fresh acquires beside them ", w.frames,
          rounds);
   CU_ASSERT(w.frames > 0 && rounds > 0);
   CU_ASSERT_FALSE(w.cut_off); /* valid frames: nothing to cut off */
-  zkl_lock_free(l);
-  zkt_assert_parent_empty(fresh);
   good_check(&g, "a client that never stops writing");
   close(w.fd);
   good_stop(&g);
@@ -1081,11 +1090,8 @@ static void test_never_stops_connecting(void) {
   pthread_t th[CONNECTORS];
   volatile bool stop = false;
   good g;
-  char fresh[64];
-  zkl_lock *l;
-  int64_t until;
   long total = 0;
-  int rounds = 0, rc, i, n0;
+  int rounds, i, n0;
   fds_want w;
   CU_ASSERT_FATAL(good_start_with(&g, extra));
   n0 = fd_count(g.ag.pid);
@@ -1096,17 +1102,7 @@ static void test_never_stops_connecting(void) {
     k[i].connections = 0;
     CU_ASSERT_FATAL(pthread_create(&th[i], NULL, connector_run, &k[i]) == 0);
   }
-  zkt_name(fresh, sizeof fresh, "hostile-beside-connector");
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, g.s1, fresh), ZKL_OK);
-  until = zkt_now_ms() + WRITER_MS;
-  while (zkt_now_ms() < until) {
-    rc = zkl_lock_acquire(l, ZKT_WAIT, NULL);
-    if (!zkt_check(rc == ZKL_OK, "an acquire beside the connections: %s",
-                   zkl_strerror(rc)))
-      break;
-    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
-    rounds++;
-  }
+  rounds = fresh_rounds_beside(&g, "the connections");
   stop = true;
   for (i = 0; i < CONNECTORS; i++) {
     pthread_join(th[i], NULL);
@@ -1116,8 +1112,6 @@ static void test_never_stops_connecting(void) {
          "them ",
          total, rounds);
   CU_ASSERT(total > 0 && rounds > 0);
-  zkl_lock_free(l);
-  zkt_assert_parent_empty(fresh);
   good_check(&g, "a process that never stops connecting");
   /* every connection closed is dropped: no descriptor kept */
   w.pid = g.ag.pid;
