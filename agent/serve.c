@@ -385,13 +385,17 @@ static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
   pthread_mutex_lock(&srv->mu);
   if (ev->type == ZKL_EVENT_QUEUED && ev->lock &&
       (a = find_lock(srv, ev->lock)) && a->c->events && !a->c->closing) {
+    static char paths[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* under srv->mu */
     zkl_wbuf b = {0};
+    if (zkl_lock_get_node_paths(ev->lock, paths, sizeof paths) != ZKL_OK)
+      paths[0] = 0;
     zkl__wire_begin(&b, ZKL_MSG_EVENT, 0);
     zkl__wire_i32(&b, (int32_t)ev->type);
     zkl__wire_i32(&b, a->handle);
     zkl__wire_str(&b, ev->node);
     zkl__wire_str(&b, ev->waiting_for);
     zkl__wire_i32(&b, ev->position);
+    zkl__wire_str(&b, paths);
     send_frame(srv, a->c, &b);
   }
   pthread_mutex_unlock(&srv->mu);

@@ -251,7 +251,6 @@ static void copy_str(char *to, size_t len, const char **field) {
 void ev_event_cb(zkl_session *s, const zkl_event *ev, void *arg) {
   struct timespec at;
   ev_trace *t;
-  (void)s;
   (void)arg;
   clock_gettime(CLOCK_REALTIME, &at);
   pthread_mutex_lock(&mu);
@@ -267,6 +266,10 @@ void ev_event_cb(zkl_session *s, const zkl_event *ev, void *arg) {
     copy_str(t->servers, sizeof t->servers, &t->ev.servers);
     t->ev.lock = NULL; /* not to be used later: it may be freed by then */
   }
+  /* Through the agent there is no handle for the waiting status's own
+   * watches: the agent's news of the waiter's place redraws it. */
+  if (ev->type == ZKL_EVENT_QUEUED && !zkl_session_handle(s))
+    queue_changed = true;
   pthread_mutex_unlock(&mu);
   ev_wake();
 }

@@ -630,11 +630,13 @@ int run_lock(const options *o) {
   r.s = connect_or_exit(o, bound);
   rc = lease_init(r.s, t0, o->server_tick_ms); /* the leader heard us after
                                                  we began */
-  if (rc == ZKL_OK && cli_verbose) {
+  /* The events: -v traces them; through the agent they also redraw the
+   * waiting status (status.c), which has no handle for watches there. */
+  if (rc == ZKL_OK &&
+      (cli_verbose || (o->agent && !o->quiet && o->wait_ms != 0)))
     rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
-    if (rc == ZKL_OK)
-      trace_servers_now(r.s, o->agent ? NULL : o->parsed_hosts.connect);
-  }
+  if (rc == ZKL_OK && cli_verbose)
+    trace_servers_now(r.s, o->agent ? NULL : o->parsed_hosts.connect);
   if (rc == ZKL_OK)
     rc = make_lock(&r);
   if (rc == ZKL_OK && o->acl != ZKL_ACL_OPEN)
@@ -670,8 +672,6 @@ int run_lock(const options *o) {
   r.same_group = has_terminal();
   ev_catch_signals(r.same_group);
   mode = o->quiet || o->wait_ms == 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
-  if (o->agent)
-    mode = 0; /* the queue's view needs a ZooKeeper session of its own */
   status_init(mode, r.s, r.l, o);
   status_arm();
   r.acquire_ms = cli_now_ms();

@@ -11,6 +11,11 @@
  * starts; ZooKeeper answers a session's requests in order, so the creation
  * of our own node fires one.
  *
+ * Through the agent there is no handle to set watches with: the line is
+ * redrawn at the agent's news of the waiter's place (ZKL_EVENT_QUEUED,
+ * when the node it waits for changes), so its count of those ahead can
+ * lag until then. The listing goes through the agent (its "list" rule).
+ *
  * Several names (one multi-lock): every name's queue is watched, and the
  * line speaks of the first name, in the order given, where zklock is held
  * up: a multi-lock waits in that queue (the library's events say so too).
@@ -104,8 +109,8 @@ void status_init(int mode, zkl_session *s, zkl_lock *l, const options *o) {
 
 void status_arm(void) {
   intptr_t i;
-  if (st.mode == 0 || st.done)
-    return;
+  if (st.mode == 0 || st.done || !zkl_session_handle(st.s))
+    return; /* through the agent: its QUEUED news redraw the line */
   for (i = 0; i < st.nwatched; i++) {
     ev_request_sent();
     if (zoo_awget_children(zkl_session_handle(st.s), st.watched[i], watcher,
@@ -201,7 +206,8 @@ static bool show_if_held_up(int i) {
   /* It is only the status: the next change tries again. Disconnected, the
    * listing would wait for the reconnect (zkl_name_list() asks again
    * after a lost connection), holding up the main loop. */
-  if (zoo_state(zkl_session_handle(st.s)) != ZOO_CONNECTED_STATE ||
+  if ((zkl_session_handle(st.s) &&
+       zoo_state(zkl_session_handle(st.s)) != ZOO_CONNECTED_STATE) ||
       queue_view_get(st.s, name, &v) != ZKL_OK)
     return false;
   /* Only now: the server tells the watch of our node's creation before it

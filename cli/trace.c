@@ -145,6 +145,11 @@ void trace_flush(zkl_session *s) {
   ev_trace t;
   int dropped;
   bool got;
+  if (!cli_verbose) { /* the hook is on for the waiting status only */
+    while (ev_take_trace(&t, &dropped))
+      ;
+    return;
+  }
   do {
     got = ev_take_trace(&t, &dropped);
     if (dropped > 0)

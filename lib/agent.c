@@ -574,6 +574,11 @@ static void complete_locked(zkl_agent *a, zkl_pending *c, int rc,
   zkl__list_remove(&c->link);
   c->rc = rc;
   c->token = token;
+  if (c->type == ZKL_MSG_ACQUIRE && c->l && rc != ZKL_OK &&
+      c->l->remote->holds == 0) {
+    free(c->l->remote->paths); /* a waiter's nodes (EVENT): gone with it */
+    c->l->remote->paths = NULL;
+  }
   if (c->type == ZKL_MSG_ACQUIRE && c->l && !c->again)
     acquire_event_locked(a, c->l, rc, token);
   if (c->waiter) {
@@ -808,13 +813,21 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
     const char *node = zkl__wire_get_str(f);
     const char *waiting_for = zkl__wire_get_str(f);
     int32_t position = zkl__wire_get_i32(f);
+    const char *paths = zkl__wire_get_str(f);
     if (!zkl__wire_done(f))
       return false;
-    /* Queueing news of an attempt still under way (not one ended since). */
+    /* Queueing news of an attempt still under way (not one ended since):
+     * its nodes, which zkl_lock_get_node_paths() then gives while it
+     * waits, as direct, and the event. */
     if (type == ZKL_EVENT_QUEUED && (r = find_handle(a, handle, &l)) &&
-        r->acquiring && !r->freed)
+        r->acquiring && !r->freed) {
+      if (*paths && r->holds == 0) {
+        free(r->paths);
+        r->paths = strdup(paths);
+      }
       lock_event_locked(a, l, type, 0, 0, *node ? node : NULL,
                         *waiting_for ? waiting_for : NULL, position);
+    }
     return true;
   }
   case ZKL_MSG_SERVERS: {
@@ -1636,7 +1649,9 @@ int zkl__remote_node_paths(const zkl_lock *cl, bool all, char *buf,
   size_t n;
   int rc = ZKL_OK;
   pthread_mutex_lock(&l->s->mu);
-  paths = l->remote->holds > 0 ? l->remote->paths : NULL;
+  /* A waiter's too, once the agent told them (EVENT: events on). */
+  paths = l->remote->holds > 0 || l->remote->acquiring ? l->remote->paths
+                                                        : NULL;
   if (!paths || !*paths) {
     rc = ZKL_ENOTHELD;
   } else {

@@ -123,7 +123,9 @@ enum {
   /* What only the agent sees of a client's attempt, to a client that asked
    * (ZKL_MSG_EVENTS): today ZKL_EVENT_QUEUED, its place in the queue. */
   ZKL_MSG_EVENT = 39,  /* i32 ZKL_EVENT_* type, i32 handle, str node, str
-                          waiting_for ("": none), i32 position */
+                          waiting_for ("": none), i32 position, str node
+                          paths (the attempt's, as zkl_lock_get_node_paths
+                          gives them; "": none yet) */
   ZKL_MSG_SERVERS = 40, /* str servers: the agent's session follows the
                            ensemble there (to every client) */
   ZKL_MSG_PONG = 41 /* no fields: the answer to a PING; a client that hears

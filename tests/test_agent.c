@@ -1235,6 +1235,10 @@ static void test_events_stats_servers(void) {
   CU_ASSERT_EQUAL(zkl_session_get_stats(s, &st), ZKL_OK);
   CU_ASSERT_EQUAL(st.locks_held, 0);
   CU_ASSERT_EQUAL(st.locks_waiting, 1);
+  /* a waiter knows its node, as direct (the agent's news carry it) */
+  i = zkt_events_last(&lg, ZKL_EVENT_QUEUED);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
+  CU_ASSERT(i >= 0 && strcmp(strrchr(path, '/') + 1, lg.node[i]) == 0);
   CU_ASSERT_EQUAL(zkl_lock_cancel(l), ZKL_OK);
   CU_ASSERT_EQUAL(zkt_rec_wait(&rec, 1, ZKT_WAIT), ZKL_ECANCELED);
   CU_ASSERT_EQUAL(zkt_counter_wait(&lg.count, 7, ZKT_WAIT), 7);

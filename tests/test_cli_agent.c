@@ -125,6 +125,29 @@ static void test_questions(void) {
     assert_no_node(vname);
   }
 
+  /* The waiting line through the agent (stderr not a terminal: one line),
+   * drawn at the agent's news of the waiter's place, as direct. */
+  {
+    proc w;
+    char line[1024], want[256], parent[ZKL_PATH_MAX];
+    bool seen = false;
+    zkt_parent(parent, sizeof parent, name);
+    snprintf(want, sizeof want,
+             "zklock: waiting for /locks/%s: 1 ahead, held by ", name);
+    spawn(&w, "--agent", ag.sock, "-w", "30", name, "--", "true", NULL);
+    while (!seen && read_line(w.err, line, sizeof line, T_WAIT) > 0)
+      seen = strncmp(line, want, strlen(want)) == 0;
+    zkt_check(seen, "no waiting line through the agent (wanted: %s...)",
+              want);
+    CU_ASSERT(zkt_wait_children(parent, 2, T_WAIT) == 2);
+    /* the holder lets go: the waiter runs its command and exits 0 */
+    CU_ASSERT_EQUAL(zkl_lock_release(held), ZKL_OK);
+    CU_ASSERT_EQUAL(wait_exit(&w, T_WAIT), 0);
+    cleanup(&w);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(held, -1, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_path(held, path, sizeof path), ZKL_OK);
+  }
+
   /* --leader: the same line. */
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&cand, d, ename, "cli-one"),
                         ZKL_OK);
