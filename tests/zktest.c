@@ -674,6 +674,21 @@ void zkt_assert_quiet_at(zkl_session *s, const char *file, int line) {
                c.watches, c.cleanups, c.inflight, c.parked, c.calls);
 }
 
+uint64_t zkt_disconnects(zkl_session *s) {
+  zkl_session_stats st;
+  return zkl_session_get_stats(s, &st) == ZKL_OK ? st.disconnects : 0;
+}
+
+int zkt_wait_disconnects(zkl_session *s, uint64_t before, int timeout_ms) {
+  int64_t end = zkt_now_ms() + timeout_ms;
+  while (zkt_disconnects(s) <= before) {
+    if (zkt_now_ms() >= end)
+      return -1;
+    usleep(10 * 1000);
+  }
+  return 0;
+}
+
 void zkt_events_init(zkt_events *e) {
   memset(e, 0, sizeof *e);
   pthread_mutex_init(&e->mu, NULL);

@@ -252,6 +252,14 @@ int zkt_events_count(zkt_events *e, int type, const char *name);
 /* The index of the last kept event of type, or -1. */
 int zkt_events_last(zkt_events *e, int type);
 
+/* Waits (bounded) until s has lost its connection more than `before` times
+ * (zkl_session_stats.disconnects): 0 once it has, -1 if not in time. A
+ * connection that is lost and made again at once can come and go between
+ * two looks at the session's state; the count cannot be missed. */
+int zkt_wait_disconnects(zkl_session *s, uint64_t before, int timeout_ms);
+/* s's disconnects so far (0 if the stats cannot be read). */
+uint64_t zkt_disconnects(zkl_session *s);
+
 int64_t zkt_now_ms(void);
 /* Threads of this process right now (from /proc/self/task). */
 int zkt_thread_count(void);
