@@ -6,7 +6,9 @@
  * The client keeps that pointer from the moment the get that sets the watch
  * succeeds until the watch fires, is removed, or the handle is closed; and
  * an event already queued reaches the watcher even after a removal was
- * refused (ZNOWATCHER) because of it. So a record lives on its own terms,
+ * refused (ZNOWATCHER) because of it. A session event queued before a
+ * removal that worked reaches it too: watcher() reads nothing of the record
+ * for those. So a record lives on its own terms,
  * not its owner's: it is freed only when its owner no longer wants it AND
  * the client can no longer call it, and it holds a reference on its owner
  * until then.
@@ -53,16 +55,26 @@ static void maybe_free_locked(zkl_watch *w) {
   zkl__session_unref_locked(s);
 }
 
+/* A session event must not touch ctx: the client delivers one to a copy
+ * of its list of every watcher, made when the event came in (the IO
+ * thread), so a record taken out of the client and freed meanwhile (its
+ * owner dropped it as its get was answered, zkl__watch_leave_client()
+ * said ZOK) is still called with it. Events of a node take the watcher
+ * out of the client's maps as they are copied, so one of those is never
+ * delivered after a removal that said ZOK. (Found by ASan in the agent
+ * under the fault suite: a heap-use-after-free here.) */
 static void watcher(zhandle_t *zh, int type, int state, const char *path,
                     void *ctx) {
-  zkl_watch *w = ctx;
-  zkl_session *s = w->s;
+  zkl_watch *w;
+  zkl_session *s;
   (void)zh;
   (void)state;
   (void)path;
   zkl__mark_zk_thread();
   if (type == ZOO_SESSION_EVENT)
     return; /* the session hears those; the watch stays armed */
+  w = ctx;
+  s = w->s;
   zkl__enter_locked(s);
   s->watch_events++;
   w->client = W_GONE; /* watches fire once */
