@@ -125,6 +125,11 @@ struct server {
   awatch *watches;
   int n_admin;              /* admin.c's threads running, in all */
   pthread_cond_t admin_end; /* n_admin went down */
+  /* Threads other than the loop waiting for mu (the library's callback
+   * thread, admin.c's): the loop, which holds mu for all its work, hands
+   * it over to them between frames (see yield_mu). */
+  int mu_wanted;
+  pthread_cond_t mu_served; /* a waiter for mu had its turn */
   commit_call *commits;     /* guarded writes in flight (commit.c) */
 };
 
@@ -149,6 +154,34 @@ static void wake(server *srv) {
   char x = 1;
   ssize_t n = write(srv->wake_wr, &x, 1); /* full pipe: already awake */
   (void)n;
+}
+
+/* mu for a thread other than the loop's. The loop holds mu while it serves
+ * frames and lets go of it only around poll(): a mutex is not fair, and a
+ * client that writes without pause keeps the loop busy, so a waiter woken
+ * at the unlock finds mu taken again and sleeps on. The waiter here is the
+ * library's callback thread, which every ZooKeeper answer of the session
+ * waits behind: grants, releases, and the lease itself went unrelayed
+ * until the good clients lost their holds (test_agent_hostile, "a client
+ * that never stops writing", under ASan). So a waiter says it waits, and
+ * the loop hands mu over (yield_mu). */
+static void lock_mu(server *srv) {
+  __atomic_add_fetch(&srv->mu_wanted, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_lock(&srv->mu);
+  __atomic_sub_fetch(&srv->mu_wanted, 1, __ATOMIC_SEQ_CST);
+}
+
+static void unlock_mu(server *srv) {
+  pthread_cond_broadcast(&srv->mu_served);
+  pthread_mutex_unlock(&srv->mu);
+}
+
+/* The loop, holding mu: lets every thread that waits for it have its turn
+ * first. Each of them holds mu briefly and never waits for the loop, so
+ * this ends. */
+static void yield_mu(server *srv) {
+  while (__atomic_load_n(&srv->mu_wanted, __ATOMIC_SEQ_CST) > 0)
+    pthread_cond_wait(&srv->mu_served, &srv->mu);
 }
 
 /* ----------------------------------------------------------- the ids */
@@ -287,9 +320,9 @@ static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
   static char paths[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* under srv->mu */
   const char *other, *refused;
   int64_t deadline;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   if (!(a = find_id(srv, (uint64_t)(uintptr_t)arg)) || !a->acquiring) {
-    pthread_mutex_unlock(&srv->mu);
+    unlock_mu(srv);
     return;
   }
   a->acquiring = false;
@@ -306,28 +339,28 @@ static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
     a->c->lease_sent = deadline;
   reply_acquire(srv, a->c, a->acquire_req, rc, token, deadline, paths, other,
                 refused);
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 static void on_released(zkl_lock *l, int rc, void *arg) {
   server *srv = srv_;
   alock *a;
   (void)l;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   if ((a = find_id(srv, (uint64_t)(uintptr_t)arg)) && a->releasing) {
     a->releasing = false;
     if (rc == ZKL_OK || rc == ZKL_ELOST)
       set_holds(a, rc == ZKL_OK && a->holds > 0 ? a->holds - 1 : 0);
     reply_rc(srv, a->c, a->release_req, rc);
   }
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   server *srv = srv_;
   alock *a;
   (void)l;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   if ((a = find_id(srv, (uint64_t)(uintptr_t)arg))) {
     zkl_wbuf b = {0};
     set_holds(a, 0);
@@ -336,21 +369,21 @@ static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
     zkl__wire_i32(&b, (int32_t)reason);
     send_frame(srv, a->c, &b);
   }
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 static void on_revoke(zkl_lock *l, void *arg) {
   server *srv = srv_;
   alock *a;
   (void)l;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   if ((a = find_id(srv, (uint64_t)(uintptr_t)arg))) {
     zkl_wbuf b = {0};
     zkl__wire_begin(&b, ZKL_MSG_REVOKED, 0);
     zkl__wire_i32(&b, a->handle);
     send_frame(srv, a->c, &b);
   }
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 static void on_state(zkl_session *s, zkl_state state, void *arg) {
@@ -358,7 +391,7 @@ static void on_state(zkl_session *s, zkl_state state, void *arg) {
   client *c;
   (void)s;
   (void)arg;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   if (state == ZKL_STATE_EXPIRED || state == ZKL_STATE_AUTH_FAILED)
     srv->session_over = true;
   for (c = srv->clients; c; c = c->next) {
@@ -370,7 +403,7 @@ static void on_state(zkl_session *s, zkl_state state, void *arg) {
     send_frame(srv, c, &b);
   }
   wake(srv);
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 /* The session's event hook, set only while a client wants events (so the
@@ -382,7 +415,7 @@ static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
   alock *a;
   (void)s;
   (void)arg;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   if (ev->type == ZKL_EVENT_QUEUED && ev->lock &&
       (a = find_lock(srv, ev->lock)) && a->c->events && !a->c->closing) {
     static char paths[ZKL_MULTI_NAMES_MAX * ZKL_PATH_MAX]; /* under srv->mu */
@@ -398,7 +431,7 @@ static void on_event(zkl_session *s, const zkl_event *ev, void *arg) {
     zkl__wire_str(&b, paths);
     send_frame(srv, a->c, &b);
   }
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 /* --------------------------------------------------------- the locks */
@@ -756,7 +789,7 @@ static void call_admin(server *srv, client *c, zkl_rframe *f) {
 
 void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b) {
   client *c;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   for (c = srv->clients; c && c->id != call->client; c = c->next)
     ;
   if (c) {
@@ -767,7 +800,7 @@ void server_admin_done(server *srv, admin_call *call, zkl_wbuf *b) {
   }
   srv->n_admin--;
   pthread_cond_broadcast(&srv->admin_end);
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
   admin_free(call);
 }
 
@@ -788,7 +821,7 @@ static void on_committed(zkl_lock *l, int rc, void *arg) {
   client *c;
   alock *a;
   (void)l;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   for (p = &srv->commits; (cc = *p); p = &cc->next)
     if (cc->id == (uint64_t)(uintptr_t)arg) {
       *p = cc->next;
@@ -806,7 +839,7 @@ static void on_committed(zkl_lock *l, int rc, void *arg) {
     }
     commit_free(cc);
   }
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 /* ZKL_MSG_COMMIT: the ops run as the client's own lock commits them,
@@ -867,7 +900,7 @@ static void on_leader(zkl_leader_watch *w, int rc, const char *id,
   server *srv = srv_;
   awatch *aw;
   (void)w;
-  pthread_mutex_lock(&srv->mu);
+  lock_mu(srv);
   for (aw = srv->watches; aw && aw->id != (uint64_t)(uintptr_t)arg;
        aw = aw->next)
     ;
@@ -880,7 +913,7 @@ static void on_leader(zkl_leader_watch *w, int rc, const char *id,
     zkl__wire_i64(&b, rc == ZKL_OK ? token : 0);
     send_frame(srv, aw->c, &b);
   }
-  pthread_mutex_unlock(&srv->mu);
+  unlock_mu(srv);
 }
 
 static void leader_news(server *srv, client *c, int32_t handle, int rc) {
@@ -1253,6 +1286,7 @@ static bool read_client(server *srv, client *c) {
       return true;
     }
     at += (size_t)size;
+    yield_mu(srv); /* the callbacks' answers go out between frames */
     if (c->closing)
       return true;
   }
@@ -1386,6 +1420,7 @@ int server_run(const server_config *cfg, volatile int *stop,
     return 1;
   pthread_mutex_init(&srv->mu, NULL);
   pthread_cond_init(&srv->admin_end, NULL);
+  pthread_cond_init(&srv->mu_served, NULL);
   srv->cfg = *cfg;
   srv->s = cfg->session;
   srv->pol = cfg->pol;
@@ -1458,6 +1493,7 @@ int server_run(const server_config *cfg, volatile int *stop,
       break;
     }
     pthread_mutex_lock(&srv->mu);
+    yield_mu(srv);
     if (pfd[0].revents) {
       char buf[256];
       while (read(srv->wake_rd, buf, sizeof buf) > 0)
