@@ -496,6 +496,8 @@ int zkl__session_wrap(zkl_session **out, const zkl_open_opts *p);
  * nothing more. */
 void zkl__tap_release_locked(zkl_session *s);
 bool zkl__tap_held_locked(const zkl_session *s);
+/* For tests: taps of wrapped sessions the client may still call. */
+unsigned zkl__debug_taps(void);
 
 /* -------------------------------------------------------------- follow.c */
 

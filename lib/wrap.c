@@ -18,9 +18,19 @@
  * until the session takes it out of the client (at once, with no request),
  * or the client delivers an event that ends the watch (expiry, or a change
  * of "/" that is not re-armed).
+ *
+ * "May call it" is longer than "holds it": the client delivers a session
+ * event to a copy of its watchers made when the event came in (its I/O
+ * thread's collect_session_watchers), so a tap taken out of the client
+ * since can still be called once with that event. So the client knows the
+ * tap by a number, not its address: tap_watcher() looks the number up in
+ * the registry below, and a tap retired from it is never read again; one
+ * retired while a call holds it is freed by that call.
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "session.h"
@@ -30,7 +40,60 @@ struct zkl_tap {
   bool registered;      /* the client holds it */
   bool arm_inflight;    /* an exists that sets it has not completed */
   bool unwanted;        /* the session is done with it */
+  /* Under taps_mu (retired also under s->mu, so either may read it): */
+  uint64_t id;          /* the client's context for it */
+  int calls;            /* tap_watcher() calls that found it */
+  bool retired;         /* out of the registry: freed by the last call */
+  zkl_tap *next;
 };
+
+/* Every tap the client may still call, by its number. Lock order: a
+ * session's mu, then taps_mu; tap_watcher() takes taps_mu alone first. */
+static pthread_mutex_t taps_mu = PTHREAD_MUTEX_INITIALIZER;
+static zkl_tap *taps;
+static uint64_t taps_next_id;
+
+static void *tap_ctx(const zkl_tap *tap) { return (void *)(uintptr_t)tap->id; }
+
+static zkl_tap *tap_new(zkl_session *s) {
+  zkl_tap *tap = calloc(1, sizeof *tap);
+  if (!tap)
+    return NULL;
+  tap->s = s;
+  pthread_mutex_lock(&taps_mu);
+  tap->id = ++taps_next_id;
+  tap->next = taps;
+  taps = tap;
+  pthread_mutex_unlock(&taps_mu);
+  return tap;
+}
+
+unsigned zkl__debug_taps(void) {
+  const zkl_tap *tap;
+  unsigned n = 0;
+  pthread_mutex_lock(&taps_mu);
+  for (tap = taps; tap; tap = tap->next)
+    n++;
+  pthread_mutex_unlock(&taps_mu);
+  return n;
+}
+
+/* Out of the registry. True: free it now; false: a call found it and
+ * frees it when it returns. */
+static bool tap_retire(zkl_tap *tap) {
+  zkl_tap **p;
+  bool last;
+  pthread_mutex_lock(&taps_mu);
+  for (p = &taps; *p; p = &(*p)->next)
+    if (*p == tap) {
+      *p = tap->next;
+      break;
+    }
+  tap->retired = true;
+  last = tap->calls == 0;
+  pthread_mutex_unlock(&taps_mu);
+  return last;
+}
 
 static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
                         void *ctx);
@@ -38,10 +101,12 @@ static void tap_remove_locked(zkl_session *s);
 
 static void tap_maybe_free_locked(zkl_tap *tap) {
   zkl_session *s = tap->s;
-  if (tap->registered || tap->arm_inflight)
+  if (tap->retired || tap->registered || tap->arm_inflight)
     return;
   if (s->tap == tap)
     s->tap = NULL;
+  if (!tap_retire(tap))
+    return; /* the call running frees it, and lets go of s */
   free(tap);
   zkl__session_unref_locked(s);
 }
@@ -76,7 +141,8 @@ static int tap_arm_locked(zkl_session *s, int kind) {
     return ZKL_ENOMEM;
   r->owner = s->tap;
   r->answered_locked = tap_armed_locked;
-  rc = zoo_awexists(s->zh, "/", tap_watcher, s->tap, zkl__on_stat, r);
+  rc = zoo_awexists(s->zh, "/", tap_watcher, tap_ctx(s->tap), zkl__on_stat,
+                    r);
   if (rc != ZOK) {
     zkl__req_abort_locked(r);
     return rc;
@@ -94,7 +160,8 @@ static void tap_remove_locked(zkl_session *s) {
     return;
   /* Not there: the client has taken it out to deliver an event to it, and
    * tap_watcher() is about to run. */
-  if (zkl__watch_leave_client(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher, tap))
+  if (zkl__watch_leave_client(s->zh, "/", ZWATCHTYPE_DATA, tap_watcher,
+                              tap_ctx(tap)))
     tap->registered = false;
 }
 
@@ -114,12 +181,26 @@ void zkl__tap_release_locked(zkl_session *s) {
 
 static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
                         void *ctx) {
-  zkl_tap *tap = ctx;
-  zkl_session *s = tap->s;
+  uint64_t id = (uint64_t)(uintptr_t)ctx;
+  zkl_tap *tap;
+  zkl_session *s;
+  bool last;
   (void)path;
+  pthread_mutex_lock(&taps_mu);
+  for (tap = taps; tap && tap->id != id; tap = tap->next)
+    ;
+  if (tap)
+    tap->calls++; /* not freed, nor its session reference let go, till we
+                     return */
+  pthread_mutex_unlock(&taps_mu);
+  if (!tap)
+    return; /* a session event for a tap taken out of the client since */
+  s = tap->s;
   zkl__enter_locked(s);
   zkl__session_ref_locked(s); /* freeing the tap must not free s under us */
-  if (type == ZOO_SESSION_EVENT) {
+  if (tap->retired) {
+    /* Taken out and retired while this event waited: nothing to hear. */
+  } else if (type == ZOO_SESSION_EVENT) {
     zkl__on_state_locked(s, zh, state);
     if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
       tap->registered = false; /* the client calls it no more */
@@ -129,6 +210,13 @@ static void tap_watcher(zhandle_t *zh, int type, int state, const char *path,
       tap_arm_locked(s, ZKL_RQ_TAP);
   }
   tap_maybe_free_locked(tap);
+  pthread_mutex_lock(&taps_mu);
+  last = --tap->calls == 0 && tap->retired;
+  pthread_mutex_unlock(&taps_mu);
+  if (last) {
+    free(tap);
+    zkl__session_unref_locked(s); /* the tap's */
+  }
   zkl__session_unref_locked(s);
   zkl__leave(s);
 }
@@ -172,15 +260,15 @@ int zkl__session_wrap(zkl_session **out, const zkl_open_opts *p) {
     return rc;
   zkl__lease_attach(s);
   s->zh = zh;
-  if (!(s->tap = calloc(1, sizeof *s->tap))) {
+  if (!(s->tap = tap_new(s))) {
     zkl__session_free(s);
     return ZKL_ENOMEM;
   }
-  s->tap->s = s;
   s->refs++; /* the tap's */
   s->cleanups.drained_locked = cleanups_drained_locked;
   if (zkl__timer_start(&s->timer, &s->mu, zkl__session_tick_locked, s) !=
       ZKL_OK) {
+    tap_retire(s->tap); /* never given to the client */
     free(s->tap);
     zkl__session_free(s);
     return ZKL_ESYSTEM;

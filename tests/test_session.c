@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,6 +508,82 @@ static void test_wrap_close_during_outage(void) {
 
 static void test_wrap_close_handle_during_deletion(void) {
   wrap_close_during_outage(true);
+}
+
+/* The client delivers a session event to a copy of its watchers made when
+ * the event came in, so the tap (wrap.c), taken out of the client and let
+ * go of by a close meanwhile, is still called once with it: a
+ * heap-use-after-free (ASan, valgrind) while the client knew the tap by its
+ * address. Made on purpose here: the handle's completion thread is held in
+ * one of the application's completions while the connection drops (the
+ * event is queued behind it); the close lets go of the tap (and then waits
+ * for the completion thread, so it runs on a thread of its own); then the
+ * completion thread is let go. */
+static zkt_counter held_entered, held_gate;
+
+static void held_completion(int rc, const struct Stat *st, const void *data) {
+  (void)rc;
+  (void)st;
+  (void)data;
+  zkt_counter_add(&held_entered, 1);
+  zkt_counter_wait(&held_gate, 1, T_WAIT);
+}
+
+typedef struct thread_close {
+  zkl_session *s;
+  zkl_close_outcome how;
+  int rc;
+} thread_close;
+
+static void *close_run(void *arg) {
+  thread_close *c = arg;
+  c->rc = zkl_session_close(c->s, &c->how);
+  return NULL;
+}
+
+static void test_wrap_closed_event_on_its_way(void) {
+  char hosts[64];
+  zhandle_t *zh;
+  proxyctl *px;
+  unsigned alive = zkl__debug_sessions_alive(), taps = zkl__debug_taps();
+  thread_close c = {NULL, (zkl_close_outcome)-1, -1};
+  pthread_t th;
+  int port, i;
+  zkt_counter_init(&silent_connected);
+  zkt_counter_init(&held_entered);
+  zkt_counter_init(&held_gate);
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(hosts, sizeof hosts, "127.0.0.1:%d", port);
+  zh = zookeeper_init2(hosts, silent_watcher, 6000, NULL, NULL, 0, quiet_log);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(zh);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&silent_connected, 1, T_WAIT), 1);
+  CU_ASSERT_EQUAL_FATAL(zkt_wrap(&c.s, zh), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl__debug_taps(), taps + 1);
+  /* the completion thread, held */
+  CU_ASSERT_EQUAL_FATAL(zoo_aexists(zh, "/", 0, held_completion, NULL), ZOK);
+  CU_ASSERT_EQUAL_FATAL(zkt_counter_wait(&held_entered, 1, T_WAIT), 1);
+  /* the drop: the I/O thread queues CONNECTING for a copy of every
+   * watcher, the tap among them, before it leaves the connected state */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
+  for (i = 0; i < T_WAIT / 10 && zoo_state(zh) == ZOO_CONNECTED_STATE; i++)
+    usleep(10 * 1000); /* polls the handle's state, bounded */
+  CU_ASSERT_NOT_EQUAL(zoo_state(zh), ZOO_CONNECTED_STATE);
+  /* nothing owed: the close takes the tap out and lets go of it at once */
+  CU_ASSERT_FATAL(pthread_create(&th, NULL, close_run, &c) == 0);
+  for (i = 0; i < T_WAIT / 10 && zkl__debug_taps() != taps; i++)
+    usleep(10 * 1000);
+  CU_ASSERT_EQUAL(zkl__debug_taps(), taps);
+  zkt_counter_add(&held_gate, 1); /* the event goes out now */
+  pthread_join(th, NULL);
+  CU_ASSERT_EQUAL(c.rc, ZKL_OK);
+  CU_ASSERT_EQUAL(c.how, ZKL_CLOSE_DONE);
+  CU_ASSERT_EQUAL(zkl__debug_sessions_alive(), alive);
+  /* the handle is still the application's, and reconnects */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "accept", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&silent_connected, 2, T_WAIT), 2);
+  zookeeper_close(zh);
+  proxyctl_stop(px);
 }
 
 static void test_wrap_deadlock_guard(void) {
@@ -1010,6 +1087,8 @@ int main(void) {
       {"blocking call from the application's watcher", test_wrap_deadlock_guard},
       {"a handle wrapped while connecting learns it connected: an acquire works", test_wrap_connecting},
       {"wrapped close during an outage", test_wrap_close_during_outage},
+      {"a wrapped session closed while a session event is on its way to it",
+       test_wrap_closed_event_on_its_way},
       {"handle closed under a wrapped session's last deletion",
        test_wrap_close_handle_during_deletion},
       {"close from a callback", test_close_from_callback},

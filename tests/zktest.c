@@ -689,6 +689,18 @@ int zkt_wait_disconnects(zkl_session *s, uint64_t before, int timeout_ms) {
   return 0;
 }
 
+void zkt_assert_sent_at(const unsigned long *before, const unsigned long *now,
+                        const unsigned *want, const char *file, int line) {
+  int k;
+  for (k = 0; k < ZKL_RQ_KINDS; k++) {
+    unsigned long sent = now[k] - before[k];
+    if (k == ZKL_RQ_LEASE_SYNC || k == ZKL_RQ_LEASE_WRITE)
+      continue;
+    zkt_check_at(sent == want[k], file, line,
+                 "requests of kind %d sent: %lu, not %u", k, sent, want[k]);
+  }
+}
+
 void zkt_events_init(zkt_events *e) {
   memset(e, 0, sizeof *e);
   pthread_mutex_init(&e->mu, NULL);

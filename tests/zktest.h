@@ -260,6 +260,16 @@ int zkt_wait_disconnects(zkl_session *s, uint64_t before, int timeout_ms);
 /* s's disconnects so far (0 if the stats cannot be read). */
 uint64_t zkt_disconnects(zkl_session *s);
 
+/* Asserts that s sent exactly want[k] requests of each kind k (the
+ * library's ZKL_RQ_ kinds) since `before` (an array of ZKL_RQ_KINDS counts
+ * taken with zkl__debug_counts), naming each kind that differs. The
+ * lease's beats are left out: they run on a timer of their own whenever one
+ * falls due, lock or no lock (a CI run saw one inside a cycle's window). */
+#define zkt_assert_sent(before, now, want)                                     \
+  zkt_assert_sent_at((before), (now), (want), __FILE__, __LINE__)
+void zkt_assert_sent_at(const unsigned long *before, const unsigned long *now,
+                        const unsigned *want, const char *file, int line);
+
 int64_t zkt_now_ms(void);
 /* Threads of this process right now (from /proc/self/task). */
 int zkt_thread_count(void);
