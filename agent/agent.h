@@ -73,6 +73,18 @@ typedef struct server_config {
 int server_run(const server_config *cfg, volatile int *stop,
                volatile int *reload, const char *policy_path, int wake_fd);
 
+/* ----------------------------------------------------------------- procs */
+
+/* A pidfd of the process at the other end of sock (pid: SO_PEERCRED's),
+ * or -1 when none can be had (no pidfds, another pid namespace). */
+int procs_peer_pidfd(int sock, pid_t pid);
+/* Whether the process of pidfd has exited (never blocks; -1: false). */
+bool procs_exited(int pidfd);
+/* A pidfd of worker pid, which the client at peer (uid) names: ZKL_OK with
+ * *pidfd, ZKL_EINVAL (no such process, another pid namespace), ZKL_EDENIED
+ * (another user's; root's clients may name anyone's). */
+int procs_open_worker(pid_t pid, pid_t peer, uid_t uid, int *pidfd);
+
 /* ----------------------------------------------------------------- admin */
 
 /* One blocking call of a client (ZKL_MSG_BREAK, _REVOKE, _LIST, _FIND,
