@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -69,51 +68,58 @@ bool procs_exited(int pidfd) {
   return pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP));
 }
 
-/* Whether two processes share a pid namespace: a pid a client sends is
- * one of its own namespace's. */
-static bool same_pid_ns(pid_t a, pid_t b) {
-  char pa[64], pb[64];
-  struct stat sa, sb;
-  snprintf(pa, sizeof pa, "/proc/%ld/ns/pid", (long)a);
-  snprintf(pb, sizeof pb, "/proc/%ld/ns/pid", (long)b);
-  return stat(pa, &sa) == 0 && stat(pb, &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
-
-/* The real uid of pid, from /proc/PID/status; -1 when unreadable. */
-static long real_uid(pid_t pid) {
-  char path[64], line[256];
-  long uid = -1;
+/* From /proc/PID/status, which every user may read (the agent runs as a
+ * user of its own): the real uid (-1 when unreadable), and how many pid
+ * namespaces the process has a pid in, counted from the agent's own (its
+ * /proc's): 1 when it lives in the agent's, more in a container's. A
+ * kernel without NSpid (before 4.1) says 1. */
+static void read_status(pid_t pid, long *uid, int *levels) {
+  char path[64], line[512];
   FILE *f;
+  *uid = -1;
+  *levels = 1;
   snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
   if (!(f = fopen(path, "re")))
-    return -1;
-  while (fgets(line, sizeof line, f))
+    return;
+  while (fgets(line, sizeof line, f)) {
     if (strncmp(line, "Uid:", 4) == 0) {
-      uid = strtol(line + 4, NULL, 10);
-      break;
+      *uid = strtol(line + 4, NULL, 10);
+    } else if (strncmp(line, "NSpid:", 6) == 0) {
+      char *p = line + 6, *end;
+      int n = 0;
+      for (;;) {
+        (void)strtol(p, &end, 10);
+        if (end == p)
+          break;
+        n++;
+        p = end;
+      }
+      *levels = n > 0 ? n : 1;
     }
+  }
   fclose(f);
-  return uid;
 }
 
 int procs_open_worker(pid_t pid, pid_t peer, uid_t uid, int *pidfd) {
-  long owner;
+  long owner, peer_uid;
+  int levels, peer_levels;
   *pidfd = -1;
   if (pid <= 0 || peer <= 0)
     return ZKL_EINVAL;
-  /* The pid means the client's namespace's process: only in ours is it
-   * the one the agent would watch. */
-  if (!same_pid_ns(peer, getpid()))
+  /* The pid means a process of the client's own pid namespace: only when
+   * that is the agent's is it the process the agent would watch. */
+  read_status(peer, &peer_uid, &peer_levels);
+  if (peer_levels != 1)
     return ZKL_EINVAL;
   if ((*pidfd = pidfd_of(pid)) < 0)
     return ZKL_EINVAL; /* ESRCH: no such process; or no pidfds here */
   /* Read after the pidfd is open, which pins the process: until it is
    * reaped its /proc entry is its own. If it is still running after the
-   * read, the uid read was its own; if it has exited meanwhile, it is a
+   * read, what was read was its own; if it has exited meanwhile, it is a
    * worker that has stopped, which keeps nothing waiting either way. */
-  owner = real_uid(pid);
-  if (!procs_exited(*pidfd) && (owner < 0 || (uid != 0 && owner != (long)uid))) {
+  read_status(pid, &owner, &levels);
+  if (!procs_exited(*pidfd) &&
+      (owner < 0 || (uid != 0 && owner != (long)uid))) {
     close(*pidfd);
     *pidfd = -1;
     return owner < 0 ? ZKL_EINVAL : ZKL_EDENIED;
