@@ -89,12 +89,12 @@
  *                 lost with ZKL_LOST_LEASE_EXPIRED): when the agent's own
  *                 lease runs out (its library's D), the library deletes the
  *                 node as soon as its session can;
- *   MAX_HOLD_GRACE0  mutation (i): the library's grace for a maximum hold
- *                 is the client's alone (0), without the agent's T;
  *   GO_EARLY      mutation (g): K starts the command before the agent has
  *                 registered K;
  *   NO_START_CHECK  mutation (h): K starts the command when Z says so, even
  *                 if the D on its page has passed (Z's word may come late);
+ *   MAX_HOLD_GRACE0  mutation (i): the library's grace for a maximum hold
+ *                 is the client's alone (0), without the agent's T;
  *   PROBE=1..6    situations the search must reach (see PROBE below).
  */
 
