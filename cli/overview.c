@@ -656,7 +656,8 @@ static void on_leader(zkl_leader_watch *w, int rc, const char *id,
   pthread_mutex_lock(&leader_mu);
   leader_now.news = true;
   leader_now.rc = rc;
-  snprintf(leader_now.id, sizeof leader_now.id, "%s", rc == ZKL_OK ? id : "");
+  snprintf(leader_now.id, sizeof leader_now.id, "%s",
+           rc == ZKL_OK && id ? id : "");
   leader_now.token = token;
   pthread_mutex_unlock(&leader_mu);
   ev_post_queue_changed();
