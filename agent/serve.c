@@ -532,6 +532,8 @@ static void hook(alock *a) {
   srv_->by_lock[k] = a;
   zkl_lock_on_lost(a->l, on_lost, id);
   zkl_lock_on_revoke(a->l, on_revoke, id);
+  if (srv_->cfg.acl_forced) /* --acl: before any acquire can create */
+    zkl_lock_set_acl(a->l, srv_->cfg.acl);
 }
 
 /* ZKL_MSG_NEW: makes the contender, or a record of why it could not be
@@ -639,7 +641,6 @@ static void call_set(server *srv, client *c, zkl_rframe *f) {
   const char *text = zkl__wire_get_str(f);
   alock *a;
   int rc = ZKL_EINVAL;
-  (void)srv;
   if (!zkl__wire_done(f))
     return;
   if (!(a = find_handle(c, handle))) {
@@ -663,8 +664,10 @@ static void call_set(server *srv, client *c, zkl_rframe *f) {
   case ZKL_AGENT_SET_WATCH_AFTER:
     rc = zkl_lock_set_watch_after(a->l, value);
     break;
-  case ZKL_AGENT_SET_ACL:
+  case ZKL_AGENT_SET_ACL: /* checked, then --acl's if the agent forces */
     rc = zkl_lock_set_acl(a->l, (zkl_acl)value);
+    if (rc == ZKL_OK && srv->cfg.acl_forced)
+      rc = zkl_lock_set_acl(a->l, srv->cfg.acl);
     break;
   }
   /* The client checked the value as the library does: a refusal here is
@@ -801,7 +804,7 @@ static void call_admin(server *srv, client *c, zkl_rframe *f) {
     return;
   }
   action = admin_action(call);
-  if (!policy_allows(srv->pol, action, call->name, c->uid, c->gid) &&
+  if (!admin_allowed(call, srv->pol, c->uid, c->gid) &&
       !(action == POLICY_BREAK && call->node && own_node(c, call->name, call->node))) {
     if (srv->cfg.verbose)
       logf_("pid %ld uid %ld: %s of '%s' refused", (long)c->pid,
@@ -1625,7 +1628,7 @@ static bool reopen_session(server *srv, volatile int *stop, int wake_fd) {
   if (srv->s)
     zkl_session_close(srv->s, NULL);
   srv->s = NULL;
-  while ((rc = zkl_session_open(&s, &o)) != ZKL_OK) {
+  while ((rc = auth_open(&s, &o, srv->cfg.auth)) != ZKL_OK) {
     struct pollfd p = {wake_fd, POLLIN, 0};
     if (tries++ == 0)
       logf_("the session expired and a new one failed: %s; trying again "

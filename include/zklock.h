@@ -357,8 +357,11 @@ ZKL_EXTERN const char *zkl_lock_name(const zkl_lock *l);
 /* Who may change the nodes a lock creates, from its next acquire on. */
 typedef enum zkl_acl {
   ZKL_ACL_OPEN = 0,   /* anyone may do anything (the default, as Curator) */
-  ZKL_ACL_CREATOR = 1 /* only the creator's credentials may delete or write;
-                         everyone reads. Needs zkl_session_add_auth() */
+  ZKL_ACL_CREATOR = 1, /* only the creator's credentials may delete or
+                          write; everyone reads. Needs zkl_session_add_auth() */
+  ZKL_ACL_PRIVATE = 2  /* only the creator's credentials may do anything,
+                          read included: every contender must show them
+                          (zklockd --acl private). Needs the same */
 } zkl_acl;
 /* The ACL of the nodes l creates. See zkl_lock_set_acl(3). */
 ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, zkl_acl acl);

@@ -66,7 +66,8 @@ enum {
    * (NULL), else a child name, as zkl_name_revoke() takes it. The reply's
    * fields after rc come only when rc is ZKL_OK (BREAK's: always). LIST,
    * FIND and LEADER need "list" on the name (FIND: on its prefix, so every
-   * name found is one the rule covers); BREAK and REVOKE need "break",
+   * name found is one the rule covers, or on the prefix and a '/', and
+   * the prefix itself is then not found); BREAK and REVOKE need "break",
    * unless the node is one of the caller's own (zklockd(8)); ZKL_EDENIED
    * too when 4 of the client's (64 in all) are running already. */
   ZKL_MSG_LIST = 10,   /* str name -> i32 rc, i32 n, then n times (str node,
