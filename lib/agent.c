@@ -1708,7 +1708,8 @@ int zkl__remote_cancel(zkl_lock *l) {
     pthread_mutex_unlock(&s->mu);
     return rc != ZKL_OK ? rc : ZKL_EIDLE;
   }
-  /* On the callback thread nobody can wait for the agent's answer: the
+  /* A callback's thread waits for nothing (as a completion thread direct,
+   * so that a callback never holds the others up on the agent): the
    * cancel goes, and the acquire's own reply says how it ended. */
   cp = wait ? &c : calloc(1, sizeof *cp);
   if (!cp) {
@@ -1839,7 +1840,7 @@ int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,
   int rc;
   bool last;
   if (zkl__on_zk_thread())
-    return ZKL_EDEADLK; /* its reply would come on this very thread */
+    return ZKL_EDEADLK; /* a callback's thread: no blocking call there */
   memset(&c, 0, sizeof c);
   c.waiter = true;
   c.parse = parse;
@@ -1885,7 +1886,7 @@ int zkl__remote_commit(zkl_lock *l, int count, const zoo_op_t *ops,
   if (!ops || !results || count <= 0 || count > ZKL_COMMIT_OPS_MAX)
     return ZKL_EINVAL;
   if (!cb && zkl__on_zk_thread())
-    return ZKL_EDEADLK; /* its reply would come on this very thread */
+    return ZKL_EDEADLK; /* a callback's thread: no blocking call there */
   if (cb && !(c = calloc(1, sizeof *c)))
     return ZKL_ENOMEM;
   if (!cb) {
