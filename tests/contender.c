@@ -81,10 +81,16 @@
  *   <t> FAIL <rc>                    acquire returned rc (not ZKL_OK)
  *   <t> LOST <reason> <token>        the lost callback ran (ZKL_LOST_*);
  *                                    it also writes "L\n" to fd 3
+ *   <t> HALT <token>                 an armed hold stopped early: told LOST
+ *   <t> WORKER <pid> <rc>            a helper forked for the section, named
+ *                                    a worker (zkl_session_add_worker: rc)
+ *   <t> BUSY <rc> / <t> UNBUSY       the callback thread held busy, and let go
  *   <t> IDLE                         quiesced (see SIGUSR2)
  *   <t> EXIT                         clean exit after SIGTERM
  * A downgrade logs the read side's START while the write side's section
- * is still open: END and REL carry the token they close.
+ * is still open: END and REL carry the token they close. A forked helper
+ * (SIGUSR1, below) writes its lines (ARMED, ACCEPT, REJECT) into this log
+ * too, between WORKER and END: the section is its parent's.
  * <t> is CLOCK_MONOTONIC in microseconds: one clock for every process of the
  * machine, so the driver can compare the lines of all contenders.
  *
@@ -105,7 +111,26 @@
  *            of the other form then (the driver's lost create of a
  *            multi-lock arms the proxies between a plain pin and a multi
  *            one, so that the first multi its proxy sees is an enqueue,
- *            not a multi-lock's release).
+ *            not a multi-lock's release). Bits 29-30 say how the armed
+ *            section runs:
+ *              0  here, as above;
+ *              1  in a helper: a child forked without exec (it shares the
+ *                 library's sockets), named a worker of the session
+ *                 (zkl_session_add_worker) and given PR_SET_PDEATHSIG
+ *                 SIGKILL, does the whole section (steps 1-3, "H" from it)
+ *                 on the resource, under this process's pid and token; the
+ *                 contender waits for it, then releases;
+ *              2  with the library's callback thread held busy: at the
+ *                 grant an async acquire of a lock of its own
+ *                 (LOCK-busySLOT) is made, whose callback blocks that
+ *                 thread for SESSION_MS + 1000 ms; the hold goes on
+ *                 meanwhile, and the busy lock is released after it.
+ *            An armed hold ends when told LOST: it works in steps of 50 to
+ *            150 ms and looks for a loss of its token between two (a step
+ *            once begun is finished, as a real section finishes the unit
+ *            of work it is in), then does its step 3 (the write, fenced:
+ *            a holder told late, or paused, is refused), ENDs and releases.
+ *            The END of an armed section writes "E <token>\n" to fd 3.
  *   SIGUSR2  quiesce: stop acquiring (a pending acquire is canceled), close
  *            nothing, log IDLE and write "I\n" to fd 3, then wait for SIGTERM.
  *   SIGTERM  finish the current critical section, release, free, close the
@@ -130,6 +155,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -144,10 +171,21 @@
 #define FORM_PLAIN 1
 #define FORM_MULTI 2
 #define PIN_ONLY (1 << 28) /* SIGUSR1's value: a pin, no arming */
+/* How an armed section runs (SIGUSR1's bits 29-30). */
+#define HOW_HERE 0
+#define HOW_FORK 1
+#define HOW_BUSY 2
+/* An armed hold works in steps this long, and looks for a loss between. */
+#define STEP_MIN_US 50000
+#define STEP_SPREAD_US 100001
 
 static const char *hosts, *lock_name, *resource_path;
 static const char *agent_path; /* --agent: zklockd's socket, or NULL */
 static char second_name[300]; /* mutex: LOCK-b, the multi-locks' other name */
+static char busy_name[300];   /* LOCK-busySLOT: the busy callback's lock */
+/* The pid the resource knows this holder by: a forked helper writes under
+ * its parent's, as part of its parent's section. */
+static long holder_pid;
 static int slot, session_ms, acq_timeout_ms, hold_ms;
 static int mode = FR_MUTEX, sem_limit;
 static int log_fd = -1, history_fd = -1, notify_fd = -1;
@@ -156,6 +194,13 @@ static atomic_bool stop_flag, quiesce_flag, armed_flag;
 static atomic_int armed_hold_ms; /* the hold the driver asked for, 0: HOLD_MS */
 static atomic_int armed_side;    /* rw: the side it asked for, SIDE_* */
 static atomic_int armed_form;    /* mutex: the form it asked for, FORM_* */
+static atomic_int armed_how;     /* HOW_*: how the armed section runs */
+/* The token of the last hold told LOST: an armed hold of that token stops
+ * at its next step. */
+static atomic_llong lost_token;
+/* The token of the armed section under way (0: none): its END tells the
+ * driver ("E"). */
+static long long armed_token;
 /* mutex: the form every acquire takes until told otherwise (FORM_ANY:
  * chosen at random), and the generation of that order, told back once. */
 static atomic_int pinned_form;
@@ -174,6 +219,7 @@ static zkl_rwlock *cur_rw;     /* rw */
 static zkl_lock *cur_mutex;    /* rw: a mutex on the same name, a writer */
 static zkl_lock *cur_multi[2]; /* mutex: multi-locks of {LOCK, LOCK-b} and
                                   {LOCK-b, LOCK} */
+static zkl_lock *cur_busy;     /* the busy callback's lock (HOW_BUSY) */
 static zkl_lock *acquiring;
 
 static void sleep_us(long us) {
@@ -220,9 +266,11 @@ static void on_log(const char *line, void *arg) {
 /* On a library thread: must not block; one write() and done. arg: the
  * index of the side's token. */
 static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
+  long long token = (long long)atomic_load(&current_token[(intptr_t)arg]);
   (void)l;
-  logf_("LOST %d %lld", reason,
-        (long long)atomic_load(&current_token[(intptr_t)arg]));
+  logf_("LOST %d %lld", reason, token);
+  if (token)
+    atomic_store(&lost_token, token);
   notify("L\n");
 }
 
@@ -243,6 +291,7 @@ static void *signal_thread(void *arg) {
       atomic_store(&armed_hold_ms, v & 0xffffff);
       atomic_store(&armed_side, (v >> 24) & 3);
       atomic_store(&armed_form, (v >> 26) & 3);
+      atomic_store(&armed_how, (v >> 29) & 3);
       atomic_store(&armed_flag, true);
       continue;
     }
@@ -264,10 +313,12 @@ static void *signal_thread(void *arg) {
 
 static void close_session(void) {
   zkl_session *s;
-  zkl_lock *l, *m, *ml[2];
+  zkl_lock *l, *m, *ml[2], *busy;
   zkl_rwlock *rw;
   pthread_mutex_lock(&cur_mu);
   s = cur_session;
+  busy = cur_busy;
+  cur_busy = NULL;
   ml[0] = cur_multi[0];
   ml[1] = cur_multi[1];
   cur_multi[0] = cur_multi[1] = NULL;
@@ -284,6 +335,7 @@ static void close_session(void) {
   zkl_lock_free(m);
   zkl_lock_free(ml[0]);
   zkl_lock_free(ml[1]);
+  zkl_lock_free(busy);
   zkl_rwlock_free(rw);
   zkl_session_close(s, NULL);
 }
@@ -356,7 +408,7 @@ static int session_open_with(zkl_session **out, const char *h, int ms) {
 static int open_session(void) {
   for (;;) {
     zkl_session *s = NULL;
-    zkl_lock *l, *m, *ml[2];
+    zkl_lock *l, *m, *ml[2], *busy = NULL;
     zkl_rwlock *rw;
     int rc;
     if (atomic_load(&stop_flag))
@@ -371,7 +423,9 @@ static int open_session(void) {
         sleep_us(50000);
       continue;
     }
-    rc = new_locks(s, &l, &rw, &m, ml);
+    rc = zkl_lock_new(&busy, s, busy_name);
+    if (rc == ZKL_OK && (rc = new_locks(s, &l, &rw, &m, ml)) != ZKL_OK)
+      zkl_lock_free(busy);
     if (rc != ZKL_OK) {
       logf_("SOPENFAIL %d", rc);
       zkl_session_close(s, NULL);
@@ -391,6 +445,7 @@ static int open_session(void) {
     cur_mutex = m;
     cur_multi[0] = ml[0];
     cur_multi[1] = ml[1];
+    cur_busy = busy;
     pthread_mutex_unlock(&cur_mu);
     return 0;
   }
@@ -427,21 +482,115 @@ static void hist(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  if (fr_history(history_fd, slot, (long)getpid(), "%s", buf) != 0)
+  if (fr_history(history_fd, slot, holder_pid, "%s", buf) != 0)
     die("cannot write the history");
 }
 
+/* Whether the driver's arming (SIGUSR1) asks for a section of this side
+ * and form; work() takes it. */
+static bool armed_for(int side, int form) {
+  int want = atomic_load(&armed_side), want_form = atomic_load(&armed_form);
+  return atomic_load(&armed_flag) && (want == SIDE_ANY || want == side) &&
+         (want_form == FORM_ANY || want_form == form);
+}
+
+/* ------------------------------------------------- the busy callback */
+
+static pthread_mutex_t busy_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_cond; /* on CLOCK_MONOTONIC: main() sets it up */
+static bool busy_started;        /* main thread only */
+static bool busy_on;             /* under busy_mu: its acquire is out, or
+                                    its callback blocks */
+static int busy_rc;
+static long long busy_until_us;
+
+/* The busy lock's acquire callback, on the library's callback thread (the
+ * ZooKeeper client's completion thread direct, the agent client's
+ * callback thread through an agent): it keeps that thread until
+ * busy_until_us, on purpose, as a program's slow callback would. */
+static void busy_cb(zkl_lock *l, int rc, int64_t token, void *arg) {
+  struct timespec ts;
+  (void)l;
+  (void)token;
+  (void)arg;
+  logf_("BUSY %d", rc);
+  pthread_mutex_lock(&busy_mu);
+  busy_rc = rc;
+  ts.tv_sec = (time_t)(busy_until_us / 1000000);
+  ts.tv_nsec = (long)(busy_until_us % 1000000) * 1000;
+  while (fr_now_us() < busy_until_us &&
+         pthread_cond_timedwait(&busy_cond, &busy_mu, &ts) != ETIMEDOUT)
+    ;
+  busy_on = false;
+  pthread_cond_broadcast(&busy_cond);
+  pthread_mutex_unlock(&busy_mu);
+  logf_("UNBUSY");
+}
+
+/* HOW_BUSY: the callback thread is kept busy for longer than the session
+ * timeout, from about now. */
+static void start_busy(void) {
+  zkl_lock *l;
+  int rc;
+  pthread_mutex_lock(&cur_mu);
+  l = cur_busy;
+  pthread_mutex_unlock(&cur_mu);
+  pthread_mutex_lock(&busy_mu);
+  busy_until_us = fr_now_us() + (session_ms + 1000) * 1000LL;
+  busy_on = true;
+  busy_rc = ZKL_OK;
+  pthread_mutex_unlock(&busy_mu);
+  busy_started = true;
+  rc = zkl_lock_acquire_async(l, acq_timeout_ms, busy_cb, NULL);
+  if (rc != ZKL_OK) {
+    logf_("BUSY %d", rc);
+    pthread_mutex_lock(&busy_mu);
+    busy_on = false;
+    busy_rc = rc;
+    pthread_mutex_unlock(&busy_mu);
+  }
+}
+
+/* After a busy section: waits (bounded) for the callback to let go of the
+ * thread, then releases the busy lock. */
+static void end_busy(void) {
+  struct timespec ts;
+  long long bound;
+  bool on;
+  int rc;
+  zkl_lock *l;
+  if (!busy_started)
+    return;
+  busy_started = false;
+  pthread_mutex_lock(&busy_mu);
+  bound = busy_until_us + (long long)acq_timeout_ms * 1000;
+  ts.tv_sec = (time_t)(bound / 1000000);
+  ts.tv_nsec = (long)(bound % 1000000) * 1000;
+  while (busy_on && pthread_cond_timedwait(&busy_cond, &busy_mu, &ts) == 0)
+    ;
+  on = busy_on;
+  rc = busy_rc;
+  pthread_mutex_unlock(&busy_mu);
+  pthread_mutex_lock(&cur_mu);
+  l = cur_busy;
+  pthread_mutex_unlock(&cur_mu);
+  if (on) /* its acquire never came back: ends it (the callback says so) */
+    zkl_lock_cancel(l);
+  else if (rc == ZKL_OK)
+    zkl_lock_release(l);
+}
+
 /* Step 2: the work. Armed (for this side, in this form): tell the driver
- * we hold, then hold as long as it asked. */
+ * we hold, then hold as long as it asked, in steps, until told LOST. */
 static void work(long long token, int side, int form, long min_us,
                  long spread_us, bool armable) {
-  int want = atomic_load(&armed_side), want_form = atomic_load(&armed_form);
-  if (armable && atomic_load(&armed_flag) &&
-      (want == SIDE_ANY || want == side) &&
-      (want_form == FORM_ANY || want_form == form) &&
-      atomic_exchange(&armed_flag, false)) {
+  if (armable && armed_for(side, form) && atomic_exchange(&armed_flag, false)) {
     char msg[64];
     int ms = atomic_load(&armed_hold_ms);
+    long long end = fr_now_us() + (long long)(ms > 0 ? ms : hold_ms) * 1000;
+    if (atomic_load(&armed_how) == HOW_BUSY)
+      start_busy();
+    armed_token = token;
     logf_("ARMED %lld", token);
     snprintf(msg, sizeof msg, "H %lld %c\n", token,
              side == SIDE_READ    ? 'r'
@@ -449,7 +598,17 @@ static void work(long long token, int side, int form, long min_us,
              : form == FORM_MULTI ? 'm'
                                   : '-');
     notify(msg);
-    sleep_us((long)(ms > 0 ? ms : hold_ms) * 1000);
+    for (;;) {
+      long long left = end - fr_now_us();
+      long step = STEP_MIN_US + rand() % STEP_SPREAD_US;
+      if (atomic_load(&lost_token) == token) {
+        logf_("HALT %lld", token);
+        break;
+      }
+      if (left <= 0)
+        break;
+      sleep_us(step < left ? step : (long)left);
+    }
   } else {
     sleep_us(min_us + rand() % spread_us);
   }
@@ -529,7 +688,7 @@ static void read_section(long long token, bool armable) {
 static void sem_section(long long token) {
   fr_state st;
   int fd = res_open(), i, held;
-  long pid = (long)getpid();
+  long pid = holder_pid;
   /* 1. register */
   res_lock(fd, &st);
   for (i = 0; i < FR_SEM_ENTRIES && st.pid[i]; i++)
@@ -559,6 +718,62 @@ static void sem_section(long long token) {
   hist("S- %lld %d", token, fr_sem_held(&st));
   flock(fd, LOCK_UN);
   close(fd);
+}
+
+/* The section of a holder: steps 1-3 on the resource. */
+static void run_section(long long token, int side, int form) {
+  if (mode == FR_SEM)
+    sem_section(token);
+  else if (side == SIDE_READ)
+    read_section(token, true);
+  else
+    write_section(token, form, true);
+}
+
+/* HOW_FORK: the armed section runs in a helper forked without exec, as a
+ * program hands its work to a child: the child shares the library's
+ * sockets (the agent's connection, or the ZooKeeper client's) but none of
+ * its threads, and is not the holder. It is named a worker before it
+ * starts, and dies with its parent (PR_SET_PDEATHSIG): through an agent,
+ * the lock of a parent killed while the helper works passes once both are
+ * gone; direct, at the session's expiry. The child is a fork of a process
+ * with threads: it calls nothing that takes a lock another thread may
+ * hold (the resource's and the log's own calls: open, flock, read, write,
+ * nanosleep, the string functions; rand's lock is only ever this thread's).
+ * Waits for it. */
+static void forked_section(long long token, int side, int form) {
+  zkl_session *s;
+  pid_t parent = getpid(), pid;
+  int go[2], rc, status;
+  char c = 'g';
+  pthread_mutex_lock(&cur_mu);
+  s = cur_session;
+  pthread_mutex_unlock(&cur_mu);
+  if (pipe2(go, O_CLOEXEC) != 0)
+    die("pipe");
+  if ((pid = fork()) < 0)
+    die("fork");
+  if (pid == 0) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+      _exit(3);
+    close(go[1]);
+    /* Not before it is a worker: a kill of the parent in between would
+     * let the lock pass while it works. */
+    if (read(go[0], &c, 1) != 1)
+      _exit(3);
+    run_section(token, side, form); /* takes the arming, says "H" */
+    _exit(0);
+  }
+  close(go[0]);
+  atomic_store(&armed_flag, false); /* the helper's copy runs the arming */
+  armed_token = token;
+  rc = zkl_session_add_worker(s, pid);
+  logf_("WORKER %ld %d", (long)pid, rc);
+  if (write(go[1], &c, 1) != 1)
+    logf_("WORKER %ld did not start", (long)pid);
+  close(go[1]);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -595,6 +810,12 @@ static int acquire(zkl_lock *l, int64_t *token) {
 static int release(zkl_lock *l, long long token, int idx) {
   int rc;
   logf_("END %lld", token);
+  if (armed_token && token == armed_token) {
+    char msg[48];
+    snprintf(msg, sizeof msg, "E %lld\n", token);
+    notify(msg);
+    armed_token = 0;
+  }
   rc = zkl_lock_release(l);
   if (mode == FR_RW)
     logf_("REL %d %lld", rc, token);
@@ -655,7 +876,7 @@ static int choose_form(void) {
 
 /* One acquire and its section. Returns whether to go on with the
  * session (go_on()). */
-static bool one_turn(void) {
+static bool one_turn_(void) {
   int64_t token = 0;
   int rc, side = SIDE_ANY, idx = 0, form = FORM_PLAIN;
   zkl_lock *l, *m, *ml[2];
@@ -692,7 +913,9 @@ static bool one_turn(void) {
   atomic_store(&current_token[idx], (long long)token);
   if (mode == FR_RW) {
     logf_("START %lld %c", (long long)token, side == SIDE_READ ? 'r' : 'w');
-    if (side == SIDE_READ) {
+    if (armed_for(side, FORM_ANY) && atomic_load(&armed_how) == HOW_FORK) {
+      forked_section((long long)token, side, FORM_ANY);
+    } else if (side == SIDE_READ) {
       read_section((long long)token, true);
     } else if (write_section((long long)token, FORM_ANY, true) && !as_mutex &&
                rand() % 4 == 0 &&
@@ -701,12 +924,22 @@ static bool one_turn(void) {
     }
   } else {
     logf_("START %lld%s", (long long)token, form == FORM_MULTI ? " m" : "");
-    if (mode == FR_SEM)
+    if (armed_for(SIDE_ANY, mode == FR_SEM ? FORM_ANY : form) &&
+        atomic_load(&armed_how) == HOW_FORK)
+      forked_section((long long)token, SIDE_ANY, form);
+    else if (mode == FR_SEM)
       sem_section((long long)token);
     else
       write_section((long long)token, form, true);
   }
   return go_on(release(l, (long long)token, idx), true);
+}
+
+/* A turn, and the busy lock let go of after it (HOW_BUSY). */
+static bool one_turn(void) {
+  bool more = one_turn_();
+  end_busy();
+  return more;
 }
 
 static int parse_mode(const char *m) {
@@ -738,6 +971,15 @@ int main(int argc, char **argv) {
   lock_name = argv[2];
   snprintf(second_name, sizeof second_name, "%s-b", lock_name);
   slot = atoi(argv[3]);
+  snprintf(busy_name, sizeof busy_name, "%s-busy%d", lock_name, slot);
+  holder_pid = (long)getpid();
+  {
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&busy_cond, &ca);
+    pthread_condattr_destroy(&ca);
+  }
   resource_path = argv[4];
   session_ms = atoi(argv[7]);
   acq_timeout_ms = atoi(argv[8]);

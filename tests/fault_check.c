@@ -16,7 +16,8 @@
 const char *const fc_kind_names[FC_ALL_KINDS] = {
     "leader killed", "holder killed", "waiter killed", "holder paused",
     "create reply lost", "holder cut off", "server cut off",
-    "leader link one-way/flap", "agent killed", "agent frozen"};
+    "leader link one-way/flap", "agent killed", "agent frozen",
+    "agent stopped", "forked holder killed", "callback busy"};
 
 const char *const fc_link_shape_names[FC_LINK_SHAPES] = {"oneway-out",
                                                          "oneway-in", "flap"};
@@ -44,6 +45,8 @@ typedef struct {
   long long t_lost; /* first LOST line while in it, 0 if none */
   int pause;        /* 1 + index of the pause it spans, 0 if none */
   long long first_conflict; /* first start of a section it excluded */
+  bool work_rule;   /* holds until its END, told or not (fault_check.h:
+                       "work late") */
 } section_t;
 
 typedef struct {
@@ -60,10 +63,12 @@ typedef struct {
 
 typedef struct {
   int lock;
-  int kind; /* FC_PARTITION, FC_SERVER_CUT, FC_LEADER_LINK, FC_AGENT_* */
+  int kind; /* FC_PARTITION, FC_SERVER_CUT, FC_LEADER_LINK, FC_AGENT_*,
+               FC_FORK_KILL, FC_BUSY */
   long pid;
   long long token, t0, t1, told;
   int early;
+  bool via_agent; /* FC_FORK_KILL, FC_BUSY: the victim locked through one */
 } partition_t;
 
 typedef struct {
@@ -108,6 +113,7 @@ typedef struct {
   lost_t *opens; /* SESSION lines: when a process opened a session */
   int nopens, copens;
   long long threshold_us;
+  long long session_us;
   long leader_kills;
   long accept_lines[FC_LOCKS];
   int limit;     /* the semaphore's */
@@ -262,10 +268,13 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
         if (fk == FC_LEADER_LINK && !strcmp(shape, fc_link_shape_names[s]))
           o->link_shapes[s]++;
     } else if ((!strcmp(kind, "AGENT-KILL") ||
-                !strcmp(kind, "AGENT-FREEZE")) &&
+                !strcmp(kind, "AGENT-FREEZE") ||
+                !strcmp(kind, "AGENT-STOP")) &&
                sscanf(args, "%d %ld %lld %lld %lld", &slot, &pid, &a3, &a4,
                       &a5) == 5) {
-      int fk = !strcmp(kind, "AGENT-KILL") ? FC_AGENT_KILL : FC_AGENT_FREEZE;
+      int fk = !strcmp(kind, "AGENT-KILL")     ? FC_AGENT_KILL
+               : !strcmp(kind, "AGENT-FREEZE") ? FC_AGENT_FREEZE
+                                               : FC_AGENT_STOP;
       PUSH(r->parts, r->nparts, r->cparts);
       partition_t *pa = &r->parts[r->nparts - 1];
       memset(pa, 0, sizeof *pa);
@@ -278,6 +287,34 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       out[pa->lock].faults[fk]++;
       out[pa->lock].on_readers[fk] += reader;
       out[pa->lock].on_multi[fk] += multi;
+    } else if ((!strcmp(kind, "FORK-KILL") &&
+                sscanf(args, "%d %ld %lld %lld %31s", &slot, &pid, &a3, &a4,
+                       shape) == 5) ||
+               (!strcmp(kind, "BUSY") &&
+                sscanf(args, "%d %ld %lld %lld %lld %31s", &slot, &pid, &a3,
+                       &a4, &a5, shape) == 6)) {
+      /* shape: the via field, an agent's letter or '-' */
+      int fk = kind[0] == 'F' ? FC_FORK_KILL : FC_BUSY;
+      fc_result *o;
+      PUSH(r->parts, r->nparts, r->cparts);
+      partition_t *pa = &r->parts[r->nparts - 1];
+      memset(pa, 0, sizeof *pa);
+      pa->lock = lock_of_slot(r, slot);
+      pa->kind = fk;
+      pa->pid = pid;
+      pa->token = a3;
+      pa->t0 = a4;
+      pa->t1 = fk == FC_FORK_KILL ? t : a5;
+      pa->via_agent = shape[0] != '-';
+      o = &out[pa->lock];
+      o->faults[fk]++;
+      o->on_readers[fk] += reader;
+      o->on_multi[fk] += multi;
+      o->via_agent[fk] += pa->via_agent;
+      if (fk == FC_FORK_KILL && (pi = find_proc(r, pid)) >= 0) {
+        r->procs[pi].t_death = t;
+        r->procs[pi].killed = FC_FORK_KILL;
+      }
     } else if (!strcmp(kind, "LEADER-KILL")) {
       r->leader_kills++; /* every kind's */
     } else if (!strcmp(kind, "LOST-CREATE") &&
@@ -450,15 +487,16 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
               p->last);
   }
   if (p->killed && strcmp(p->last,
-                          p->killed == FC_KILL_HOLDER ? "ARMED" : "ACQ")) {
+                          p->killed == FC_KILL_WAITER ? "ACQ" : "ARMED")) {
     /* off target: what it was doing, with the time it was killed */
     for (i = ntail > 4 ? ntail - 4 : 0; i < ntail; i++)
       fprintf(rep, "      | %s\n", tail[i % 4]);
     fprintf(rep, "      | %lld killed\n", p->t_death);
   }
-  /* What was still open when the process died or the run ended. */
+  /* What was still open when the process died or the run ended (or its
+   * helper's last line, should one have outlived it). */
   {
-    long long end = p->t_death ? p->t_death : prev_t;
+    long long end = p->t_death > prev_t ? p->t_death : prev_t;
     push_wait(r, pi, &wait_start, end);
     for (i = 0; i < ncur; i++) {
       section_t *sc = &r->secs[cur[i]];
@@ -482,9 +520,31 @@ static int cmp_span(const void *a, const void *b) {
 
 /* Where a section stops counting as a legitimate hold: its END, or the
  * LOST notice its contender got before that (from then on the fence, not
- * the lock, keeps it out). */
+ * the lock, keeps it out); under the work rule, its END whatever it was
+ * told. */
 static long long held_until(const section_t *s) {
+  if (s->work_rule)
+    return s->t_end;
   return s->t_lost && s->t_lost < s->t_end ? s->t_lost : s->t_end;
+}
+
+/* Told, and held on only by the work rule (a grant that excludes it now
+ * is "work late", not an overlap). */
+static bool told_working(const section_t *s, long long t) {
+  return s->work_rule && s->t_lost && s->t_lost <= t;
+}
+
+/* The sections whose lock must wait for their work (AGENT-STOP victims). */
+static void mark_work_rule(run_t *r) {
+  int i, j;
+  for (i = 0; i < r->nparts; i++) {
+    if (r->parts[i].kind != FC_AGENT_STOP)
+      continue;
+    for (j = 0; j < r->nsecs; j++)
+      if (r->procs[r->secs[j].proc].pid == r->parts[i].pid &&
+          r->secs[j].token == r->parts[i].token)
+        r->secs[j].work_rule = true;
+  }
 }
 
 /* Does a new section s exclude, or is it excluded by, the held section a
@@ -504,7 +564,7 @@ static void check_overlaps(run_t *r, fc_result *all, FILE *rep) {
     for (i = 0; i < r->nsecs; i++) {
       section_t *s = &r->secs[i];
       proc_t *p = &r->procs[s->proc];
-      int held = 0, clash = -1;
+      int held = 0, told_held = 0, clash = -1, wclash = -1;
       if (s->lock != lk)
         continue;
       if (!s->t_end)
@@ -537,8 +597,12 @@ static void check_overlaps(run_t *r, fc_result *all, FILE *rep) {
         if (a->proc == s->proc)
           continue;
         held++;
+        told_held += told_working(a, s->t_start);
         if (lk != FC_SEM && excludes(a, s)) {
-          clash = active[j];
+          if (told_working(a, s->t_start))
+            wclash = active[j];
+          else
+            clash = active[j];
           if (!a->first_conflict)
             a->first_conflict = s->t_start;
         }
@@ -551,11 +615,32 @@ static void check_overlaps(run_t *r, fc_result *all, FILE *rep) {
           if (a->proc != s->proc)
             clash = active[j];
         }
+        if (held - told_held + 1 > r->limit) {
+          fprintf(rep,
+                  "VIOLATION overlap: pid %ld token %lld began at %lld with "
+                  "%d others holding a lease (limit %d)\n",
+                  p->pid, s->token, s->t_start, held, r->limit);
+          out->overlaps++;
+        } else {
+          fprintf(rep,
+                  "VIOLATION work late: sem pid %ld token %lld began at "
+                  "%lld with %d others holding a lease (limit %d), %d of "
+                  "them told LOST but still at work\n",
+                  p->pid, s->token, s->t_start, held, r->limit, told_held);
+          out->work_late++;
+        }
+      } else if (clash < 0 && wclash >= 0) {
+        section_t *o = &r->secs[wclash];
         fprintf(rep,
-                "VIOLATION overlap: pid %ld token %lld began at %lld with "
-                "%d others holding a lease (limit %d)\n",
-                p->pid, s->token, s->t_start, held, r->limit);
-        out->overlaps++;
+                "VIOLATION work late: %s pid %ld token %lld%s was granted "
+                "at %lld while pid %ld token %lld%s, told LOST at %lld, was "
+                "still at work until %lld\n",
+                fc_lock_names[lk], p->pid, s->token,
+                s->side == 'w' ? " (w)" : s->side ? " (r)" : "", s->t_start,
+                r->procs[o->proc].pid, o->token,
+                o->side == 'w' ? " (w)" : o->side ? " (r)" : "", o->t_lost,
+                o->t_end);
+        out->work_late++;
       } else if (clash >= 0) {
         section_t *o = &r->secs[clash];
         fprintf(rep,
@@ -646,6 +731,33 @@ static long long next_exclusion(const run_t *r, const section_t *v,
  * is a violation too; a holder of the second may keep its lock (a link
  * that flaps may let its server through in time), which is no harm as long
  * as nobody else was granted it meanwhile. */
+/* A holder SIGKILLed while its helper did its section (FORK-KILL): the
+ * next grant of what excludes it (mutex, rw writers), from the kill;
+ * through an agent, within a session timeout (the agent frees it once the
+ * holder and its helper have gone), direct, at the session's expiry. */
+static void check_fork_kill(const run_t *r, const partition_t *pa,
+                            const section_t *sec, fc_result *out, FILE *rep) {
+  long long next, h;
+  int via = pa->via_agent;
+  if (!sec || (sec->lock == FC_RW && sec->side != 'w') ||
+      !(next = next_exclusion(r, sec, pa->t0)))
+    return;
+  h = next - pa->t0;
+  if (!out->kill_handoffs[via] || h < out->kill_handoff_min_us[via])
+    out->kill_handoff_min_us[via] = h;
+  if (!out->kill_handoffs[via] || h > out->kill_handoff_max_us[via])
+    out->kill_handoff_max_us[via] = h;
+  out->kill_handoffs[via]++;
+  if (via && h > r->session_us) {
+    fprintf(rep,
+            "LATE: pid %ld (%s token %lld), SIGKILLed with its helper at "
+            "work, through an agent: the next grant came %.3f s after the "
+            "kill, past the session timeout\n",
+            pa->pid, fc_lock_names[pa->lock], pa->token, (double)h / 1e6);
+    out->late_handoffs++;
+  }
+}
+
 static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
   int i, j;
   for (i = 0; i < r->nparts; i++) {
@@ -667,31 +779,47 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
         sec = sc;
       }
     }
-    if (told > pa->t0 + r->threshold_us)
-      told = 0; /* long after: not this cut's notice */
-    /* Cut off from every server, or its agent killed or frozen past its
-     * session: it surely lost its lock, so it must have been told. */
-    bool must_tell = pa->kind != FC_SERVER_CUT && pa->kind != FC_LEADER_LINK;
+    if (pa->kind == FC_FORK_KILL) {
+      check_fork_kill(r, pa, sec, out, rep);
+      continue;
+    }
+    if (told > pa->t0 + r->threshold_us ||
+        (pa->kind == FC_BUSY && told > pa->t1))
+      told = 0; /* long after (a busy victim's: after its END): not this
+                   fault's notice */
+    if (pa->kind == FC_AGENT_STOP && told && told_reason == ZKL_LOST_AGENT)
+      out->stop_told_agent++;
+    if (told && pa->via_agent)
+      out->told_via_agent[pa->kind]++;
+    /* Cut off from every server, its agent killed, frozen past its session
+     * or stopped: it surely lost its lock, so it must have been told. */
+    bool must_tell = pa->kind != FC_SERVER_CUT &&
+                     pa->kind != FC_LEADER_LINK && pa->kind != FC_BUSY;
     if (!told && (must_tell || first_other)) {
       fprintf(rep,
-              "VIOLATION unannounced: pid %ld cut off (%s) at %lld while "
-              "holding token %lld never reported LOST%s\n",
+              "VIOLATION unannounced: pid %ld, hit (%s) at %lld while "
+              "holding token %lld, never reported LOST%s\n",
               pa->pid, fc_kind_names[pa->kind], pa->t0, pa->token,
               first_other ? ", and another was granted the lock" : "");
       out->unannounced++;
     } else if (first_other && first_other < told) {
       fprintf(rep,
-              "VIOLATION lease late: pid %ld cut off (%s) at %lld reported "
+              "VIOLATION lease late: pid %ld, hit (%s) at %lld, reported "
               "LOST at %lld, after another contender was granted the lock "
               "at %lld\n",
               pa->pid, fc_kind_names[pa->kind], pa->t0, told, first_other);
       out->lease_late++;
     } else if (!told) {
       out->kept_lock[pa->kind]++;
+    } else if (first_other && sec && sec->work_rule) {
+      /* told, but granted to another while still at work: counted as
+       * "work late" by check_overlaps */
     } else {
       /* healed at LOST, it let go itself: the next grant follows at once,
-       * which says nothing of the lease's margin */
-      long long next = sec && !pa->early ? next_exclusion(r, sec, told) : 0;
+       * which says nothing of the lease's margin; under the work rule,
+       * the margin runs from its END */
+      long long from = sec && sec->work_rule ? sec->t_end : told;
+      long long next = sec && !pa->early ? next_exclusion(r, sec, from) : 0;
       if (pa->kind == FC_PARTITION)
         out->partitions_told++;
       out->told_first[pa->kind]++;
@@ -700,7 +828,7 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
       if (pa->kind == FC_AGENT_KILL && told_reason == ZKL_LOST_AGENT)
         out->told_by_eof++;
       if (next) {
-        long long m = next - told;
+        long long m = next - from;
         int k = pa->kind;
         if (!out->margins[k] || m < out->margin_min_us[k])
           out->margin_min_us[k] = m;
@@ -791,10 +919,11 @@ static const section_t *section_of(const run_t *r, long pid, long long token) {
 }
 
 /* A registration stops counting once its holder is known stale: paused
- * since it registered, or told LOST. */
+ * since it registered, or told LOST (under the work rule, at its end). */
 static bool excused(const run_t *r, const reg_t *g, long long t) {
   const section_t *s = section_of(r, g->pid, g->token);
-  return pause_of(r, g->pid, g->t, t) || (s && s->t_lost && s->t_lost <= t);
+  return pause_of(r, g->pid, g->t, t) ||
+         (s && s->t_lost && s->t_lost <= t && !s->work_rule);
 }
 
 static void check_shared_history(run_t *r, int lk, FILE *f, fc_result *out,
@@ -1027,7 +1156,7 @@ static void sum_violations(fc_result *o) {
   o->violations = o->overlaps + o->resource_overlaps + o->token_order +
                   o->lost_updates + o->read_changed + o->stale_grants +
                   o->late_accepts + o->unannounced + o->lease_late +
-                  o->accept_mismatch;
+                  o->work_late + o->accept_mismatch;
 }
 
 /* into += from, field by field (maxima and spans as such). */
@@ -1043,7 +1172,8 @@ static void add_result(fc_result *into, const fc_result *from) {
   ADD(at_limit); ADD(overlaps); ADD(resource_overlaps); ADD(token_order);
   ADD(lost_updates); ADD(read_changed); ADD(stale_grants); ADD(late_accepts);
   ADD(unannounced); ADD(lease_late); ADD(accept_mismatch); ADD(violations);
-  ADD(stuck); ADD(multi_grants); ADD(told_by_eof);
+  ADD(stuck); ADD(multi_grants); ADD(told_by_eof); ADD(work_late);
+  ADD(stop_told_agent); ADD(late_handoffs);
 #undef ADD
   for (k = 0; k < 8; k++)
     into->lost_by_reason[k] += from->lost_by_reason[k];
@@ -1054,6 +1184,8 @@ static void add_result(fc_result *into, const fc_result *from) {
     into->told_first[k] += from->told_first[k];
     into->kept_lock[k] += from->kept_lock[k];
     into->on_leader[k] += from->on_leader[k];
+    into->via_agent[k] += from->via_agent[k];
+    into->told_via_agent[k] += from->told_via_agent[k];
     if (from->margins[k] &&
         (!into->margins[k] || from->margin_min_us[k] < into->margin_min_us[k]))
       into->margin_min_us[k] = from->margin_min_us[k];
@@ -1064,6 +1196,17 @@ static void add_result(fc_result *into, const fc_result *from) {
   }
   for (k = 0; k < FC_LINK_SHAPES; k++)
     into->link_shapes[k] += from->link_shapes[k];
+  for (k = 0; k < 2; k++) {
+    if (from->kill_handoffs[k] &&
+        (!into->kill_handoffs[k] ||
+         from->kill_handoff_min_us[k] < into->kill_handoff_min_us[k]))
+      into->kill_handoff_min_us[k] = from->kill_handoff_min_us[k];
+    if (from->kill_handoffs[k] &&
+        (!into->kill_handoffs[k] ||
+         from->kill_handoff_max_us[k] > into->kill_handoff_max_us[k]))
+      into->kill_handoff_max_us[k] = from->kill_handoff_max_us[k];
+    into->kill_handoffs[k] += from->kill_handoffs[k];
+  }
   if (from->first_us && (!into->first_us || from->first_us < into->first_us))
     into->first_us = from->first_us;
   if (from->last_us > into->last_us)
@@ -1087,11 +1230,13 @@ int fc_check(const char *dir, int session_ms, fc_result *total,
   memset(total, 0, sizeof *total);
   memset(&r, 0, sizeof r);
   r.threshold_us = (3LL * session_ms + 10000) * 1000;
+  r.session_us = (long long)session_ms * 1000;
   if (read_driver_log(&r, dir, out, rep) != 0)
     return -1;
   for (i = 0; i < r.nprocs && rc == 0; i++)
     rc = read_contender_log(&r, dir, i, out, rep);
   if (rc == 0) {
+    mark_work_rule(&r);
     check_overlaps(&r, out, rep); /* sorts the sections by start */
     r.by_key = malloc(sizeof *r.by_key * (size_t)(r.nsecs + 1));
     if (!r.by_key)
@@ -1159,20 +1304,45 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
   fprintf(out, "    faults injected      %ld:", total);
   for (k = 0; k < FC_KINDS; k++)
     fprintf(out, "%s %s %ld", k ? "," : "", fc_kind_names[k], r->faults[k]);
-  for (k = FC_KINDS; k < FC_ALL_KINDS; k++)
-    if (r->faults[k]) {
-      fprintf(out, ", %s %ld (told first %ld%s", fc_kind_names[k],
-              r->faults[k], r->told_first[k],
-              k == FC_AGENT_KILL ? (r->told_by_eof == r->faults[k]
+  for (k = FC_KINDS; k < FC_ALL_KINDS; k++) {
+    if (!r->faults[k])
+      continue;
+    if (k == FC_FORK_KILL) {
+      fprintf(out, ", %s %ld (%ld through an agent)", fc_kind_names[k],
+              r->faults[k], r->via_agent[k]);
+      continue;
+    }
+    fprintf(out, ", %s %ld (told first %ld%s", fc_kind_names[k],
+            r->faults[k], r->told_first[k],
+            k == FC_AGENT_KILL   ? (r->told_by_eof == r->faults[k]
                                         ? ", all at the EOF"
                                         : ", NOT all at the EOF")
+            : k == FC_AGENT_STOP ? (r->stop_told_agent == r->faults[k]
+                                        ? ", all told the agent stops"
+                                        : ", NOT all told the agent stops")
                                  : "");
-      if (r->margins[k]) /* none for the semaphore */
-        fprintf(out, ", margin %.0f-%.0f ms", r->margin_min_us[k] / 1e3,
-                r->margin_max_us[k] / 1e3);
-      fprintf(out, ")");
-    }
+    if (k == FC_BUSY)
+      fprintf(out, ", kept %ld; %ld through an agent, %ld of them told",
+              r->kept_lock[k], r->via_agent[k], r->told_via_agent[k]);
+    if (r->margins[k]) /* none for the semaphore */
+      fprintf(out, ", margin %.0f-%.0f ms%s", r->margin_min_us[k] / 1e3,
+              r->margin_max_us[k] / 1e3,
+              k == FC_AGENT_STOP ? " from the END of its work" : "");
+    fprintf(out, ")");
+  }
   fprintf(out, "\n");
+  if (r->faults[FC_FORK_KILL]) {
+    static const char *const via[2] = {"direct", "through an agent"};
+    fprintf(out, "    forked holders       kill to the next grant:");
+    for (k = 0; k < 2; k++)
+      if (r->kill_handoffs[k])
+        fprintf(out, "%s %s %.0f-%.0f ms (%ld)", k ? "," : "", via[k],
+                r->kill_handoff_min_us[k] / 1e3,
+                r->kill_handoff_max_us[k] / 1e3, r->kill_handoffs[k]);
+      else
+        fprintf(out, "%s %s none", k ? "," : "", via[k]);
+    fprintf(out, "; %ld late\n", r->late_handoffs);
+  }
   if (lk == FC_RW)
     fprintf(out, "    readers, writers     holder killed %ld, %ld; paused %ld, "
                  "%ld; cut off %ld, %ld; server cut off %ld, %ld; leader "
@@ -1233,10 +1403,10 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
   fprintf(out, "    violations           %ld (overlap %ld, resource %ld, "
                "token order %ld, lost update %ld, read changed %ld, stale "
                "grant %ld, late accept %ld, unannounced %ld, lease late %ld, "
-               "accept count %ld)\n",
+               "work late %ld, accept count %ld)\n",
           r->violations, r->overlaps, r->resource_overlaps, r->token_order,
           r->lost_updates, r->read_changed, r->stale_grants, r->late_accepts,
-          r->unannounced, r->lease_late, r->accept_mismatch);
+          r->unannounced, r->lease_late, r->work_late, r->accept_mismatch);
   fprintf(out, "    stuck contenders     %ld (longest lock-free stretch in "
                "a wait %.2f s)\n",
           r->stuck, (double)r->longest_free_wait_us / 1e6);

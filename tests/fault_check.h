@@ -21,6 +21,9 @@
  *                        SKIP kind why...
  *                        AGENT-KILL slot pid token t0 t1 agent [who]
  *                        AGENT-FREEZE slot pid token t0 t1 agent [who]
+ *                        AGENT-STOP slot pid token t0 t1 agent [who]
+ *                        FORK-KILL slot pid token t-kill via [who]
+ *                        BUSY slot pid token t0 t1 via [who]
  *                        QUIESCE
  *                      A slot runs one kind of lock (its SPAWN lines say
  *                      which; mutex when unsaid). A leader kill hits every
@@ -41,6 +44,15 @@
  *                      leader dropped), "oneway-in" (the leader's to it)
  *                      or "flap" (up 200 ms, down 2 s); told-at 0: the
  *                      driver saw no LOST.
+ *                      AGENT-STOP: the agent of a holder stopped
+ *                      (SIGTERM) at t0, up again at t1. FORK-KILL: a
+ *                      holder whose section ran in a helper it forked (a
+ *                      worker of its session, dying with it) was SIGKILLed
+ *                      at t-kill; the line's own time is when it was
+ *                      reaped. BUSY: a holder whose library callback
+ *                      thread was kept busy from t0 to t1 (its section's
+ *                      END). via: the letter of the agent the holder
+ *                      locked through, or '-' (direct).
  *   c<slot>-<gen>.log  a contender process (format: tests/contender.c;
  *                      "START token m": a multi-lock, counted apart)
  *   history            the mutex's resource: every accepted write,
@@ -81,8 +93,23 @@
  *   SIGSTOP, t1 the restart or the SIGCONT)
  *   (a holder whose server was cut off inside the ensemble, ENSEMBLE-CUT,
  *   is judged as a cut-off holder, but one never told whose lock went to
- *   nobody else during its section "kept" it: no violation, counted apart)
+ *   nobody else during its section "kept" it: no violation, counted apart;
+ *   so is a holder whose callback thread was kept busy, BUSY)
+ *   work late      a holder whose lock must pass only once its work has
+ *                  stopped (AGENT-STOP: the agent's stop tells, then waits
+ *                  for the release), told LOST, saw another contender
+ *                  granted what excludes it before its END: its section
+ *                  holds until its END, not until the notice, in every
+ *                  check (the resources' too), and must have been told
+ *                  LOST at all ("unannounced" otherwise)
+ *   (a FORK-KILL victim's section lasts until it was reaped, or until the
+ *   last line its log got after that, should its helper outlive it: what
+ *   the helper did is judged as the holder's own)
  *   accept count   contenders' ACCEPT lines and the history disagree
+ * Late handoff (not a violation, counted apart): a FORK-KILL victim through
+ * an agent (mutex, rw writer) whose lock was next granted to another more
+ * than a session timeout after the kill (the agent must free it once the
+ * holder and its helper are gone, not at its lease's end).
  * Stuck: a wait (acquire) with a stretch longer than 3 x session timeout +
  * 10 s during which the lock was free (mutex, rw: nobody held it; sem:
  * fewer than N did), or a live, unpaused, not waiting contender silent for
@@ -111,6 +138,12 @@ enum {
   FC_AGENT_KILL = FC_KINDS, /* zklockd killed (-9) while a client held */
   FC_AGENT_FREEZE,          /* zklockd stopped (SIGSTOP) past its session
                                timeout while a client held */
+  FC_AGENT_STOP,            /* zklockd stopped (SIGTERM) while a client
+                               held */
+  FC_FORK_KILL,             /* a holder whose helper (a forked worker)
+                               did its section, SIGKILLed */
+  FC_BUSY,                  /* a holder's library callback thread kept busy
+                               past its session timeout */
   FC_ALL_KINDS
 };
 
@@ -167,10 +200,19 @@ typedef struct fc_result {
   long link_shapes[FC_LINK_SHAPES]; /* FC_LEADER_LINK victims by shape */
   long told_by_eof; /* FC_AGENT_KILL victims told first with ZKL_LOST_AGENT
                        (the agent's socket closed), not by the lease */
+  long stop_told_agent; /* FC_AGENT_STOP victims told with ZKL_LOST_AGENT */
+  long via_agent[FC_ALL_KINDS];      /* FC_FORK_KILL, FC_BUSY victims that
+                                        locked through an agent */
+  long told_via_agent[FC_ALL_KINDS]; /* ... and were told LOST */
+  /* FC_FORK_KILL (mutex, rw writers): from the kill to the next grant of
+   * what excludes the victim, [0] direct, [1] through an agent */
+  long kill_handoffs[2];
+  long long kill_handoff_min_us[2], kill_handoff_max_us[2];
+  long late_handoffs; /* through an agent, later than a session timeout */
   /* From "told" to the next grant of what excludes the victim (mutex, rw;
    * cut-off holders of every kind, FC_PARTITION's too, but not those healed
-   * at LOST, who let go themselves): how many, the least and the most, in
-   * us. */
+   * at LOST, who let go themselves; FC_AGENT_STOP: from its END, when its
+   * work stopped): how many, the least and the most, in us. */
   long margins[FC_ALL_KINDS];
   long long margin_min_us[FC_ALL_KINDS], margin_max_us[FC_ALL_KINDS];
   /* rw */
@@ -191,7 +233,8 @@ typedef struct fc_result {
                               lost of its enqueue) */
   /* violations */
   long overlaps, resource_overlaps, token_order, lost_updates, read_changed,
-      stale_grants, late_accepts, unannounced, lease_late, accept_mismatch;
+      stale_grants, late_accepts, unannounced, lease_late, work_late,
+      accept_mismatch;
   long violations; /* the sum of the above */
   long stuck;
   long long longest_free_wait_us; /* longest lock-free stretch in a wait */

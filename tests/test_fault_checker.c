@@ -496,6 +496,182 @@ static void test_checker_ensemble(void) {
   CU_ASSERT_EQUAL(r.faults[FC_SERVER_CUT], 1);
 }
 
+/* The holder's work (issue 33). A holder of a stopped agent (AGENT-STOP)
+ * holds until its END, told or not: anyone granted what excludes it
+ * between its notice and its END is "work late", where a plain told
+ * holder would be excused; it must be told. A forked holder's helper is
+ * the holder: its lines after the kill extend the section; through an
+ * agent the lock must pass within a session timeout of the kill. A busy
+ * callback's holder is judged as a cut-off one, by notices before its END
+ * only. */
+static void test_checker_work(void) {
+  fc_result r, per[FC_LOCKS];
+  const char *stop_victim =
+      "100 START 10\n120 ARMED 10\n1010 LOST 6 10\n1150 HALT 10\n"
+      "1200 REJECT 10 20\n1201 END 10\n1210 REL -1006\n";
+  const char *early = "500 ACQ\n1100 START 20\n1150 ACCEPT 20 0 1\n"
+                      "1160 END 20\n1170 REL 0\n";
+  /* clean: told (ZKL_LOST_AGENT) at 1010, its work ends at 1201, the next
+   * holder is granted at 1300 */
+  r = planted(SPAWNS "2000 AGENT-STOP 1 101 10 1000 1900 A holder\n",
+              "100 START 10\n120 ARMED 10\n1010 LOST 6 10\n1150 HALT 10\n"
+              "1200 ACCEPT 10 0 1\n1201 END 10\n1210 REL 0\n",
+              "500 ACQ\n1300 START 20\n1350 ACCEPT 20 1 2\n1400 END 20\n"
+              "1410 REL 0\n",
+              "10 0 1 1 101 1200\n20 1 2 2 102 1350\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.faults[FC_AGENT_STOP], 1);
+  CU_ASSERT_EQUAL(r.told_first[FC_AGENT_STOP], 1);
+  CU_ASSERT_EQUAL(r.stop_told_agent, 1);
+  CU_ASSERT_EQUAL(r.margins[FC_AGENT_STOP], 1);
+  CU_ASSERT_EQUAL(r.margin_min_us[FC_AGENT_STOP], 99); /* from its END */
+  /* the next holder granted after the notice, before its END: work late
+   * (an old agent's stop deleted the node at once) */
+  r = planted(SPAWNS "2000 AGENT-STOP 1 101 10 1000 1900 A holder\n",
+              stop_victim, early, "20 0 1 2 102 1150\n");
+  CU_ASSERT_EQUAL(r.work_late, 1);
+  CU_ASSERT_EQUAL(r.overlaps, 0);
+  CU_ASSERT_EQUAL(r.violations, 1);
+  CU_ASSERT_EQUAL(r.told_first[FC_AGENT_STOP], 0);
+  /* ...which a holder told by any other fault is excused for */
+  r = planted(SPAWNS, stop_victim, early, "20 0 1 2 102 1150\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  /* never told: unannounced, even with nobody granted meanwhile */
+  r = planted(SPAWNS "2000 AGENT-STOP 1 101 10 1000 1900 A holder\n",
+              "100 START 10\n120 ARMED 10\n1200 ACCEPT 10 0 1\n"
+              "1201 END 10\n1210 REL 0\n",
+              "500 ACQ\n1300 START 20\n1350 ACCEPT 20 1 2\n1400 END 20\n"
+              "1410 REL 0\n",
+              "10 0 1 1 101 1200\n20 1 2 2 102 1350\n");
+  CU_ASSERT_EQUAL(r.unannounced, 1);
+  /* told by its lease, not by the stop: in time, but not the stop's word */
+  r = planted(SPAWNS "2000 AGENT-STOP 1 101 10 1000 1900 A holder\n",
+              "100 START 10\n120 ARMED 10\n1010 LOST 3 10\n"
+              "1200 ACCEPT 10 0 1\n1201 END 10\n1210 REL 0\n",
+              "500 ACQ\n1300 START 20\n1350 ACCEPT 20 1 2\n1400 END 20\n"
+              "1410 REL 0\n",
+              "10 0 1 1 101 1200\n20 1 2 2 102 1350\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.told_first[FC_AGENT_STOP], 1);
+  CU_ASSERT_EQUAL(r.stop_told_agent, 0);
+  /* a semaphore's stopped holder still at work when a third lease is
+   * granted: by the clocks and in the resource */
+  r = planted_kind("sem-history",
+                   SPAWNS_SEM "2000 AGENT-STOP 1 101 10 1000 1900 A holder\n",
+                   "100 START 10\n110 ACCEPT 10 1 2\n1010 LOST 6 10\n"
+                   "1200 END 10\n1210 REL 0\n",
+                   "200 START 20\n210 ACCEPT 20 2 2\n3000 END 20\n"
+                   "3010 REL 0\n",
+                   "1100 START 30\n1110 ACCEPT 30 3 2\n1500 END 30\n"
+                   "1510 REL 0\n",
+                   "S+ 10 1 1 101 110\nS+ 20 2 2 102 210\n"
+                   "S+ 30 3 3 103 1110\nS- 10 2 1 101 1200\n"
+                   "S- 30 1 3 103 1505\nS- 20 0 2 102 3005\n");
+  CU_ASSERT_EQUAL(r.work_late, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.violations, 2);
+  /* a read/write lock's stopped reader still in when a writer enters */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "2000 AGENT-STOP 1 101 10 1000 1900 A reader\n",
+                   "100 START 10 r\n1010 LOST 6 10\n1200 REJECT 10 20\n"
+                   "1201 END 10\n1210 REL -1006 10\n",
+                   "",
+                   "1100 START 20 w\n1150 ACCEPT 20 0 1\n1160 END 20\n"
+                   "1170 REL 0 20\n",
+                   "R+ 10 0 1 101 110\nW+ 20 0 3 103 1110\n"
+                   "W 20 0 1 3 103 1150\nR- 10 0 1 0 1 101 1200\n");
+  CU_ASSERT_EQUAL(r.work_late, 1);
+  CU_ASSERT_EQUAL(r.resource_overlaps, 1);
+  CU_ASSERT_EQUAL(r.on_readers[FC_AGENT_STOP], 1);
+
+  /* a forked holder killed at 2990 (reaped at 3000), direct: its lock
+   * passes at its session's expiry, 3 s later here (a session of 1 s in
+   * these plants: a direct one is never late) */
+  r = planted(SPAWNS "3000 FORK-KILL 1 101 10 2990 - holder\n",
+              "100 START 10\n110 WORKER 111 0\n120 ARMED 10\n",
+              "500 ACQ\n3002990 START 20\n3003000 ACCEPT 20 0 1\n"
+              "3003100 END 20\n3003200 REL 0\n",
+              "20 0 1 2 102 3003000\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.faults[FC_FORK_KILL], 1);
+  CU_ASSERT_EQUAL(r.via_agent[FC_FORK_KILL], 0);
+  CU_ASSERT_EQUAL(r.kill_handoffs[0], 1);
+  CU_ASSERT_EQUAL(r.kill_handoff_min_us[0], 3000000);
+  CU_ASSERT_EQUAL(r.late_handoffs, 0);
+  /* ...through an agent, the same is late: past the session timeout */
+  r = planted(SPAWNS "3000 FORK-KILL 1 101 10 2990 A holder\n",
+              "100 START 10\n110 WORKER 111 0\n120 ARMED 10\n",
+              "500 ACQ\n3002990 START 20\n3003000 ACCEPT 20 0 1\n"
+              "3003100 END 20\n3003200 REL 0\n",
+              "20 0 1 2 102 3003000\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.via_agent[FC_FORK_KILL], 1);
+  CU_ASSERT_EQUAL(r.kill_handoffs[1], 1);
+  CU_ASSERT_EQUAL(r.late_handoffs, 1);
+  /* ...and at once is not; but a helper that wrote after the kill was
+   * still the holder: the next holder overlapped it (and the helper's
+   * write was refused, never told) */
+  r = planted(SPAWNS "3000 FORK-KILL 1 101 10 2990 A holder\n",
+              "100 START 10\n110 WORKER 111 0\n120 ARMED 10\n",
+              "500 ACQ\n3100 START 20\n3150 ACCEPT 20 0 1\n3200 END 20\n"
+              "3210 REL 0\n",
+              "20 0 1 2 102 3150\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.late_handoffs, 0);
+  CU_ASSERT_EQUAL(r.kill_handoff_min_us[1], 110);
+  r = planted(SPAWNS "3000 FORK-KILL 1 101 10 2990 A holder\n",
+              "100 START 10\n110 WORKER 111 0\n120 ARMED 10\n"
+              "3500 REJECT 10 20\n",
+              "500 ACQ\n3100 START 20\n3150 ACCEPT 20 0 1\n3200 END 20\n"
+              "3210 REL 0\n",
+              "20 0 1 2 102 3150\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.stale_grants, 1);
+
+  /* a busy callback, direct: told by its lease at 2500, its work ended,
+   * the next holder granted at 3000 */
+  r = planted(SPAWNS "9000 BUSY 1 101 10 1000 2700 - holder\n",
+              "100 START 10\n120 ARMED 10\n130 BUSY 0\n2500 LOST 3 10\n"
+              "2600 HALT 10\n2610 ACCEPT 10 0 1\n2620 END 10\n"
+              "4000 UNBUSY\n4010 REL -1006\n",
+              "500 ACQ\n3000 START 20\n3050 ACCEPT 20 1 2\n3100 END 20\n"
+              "3110 REL 0\n",
+              "10 0 1 1 101 2610\n20 1 2 2 102 3050\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.faults[FC_BUSY], 1);
+  CU_ASSERT_EQUAL(r.told_first[FC_BUSY], 1);
+  CU_ASSERT_EQUAL(r.margin_min_us[FC_BUSY], 500);
+  /* ...told only after the next grant: late */
+  r = planted(SPAWNS "9000 BUSY 1 101 10 1000 2700 - holder\n",
+              "100 START 10\n120 ARMED 10\n130 BUSY 0\n2500 LOST 3 10\n"
+              "2600 HALT 10\n2610 REJECT 10 20\n2620 END 10\n"
+              "4000 UNBUSY\n4010 REL -1006\n",
+              "500 ACQ\n2000 START 20\n2050 ACCEPT 20 0 1\n2100 END 20\n"
+              "2110 REL 0\n",
+              "20 0 1 2 102 2050\n");
+  CU_ASSERT_EQUAL(r.lease_late, 1);
+  /* through an agent: kept its hold, nobody granted meanwhile; a notice
+   * after its END (another fault's) is not this one's */
+  r = plant(per, (const char *const[]){
+                     "faults.log", SPAWNS "9000 BUSY 1 101 10 1000 5000 A "
+                                          "holder\n",
+                     "c1-1.log",
+                     "100 START 10\n120 ARMED 10\n130 BUSY 0\n4000 UNBUSY\n"
+                     "4900 ACCEPT 10 0 1\n4950 END 10\n4960 REL 0\n"
+                     "6000 ACQ\n6100 START 30\n6150 LOST 6 30\n"
+                     "6200 END 30\n6210 REL -1006\n",
+                     "c2-1.log",
+                     "500 ACQ\n5100 START 20\n5150 ACCEPT 20 1 2\n"
+                     "5200 END 20\n5210 REL 0\n",
+                     "history", "10 0 1 1 101 4900\n20 1 2 2 102 5150\n",
+                     NULL});
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.kept_lock[FC_BUSY], 1);
+  CU_ASSERT_EQUAL(r.via_agent[FC_BUSY], 1);
+  CU_ASSERT_EQUAL(r.told_via_agent[FC_BUSY], 0);
+  CU_ASSERT_EQUAL(per[FC_MUTEX].kept_lock[FC_BUSY], 1);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"the checker sees planted violations", test_checker},
@@ -505,6 +681,9 @@ int main(void) {
       {"the checker sees planted semaphore violations", test_checker_sem},
       {"the checker judges holders cut off inside the ensemble",
        test_checker_ensemble},
+      {"the checker judges the holder's work: a stop, a fork, a busy "
+       "callback",
+       test_checker_work},
       {NULL, NULL}};
   return zkt_main("fault checker", tests);
 }

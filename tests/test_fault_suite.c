@@ -109,6 +109,9 @@
  * Where a server cut off was the leader or a follower, and which shape a
  * link had, is logged (ENSEMBLE-CUT) and counted in the summary, with the
  * margin from each victim's notice to the next grant of its lock.
+ * An armed holder told LOST ends its section at its next step (of 50 to
+ * 150 ms, tests/contender.c), as a real one would, and does its step 3
+ * then: the write goes to the resource, fenced by its token.
  * Killed contenders are replaced by fresh processes (and the rw and sem
  * resources drop what they had registered, as a server drops a dead
  * client's). Between faults the driver waits for a random number of
@@ -199,6 +202,11 @@
 #define FORM_PLAIN 1
 #define FORM_MULTI 2
 #define PIN_ONLY (1 << 28)
+/* How an armed section runs (tests/contender.c): in the contender, in a
+ * helper it forks and names a worker, with its callback thread busy. */
+#define HOW_HERE 0
+#define HOW_FORK 1
+#define HOW_BUSY 2
 
 typedef struct {
   int kind;           /* FR_MUTEX, FR_RW, FR_SEM (= FC_*) */
@@ -869,9 +877,9 @@ typedef struct victim {
   char got;         /* ... on this side: 'r', 'w', 'm' (a multi-lock),
                        '-' */
   long long t0, t1, told;
-  long long mark;   /* sem: the resource's `over` when it was caught */
   int early;        /* cut off: healed at LOST */
   bool want_multi;  /* kill-waiter: a multi-lock's waiter, when one comes */
+  int how;          /* how its armed section runs (HOW_*) */
   bool done;
 } victim_t;
 
@@ -905,19 +913,24 @@ static void pin_form(slot_t *s, int form) {
     sigqueue(s->pid, SIGUSR1, val);
 }
 
-/* Arms each victim (its next grant of the side asked for holds hold_ms),
- * and calls on_held for each as soon as it says it holds; later lines of
- * a victim that holds go to on_line (if not NULL) meanwhile. Those that do
+/* Arms each of the n victims (its next grant of the side asked for holds
+ * hold_ms, run as its `how` says; one without a slot is passed over), and
+ * calls on_held for each as soon as it says it holds; later lines of a
+ * victim that holds go to on_line (if not NULL) meanwhile. Those that do
  * not hold within STUCK_MS keep held false. */
-static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
-                        void (*on_line)(victim_t *v, const char *line)) {
-  slot_t *ss[GROUPS];
+static void arm_victims_n(victim_t *v, int n, int hold_ms,
+                          void (*on_held)(victim_t *v),
+                          void (*on_line)(victim_t *v, const char *line)) {
+  slot_t *ss[2 * GROUPS];
   long long deadline = now_us() + (long long)STUCK_MS * 1000;
   int k, left = 0;
-  for (k = 0; k < GROUPS; k++) {
+  for (k = 0; k < n; k++) {
     union sigval val;
-    val.sival_int = hold_ms | v[k].side << 24 | v[k].form << 26;
+    val.sival_int =
+        hold_ms | v[k].side << 24 | v[k].form << 26 | v[k].how << 29;
     ss[k] = NULL;
+    if (!v[k].s)
+      continue;
     notify_drain(v[k].s);
     if (sigqueue(v[k].pid, SIGUSR1, val) == 0) {
       ss[k] = v[k].s;
@@ -926,7 +939,7 @@ static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
   }
   while (left > 0) {
     char line[64];
-    int i = next_line(ss, GROUPS, line, sizeof line, deadline);
+    int i = next_line(ss, n, line, sizeof line, deadline);
     if (i < 0)
       break;
     if (v[i].held) {
@@ -945,6 +958,11 @@ static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
   }
 }
 
+static void arm_victims(victim_t *v, int hold_ms, void (*on_held)(victim_t *v),
+                        void (*on_line)(victim_t *v, const char *line)) {
+  arm_victims_n(v, GROUPS, hold_ms, on_held, on_line);
+}
+
 static const char *what(const victim_t *v) {
   return v->got == 'r'   ? "reader"
          : v->got == 'w' ? "writer"
@@ -953,13 +971,26 @@ static const char *what(const victim_t *v) {
 }
 
 /* Its lock went to another: a newer write token accepted (mutex, rw), or
- * more than N leases registered beside its own (sem). */
+ * (sem) N leases registered at once that were granted after its own
+ * (their tokens, the czxids of their nodes, are higher): while its node
+ * is there, at most N - 1 others hold. Whether it is still registered
+ * (paused) or not: a holder told LOST ends its section, and unregisters,
+ * before its lease is taken (a cut leader's ensemble can take seconds to
+ * elect another), so "more than N registered with it" would not do; nor
+ * would a count of registrations, where a former victim's, still in its
+ * hold, would count for it. A snapshot, looked at on every change of the
+ * history. */
 static int taken_over(const void *arg) {
   const victim_t *v = arg;
   fr_state st;
+  int e, newer = 0;
   if (fr_peek(v->s->g->resource, v->s->g->kind, &st) != 0)
     return 0;
-  return v->s->g->kind == FR_SEM ? st.over > v->mark : st.highest > v->token;
+  if (v->s->g->kind != FR_SEM)
+    return st.highest > v->token;
+  for (e = 0; e < FR_SEM_ENTRIES; e++)
+    newer += st.pid[e] != 0 && st.token[e] > v->token;
+  return newer >= SEM_LIMIT;
 }
 
 /* The value PAUSE logs as `highest`: the highest write token (sem: the
@@ -969,12 +1000,6 @@ static long long highest_now(const victim_t *v) {
   if (fr_peek(v->s->g->resource, v->s->g->kind, &st) != 0)
     return 0;
   return v->s->g->kind == FR_SEM ? st.over : st.highest;
-}
-
-static long long sem_over(const group_t *g) {
-  fr_state st;
-  return g->kind == FR_SEM && fr_peek(g->resource, g->kind, &st) == 0 ? st.over
-                                                                      : 0;
 }
 
 static void fault_leader(void) {
@@ -1139,7 +1164,6 @@ static void fault_kill_waiter(void) {
 
 static void stop_now(victim_t *v) {
   int status;
-  v->mark = sem_over(v->s->g);
   v->t0 = now_us();
   kill(v->pid, SIGSTOP);
   /* Returns once it is stopped; or it died just before (a crash). */
@@ -1283,7 +1307,6 @@ static void proxies(slot_t *s, const char *cmd) {
 }
 
 static void cut_off_now(victim_t *v) {
-  v->mark = sem_over(v->s->g);
   v->t0 = now_us();
   proxies(v->s, "drop");
 }
@@ -1419,30 +1442,12 @@ struct all_taken {
   const bool *hit;
 };
 
-/* v's lock went to another: for the mutex and the rw lock as taken_over
- * says; for the semaphore, N leases granted after its own are registered
- * at once. Not "more than N registered with it" (taken_over): its own
- * registration ends with its hold, which may come before anyone is granted
- * (a cut leader's ensemble can take seconds to elect another), and a
- * former victim's registration, still in its hold, would count for it. */
-static int lease_taken(const victim_t *v) {
-  fr_state st;
-  int e, newer = 0;
-  if (v->s->g->kind != FR_SEM)
-    return taken_over(v);
-  if (fr_peek(v->s->g->resource, v->s->g->kind, &st) != 0)
-    return 0;
-  for (e = 0; e < FR_SEM_ENTRIES; e++)
-    newer += st.pid[e] != 0 && st.token[e] > v->token;
-  return newer >= SEM_LIMIT;
-}
-
 /* Every victim hit has lost its lock to another. */
 static int all_taken_over(const void *arg) {
   const struct all_taken *at = arg;
   int k;
   for (k = 0; k < GROUPS; k++)
-    if (at->hit[k] && !lease_taken(&at->v[k]))
+    if (at->hit[k] && !taken_over(&at->v[k]))
       return 0;
   return 1;
 }
@@ -1552,10 +1557,8 @@ static void fault_ensemble(int fault) {
   }
 
   for (k = 0; k < GROUPS; k++)
-    if (hit[k]) {
-      v[k].mark = sem_over(v[k].s->g);
+    if (hit[k])
       rack_cut(v[k].s, target);
-    }
   t0 = now_us();
   if (fault == FC_SERVER_CUT)
     rc = zkt_isolate(target);
@@ -1939,14 +1942,16 @@ static void test_fault_suite(void) {
 }
 
 /* ==========================================================================
- * Agents killed and frozen (issue 27, item 4).
+ * Agents killed, frozen and stopped, and the holder's work (issue 27,
+ * item 4; issue 33, item 6).
  *
  * The same contenders, kinds, resources, driver log and checker as the
  * suite above, in a shorter run of its own: of each kind's GROUP_SLOTS
  * contenders two lock directly, two through agent A and one through agent
  * B (tests/agentctl.h: real zklockd processes with 3 s sessions, each on
  * three proxies of its own to the three servers). Faults, in shuffled
- * rounds, each aimed at one client of each kind of the agent hit:
+ * rounds, each aimed at one client of each kind of the agent hit (the
+ * last two at direct contenders too):
  *   agent killed   its clients hold (armed, AGENT_HOLD_MS); the agent gets
  *                  SIGKILL and is started again at once on the same path
  *                  (the link its clients connect to). Each must be told
@@ -1962,13 +1967,48 @@ static void test_fault_suite(void) {
  *                  the relayed lease deadline (ZKL_LOST_LEASE_EXPIRED),
  *                  before the next grant. The agent then finds its session
  *                  expired, tells its clients and opens another.
+ *   agent stopped  its clients hold; the agent gets SIGTERM (agentctl_stop:
+ *                  it must exit 0), and is started again once it has
+ *                  exited. Each victim must be told (ZKL_LOST_AGENT), and
+ *                  nobody else may be granted what excludes it before its
+ *                  work ended: told, it finishes the step it is in (50 to
+ *                  150 ms), ENDs and releases, and the stopping agent
+ *                  deletes its node only then (the checker's work rule:
+ *                  "work late"). An agent that deleted at once at the stop
+ *                  fails this (the old one did: see docs/testing.md).
+ *   forked holder killed
+ *                  of each kind, a direct contender and a client of A or B
+ *                  (in turn) run their armed section in a helper forked
+ *                  without exec (it shares the library's sockets), named
+ *                  a worker (zkl_session_add_worker) and dying with its
+ *                  parent (PR_SET_PDEATHSIG SIGKILL); each is SIGKILLed
+ *                  once its helper says it holds. No overlap, the helper's
+ *                  writes fenced by the token as its parent's would be; the
+ *                  lock passes through the agent once both are gone, within
+ *                  a session timeout of the kill ("late" otherwise, counted
+ *                  and asserted none), and direct at the session's expiry:
+ *                  both measured.
+ *   callback busy  holders whose library callback thread is kept busy
+ *                  (the callback of an async acquire of a lock of their
+ *                  own blocks for SESSION_MS + 1 s) while they hold longer
+ *                  still: direct contenders and clients of A and of B, in
+ *                  turn. Each must keep its hold with nobody else granted,
+ *                  or be told (on_lost does not wait behind the busy
+ *                  callback) before anyone else is granted; through an
+ *                  agent it must keep it (the client's I/O thread keeps
+ *                  the pings and the lease), direct its lease's answers
+ *                  wait behind the callback and it is told by its lease.
  * (No leader kills here: the main run has them, and each one costs a restart
  * that ZooKeeper 3.8.0 sometimes refuses, a transaction log cut short in
  * its header by the kill: EOFException in FileHeader.deserialize.)
- * The checker judges each victim as a cut-off holder (AGENT-KILL,
- * AGENT-FREEZE lines): told, and told before the next exclusive grant;
+ * The checker judges each victim of a kill or a freeze as a cut-off holder
+ * (AGENT-KILL, AGENT-FREEZE lines): told, and told before the next
+ * exclusive grant; a stop's (AGENT-STOP) by the work rule; a busy one's
+ * (BUSY) as a holder cut off inside the ensemble (told first, or kept);
+ * a forked one's (FORK-KILL) section lasts as long as its helper's lines;
  * besides every check of the main run (overlaps by time and in the
- * resources, token order, ...).
+ * resources, token order, ...). These faults cost about 20 s of the run
+ * (two rounds: four stops, two fork kills, two busy callbacks).
  *   ZKL_FAULT_AGENT_SECONDS  the fault phase (default 20; two rounds of
  *                            every fault whatever it says)
  *   ZKL_FAULT_AGENT_MIN_HANDOFFS  the handoffs asserted per kind (100)
@@ -1976,7 +2016,8 @@ static void test_fault_suite(void) {
  * ========================================================================== */
 
 /* A victim's hold: it outlasts the agent's session (a kill's or a freeze's
- * victim that went on unaware would overlap the next holder). */
+ * victim that went on unaware would overlap the next holder; a stop's
+ * holds on until told). */
 #define AGENT_HOLD_MS (SESSION_MS + 3000)
 static long agent_failures; /* restarts that failed, freezes that hit
                                nothing stopped */
@@ -1998,9 +2039,11 @@ static bool agent_up(agent_t *ag) {
   return true;
 }
 
-/* One live client of agent idx of each kind, free of a former hold when
- * one is. */
-static void agent_victims(victim_t *v, int idx) {
+/* One live client of agent idx (-1: a direct contender) of each kind, free
+ * of a former hold when one is; rw victims a reader and a writer in turn,
+ * mutex victims a multi-lock and a plain mutex in turn, for each kind of
+ * fault. */
+static void agent_victims(victim_t *v, int idx, int fault) {
   int k, j;
   long long now = now_us();
   memset(v, 0, sizeof *v * GROUPS);
@@ -2017,10 +2060,10 @@ static void agent_victims(victim_t *v, int idx) {
     v[k].s = pick;
     v[k].pid = pick ? pick->pid : 0;
     v[k].side = groups[k].kind == FR_RW
-                    ? SIDE_READ + groups[k].side_turn[FC_AGENT_KILL]++ % 2
+                    ? SIDE_READ + groups[k].side_turn[fault]++ % 2
                     : SIDE_ANY;
     v[k].form = groups[k].kind == FR_MUTEX
-                    ? FORM_MULTI - groups[k].form_turn[FC_AGENT_KILL]++ % 2
+                    ? FORM_MULTI - groups[k].form_turn[fault]++ % 2
                     : FORM_ANY;
   }
 }
@@ -2070,7 +2113,7 @@ static void fault_agent_kill(int idx) {
   agent_t *ag = &agents[idx];
   victim_t v[GROUPS];
   long long t0, t1;
-  agent_victims(v, idx);
+  agent_victims(v, idx, FC_AGENT_KILL);
   arm_agent_victims(v);
   t0 = now_us();
   agentctl_kill(&ag->a);
@@ -2088,10 +2131,8 @@ static void fault_agent_freeze(int idx) {
   long long t0, t1;
   int k, status = 0;
   pid_t got;
-  agent_victims(v, idx);
+  agent_victims(v, idx, FC_AGENT_FREEZE);
   arm_agent_victims(v);
-  for (k = 0; k < GROUPS; k++)
-    v[k].mark = v[k].s ? sem_over(v[k].s->g) : 0;
   t0 = now_us();
   agentctl_freeze(&ag->a, true);
   /* Returns once it is stopped. */
@@ -2123,6 +2164,142 @@ static void fault_agent_freeze(int idx) {
   agent_fault_lines(v, "AGENT-FREEZE", idx, t0, t1);
 }
 
+/* The agent stopped (SIGTERM) while its victims hold: each is told (LOST,
+ * ZKL_LOST_AGENT), ends its section at its next step and releases, and
+ * only then may anyone else be granted what excludes it (the checker's
+ * work rule); the agent exits once none of its nodes is left, and is
+ * started again. */
+static long long stop_ms_min, stop_ms_max;
+static void fault_agent_stop(int idx) {
+  agent_t *ag = &agents[idx];
+  victim_t v[GROUPS];
+  long long t0, t_exit, t1, ms;
+  int st;
+  agent_victims(v, idx, FC_AGENT_STOP);
+  arm_agent_victims(v);
+  t0 = now_us();
+  st = agentctl_stop(&ag->a); /* SIGTERM; waits (bounded) for its exit */
+  t_exit = now_us();
+  if (st != 0) {
+    printf("    agent %c stopped with status %d\n", ag->name, st);
+    agent_failures++;
+  }
+  if (!agent_up(ag)) {
+    printf("    agent %c did not start again\n", ag->name);
+    agent_failures++;
+  }
+  t1 = now_us();
+  ms = (t_exit - t0) / 1000;
+  if (!stop_ms_max || ms < stop_ms_min)
+    stop_ms_min = ms;
+  if (ms > stop_ms_max)
+    stop_ms_max = ms;
+  dlog("AGENT-STOPPED %c %d %lld ms", ag->name, st, ms);
+  agent_fault_lines(v, "AGENT-STOP", idx, t0, t1);
+}
+
+static char via_name(const slot_t *s) {
+  return s->agent >= 0 ? agents[s->agent].name : '-';
+}
+
+/* A holder whose section runs in a helper it forked (a worker of its
+ * session, dying with it), SIGKILLed as soon as it says it holds. */
+static void fork_kill_now(victim_t *v) {
+  long long t = now_us();
+  kill(v->pid, SIGKILL);
+  reap(v->s);
+  dlog("FORK-KILL %d %ld %lld %lld %c %s", v->s->slot, (long)v->pid,
+       v->token, t, via_name(v->s), what(v));
+  v->done = true;
+  spawn(v->s);
+}
+
+/* Forked holders killed: of each kind, a direct contender and a client of
+ * an agent (A and B in turn) are armed to run their section in a helper;
+ * each is SIGKILLed once it (its helper) holds. Through the agent its lock
+ * passes once it and its helper are gone; direct, at its session's expiry
+ * (the checker measures both, and judges the helper's work as the
+ * holder's). */
+static int fork_turn;
+static void fault_fork_kill(void) {
+  victim_t v[2 * GROUPS];
+  int k, turn = fork_turn++;
+  /* the first picked is the rw group's reader: direct and through the
+   * agent in turn */
+  if (turn % 2 == 0)
+    agent_victims(v, -1, FC_FORK_KILL);
+  agent_victims(v + GROUPS, turn % AGENTS, FC_FORK_KILL);
+  if (turn % 2 == 1)
+    agent_victims(v, -1, FC_FORK_KILL);
+  for (k = 0; k < 2 * GROUPS; k++)
+    v[k].how = HOW_FORK;
+  arm_victims_n(v, 2 * GROUPS, AGENT_HOLD_MS, fork_kill_now, NULL);
+  for (k = 0; k < 2 * GROUPS; k++)
+    if (v[k].s && !v[k].done)
+      dlog("SKIP fork slot %d never reported holding", v[k].s->slot);
+}
+
+/* A line from a busy victim: "L" (told LOST), "E" (its section's END). */
+static void busy_line(victim_t *v, const char *line) {
+  if (!strcmp(line, "L") && !v->told)
+    v->told = now_us();
+  else if (line[0] == 'E' && !v->done) {
+    v->t1 = now_us();
+    v->done = true;
+  }
+}
+
+/* Holders whose library callback thread is kept busy past their session
+ * timeout (BUSY_MS from their grant) while they hold longer still: direct
+ * contenders, and clients of agent A and of B, in turn. Each must keep its
+ * hold with nobody else granted, or be told before anyone else is granted
+ * (through an agent the I/O thread keeps the pings and the lease: it keeps
+ * its hold; direct, the lease's answers wait behind the callback, and the
+ * lost notice comes on the timer thread). Waits (bounded) for each
+ * victim's END. */
+#define BUSY_HOLD_MS (SESSION_MS + 2500) /* the busy thread: SESSION_MS +
+                                            1000 (tests/contender.c) */
+static int busy_turn;
+static void fault_busy(void) {
+  victim_t v[GROUPS];
+  slot_t *ss[GROUPS];
+  int turn = busy_turn++, k, left = 0;
+  long long deadline = now_us() + (BUSY_HOLD_MS + STUCK_MS) * 1000LL;
+  agent_victims(v, turn % 2 == 0 ? -1 : (turn / 2) % AGENTS, FC_BUSY);
+  for (k = 0; k < GROUPS; k++)
+    v[k].how = HOW_BUSY;
+  arm_victims_n(v, GROUPS, BUSY_HOLD_MS, held_noted, busy_line);
+  for (k = 0; k < GROUPS; k++) {
+    ss[k] = v[k].held && !v[k].done ? v[k].s : NULL;
+    left += ss[k] != NULL;
+  }
+  while (left > 0) {
+    char line[64];
+    int i = next_line(ss, GROUPS, line, sizeof line, deadline);
+    if (i < 0)
+      break;
+    busy_line(&v[i], line);
+    if (v[i].done) {
+      ss[i] = NULL;
+      left--;
+    }
+  }
+  for (k = 0; k < GROUPS; k++) {
+    if (!v[k].s)
+      continue;
+    if (!v[k].held) {
+      dlog("SKIP busy slot %d never reported holding", v[k].s->slot);
+      continue;
+    }
+    if (!v[k].done)
+      printf("    (busy slot %d did not end its section in time)\n",
+             v[k].s->slot);
+    dlog("BUSY %d %ld %lld %lld %lld %c %s", v[k].s->slot, (long)v[k].pid,
+         v[k].token, v[k].t0, v[k].done ? v[k].t1 : now_us(),
+         via_name(v[k].s), what(&v[k]));
+  }
+}
+
 static void test_agent_faults(void) {
   const int fault_s = env_int("ZKL_FAULT_AGENT_SECONDS", 20);
   const long min_handoffs = env_int("ZKL_FAULT_AGENT_MIN_HANDOFFS", 100);
@@ -2131,7 +2308,17 @@ static void test_agent_faults(void) {
       seed_env && *seed_env ? strtoull(seed_env, NULL, 0)
                             : (unsigned long long)time(NULL) ^
                                   ((unsigned long long)getpid() << 20);
-  enum { F_KILL_A, F_KILL_B, F_FREEZE_A, F_FREEZE_B, F_N };
+  enum {
+    F_KILL_A,
+    F_KILL_B,
+    F_FREEZE_A,
+    F_FREEZE_B,
+    F_STOP_A,
+    F_STOP_B,
+    F_FORK,
+    F_BUSY,
+    F_N
+  };
   long long t_begin = now_us(), t_faults, t_quiesce, deadline;
   int i, j, k, order[F_N], rounds = 0, idle, clean, expected_live;
   long leaked = 0;
@@ -2215,8 +2402,19 @@ static void test_agent_faults(void) {
       case F_KILL_B:
         fault_agent_kill(order[i] - F_KILL_A);
         break;
-      default:
+      case F_FREEZE_A:
+      case F_FREEZE_B:
         fault_agent_freeze(order[i] - F_FREEZE_A);
+        break;
+      case F_STOP_A:
+      case F_STOP_B:
+        fault_agent_stop(order[i] - F_STOP_A);
+        break;
+      case F_FORK:
+        fault_fork_kill();
+        break;
+      default:
+        fault_busy();
         break;
       }
     }
@@ -2273,19 +2471,40 @@ static void test_agent_faults(void) {
   for (k = 0; k < FC_LOCKS; k++) {
     const fc_result *r = &per[k];
     CU_ASSERT(r->handoffs >= min_handoffs);
-    for (i = FC_AGENT_KILL; i <= FC_AGENT_FREEZE; i++) {
+    for (i = FC_AGENT_KILL; i < FC_ALL_KINDS; i++) {
       if (r->faults[i] < 1)
         printf("    no fault '%s' hit the %s\n", fc_kind_names[i],
                fc_lock_names[k]);
       CU_ASSERT(r->faults[i] >= 1);
-      /* every victim told, before the next grant ("lease late" and
-       * "unannounced" otherwise) */
-      CU_ASSERT_EQUAL(r->told_first[i], r->faults[i]);
     }
+    for (i = FC_AGENT_KILL; i <= FC_AGENT_STOP; i++)
+      /* every victim told, before the next grant ("lease late" and
+       * "unannounced" otherwise); a stop's before the END of its work
+       * ("work late") */
+      CU_ASSERT_EQUAL(r->told_first[i], r->faults[i]);
     /* ... a killed agent's by the EOF (ZKL_LOST_AGENT), which the relayed
-     * lease would otherwise cover up */
+     * lease would otherwise cover up; a stopped one's by its LOST */
     CU_ASSERT_EQUAL(r->told_by_eof, r->faults[FC_AGENT_KILL]);
+    CU_ASSERT_EQUAL(r->stop_told_agent, r->faults[FC_AGENT_STOP]);
+    /* Forked holders killed, direct and through an agent: through the
+     * agent, the lock passed within a session timeout of the kill (its
+     * helper gone with it), never at the lease's end */
+    CU_ASSERT(r->via_agent[FC_FORK_KILL] >= 1 &&
+              r->faults[FC_FORK_KILL] - r->via_agent[FC_FORK_KILL] >= 1);
+    CU_ASSERT_EQUAL(r->late_handoffs, 0);
+    /* A busy callback: told before anyone else was granted, or kept the
+     * hold with nobody else granted; through an agent, kept it (the I/O
+     * thread kept the pings and the lease) */
+    CU_ASSERT_EQUAL(r->told_first[FC_BUSY] + r->kept_lock[FC_BUSY],
+                    r->faults[FC_BUSY]);
+    CU_ASSERT_EQUAL(r->told_via_agent[FC_BUSY], 0);
+    CU_ASSERT(r->via_agent[FC_BUSY] >= 1 &&
+              r->faults[FC_BUSY] - r->via_agent[FC_BUSY] >= 1);
   }
+  /* The handoffs after a fork kill were measured, both ways */
+  CU_ASSERT(res.kill_handoffs[0] >= 1 && res.kill_handoffs[1] >= 1);
+  printf("    agent stops          %lld-%lld ms from SIGTERM to exit\n",
+         stop_ms_min, stop_ms_max);
   CU_ASSERT(res.lost_by_reason[ZKL_LOST_AGENT] >= 1);
   CU_ASSERT(res.lost_by_reason[ZKL_LOST_LEASE_EXPIRED] >= 1);
 
@@ -2676,7 +2895,8 @@ static void test_multi_parts_lost(void) {
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"fault suite on a 3-server ensemble", test_fault_suite},
-      {"agents killed and frozen beside direct contenders",
+      {"agents killed, frozen and stopped, holders forked and busy, beside "
+       "direct contenders",
        test_agent_faults},
       {"downgraded readers under break and revoke",
        test_downgraded_under_break_and_revoke},
