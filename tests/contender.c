@@ -123,7 +123,7 @@
  *              2  with the library's callback thread held busy: at the
  *                 grant an async acquire of a lock of its own
  *                 (LOCK-busySLOT) is made, whose callback blocks that
- *                 thread for SESSION_MS + 1000 ms; the hold goes on
+ *                 thread for 2 x SESSION_MS + 1000 ms; the hold goes on
  *                 meanwhile, and the busy lock is released after it.
  *            An armed hold ends when told LOST: it works in steps of 50 to
  *            150 ms and looks for a loss of its token between two (a step
@@ -528,7 +528,11 @@ static void busy_cb(zkl_lock *l, int rc, int64_t token, void *arg) {
 }
 
 /* HOW_BUSY: the callback thread is kept busy for longer than the session
- * timeout, from about now. */
+ * timeout, from about now: 2T + 1 s, as long as it took an agent client
+ * whose one thread ran the callbacks and the pings (before 39031c4) to
+ * have its lock freed under it (the agent of then took a client silent for
+ * T as frozen, and freed its locks once the last deadline it had relayed
+ * had passed: about 2T - m after its last ping). */
 static void start_busy(void) {
   zkl_lock *l;
   int rc;
@@ -536,7 +540,7 @@ static void start_busy(void) {
   l = cur_busy;
   pthread_mutex_unlock(&cur_mu);
   pthread_mutex_lock(&busy_mu);
-  busy_until_us = fr_now_us() + (session_ms + 1000) * 1000LL;
+  busy_until_us = fr_now_us() + (2 * session_ms + 1000) * 1000LL;
   busy_on = true;
   busy_rc = ZKL_OK;
   pthread_mutex_unlock(&busy_mu);
