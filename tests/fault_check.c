@@ -17,7 +17,8 @@ const char *const fc_kind_names[FC_ALL_KINDS] = {
     "leader killed", "holder killed", "waiter killed", "holder paused",
     "create reply lost", "holder cut off", "server cut off",
     "leader link one-way/flap", "agent killed", "agent frozen",
-    "agent stopped", "forked holder killed", "callback busy"};
+    "agent stopped", "forked holder killed", "callback busy",
+    "zklock killed", "zklock's command lost"};
 
 const char *const fc_link_shape_names[FC_LINK_SHAPES] = {"oneway-out",
                                                          "oneway-in", "flap"};
@@ -33,6 +34,7 @@ typedef struct {
   long long t_death; /* when the driver reaped it after a kill or crash */
   int killed;        /* 0, or the FC_KILL_ kind that ended it */
   int verified;      /* KILL-HOLDER: its node was the holder's (1), not (0) */
+  bool zklock;       /* it locks with the zklock command */
   char last[16];     /* the last word of its log */
 } proc_t;
 
@@ -140,9 +142,10 @@ static int lock_of_slot(const run_t *r, int slot) {
              : FC_MUTEX;
 }
 
-/* "mutex", "rw", "sem:N" (sets the limit): the kind, or -1. */
+/* "mutex", "rw", "sem:N" (sets the limit), "zklock" (a mutex): the kind,
+ * or -1. */
 static int parse_lock(run_t *r, const char *word) {
-  if (!strcmp(word, "mutex"))
+  if (!strcmp(word, "mutex") || !strcmp(word, "zklock"))
     return FC_MUTEX;
   if (!strcmp(word, "rw"))
     return FC_RW;
@@ -188,6 +191,7 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       p->gen = gen;
       p->pid = pid;
       p->lock = lk;
+      p->zklock = n == 4 && !strcmp(mode, "zklock");
       if (slot >= 0 && slot < 1024)
         r->slot_lock[slot] = lk + 1;
     } else if ((!strcmp(kind, "KILL-HOLDER") || !strcmp(kind, "KILL-WAITER") ||
@@ -287,14 +291,18 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       out[pa->lock].faults[fk]++;
       out[pa->lock].on_readers[fk] += reader;
       out[pa->lock].on_multi[fk] += multi;
-    } else if ((!strcmp(kind, "FORK-KILL") &&
+    } else if (((!strcmp(kind, "FORK-KILL") ||
+                 !strcmp(kind, "ZKLOCK-KILL")) &&
                 sscanf(args, "%d %ld %lld %lld %31s", &slot, &pid, &a3, &a4,
                        shape) == 5) ||
-               (!strcmp(kind, "BUSY") &&
+               ((!strcmp(kind, "BUSY") || !strcmp(kind, "ZKLOCK-LOSS")) &&
                 sscanf(args, "%d %ld %lld %lld %lld %31s", &slot, &pid, &a3,
                        &a4, &a5, shape) == 6)) {
       /* shape: the via field, an agent's letter or '-' */
-      int fk = kind[0] == 'F' ? FC_FORK_KILL : FC_BUSY;
+      int fk = !strcmp(kind, "FORK-KILL")     ? FC_FORK_KILL
+               : !strcmp(kind, "ZKLOCK-KILL") ? FC_ZKLOCK_KILL
+               : !strcmp(kind, "BUSY")        ? FC_BUSY
+                                              : FC_ZKLOCK_LOSS;
       fc_result *o;
       PUSH(r->parts, r->nparts, r->cparts);
       partition_t *pa = &r->parts[r->nparts - 1];
@@ -304,7 +312,7 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       pa->pid = pid;
       pa->token = a3;
       pa->t0 = a4;
-      pa->t1 = fk == FC_FORK_KILL ? t : a5;
+      pa->t1 = fk == FC_FORK_KILL || fk == FC_ZKLOCK_KILL ? t : a5;
       pa->via_agent = shape[0] != '-';
       o = &out[pa->lock];
       o->faults[fk]++;
@@ -348,6 +356,31 @@ static int open_of(const run_t *r, const int *cur, int ncur, long long token) {
     if (token && r->secs[cur[i]].token == token)
       return cur[i];
   return ncur > 0 ? cur[ncur - 1] : -1;
+}
+
+/* The section a line of token belongs to: an open one of that token; else,
+ * for a zklock contender, one of its closed ones of that token (a zklock
+ * command's grandchild's line after zklock let go: it is that hold's work,
+ * which then lasted until t, so the section is held on to t); else as
+ * open_of(). -1: none. */
+static int section_for(run_t *r, int pi, const int *cur, int ncur,
+                       long long token, long long t) {
+  int i;
+  for (i = ncur - 1; i >= 0; i--)
+    if (token && r->secs[cur[i]].token == token)
+      return cur[i];
+  /* this log's sections are the last ones read, in order; only a zklock
+   * run's work outlives its hold's REL */
+  for (i = r->nsecs - 1;
+       r->procs[pi].zklock && token && i >= 0 && r->secs[i].proc == pi; i--)
+    if (r->secs[i].token == token) {
+      if (r->secs[i].t_end < t)
+        r->secs[i].t_end = t;
+      if (r->secs[i].t_rel < t)
+        r->secs[i].t_rel = t;
+      return i;
+    }
+  return open_of(r, cur, ncur, token);
 }
 
 static void close_open(int *cur, int *ncur, int sec) {
@@ -422,21 +455,25 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
         out->downgrades++;
       if (p->lock == FC_MUTEX && side[0] == 'm')
         out->multi_grants++;
+      out->zklock_grants += p->zklock;
       if (ncur < 4)
         cur[ncur++] = s;
       out->grants++;
     } else if (!strcmp(word, "ACCEPT")) {
       r->accept_lines[p->lock]++;
-      if ((s = open_of(r, cur, ncur, n >= 3 ? a1 : 0)) >= 0)
+      if ((s = section_for(r, pi, cur, ncur, n >= 3 ? a1 : 0, t)) >= 0)
         r->secs[s].outcome = 1;
     } else if (!strcmp(word, "REJECT")) {
       out->rejected++;
-      if ((s = open_of(r, cur, ncur, n >= 3 ? a1 : 0)) >= 0)
+      if ((s = section_for(r, pi, cur, ncur, n >= 3 ? a1 : 0, t)) >= 0)
         r->secs[s].outcome = 2;
     } else if (!strcmp(word, "END")) {
-      if ((s = open_of(r, cur, ncur, n >= 3 ? a1 : 0)) >= 0)
+      if ((s = section_for(r, pi, cur, ncur, n >= 3 ? a1 : 0, t)) >= 0 &&
+          r->secs[s].t_end < t)
         r->secs[s].t_end = t;
     } else if (!strcmp(word, "REL")) {
+      /* a zklock run that ended without its command: its wait too */
+      push_wait(r, pi, &wait_start, t);
       if ((s = open_of(r, cur, ncur, n >= 4 ? a2 : 0)) >= 0) {
         if (!r->secs[s].t_end)
           r->secs[s].t_end = t;
@@ -456,12 +493,19 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
         out->lost_by_reason[a1]++;
       PUSH(r->losts, r->nlosts, r->closts);
       r->losts[r->nlosts - 1] = (lost_t){t, p->pid, (int)a1};
-      /* "LOST reason token": the section of that token (or the latest);
-       * with no token, every open one */
-      for (i = 0; i < ncur; i++)
-        if ((a2 == 0 || open_of(r, cur, ncur, a2) == cur[i]) &&
-            !r->secs[cur[i]].t_lost)
-          r->secs[cur[i]].t_lost = t;
+      /* "LOST reason token": the section of that token (or the latest; a
+       * closed one of that token: a zklock command's grandchild's); with
+       * no token, every open one */
+      if (a2 && (s = section_for(r, pi, cur, ncur, a2, t)) >= 0 &&
+          r->secs[s].token == a2) {
+        if (!r->secs[s].t_lost)
+          r->secs[s].t_lost = t;
+      } else {
+        for (i = 0; i < ncur; i++)
+          if ((a2 == 0 || open_of(r, cur, ncur, a2) == cur[i]) &&
+              !r->secs[cur[i]].t_lost)
+            r->secs[cur[i]].t_lost = t;
+      }
     } else if (!strcmp(word, "SESSION")) {
       out->sessions++;
       PUSH(r->opens, r->nopens, r->copens);
@@ -534,9 +578,13 @@ static bool told_working(const section_t *s, long long t) {
   return s->work_rule && s->t_lost && s->t_lost <= t;
 }
 
-/* The sections whose lock must wait for their work (AGENT-STOP victims). */
+/* The sections whose lock must wait for their work: AGENT-STOP victims',
+ * and every zklock run's. */
 static void mark_work_rule(run_t *r) {
   int i, j;
+  for (j = 0; j < r->nsecs; j++)
+    if (r->procs[r->secs[j].proc].zklock)
+      r->secs[j].work_rule = true;
   for (i = 0; i < r->nparts; i++) {
     if (r->parts[i].kind != FC_AGENT_STOP)
       continue;
@@ -731,10 +779,12 @@ static long long next_exclusion(const run_t *r, const section_t *v,
  * is a violation too; a holder of the second may keep its lock (a link
  * that flaps may let its server through in time), which is no harm as long
  * as nobody else was granted it meanwhile. */
-/* A holder SIGKILLed while its helper did its section (FORK-KILL): the
- * next grant of what excludes it (mutex, rw writers), from the kill;
- * through an agent, within a session timeout (the agent frees it once the
- * holder and its helper have gone), direct, at the session's expiry. */
+/* A holder SIGKILLed while its helper did its section (FORK-KILL), or a
+ * zklock while its command's grandchild did (ZKLOCK-KILL): the next grant
+ * of what excludes it (mutex, rw writers), from the kill; through an
+ * agent, within a session timeout (the agent frees it once the holder and
+ * its helper, or zklock's keeper, have gone), direct, at the session's
+ * expiry. */
 static void check_fork_kill(const run_t *r, const partition_t *pa,
                             const section_t *sec, fc_result *out, FILE *rep) {
   long long next, h;
@@ -750,10 +800,11 @@ static void check_fork_kill(const run_t *r, const partition_t *pa,
   out->kill_handoffs[via]++;
   if (via && h > r->session_us) {
     fprintf(rep,
-            "LATE: pid %ld (%s token %lld), SIGKILLed with its helper at "
-            "work, through an agent: the next grant came %.3f s after the "
-            "kill, past the session timeout\n",
-            pa->pid, fc_lock_names[pa->lock], pa->token, (double)h / 1e6);
+            "LATE: pid %ld (%s token %lld), SIGKILLed (%s) with its work "
+            "under way, through an agent: the next grant came %.3f s after "
+            "the kill, past the session timeout\n",
+            pa->pid, fc_lock_names[pa->lock], pa->token,
+            fc_kind_names[pa->kind], (double)h / 1e6);
     out->late_handoffs++;
   }
 }
@@ -779,7 +830,7 @@ static void check_partitions(run_t *r, fc_result *all, FILE *rep) {
         sec = sc;
       }
     }
-    if (pa->kind == FC_FORK_KILL) {
+    if (pa->kind == FC_FORK_KILL || pa->kind == FC_ZKLOCK_KILL) {
       check_fork_kill(r, pa, sec, out, rep);
       continue;
     }
@@ -1173,7 +1224,7 @@ static void add_result(fc_result *into, const fc_result *from) {
   ADD(lost_updates); ADD(read_changed); ADD(stale_grants); ADD(late_accepts);
   ADD(unannounced); ADD(lease_late); ADD(accept_mismatch); ADD(violations);
   ADD(stuck); ADD(multi_grants); ADD(told_by_eof); ADD(work_late);
-  ADD(stop_told_agent); ADD(late_handoffs);
+  ADD(stop_told_agent); ADD(late_handoffs); ADD(zklock_grants);
 #undef ADD
   for (k = 0; k < 8; k++)
     into->lost_by_reason[k] += from->lost_by_reason[k];
@@ -1307,7 +1358,7 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
   for (k = FC_KINDS; k < FC_ALL_KINDS; k++) {
     if (!r->faults[k])
       continue;
-    if (k == FC_FORK_KILL) {
+    if (k == FC_FORK_KILL || k == FC_ZKLOCK_KILL) {
       fprintf(out, ", %s %ld (%ld through an agent)", fc_kind_names[k],
               r->faults[k], r->via_agent[k]);
       continue;
@@ -1324,16 +1375,21 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
     if (k == FC_BUSY)
       fprintf(out, ", kept %ld; %ld through an agent, %ld of them told",
               r->kept_lock[k], r->via_agent[k], r->told_via_agent[k]);
+    if (k == FC_ZKLOCK_LOSS)
+      fprintf(out, "; %ld through an agent", r->via_agent[k]);
     if (r->margins[k]) /* none for the semaphore */
       fprintf(out, ", margin %.0f-%.0f ms%s", r->margin_min_us[k] / 1e3,
               r->margin_max_us[k] / 1e3,
-              k == FC_AGENT_STOP ? " from the END of its work" : "");
+              k == FC_AGENT_STOP || k == FC_ZKLOCK_LOSS
+                  ? " from the END of its work"
+                  : "");
     fprintf(out, ")");
   }
   fprintf(out, "\n");
-  if (r->faults[FC_FORK_KILL]) {
+  if (r->faults[FC_FORK_KILL] || r->faults[FC_ZKLOCK_KILL]) {
     static const char *const via[2] = {"direct", "through an agent"};
-    fprintf(out, "    forked holders       kill to the next grant:");
+    fprintf(out, "    holders killed       (forked holders, zklock) kill to "
+                 "the next grant:");
     for (k = 0; k < 2; k++)
       if (r->kill_handoffs[k])
         fprintf(out, "%s %s %.0f-%.0f ms (%ld)", k ? "," : "", via[k],
@@ -1357,6 +1413,10 @@ static void print_one(const fc_result *r, int lk, FILE *out) {
             r->faults[FC_SERVER_CUT] - r->on_readers[FC_SERVER_CUT],
             r->on_readers[FC_LEADER_LINK],
             r->faults[FC_LEADER_LINK] - r->on_readers[FC_LEADER_LINK]);
+  if (lk == FC_MUTEX && r->zklock_grants)
+    fprintf(out, "    zklock runs          %ld grants of %ld (every one held "
+                 "until its command's processes were gone)\n",
+            r->zklock_grants, r->grants);
   if (lk == FC_MUTEX)
     fprintf(out, "    multi-locks          %ld grants of %ld; holder killed "
                  "%ld, waiter killed %ld, paused %ld, cut off %ld, server "

@@ -24,6 +24,8 @@
  *                        AGENT-STOP slot pid token t0 t1 agent [who]
  *                        FORK-KILL slot pid token t-kill via [who]
  *                        BUSY slot pid token t0 t1 via [who]
+ *                        ZKLOCK-KILL slot pid token t-kill via zklock zpid
+ *                        ZKLOCK-LOSS slot pid token t0 t1 via zklock
  *                        QUIESCE
  *                      A slot runs one kind of lock (its SPAWN lines say
  *                      which; mutex when unsaid). A leader kill hits every
@@ -53,6 +55,15 @@
  *                      thread was kept busy from t0 to t1 (its section's
  *                      END). via: the letter of the agent the holder
  *                      locked through, or '-' (direct).
+ *                      SPAWN's mode "zklock": a contender of the mutex
+ *                      that locks with the zklock command
+ *                      (tests/cli_contender.c): its log has the lines of
+ *                      the zklock runs' commands and their children too.
+ *                      ZKLOCK-KILL: its zklock (pid zpid) SIGKILLed while
+ *                      its command's grandchild worked; ZKLOCK-LOSS: a
+ *                      loss (its proxies cut, its agent stopped) from t0
+ *                      to t1 while that grandchild, ignoring SIGTERM,
+ *                      worked.
  *   c<slot>-<gen>.log  a contender process (format: tests/contender.c;
  *                      "START token m": a multi-lock, counted apart)
  *   history            the mutex's resource: every accepted write,
@@ -105,11 +116,17 @@
  *   (a FORK-KILL victim's section lasts until it was reaped, or until the
  *   last line its log got after that, should its helper outlive it: what
  *   the helper did is judged as the holder's own)
+ *   (every hold of a zklock contender is under the work rule, told or
+ *   not: zklock lets go only once its command's processes are gone; and a
+ *   line of its token after the hold's REL, a grandchild's, extends it.
+ *   A ZKLOCK-LOSS victim must be told: LOST from the grandchild, at
+ *   zklock's SIGTERM)
  *   accept count   contenders' ACCEPT lines and the history disagree
- * Late handoff (not a violation, counted apart): a FORK-KILL victim through
- * an agent (mutex, rw writer) whose lock was next granted to another more
- * than a session timeout after the kill (the agent must free it once the
- * holder and its helper are gone, not at its lease's end).
+ * Late handoff (not a violation, counted apart): a FORK-KILL or ZKLOCK-KILL
+ * victim through an agent (mutex, rw writer) whose lock was next granted
+ * to another more than a session timeout after the kill (the agent must
+ * free it once the holder and its helper, or zklock's keeper, are gone,
+ * not at its lease's end).
  * Stuck: a wait (acquire) with a stretch longer than 3 x session timeout +
  * 10 s during which the lock was free (mutex, rw: nobody held it; sem:
  * fewer than N did), or a live, unpaused, not waiting contender silent for
@@ -144,6 +161,10 @@ enum {
                                did its section, SIGKILLed */
   FC_BUSY,                  /* a holder's library callback thread kept busy
                                past its session timeout */
+  FC_ZKLOCK_KILL,           /* zklock SIGKILLed, its command's grandchild
+                               at work */
+  FC_ZKLOCK_LOSS,           /* zklock's hold lost while its command's
+                               grandchild ignored SIGTERM */
   FC_ALL_KINDS
 };
 
@@ -201,11 +222,13 @@ typedef struct fc_result {
   long told_by_eof; /* FC_AGENT_KILL victims told first with ZKL_LOST_AGENT
                        (the agent's socket closed), not by the lease */
   long stop_told_agent; /* FC_AGENT_STOP victims told with ZKL_LOST_AGENT */
-  long via_agent[FC_ALL_KINDS];      /* FC_FORK_KILL, FC_BUSY victims that
-                                        locked through an agent */
+  long via_agent[FC_ALL_KINDS];      /* FC_FORK_KILL, FC_BUSY, FC_ZKLOCK_*
+                                        victims that locked through an
+                                        agent */
   long told_via_agent[FC_ALL_KINDS]; /* ... and were told LOST */
-  /* FC_FORK_KILL (mutex, rw writers): from the kill to the next grant of
-   * what excludes the victim, [0] direct, [1] through an agent */
+  /* FC_FORK_KILL, FC_ZKLOCK_KILL (mutex, rw writers): from the kill to
+   * the next grant of what excludes the victim, [0] direct, [1] through
+   * an agent */
   long kill_handoffs[2];
   long long kill_handoff_min_us[2], kill_handoff_max_us[2];
   long late_handoffs; /* through an agent, later than a session timeout */
@@ -229,6 +252,7 @@ typedef struct fc_result {
   long max_held;          /* unexcused holders registered at once */
   /* mutex: multi-locks of its name and another */
   long multi_grants;      /* sections of a multi-lock holder */
+  long zklock_grants;     /* sections of a zklock run */
   long on_multi[FC_ALL_KINDS]; /* faults aimed at one (lost create: replies
                               lost of its enqueue) */
   /* violations */

@@ -190,6 +190,7 @@
 #define OP_MULTI FC_OP_MULTI
 #define PROXY ZKL_TEST_BUILDDIR "/tests/faultproxy"
 #define CONTENDER ZKL_TEST_BUILDDIR "/tests/contender"
+#define CLI_CONTENDER ZKL_TEST_BUILDDIR "/tests/cli_contender"
 /* What the checker calls stuck; also the bound of most waits here. */
 #define STUCK_MS (3 * SESSION_MS + 10000)
 #define ACQ_TIMEOUT_MS (4 * SESSION_MS + 20000)
@@ -207,6 +208,10 @@
 #define HOW_HERE 0
 #define HOW_FORK 1
 #define HOW_BUSY 2
+/* How a zklock contender's armed command runs (tests/cli_contender.c): it
+ * leaves a grandchild to do its work; the grandchild ignores SIGTERM. */
+#define ZK_HOW_GRANDCHILD 1
+#define ZK_HOW_IGNORE_TERM 2
 
 typedef struct {
   int kind;           /* FR_MUTEX, FR_RW, FR_SEM (= FC_*) */
@@ -235,6 +240,7 @@ typedef struct {
   char hosts[128];
   long long busy_until; /* an armed hold of a fault goes on until then */
   int agent; /* the agents' run: -1 direct, else the agent it locks through */
+  bool zklock; /* a tests/cli_contender: it locks with the zklock command */
 } slot_t;
 
 /* The agents' run: zklockd processes, each behind three proxies of its
@@ -252,7 +258,12 @@ typedef struct {
 static agent_t agents[AGENTS];
 
 static group_t groups[GROUPS];
-static slot_t slots[SLOTS];
+/* The agents' run adds ZK_SLOTS contenders that lock with the zklock
+ * command (tests/cli_contender.c), of the mutex, after the SLOTS others;
+ * nslots: the slots in use in this run. */
+#define ZK_SLOTS 2
+static slot_t slots[SLOTS + ZK_SLOTS];
+static int nslots = SLOTS;
 static char run_dir[512];
 static int driver_log = -1;
 static int inotify_fd = -1;
@@ -580,7 +591,7 @@ static int report_nodes(const char *path, const char *when) {
   int n = list_nodes(path, q, 64), i;
   for (i = 0; i < n; i++) {
     int j, live = -1;
-    for (j = 0; j < SLOTS; j++)
+    for (j = 0; j < nslots; j++)
       if (slots[j].pid && slots[j].pid == q[i].pid)
         live = j;
     printf("    LEAKED (%s): %s/%s pid %ld%s\n", when, path, q[i].name,
@@ -625,7 +636,7 @@ static void spawn(slot_t *s) {
   path_in_run(logp, sizeof logp, name);
   snprintf(name, sizeof name, "c%d-%d.err", s->slot, s->gen);
   path_in_run(errp, sizeof errp, name);
-  *av++ = (char *)CONTENDER;
+  *av++ = (char *)(s->zklock ? CLI_CONTENDER : CONTENDER);
   if (s->agent >= 0) {
     *av++ = (char *)"--agent";
     *av++ = agents[s->agent].link;
@@ -639,7 +650,7 @@ static void spawn(slot_t *s) {
   *av++ = session_s;
   *av++ = acq_s;
   *av++ = hold_s;
-  *av++ = s->g->mode;
+  *av++ = s->zklock ? (char *)"zklock" : s->g->mode;
   *av = NULL;
   if (pipe2(pfd, O_CLOEXEC) != 0) {
     perror("fault suite: pipe");
@@ -694,9 +705,10 @@ static void spawn(slot_t *s) {
   s->busy_until = 0;
   if (s->agent >= 0)
     dlog("SPAWN %d %d %ld %s agent %c", s->slot, s->gen, (long)pid,
-         s->g->mode, agents[s->agent].name);
+         s->zklock ? "zklock" : s->g->mode, agents[s->agent].name);
   else
-    dlog("SPAWN %d %d %ld %s", s->slot, s->gen, (long)pid, s->g->mode);
+    dlog("SPAWN %d %d %ld %s", s->slot, s->gen, (long)pid,
+         s->zklock ? "zklock" : s->g->mode);
 }
 
 /* Moves one whole line of what s's pipe gave into buf: 1, or 0 when there
@@ -830,7 +842,7 @@ static void show_death(const slot_t *s, int status, int reaped) {
 /* A contender that died without being told to: a crash. Replaced. */
 static void reap_crashed(void) {
   int i, status;
-  for (i = 0; i < SLOTS; i++) {
+  for (i = 0; i < nslots; i++) {
     slot_t *s = &slots[i];
     if (s->pid && waitpid(s->pid, &status, WNOHANG) == s->pid) {
       dlog("CRASH %d %ld %d", s->slot, (long)s->pid, status);
@@ -879,7 +891,8 @@ typedef struct victim {
   long long t0, t1, told;
   int early;        /* cut off: healed at LOST */
   bool want_multi;  /* kill-waiter: a multi-lock's waiter, when one comes */
-  int how;          /* how its armed section runs (HOW_*) */
+  int how;          /* how its armed section runs (HOW_*, ZK_HOW_*) */
+  long zpid;        /* a zklock contender's: the zklock that holds */
   bool done;
 } victim_t;
 
@@ -946,7 +959,8 @@ static void arm_victims_n(victim_t *v, int n, int hold_ms,
       on_line(&v[i], line);
       continue;
     }
-    if (sscanf(line, "H %lld %c", &v[i].token, &v[i].got) != 2)
+    if (sscanf(line, "H %lld %c %ld", &v[i].token, &v[i].got, &v[i].zpid) <
+        2)
       continue;
     v[i].held = true;
     v[i].t0 = now_us();
@@ -1121,7 +1135,7 @@ static void kill_waiter_now(victim_t *v) {
   }
   i = cand[rnd_below(ncand)];
   multi = has_pid(qb, nb, q[i].pid);
-  for (j = 0; j < SLOTS; j++)
+  for (j = 0; j < nslots; j++)
     if (slots[j].pid == q[i].pid)
       victim = &slots[j];
   {
@@ -1689,11 +1703,11 @@ static void setup_groups(void) {
 static int quiesce_all(void) {
   int i, idle = 0;
   long long deadline;
-  for (i = 0; i < SLOTS; i++)
+  for (i = 0; i < nslots; i++)
     if (slots[i].pid)
       kill(slots[i].pid, SIGUSR2);
   deadline = now_us() + (2LL * SESSION_MS + 15000) * 1000;
-  for (i = 0; i < SLOTS; i++) {
+  for (i = 0; i < nslots; i++) {
     char line[64];
     if (!slots[i].pid)
       continue;
@@ -1713,11 +1727,11 @@ static int quiesce_all(void) {
 static int stop_all(void) {
   int i, clean = 0;
   long long deadline;
-  for (i = 0; i < SLOTS; i++)
+  for (i = 0; i < nslots; i++)
     if (slots[i].pid)
       kill(slots[i].pid, SIGTERM);
   deadline = now_us() + (2LL * SESSION_MS + 10000) * 1000;
-  for (i = 0; i < SLOTS; i++) {
+  for (i = 0; i < nslots; i++) {
     slot_t *s = &slots[i];
     int status = 0;
     pid_t r = 0;
@@ -2304,6 +2318,103 @@ static void fault_busy(void) {
   }
 }
 
+/* The zklock group's victims: its contenders that live, each armed to
+ * run its command as how says. */
+static void zklock_victims(victim_t *v, int how) {
+  int k;
+  memset(v, 0, sizeof *v * ZK_SLOTS);
+  for (k = 0; k < ZK_SLOTS; k++) {
+    slot_t *s = &slots[SLOTS + k];
+    if (!s->pid)
+      continue;
+    v[k].s = s;
+    v[k].pid = s->pid;
+    v[k].how = how;
+  }
+}
+
+/* SIGKILL to the zklock process that holds (not its group): its command's
+ * grandchild works on. */
+static void zklock_kill_now(victim_t *v) {
+  long long t = now_us();
+  if (v->zpid > 0)
+    kill((pid_t)v->zpid, SIGKILL);
+  dlog("ZKLOCK-KILL %d %ld %lld %lld %c zklock %ld", v->s->slot,
+       (long)v->pid, v->token, t, via_name(v->s), v->zpid);
+  v->done = true;
+}
+
+/* zklock SIGKILLed while its command holds, the command's work left to a
+ * grandchild (the command itself has ended): the lock must pass only once
+ * that grandchild has stopped. zklock's keeper outlives zklock, stops the
+ * command's processes and exits once they are gone; through the agent the
+ * keeper is a worker, so the lock passes then; direct, at the session's
+ * expiry. The checker holds every zklock hold until its last line (a
+ * grandchild's write included): "work late", or an overlap, otherwise. */
+static void fault_zklock_kill(void) {
+  victim_t v[ZK_SLOTS];
+  int k;
+  zklock_victims(v, ZK_HOW_GRANDCHILD);
+  arm_victims_n(v, ZK_SLOTS, AGENT_HOLD_MS, zklock_kill_now, NULL);
+  for (k = 0; k < ZK_SLOTS; k++)
+    if (v[k].s && !v[k].done)
+      dlog("SKIP zklock-kill slot %d never reported holding", v[k].s->slot);
+}
+
+/* A loss while a zklock command's grandchild ignores SIGTERM: the direct
+ * zklock's proxies black-hole it until its lock went to another (its lease
+ * runs out: SIGTERM, then SIGKILL by the lease's deadline plus half the
+ * margin, before the session can expire), and the agent the other locks
+ * through is stopped (SIGTERM: told ZKL_LOST_AGENT, zklock stops its
+ * command, and lets go once its processes are gone; the stop waits for
+ * that), then started again. */
+static void fault_zklock_loss(void) {
+  victim_t v[ZK_SLOTS];
+  long long t0, t1;
+  int k;
+  zklock_victims(v, ZK_HOW_GRANDCHILD | ZK_HOW_IGNORE_TERM);
+  arm_victims_n(v, ZK_SLOTS, AGENT_HOLD_MS, held_noted, NULL);
+  t0 = now_us();
+  for (k = 0; k < ZK_SLOTS; k++)
+    if (v[k].held && v[k].s->agent < 0)
+      proxies(v[k].s, "drop");
+  for (k = 0; k < ZK_SLOTS; k++)
+    if (v[k].held && v[k].s->agent >= 0) {
+      agent_t *ag = &agents[v[k].s->agent];
+      int st = agentctl_stop(&ag->a);
+      if (st != 0) {
+        printf("    agent %c stopped with status %d\n", ag->name, st);
+        agent_failures++;
+      }
+      dlog("AGENT-STOPPED %c %d %lld ms", ag->name, st,
+           (now_us() - t0) / 1000);
+      if (!agent_up(ag)) {
+        printf("    agent %c did not start again\n", ag->name);
+        agent_failures++;
+      }
+    }
+  for (k = 0; k < ZK_SLOTS; k++)
+    if (v[k].held && v[k].s->agent < 0) {
+      if (wait_until(taken_over, &v[k],
+                     now_us() + (long long)STUCK_MS * 1000) != 0)
+        printf("    (slot %d's lock did not go to another while it was cut "
+               "off)\n",
+               v[k].s->slot);
+      proxies(v[k].s, "pass");
+    }
+  t1 = now_us();
+  for (k = 0; k < ZK_SLOTS; k++) {
+    if (!v[k].s)
+      continue;
+    if (!v[k].held) {
+      dlog("SKIP zklock-loss slot %d never reported holding", v[k].s->slot);
+      continue;
+    }
+    dlog("ZKLOCK-LOSS %d %ld %lld %lld %lld %c zklock", v[k].s->slot,
+         (long)v[k].pid, v[k].token, t0, t1, via_name(v[k].s));
+  }
+}
+
 static void test_agent_faults(void) {
   const int fault_s = env_int("ZKL_FAULT_AGENT_SECONDS", 20);
   const long min_handoffs = env_int("ZKL_FAULT_AGENT_MIN_HANDOFFS", 100);
@@ -2321,6 +2432,8 @@ static void test_agent_faults(void) {
     F_STOP_B,
     F_FORK,
     F_BUSY,
+    F_ZK_KILL,
+    F_ZK_LOSS,
     F_N
   };
   long long t_begin = now_us(), t_faults, t_quiesce, deadline;
@@ -2360,14 +2473,22 @@ static void test_agent_faults(void) {
     }
     CU_ASSERT_FATAL(agent_up(ag));
   }
-  for (i = 0; i < SLOTS; i++) {
+  nslots = SLOTS + ZK_SLOTS;
+  for (i = 0; i < nslots; i++) {
     slot_t *s = &slots[i];
     size_t off = 0;
     s->slot = i + 1;
-    s->g = &groups[i / GROUP_SLOTS];
     s->notify_fd = -1;
-    /* of each kind: 2 direct, 2 through A, 1 through B */
-    s->agent = (i % GROUP_SLOTS) < 2 ? -1 : (i % GROUP_SLOTS) < 4 ? 0 : 1;
+    if (i < SLOTS) {
+      s->g = &groups[i / GROUP_SLOTS];
+      /* of each kind: 2 direct, 2 through A, 1 through B */
+      s->agent = (i % GROUP_SLOTS) < 2 ? -1 : (i % GROUP_SLOTS) < 4 ? 0 : 1;
+    } else {
+      /* the zklock group: mutexes, one direct, one through A */
+      s->g = &groups[FR_MUTEX];
+      s->zklock = true;
+      s->agent = i == SLOTS ? -1 : 0;
+    }
     if (s->agent >= 0)
       continue;
     for (j = 0; j < SERVERS; j++) {
@@ -2378,7 +2499,7 @@ static void test_agent_faults(void) {
                               "%s127.0.0.1:%d", j ? "," : "", port);
     }
   }
-  for (i = 0; i < SLOTS; i++)
+  for (i = 0; i < nslots; i++)
     spawn(&slots[i]);
   {
     long long want[GROUPS] = {20, 20, 20};
@@ -2417,8 +2538,14 @@ static void test_agent_faults(void) {
       case F_FORK:
         fault_fork_kill();
         break;
-      default:
+      case F_BUSY:
         fault_busy();
+        break;
+      case F_ZK_KILL:
+        fault_zklock_kill();
+        break;
+      default:
+        fault_zklock_loss();
         break;
       }
     }
@@ -2431,7 +2558,7 @@ static void test_agent_faults(void) {
   t_quiesce = now_us();
   dlog("QUIESCE");
   expected_live = 0;
-  for (i = 0; i < SLOTS; i++)
+  for (i = 0; i < nslots; i++)
     expected_live += slots[i].pid != 0;
   idle = quiesce_all();
   CU_ASSERT_EQUAL(idle, expected_live);
@@ -2448,7 +2575,7 @@ static void test_agent_faults(void) {
     for (j = 0; j < SERVERS; j++)
       proxyctl_stop(agents[i].px[j]);
   }
-  for (i = 0; i < SLOTS; i++) {
+  for (i = 0; i < nslots; i++) {
     for (j = 0; j < SERVERS; j++)
       if (slots[i].px[j])
         proxyctl_stop(slots[i].px[j]);
@@ -2475,7 +2602,7 @@ static void test_agent_faults(void) {
   for (k = 0; k < FC_LOCKS; k++) {
     const fc_result *r = &per[k];
     CU_ASSERT(r->handoffs >= min_handoffs);
-    for (i = FC_AGENT_KILL; i < FC_ALL_KINDS; i++) {
+    for (i = FC_AGENT_KILL; i < FC_ZKLOCK_KILL; i++) {
       if (r->faults[i] < 1)
         printf("    no fault '%s' hit the %s\n", fc_kind_names[i],
                fc_lock_names[k]);
@@ -2507,6 +2634,24 @@ static void test_agent_faults(void) {
   }
   /* The handoffs after a fork kill were measured, both ways */
   CU_ASSERT(res.kill_handoffs[0] >= 1 && res.kill_handoffs[1] >= 1);
+  /* The zklock group (mutexes): zklock SIGKILLed with its command's
+   * grandchild at work, and a loss while that grandchild ignored SIGTERM,
+   * direct and through an agent. Every zklock hold lasted until its last
+   * line (the work rule: a write under its token after another's grant
+   * counted among the violations above); each loss's victim was told */
+  {
+    const fc_result *m = &per[FC_MUTEX];
+    int zk[] = {FC_ZKLOCK_KILL, FC_ZKLOCK_LOSS};
+    CU_ASSERT(m->zklock_grants > 0);
+    for (i = 0; i < 2; i++) {
+      if (m->via_agent[zk[i]] < 1 || m->faults[zk[i]] <= m->via_agent[zk[i]])
+        printf("    fault '%s': %ld, %ld through an agent\n",
+               fc_kind_names[zk[i]], m->faults[zk[i]], m->via_agent[zk[i]]);
+      CU_ASSERT(m->via_agent[zk[i]] >= 1 &&
+                m->faults[zk[i]] - m->via_agent[zk[i]] >= 1);
+    }
+    CU_ASSERT_EQUAL(m->told_first[FC_ZKLOCK_LOSS], m->faults[FC_ZKLOCK_LOSS]);
+  }
   printf("    agent stops          %lld-%lld ms from SIGTERM to exit\n",
          stop_ms_min, stop_ms_max);
   CU_ASSERT(res.lost_by_reason[ZKL_LOST_AGENT] >= 1);
