@@ -312,10 +312,13 @@ int read_line(int fd, char *buf, size_t len, int timeout_ms) {
   size_t n = 0;
   for (;;) {
     struct pollfd pfd = {fd, POLLIN, 0};
-    int left = (int)(deadline - zkt_now_ms());
+    int left = (int)(deadline - zkt_now_ms()), ready;
     char c;
     ssize_t r;
-    if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+    /* EINTR: a SIGCHLD (a zklock of the test ended), not the bound */
+    if ((ready = left > 0 ? poll(&pfd, 1, left) : 0) < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0) {
       buf[n] = '\0';
       return -1;
     }
@@ -336,9 +339,11 @@ int read_all(int fd, char *buf, size_t len, int timeout_ms) {
   size_t n = 0;
   for (;;) {
     struct pollfd pfd = {fd, POLLIN, 0};
-    int left = (int)(deadline - zkt_now_ms());
+    int left = (int)(deadline - zkt_now_ms()), ready;
     ssize_t r;
-    if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+    if ((ready = left > 0 ? poll(&pfd, 1, left) : 0) < 0 && errno == EINTR)
+      continue; /* a SIGCHLD, as in read_line() */
+    if (ready <= 0) {
       buf[n] = '\0';
       return -1;
     }
