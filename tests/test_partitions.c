@@ -11,7 +11,7 @@
  * a waiter of the same kind waits on another server:
  *   mutex; read/write (a writer holds, a reader waits); semaphore of one;
  *   election (two candidates); multi-lock (of the name and a second one,
- *   a mutex waiting on the name); and zklock with its watchdog (the
+ *   a mutex waiting on the name); and zklock with its keeper (the
  *   commands log their start and their signals on one monotonic clock).
  * For each, the holder must be told it lost the lock (its lost callback;
  * for zklock, its command's SIGTERM) before the waiter is granted (its
