@@ -16,6 +16,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,23 @@ int admin_action(const admin_call *call) {
   return call->type == ZKL_MSG_BREAK || call->type == ZKL_MSG_REVOKE
              ? POLICY_BREAK
              : POLICY_LIST;
+}
+
+bool admin_allowed(admin_call *call, const policy *p, uid_t uid, gid_t gid) {
+  char under[ZKL_NAME_MAX + 2];
+  int action = admin_action(call);
+  if (policy_allows(p, action, call->name, uid, gid))
+    return true;
+  /* A find under "jobs" is what `zklock --list jobs/` asks, and the rule
+   * "list jobs/" covers every name it finds there but "jobs" itself (a
+   * lock of that name, if there is one), which the answer then leaves
+   * out. "" is every name, "/" every full path: no prefix of one another. */
+  if (call->type != ZKL_MSG_FIND || !call->name[0] ||
+      snprintf(under, sizeof under, "%s/", call->name) >= (int)sizeof under ||
+      !policy_allows(p, action, under, uid, gid))
+    return false;
+  call->hide_prefix = true;
+  return true;
 }
 
 /* zkl_name_break's report, kept for the reply. */
@@ -134,6 +152,14 @@ static void reply_list(admin_call *call, zkl_wbuf *w) {
   zkl_name_list_free(list);
 }
 
+static bool has_name(char **names, int count, const char *name) {
+  int i;
+  for (i = 0; i < count; i++)
+    if (strcmp(names[i], name) == 0)
+      return true;
+  return false;
+}
+
 static void reply_find(admin_call *call, zkl_wbuf *w) {
   char **names = NULL;
   int count = 0, i;
@@ -144,9 +170,11 @@ static void reply_find(admin_call *call, zkl_wbuf *w) {
   if (rc != ZKL_OK)
     return;
   zkl__wire_i32(w, truncated);
-  zkl__wire_i32(w, count);
+  zkl__wire_i32(w, count - (call->hide_prefix && has_name(names, count,
+                                                          call->name)));
   for (i = 0; i < count; i++)
-    zkl__wire_str(w, names[i]);
+    if (!call->hide_prefix || strcmp(names[i], call->name) != 0)
+      zkl__wire_str(w, names[i]);
   zkl_name_find_free(names, count);
 }
 

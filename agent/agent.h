@@ -11,6 +11,8 @@
  *   admin.c    the calls that block (break, revoke, list, find, leader),
  *              each on a thread of its own
  *   commit.c   a guarded write's frame read into ops, its results written
+ *   auth.c     the agent's ZooKeeper credentials (--auth-file), added to
+ *              every session it opens
  *
  * Threads: the loop thread reads and writes every socket and makes every
  * library call; the library's completion and timer threads run the
@@ -51,6 +53,25 @@ void policy_free(policy *p);
 bool policy_allows(const policy *p, int action, const char *name, uid_t uid,
                    gid_t gid);
 
+/* ------------------------------------------------------------------ auth */
+
+/* The credentials the agent's sessions show (--auth-file). */
+typedef struct agent_auth {
+  char *scheme;      /* "digest", ... */
+  char *credentials; /* "USER:PASSWORD" for digest */
+  int len;
+} agent_auth;
+
+/* Reads path: one line SCHEME:CREDENTIALS, in a regular file that nobody
+ * but its owner may read or change, owned by the agent's user or root.
+ * NULL with err set when it is not so. */
+agent_auth *auth_load(const char *path, char *err, size_t errlen);
+void auth_free(agent_auth *a);
+/* zkl_session_open, then a's credentials added (a NULL: none) before
+ * anything else is asked; the session closed again when they are refused. */
+int auth_open(zkl_session **out, const zkl_session_options *o,
+              const agent_auth *a);
+
 /* ----------------------------------------------------------------- serve */
 
 typedef struct server server;
@@ -64,6 +85,9 @@ typedef struct server_config {
   int session_timeout_ms;
   int server_tick_ms;    /* --server-tick; 0: T/2 assumed */
   unsigned open_flags;   /* ZKL_OPEN_*: --no-follow-config */
+  const agent_auth *auth; /* --auth-file, for every session opened; NULL */
+  bool acl_forced;       /* --acl: every lock's nodes get acl, whatever */
+  zkl_acl acl;           /*   ACL its client asked for */
 } server_config;
 
 /* Serves until stop is set (a signal handler's flag; the handler also
@@ -72,6 +96,18 @@ typedef struct server_config {
  * status. */
 int server_run(const server_config *cfg, volatile int *stop,
                volatile int *reload, const char *policy_path, int wake_fd);
+
+/* ----------------------------------------------------------------- procs */
+
+/* A pidfd of the process at the other end of sock (pid: SO_PEERCRED's),
+ * or -1 when none can be had (no pidfds, another pid namespace). */
+int procs_peer_pidfd(int sock, pid_t pid);
+/* Whether the process of pidfd has exited (never blocks; -1: false). */
+bool procs_exited(int pidfd);
+/* A pidfd of worker pid, which the client at peer (uid) names: ZKL_OK with
+ * *pidfd, ZKL_EINVAL (no such process, another pid namespace), ZKL_EDENIED
+ * (another user's; root's clients may name anyone's). */
+int procs_open_worker(pid_t pid, pid_t peer, uid_t uid, int *pidfd);
 
 /* ----------------------------------------------------------------- admin */
 
@@ -82,6 +118,8 @@ typedef struct admin_call {
   char *name;   /* the name, or find's prefix */
   char *node;   /* break's or revoke's node; NULL: every holder */
   int32_t grace_ms, max_nodes;
+  bool hide_prefix; /* a find allowed under name only: name itself left out
+                       of the answer (admin_allowed) */
   uint32_t req;    /* the client's request id */
   uint64_t client; /* which client (by id: it may be gone by the reply) */
   zkl_session *s;
@@ -97,6 +135,10 @@ typedef struct admin_call {
 admin_call *admin_read(zkl_rframe *f);
 /* What the policy must allow on call->name: POLICY_LIST or POLICY_BREAK. */
 int admin_action(const admin_call *call);
+/* Whether p lets (uid, gid) ask call: its action on its name, or for a
+ * find, on every name under its prefix (the prefix and a '/'), the prefix
+ * itself then left out of the answer. */
+bool admin_allowed(admin_call *call, const policy *p, uid_t uid, gid_t gid);
 /* Runs call on a detached thread, which ends in call->done(); else
  * ZKL_ESYSTEM (call is still the caller's). */
 int admin_start(admin_call *call);

@@ -3,10 +3,19 @@
  * serve.c - zklockd's loop: the clients' connections, their frames, the
  * calls they make on the agent's session, and the lease relayed to them.
  *
- * A client's locks live as long as its connection: when it closes (exit,
- * crash, SIGKILL) every lock of the client is freed at once, which the
- * library turns into one delete per held node and one per waiting node, so
- * the next waiter hears its predecessor go within one round trip.
+ * A client's locks live as long as its work: a waiting attempt goes with
+ * its connection, and a held node goes when the client releases or frees
+ * it, or, once its connection has ended (exit, crash, SIGKILL, its process
+ * dead while a forked child keeps the socket open, a cut-off), when its
+ * work is proven stopped (its process gone and every worker it named gone:
+ * procs.c) or when the lease last relayed to it has run out (its deadline
+ * plus the margin, when its own clock and zklock's keeper have stopped
+ * everything: docs/correctness.md, "Through the agent"). A dead client
+ * with no worker is freed at once, which the library turns into one delete
+ * per node, so the next waiter hears its predecessor go within one round
+ * trip. The agent's stop follows the same rule: it tells every holder
+ * (LOST, ZKL_LOST_AGENT), stops relaying deadlines, and deletes each held
+ * node only by that rule, then ends its session.
  *
  * The library's callbacks name a lock by a number (its id), never by a
  * pointer: a callback may be on its way (queued on the completion thread,
@@ -43,6 +52,8 @@
 /* Guarded writes of one client in flight: each holds its ops (up to a
  * frame's worth) until ZooKeeper answers. */
 #define CLIENT_COMMITS_MAX 64
+/* Workers one client may name (ZKL_MSG_WORK): zklock names one. */
+#define CLIENT_WORKERS_MAX 16
 
 typedef struct client client;
 
@@ -70,6 +81,9 @@ typedef struct alock {
   uint32_t acquire_req, release_req;
   bool acquiring, releasing;
   int holds;
+  /* Its node is the client's hold, told lost or not, until its release or
+   * free: the connection's end lets it go only by settle()'s rule. */
+  bool kept;
   int grace_ms;          /* the client's max-hold grace (set_grace) */
   struct alock *next;    /* in c->locks */
   struct alock *id_next; /* in its id bucket */
@@ -78,8 +92,13 @@ typedef struct alock {
 
 struct client {
   uint64_t id; /* what admin.c's replies carry */
-  int fd;
+  int fd;      /* -1 once the connection has ended */
   pid_t pid;
+  int pidfd;   /* the peer's (procs.c), or -1 */
+  int workers[CLIENT_WORKERS_MAX]; /* pidfds of the processes it named */
+  int n_workers;
+  bool peer_done; /* its process closed the connection, or has exited */
+  bool ended;     /* the connection is over; kept nodes wait (settle) */
   uid_t uid;
   gid_t gid;
   unsigned char *in;
@@ -131,6 +150,7 @@ struct server {
   int mu_wanted;
   pthread_cond_t mu_served; /* a waiter for mu had its turn */
   commit_call *commits;     /* guarded writes in flight (commit.c) */
+  bool stopping; /* SIGTERM: every holder told; held nodes wait (settle) */
 };
 
 static server *srv_; /* the one server of this process (callbacks) */
@@ -312,6 +332,17 @@ static void set_holds(alock *a, int holds) {
   a->holds = holds;
 }
 
+/* A hold lost to the agent's own doing (its stop): the client is told, and
+ * the node stays until it releases (settle() has the rest). */
+static void tell_lost(server *srv, alock *a, int reason) {
+  zkl_wbuf b = {0};
+  set_holds(a, 0);
+  zkl__wire_begin(&b, ZKL_MSG_LOST, 0);
+  zkl__wire_i32(&b, a->handle);
+  zkl__wire_i32(&b, reason);
+  send_frame(srv, a->c, &b);
+}
+
 /* --------------------------------------------------- library callbacks */
 
 static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
@@ -327,8 +358,13 @@ static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
   }
   a->acquiring = false;
   paths[0] = 0;
+  /* Stopping: a waiter canceled is told the agent's going, not a cancel
+   * it never asked for. */
+  if (rc != ZKL_OK && srv->stopping)
+    rc = ZKL_EAGENT;
   if (rc == ZKL_OK) {
     set_holds(a, a->holds + 1);
+    a->kept = true;
     if (zkl_lock_get_node_paths(l, paths, sizeof paths) != ZKL_OK)
       paths[0] = 0;
   }
@@ -339,6 +375,10 @@ static void on_acquired(zkl_lock *l, int rc, int64_t token, void *arg) {
     a->c->lease_sent = deadline;
   reply_acquire(srv, a->c, a->acquire_req, rc, token, deadline, paths, other,
                 refused);
+  /* Granted as the stop began (its cancel came too late): told at once,
+   * as every other holder was. */
+  if (rc == ZKL_OK && srv->stopping)
+    tell_lost(srv, a, ZKL_LOST_AGENT);
   unlock_mu(srv);
 }
 
@@ -351,6 +391,8 @@ static void on_released(zkl_lock *l, int rc, void *arg) {
     a->releasing = false;
     if (rc == ZKL_OK || rc == ZKL_ELOST)
       set_holds(a, rc == ZKL_OK && a->holds > 0 ? a->holds - 1 : 0);
+    if (rc == ZKL_ELOST || rc == ZKL_ENOTHELD || (rc == ZKL_OK && !a->holds))
+      a->kept = false; /* the client let go: nothing waits for it now */
     reply_rc(srv, a->c, a->release_req, rc);
   }
   unlock_mu(srv);
@@ -361,14 +403,8 @@ static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
   alock *a;
   (void)l;
   lock_mu(srv);
-  if ((a = find_id(srv, (uint64_t)(uintptr_t)arg))) {
-    zkl_wbuf b = {0};
-    set_holds(a, 0);
-    zkl__wire_begin(&b, ZKL_MSG_LOST, 0);
-    zkl__wire_i32(&b, a->handle);
-    zkl__wire_i32(&b, (int32_t)reason);
-    send_frame(srv, a->c, &b);
-  }
+  if ((a = find_id(srv, (uint64_t)(uintptr_t)arg)))
+    tell_lost(srv, a, (int)reason);
   unlock_mu(srv);
 }
 
@@ -496,6 +532,8 @@ static void hook(alock *a) {
   srv_->by_lock[k] = a;
   zkl_lock_on_lost(a->l, on_lost, id);
   zkl_lock_on_revoke(a->l, on_revoke, id);
+  if (srv_->cfg.acl_forced) /* --acl: before any acquire can create */
+    zkl_lock_set_acl(a->l, srv_->cfg.acl);
 }
 
 /* ZKL_MSG_NEW: makes the contender, or a record of why it could not be
@@ -523,7 +561,9 @@ static void call_new(server *srv, client *c, zkl_rframe *f) {
     f->bad = true; /* the client numbers its handles: a reuse is a bug */
     return;
   }
-  if (c->n_locks >= CLIENT_LOCKS_MAX)
+  if (srv->stopping)
+    rc = ZKL_EAGENT; /* its acquire says so */
+  else if (c->n_locks >= CLIENT_LOCKS_MAX)
     rc = ZKL_EDENIED;
   for (i = 0; rc == ZKL_OK && i < count; i++) {
     if (zkl_name_check(names[i]) != ZKL_OK)
@@ -601,7 +641,6 @@ static void call_set(server *srv, client *c, zkl_rframe *f) {
   const char *text = zkl__wire_get_str(f);
   alock *a;
   int rc = ZKL_EINVAL;
-  (void)srv;
   if (!zkl__wire_done(f))
     return;
   if (!(a = find_handle(c, handle))) {
@@ -625,8 +664,10 @@ static void call_set(server *srv, client *c, zkl_rframe *f) {
   case ZKL_AGENT_SET_WATCH_AFTER:
     rc = zkl_lock_set_watch_after(a->l, value);
     break;
-  case ZKL_AGENT_SET_ACL:
+  case ZKL_AGENT_SET_ACL: /* checked, then --acl's if the agent forces */
     rc = zkl_lock_set_acl(a->l, (zkl_acl)value);
+    if (rc == ZKL_OK && srv->cfg.acl_forced)
+      rc = zkl_lock_set_acl(a->l, srv->cfg.acl);
     break;
   }
   /* The client checked the value as the library does: a refusal here is
@@ -645,9 +686,12 @@ static void call_acquire(server *srv, client *c, zkl_rframe *f) {
     f->bad = true;
     return;
   }
-  if (a->rc != ZKL_OK || a->acquiring) {
+  if (a->rc != ZKL_OK || a->acquiring || srv->stopping) {
     reply_acquire(srv, c, f->request,
-                  a->rc != ZKL_OK ? a->rc : ZKL_EINPROGRESS, 0, 0, "", "", "");
+                  a->rc != ZKL_OK      ? a->rc
+                  : a->acquiring ? ZKL_EINPROGRESS
+                                 : ZKL_EAGENT,
+                  0, 0, "", "", "");
     return;
   }
   a->acquiring = true;
@@ -684,8 +728,10 @@ static void call_release(server *srv, client *c, zkl_rframe *f) {
   rc = zkl_lock_release_async(a->l, on_released, (void *)(uintptr_t)a->id);
   if (rc != ZKL_OK) {
     a->releasing = false;
-    if (rc == ZKL_ELOST || rc == ZKL_ENOTHELD)
+    if (rc == ZKL_ELOST || rc == ZKL_ENOTHELD) {
       set_holds(a, 0);
+      a->kept = false;
+    }
     reply_rc(srv, c, f->request, rc);
   }
 }
@@ -758,7 +804,7 @@ static void call_admin(server *srv, client *c, zkl_rframe *f) {
     return;
   }
   action = admin_action(call);
-  if (!policy_allows(srv->pol, action, call->name, c->uid, c->gid) &&
+  if (!admin_allowed(call, srv->pol, c->uid, c->gid) &&
       !(action == POLICY_BREAK && call->node && own_node(c, call->name, call->node))) {
     if (srv->cfg.verbose)
       logf_("pid %ld uid %ld: %s of '%s' refused", (long)c->pid,
@@ -1061,6 +1107,36 @@ static void call_stats(server *srv, client *c, zkl_rframe *f) {
   send_frame(srv, c, &b);
 }
 
+/* ZKL_MSG_WORK: i32 pid, a process that works under the client's locks
+ * (zkl_session_add_worker). Its held nodes wait for it once the connection
+ * has ended (settle). Workers that have exited make room for new ones. */
+static void call_work(server *srv, client *c, zkl_rframe *f) {
+  int32_t pid = zkl__wire_get_i32(f);
+  int rc, fd = -1, i, kept = 0;
+  if (!zkl__wire_done(f))
+    return;
+  if (c->revision < 3) {
+    f->bad = true; /* a client that did not ask for revision 3 */
+    return;
+  }
+  for (i = 0; i < c->n_workers; i++)
+    if (procs_exited(c->workers[i]))
+      close(c->workers[i]);
+    else
+      c->workers[kept++] = c->workers[i];
+  c->n_workers = kept;
+  if (c->n_workers >= CLIENT_WORKERS_MAX)
+    rc = ZKL_EINVAL;
+  else
+    rc = procs_open_worker(pid, c->pid, c->uid, &fd);
+  if (rc == ZKL_OK)
+    c->workers[c->n_workers++] = fd;
+  if (srv->cfg.verbose)
+    logf_("pid %ld uid %ld: worker pid %ld %s", (long)c->pid, (long)c->uid,
+          (long)pid, rc == ZKL_OK ? "watched" : zkl_strerror(rc));
+  reply_rc(srv, c, f->request, rc);
+}
+
 /* A client's events on or off; the session's hook follows the count. */
 static void set_events(server *srv, client *c, bool on) {
   if (c->events == on)
@@ -1166,6 +1242,9 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
   case ZKL_MSG_COMMIT:
     call_commit(srv, c, &f);
     break;
+  case ZKL_MSG_WORK:
+    call_work(srv, c, &f);
+    break;
   default:
     f.bad = true;
   }
@@ -1178,27 +1257,175 @@ static bool handle_frame(server *srv, client *c, const unsigned char *data,
 
 /* ------------------------------------------------------- connections */
 
-static void drop_client(server *srv, client *c, const char *why) {
+/* The lease margin of the agent's library (the default rule: the agent
+ * sets none), which its clients assume as well (cli/lease.c): a client's
+ * last deadline plus this is when nothing of it may still act. */
+static int margin_ms(server *srv) {
+  int t = srv->s ? zkl_session_timeout(srv->s) : srv->cfg.session_timeout_ms;
+  int m = t / 10;
+  return m < 100 ? 100 : m > 2000 ? 2000 : m;
+}
+
+/* Whether a read/write lock's pair, or a lock alone, keeps its node for
+ * the client (either side). */
+static bool unit_kept(const alock *a) {
+  return a->kept || (a->pair && a->pair->kept);
+}
+
+/* Whether everything of c that could act under its locks has stopped: its
+ * process closed the connection or exited, and every worker it named has
+ * exited. */
+static bool work_stopped(const client *c) {
+  int i;
+  if (!c->peer_done)
+    return false;
+  for (i = 0; i < c->n_workers; i++)
+    if (!procs_exited(c->workers[i]))
+      return false;
+  return true;
+}
+
+/* Whether the newest deadline c was told has run out by the margin: its
+ * own clock has ended every hold, and zklock's keeper has stopped its
+ * command (by the deadline plus half the margin). A client never told a
+ * deadline never held. */
+static bool lease_over(server *srv, const client *c, int64_t now) {
+  return now > c->lease_sent + margin_ms(srv);
+}
+
+/* Unlinks and frees c, whose records are all gone. */
+static void forget_client(server *srv, client *c) {
   client **p;
-  int n_locks = c->n_locks, n_watches;
-  set_events(srv, c, false);
-  while (c->locks)
-    free_record(srv, c->locks);
-  n_watches = unwatch_client(srv, c);
-  if (srv->cfg.verbose)
-    logf_("pid %ld uid %ld: gone (%s), %d lock%s and %d leader watch%s freed",
-          (long)c->pid, (long)c->uid, why, n_locks, n_locks == 1 ? "" : "s",
-          n_watches, n_watches == 1 ? "" : "es");
+  int i;
   for (p = &srv->clients; *p; p = &(*p)->next)
     if (*p == c) {
       *p = c->next;
       break;
     }
   srv->n_clients--;
-  close(c->fd);
+  if (c->fd >= 0)
+    close(c->fd);
+  if (c->pidfd >= 0)
+    close(c->pidfd);
+  for (i = 0; i < c->n_workers; i++)
+    close(c->workers[i]);
   free(c->in);
   free(c->out);
   free(c);
+}
+
+/* Frees c's records: all of them, or those whose node is not the client's
+ * hold (waiters, never made). Restarts after each free: freeing a read
+ * side frees its write side too, wherever it is in the list. */
+static int free_records(server *srv, client *c, bool all) {
+  alock *a;
+  int n = 0;
+again:
+  for (a = c->locks; a; a = a->next)
+    if (!a->write_side && (all || !unit_kept(a))) {
+      free_record(srv, a);
+      n++;
+      goto again;
+    }
+  return n;
+}
+
+/* The connection of c is over (why: for the log). Its waiters go at once;
+ * its held nodes wait for settle(); c itself is forgotten once nothing of
+ * it is left. */
+static void end_client(server *srv, client *c, const char *why) {
+  int n_freed, n_watches;
+  if (c->ended)
+    return;
+  c->ended = c->dead = true;
+  c->closing = false;
+  set_events(srv, c, false);
+  n_watches = unwatch_client(srv, c);
+  if (c->fd >= 0)
+    close(c->fd);
+  c->fd = -1;
+  free(c->in);
+  free(c->out);
+  c->in = c->out = NULL;
+  c->in_len = c->in_cap = c->out_len = c->out_off = c->out_cap = 0;
+  n_freed = free_records(srv, c, work_stopped(c));
+  if (srv->cfg.verbose)
+    logf_("pid %ld uid %ld: gone (%s), %d lock%s and %d leader watch%s "
+          "freed%s",
+          (long)c->pid, (long)c->uid, why, n_freed, n_freed == 1 ? "" : "s",
+          n_watches, n_watches == 1 ? "" : "es",
+          c->locks ? "; its held nodes wait for its processes or its lease"
+                   : "");
+  if (!c->locks)
+    forget_client(srv, c);
+}
+
+/* Lets go of what the rule allows (serve.c's header): the held nodes of an
+ * ended connection once its work stopped or its lease ran out; while the
+ * agent stops, a live client's nodes once its lease ran out (it was told,
+ * and did not release). */
+static void settle(server *srv) {
+  client *c, *next;
+  int64_t now = now_ms();
+  for (c = srv->clients; c; c = next) {
+    next = c->next;
+    if (c->ended) {
+      bool stopped = work_stopped(c);
+      if (!stopped && !lease_over(srv, c, now))
+        continue;
+      if (srv->cfg.verbose)
+        logf_("pid %ld: %s: its held nodes go", (long)c->pid,
+              stopped ? "its processes are gone"
+                      : "its lease has run out, processes or not");
+      free_records(srv, c, true);
+      forget_client(srv, c);
+    } else if (srv->stopping && c->locks && lease_over(srv, c, now)) {
+      int n = free_records(srv, c, true);
+      if (n > 0)
+        logf_("pid %ld: did not let go before its lease ran out: %d lock%s "
+              "freed",
+              (long)c->pid, n, n == 1 ? "" : "s");
+    }
+  }
+}
+
+/* Whether any client's node still waits for its holder (the stop's end). */
+static bool anything_kept(server *srv) {
+  client *c;
+  alock *a;
+  for (c = srv->clients; c; c = c->next)
+    for (a = c->locks; a; a = a->next)
+      if (a->kept)
+        return true;
+  return false;
+}
+
+/* The stop begins: every holder is told its hold is lost (ZKL_LOST_AGENT)
+ * and no newer deadline; every waiter's attempt is canceled (told
+ * ZKL_EAGENT). The held nodes stay until settle() lets them go. */
+static void begin_stop(server *srv) {
+  client *c;
+  alock *a;
+  int holders = 0;
+  srv->stopping = true;
+  for (c = srv->clients; c; c = c->next) {
+    bool told = false;
+    if (c->ended)
+      continue;
+    for (a = c->locks; a; a = a->next) {
+      if (a->holds > 0) {
+        tell_lost(srv, a, ZKL_LOST_AGENT);
+        told = true;
+      }
+      if (a->acquiring && a->l)
+        zkl_lock_cancel(a->l); /* its callback answers ZKL_EAGENT */
+    }
+    holders += told;
+  }
+  logf_("stopping: %d client%s told to let go; each held node goes at its "
+        "release, once its holder's processes are gone, or when its lease "
+        "has run out",
+        holders, holders == 1 ? "" : "s");
 }
 
 /* Takes the connections waiting, at most ACCEPTS_PER_TURN of them: the
@@ -1229,6 +1456,7 @@ static void accept_clients(server *srv) {
     c->fd = fd;
     c->last_heard = now_ms();
     c->pid = cred.pid;
+    c->pidfd = procs_peer_pidfd(fd, cred.pid);
     c->uid = cred.uid;
     c->gid = cred.gid;
     c->next = srv->clients;
@@ -1239,6 +1467,8 @@ static void accept_clients(server *srv) {
             (long)c->gid);
     if (srv->session_over)
       send_bye(srv, c, ZKL_EEXPIRED);
+    else if (srv->stopping)
+      send_bye(srv, c, ZKL_ECLOSED);
   }
 }
 
@@ -1260,8 +1490,12 @@ static bool read_client(server *srv, client *c) {
     c->in_cap = cap;
   }
   n = recv(c->fd, c->in + c->in_len, 65536, 0);
-  if (n == 0)
+  if (n == 0) {
+    /* Every copy of the socket is closed: its process let go (a close) or
+     * is exiting, and a forked child holds it no longer. */
+    c->peer_done = true;
     return false;
+  }
   if (n < 0)
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
   c->in_len += (size_t)n;
@@ -1321,15 +1555,18 @@ static bool write_client(client *c) {
  * A holding client not heard from in a session timeout (it pings every
  * third of one) is frozen or hung, as a process whose own session the
  * servers expire: it is told no newer deadline, and once the newest it was
- * told has passed, by this host's clock, which is its clock, it has lost
- * its holds by its own rule, so its locks are freed for the next. */
+ * told has passed by the margin, by this host's clock, which is its clock,
+ * it has lost its holds by its own rule and zklock's keeper has stopped its
+ * command (by the deadline plus half the margin), so its locks are freed
+ * for the next. Not at the deadline itself: the keeper of a frozen zklock
+ * acts after it. */
 static void relay_lease(server *srv) {
   client *c;
   int64_t deadline = 0, now = now_ms();
   bool asked = false;
   int t = zkl_session_timeout(srv->s);
   for (c = srv->clients; c; c = c->next) {
-    if (!c->holding || c->closing)
+    if (!c->holding || c->closing || c->ended)
       continue;
     if (t > 0 && now - c->last_heard > t) {
       if (!c->silent && srv->cfg.verbose)
@@ -1339,7 +1576,7 @@ static void relay_lease(server *srv) {
       c->silent = true;
       /* Cut off without a word: a frozen client reads nothing, and its
        * locks must not wait for its socket to drain. */
-      if (now > c->lease_sent)
+      if (lease_over(srv, c, now))
         c->dead = true;
       continue;
     }
@@ -1365,13 +1602,18 @@ static bool reopen_session(server *srv, volatile int *stop, int wake_fd) {
   zkl_session *s;
   client *c;
   int rc, tries = 0;
+  client *next;
   for (c = srv->clients; c; c = c->next)
-    if (!c->closing)
+    if (!c->closing && !c->ended)
       send_bye(srv, c, ZKL_EEXPIRED);
-  for (c = srv->clients; c; c = c->next) {
+  /* The nodes went with the session: nothing is left to wait for. */
+  for (c = srv->clients; c; c = next) {
+    next = c->next;
     write_client(c);
     while (c->locks)
       free_record(srv, c->locks);
+    if (c->ended)
+      forget_client(srv, c);
   }
   zkl_session_options_init(&o);
   o.hosts = srv->cfg.hosts;
@@ -1386,7 +1628,7 @@ static bool reopen_session(server *srv, volatile int *stop, int wake_fd) {
   if (srv->s)
     zkl_session_close(srv->s, NULL);
   srv->s = NULL;
-  while ((rc = zkl_session_open(&s, &o)) != ZKL_OK) {
+  while ((rc = auth_open(&s, &o, srv->cfg.auth)) != ZKL_OK) {
     struct pollfd p = {wake_fd, POLLIN, 0};
     if (tries++ == 0)
       logf_("the session expired and a new one failed: %s; trying again "
@@ -1409,11 +1651,15 @@ static bool reopen_session(server *srv, volatile int *stop, int wake_fd) {
   return true;
 }
 
+/* What a pollfd of the loop watches, besides its first three. */
+enum { WATCH_SOCKET, WATCH_PEER, WATCH_WORKER };
+
 int server_run(const server_config *cfg, volatile int *stop,
                volatile int *reload, const char *policy_path, int wake_fd) {
   server *srv = calloc(1, sizeof *srv);
   struct pollfd *pfd = NULL;
   client **who = NULL;
+  unsigned char *what = NULL;
   size_t room = 0;
   int status = 0;
   if (!srv)
@@ -1439,10 +1685,14 @@ int server_run(const server_config *cfg, volatile int *stop,
   srv_ = srv;
   zkl_session_on_state(srv->s, on_state, NULL);
   pthread_mutex_lock(&srv->mu);
-  while (!*stop) {
+  for (;;) {
     client *c, *next;
-    size_t n = 0, i;
-    int timeout = -1;
+    size_t n = 0, i, need = 3;
+    int timeout = -1, k;
+    if (*stop && !srv->stopping)
+      begin_stop(srv);
+    if (srv->stopping && !anything_kept(srv))
+      break; /* every holder let go, or its lease ran out */
     if (*reload) {
       char err[512] = "";
       policy *p;
@@ -1456,16 +1706,22 @@ int server_run(const server_config *cfg, volatile int *stop,
         logf_("policy not reloaded, the old one stays: %s", err);
       }
     }
+    /* An expired session took every node with it: a stop has nothing
+     * left to wait for. */
     if ((srv->session_over || !srv->s) &&
-        !reopen_session(srv, stop, wake_fd))
-      break; /* stopped while it tried */
-    if (room < (size_t)srv->n_clients + 3) {
-      room = (size_t)srv->n_clients + 64;
+        (srv->stopping || !reopen_session(srv, stop, wake_fd)))
+      break;
+    for (c = srv->clients; c; c = c->next)
+      need += 2 + (size_t)c->n_workers;
+    if (room < need) {
+      room = need + 64;
       free(pfd);
       free(who);
+      free(what);
       pfd = calloc(room, sizeof *pfd);
       who = calloc(room, sizeof *who);
-      if (!pfd || !who) {
+      what = calloc(room, sizeof *what);
+      if (!pfd || !who || !what) {
         status = 1;
         break;
       }
@@ -1477,12 +1733,33 @@ int server_run(const server_config *cfg, volatile int *stop,
     pfd[n].fd = cfg->listen_fd;
     pfd[n++].events = POLLIN;
     for (c = srv->clients; c; c = c->next) {
-      pfd[n].fd = c->fd;
-      pfd[n].events = (c->closing ? 0 : POLLIN) |
-                      (c->out_len > c->out_off ? POLLOUT : 0);
-      pfd[n].revents = 0;
-      who[n++] = c;
-      if (c->holding)
+      if (!c->ended) {
+        pfd[n].fd = c->fd;
+        pfd[n].events = (c->closing ? 0 : POLLIN) |
+                        (c->out_len > c->out_off ? POLLOUT : 0);
+        pfd[n].revents = 0;
+        what[n] = WATCH_SOCKET;
+        who[n++] = c;
+      }
+      if (c->pidfd >= 0 && !c->peer_done) {
+        pfd[n].fd = c->pidfd;
+        pfd[n].events = POLLIN;
+        pfd[n].revents = 0;
+        what[n] = WATCH_PEER;
+        who[n++] = c;
+      }
+      /* A worker's end matters once the connection has: it may free the
+       * held nodes that wait for it. */
+      for (k = 0; c->ended && k < c->n_workers; k++) {
+        pfd[n].fd = c->workers[k];
+        pfd[n].events = POLLIN;
+        pfd[n].revents = 0;
+        what[n] = WATCH_WORKER;
+        who[n++] = c;
+      }
+      /* The deadlines: the lease's relay, an ended connection's or a
+       * stop's held nodes waiting for a lease to run out. */
+      if (c->holding || c->ended || (srv->stopping && c->locks))
         timeout = LEASE_STEP_MS;
     }
     pthread_mutex_unlock(&srv->mu);
@@ -1508,7 +1785,14 @@ int server_run(const server_config *cfg, volatile int *stop,
       accept_clients(srv);
     for (i = 3; i < n; i++) {
       c = who[i];
-      if (c->dead)
+      if (what[i] == WATCH_PEER && pfd[i].revents) {
+        /* Its process has exited, whoever still holds the socket (a
+         * forked child): the connection is over. */
+        c->peer_done = true;
+        c->dead = true;
+        continue;
+      }
+      if (what[i] != WATCH_SOCKET || c->dead)
         continue;
       if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) && !c->closing &&
           !read_client(srv, c))
@@ -1521,26 +1805,38 @@ int server_run(const server_config *cfg, volatile int *stop,
         c->dead = true;
     for (c = srv->clients; c; c = next) {
       next = c->next;
+      if (c->ended)
+        continue;
       if (c->dead)
-        drop_client(srv, c, "closed");
+        end_client(srv, c,
+                   c->silent      ? "silent"
+                   : c->peer_done ? "closed, or its process exited"
+                                  : "closed");
       else if (c->closing && c->out_len == c->out_off)
-        drop_client(srv, c, "cut off");
+        end_client(srv, c, "cut off");
     }
-    if (srv->s && !srv->session_over) {
+    settle(srv);
+    if (srv->s && !srv->session_over && !srv->stopping) {
       relay_lease(srv);
       tell_servers(srv);
     }
   }
-  /* Stopping: every client is told, every lock freed; the caller closes
-   * the session, which ends what is left on the server. */
+  /* Stopped: every holder let go, or its lease ran out (or the session
+   * expired, taking every node with it). The rest is told goodbye. */
   for (;;) {
     client *c = srv->clients;
     if (!c)
       break;
-    if (!c->closing)
-      send_bye(srv, c, ZKL_ECLOSED);
-    write_client(c);
-    drop_client(srv, c, "the agent stops");
+    if (!c->ended) {
+      if (!c->closing)
+        send_bye(srv, c, ZKL_ECLOSED);
+      write_client(c);
+    }
+    end_client(srv, c, "the agent stops");
+    if (srv->clients == c) { /* ended with nodes kept: none by now */
+      free_records(srv, c, true);
+      forget_client(srv, c);
+    }
   }
   /* A break may wait out its grace: the session must outlive it (the
    * library has no way to cut a blocking call short), so a stop waits for
@@ -1563,6 +1859,7 @@ int server_run(const server_config *cfg, volatile int *stop,
   policy_free(srv->pol);
   free(pfd);
   free(who);
+  free(what);
   free(srv);
   return status;
 }

@@ -46,7 +46,8 @@ static void on_signal(int sig) {
 
 static void usage(FILE *to) {
   fputs("usage: zklockd [-s HOSTS] [--socket PATH] [--config FILE] "
-        "[-t DURATION] [-v]\n"
+        "[-t DURATION]\n"
+        "               [--auth-file FILE [--acl creator|private]] [-v]\n"
         "\n"
         "The lock agent: one ZooKeeper session for every process of this host\n"
         "that locks through it; a process's locks are freed the moment its\n"
@@ -66,6 +67,13 @@ static void usage(FILE *to) {
         "                        configuration when its servers change\n"
         "      --server-tick DURATION  the servers' tickTime (or a bound on it),\n"
         "                        for a longer lease (default: half the session)\n"
+        "      --auth-file FILE  the session's ZooKeeper credentials: one line\n"
+        "                        SCHEME:CREDENTIALS (digest:USER:PASSWORD) in a\n"
+        "                        file only the agent's user may read\n"
+        "      --acl creator|private  the ACL of every lock node the agent\n"
+        "                        makes, whatever its client asks: only these\n"
+        "                        credentials may change them (creator), or\n"
+        "                        read them too (private); needs --auth-file\n"
         "  -v, --verbose         log each client's connection, close and refusal\n"
         "      --version         print the version\n"
         "  -h, --help            this text\n"
@@ -164,11 +172,14 @@ int main(int argc, char **argv) {
       {"verbose", no_argument, NULL, 'v'},
       {"no-follow-config", no_argument, NULL, 'F'},
       {"server-tick", required_argument, NULL, 'T'},
+      {"auth-file", required_argument, NULL, 'A'},
+      {"acl", required_argument, NULL, 'L'},
       {"version", no_argument, NULL, 'V'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *hosts = getenv("ZKLOCK_SERVERS"), *socket_path = DEFAULT_SOCKET;
-  const char *config = NULL, *why;
+  const char *config = NULL, *why, *auth_file = NULL;
+  agent_auth *auth = NULL;
   bool config_named = false, own_socket = false;
   static host_list hl;
   server_config cfg;
@@ -206,6 +217,18 @@ int main(int argc, char **argv) {
         die_usage("--server-tick %s: not a duration from 100ms to 1h",
                   optarg);
       break;
+    case 'A':
+      auth_file = optarg;
+      break;
+    case 'L':
+      if (strcmp(optarg, "creator") == 0)
+        cfg.acl = ZKL_ACL_CREATOR;
+      else if (strcmp(optarg, "private") == 0)
+        cfg.acl = ZKL_ACL_PRIVATE;
+      else
+        die_usage("--acl %s: neither 'creator' nor 'private'", optarg);
+      cfg.acl_forced = true;
+      break;
     case 'V':
       printf("zklockd %s\n", zkl_version_string());
       return 0;
@@ -223,12 +246,23 @@ int main(int argc, char **argv) {
     hosts = DEFAULT_HOSTS;
   if ((why = names_parse_hosts(hosts, &hl)))
     die_usage("-s: the connect string is not valid: %s", why);
+  /* ZooKeeper's "auth" ACL names the session's credentials: without any,
+   * every create would fail (ZINVALIDACL). */
+  if (cfg.acl_forced && !auth_file)
+    die_usage("--acl %s needs the agent's credentials (--auth-file)",
+              cfg.acl == ZKL_ACL_PRIVATE ? "private" : "creator");
   if (!config_named && access(DEFAULT_CONFIG, F_OK) == 0)
     config = DEFAULT_CONFIG;
   if (!(cfg.pol = policy_load(config, getuid(), err, sizeof err))) {
     fprintf(stderr, "zklockd: %s\n", err[0] ? err : "out of memory");
     return 1;
   }
+  if (auth_file && !(auth = auth_load(auth_file, err, sizeof err))) {
+    fprintf(stderr, "zklockd: %s\n", err);
+    policy_free(cfg.pol);
+    return 1;
+  }
+  cfg.auth = auth;
 
   if (pipe2(signal_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
     perror("zklockd: pipe");
@@ -248,11 +282,13 @@ int main(int argc, char **argv) {
   o.session_timeout_ms = timeout_ms;
   o.server_tick_ms = tick_ms;
   o.flags = no_follow ? ZKL_OPEN_NO_FOLLOW_CONFIG : 0;
-  rc = zkl_session_open(&cfg.session, &o);
+  rc = auth_open(&cfg.session, &o, auth);
   if (rc != ZKL_OK) {
-    fprintf(stderr, "zklockd: no ZooKeeper session with %s: %s\n", hosts,
+    fprintf(stderr, "zklockd: no ZooKeeper session with %s%s: %s\n", hosts,
+            auth && rc == ZAUTHFAILED ? " (its credentials were refused)" : "",
             zkl_strerror(rc));
     policy_free(cfg.pol);
+    auth_free(auth);
     return 3;
   }
   if ((cfg.listen_fd = activated_socket()) >= 0) {
@@ -264,6 +300,7 @@ int main(int argc, char **argv) {
   } else {
     zkl_session_close(cfg.session, NULL);
     policy_free(cfg.pol);
+    auth_free(auth);
     return 1;
   }
 
@@ -271,10 +308,17 @@ int main(int argc, char **argv) {
   cfg.session_timeout_ms = timeout_ms;
   cfg.server_tick_ms = tick_ms;
   cfg.open_flags = o.flags;
-  fprintf(stderr, "zklockd: serving %s; ZooKeeper %s, session timeout %d ms\n",
+  fprintf(stderr,
+          "zklockd: serving %s; ZooKeeper %s, session timeout %d ms%s%s%s%s\n",
           own_socket ? socket_path : "the socket systemd passed", hosts,
-          zkl_session_timeout(cfg.session));
+          zkl_session_timeout(cfg.session),
+          auth ? "; credentials of scheme " : "", auth ? auth->scheme : "",
+          cfg.acl_forced ? "; every lock node " : "",
+          !cfg.acl_forced                  ? ""
+          : cfg.acl == ZKL_ACL_PRIVATE ? "private to them"
+                                       : "changed by them only");
   status = server_run(&cfg, &stop_, &reload_, config, signal_pipe_[0]);
+  auth_free(auth);
   if (own_socket)
     unlink(socket_path);
   close(cfg.listen_fd);

@@ -232,38 +232,6 @@ static bool nobody_there(const host_list *hl, const host_verdict *hv) {
 #define WHERE_HINT \
   "; say where ZooKeeper runs with -s HOST[:PORT] or ZKLOCK_SERVERS"
 
-/* --watch with an agent: the view keeps a ZooKeeper watch on every node it
- * shows, which the agent does not hold for its clients; it holds no lock,
- * so it gains nothing from the agent's lease. It asks the agent where its
- * ensemble is, and watches from a session of its own there (anonymous:
- * --auth is the agent's). */
-static zkl_session *view_session(const options *o, zkl_session *agent,
-                                 int bound_ms) {
-  char servers[ZKL_SERVERS_MAX];
-  zkl_session_options so;
-  zkl_session *s;
-  int rc = zkl_session_get_servers(agent, servers, sizeof servers);
-  zkl_session_close(agent, NULL);
-  if (rc != ZKL_OK) {
-    cli_error("the agent at %s did not say where its ensemble is: %s",
-              cli_quote(o->agent), zkl_strerror(rc));
-    exit(EXIT_ZOOKEEPER);
-  }
-  zkl_session_options_init(&so);
-  so.hosts = servers;
-  so.connect_timeout_ms = bound_ms > 0 ? bound_ms : 1;
-  if ((rc = zkl_session_open(&s, &so)) != ZKL_OK) {
-    cli_error("--watch watches from a session of its own: none at the "
-              "agent's ensemble %s: %s",
-              cli_quote(servers), zkl_strerror(rc));
-    exit(EXIT_ZOOKEEPER);
-  }
-  cli_verbose_msg("--watch watches from a session of its own at the agent's "
-                  "ensemble %s",
-                  cli_quote(servers));
-  return s;
-}
-
 zkl_session *connect_or_exit(const options *o, int bound_ms) {
   const host_list *hl = &o->parsed_hosts;
   host_verdict hv[HOSTS_MAX];
@@ -285,8 +253,8 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
     }
     cli_verbose_msg("connected to the agent at %s (its session timeout %d ms)",
                     cli_quote(o->agent), zkl_session_timeout(s));
-    if (o->watch)
-      return view_session(o, s, bound_ms - (int)(cli_now_ms() - t0));
+    /* --watch too: the views ask through the agent, under its policy
+     * (overview.c), never from a session of their own at its servers */
     return s;
   }
   so.hosts = hl->connect; /* with the default ports */

@@ -801,8 +801,8 @@ void options_parse(int argc, char **argv, options *o) {
 
   if (grace_set && o->action != ACT_BREAK)
     cli_usage_error("--grace goes with --break only");
-  /* --list, --leader, --revoke and --break ask through the agent; --watch
-   * asks it where its ensemble is and watches from there (connect.c). */
+  /* --list, --leader, --revoke and --break ask through the agent, --watch
+   * included (overview.c). */
   /* A socket's path lives in sockaddr_un.sun_path (108 bytes, its NUL
    * included): say so, not the library's bare "invalid argument". */
   if (o->agent && strlen(o->agent) >= sizeof(((struct sockaddr_un *)0)->sun_path))

@@ -19,12 +19,32 @@
  * listed at most WATCH_RATE times a second. On a terminal the listing on
  * screen is drawn again every TICK_MS with its durations moved on by the
  * clock, without asking ZooKeeper.
+ *
+ * Through the agent (--agent) there is no handle to set watches with, and
+ * the view asks nothing of ZooKeeper itself: it lists again through the
+ * agent's own questions (zkl_name_find, zkl_name_list, each needing the
+ * policy's "list", as --list does) every POLL_MS, or POLL_LOAD times as
+ * long as the last listing took when that is longer, so that a view keeps
+ * the agent's session busy at most a fifth of the time. Why a poll, not
+ * the agent holding watches for it: the policy is then checked at every
+ * listing by the calls --list makes, at one place in the agent; the agent
+ * keeps nothing per view; and every refresh is an answer, so an agent or a
+ * session that stopped answering shows as an error, never as a view that
+ * merely does not change. One refresh costs 1 + N round trips to the agent
+ * (N the locks shown; one for --list NAME) and, on the agent's session, a
+ * getChildren per node under the prefix and, per lock, a getChildren per
+ * queue and a getData per contender (docs/agent.md). On a pipe a new table
+ * is printed only when the listing changed (a lock, a node, a holder), as a
+ * watched view prints one only when a watch fired.
+ * --leader --watch is the library's leader watch, which the agent serves
+ * under the same rule (ZKL_MSG_WATCH_LEADER), direct or not.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +59,8 @@
 #define WALK_MAX_NODES 10000
 #define WATCH_RATE 4 /* redraws a second, at most */
 #define TICK_MS 1000 /* the durations move on, on a terminal */
+#define POLL_MS 1000 /* through the agent: a listing a second, */
+#define POLL_LOAD 5  /* or this many times the last one's time */
 
 static int64_t wall_ms(void) {
   struct timeval tv;
@@ -336,6 +358,37 @@ static void keys_raw(void) {
  * durations on by the clock, without asking ZooKeeper again. */
 static overview shown;
 static int shown_rc = -1;
+/* Through the agent: no watches, a listing every POLL_MS (see the top). */
+static bool polled;
+static int64_t listed_ms; /* how long the last listing took */
+/* What the last table printed on a pipe showed: a polled view prints a
+ * new one only when the locks changed, as a watched one does. */
+static uint64_t printed_sig;
+static int printed_rc;
+
+/* s and its NUL into an FNV-1a hash. */
+static uint64_t fnv(uint64_t h, const char *s) {
+  do
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  while (*s++);
+  return h;
+}
+
+/* What a listing shows but its durations (which move with the clock):
+ * each lock's name, and each of its contenders' node and whether it
+ * holds. */
+static uint64_t signature(const overview *ov) {
+  uint64_t h = 14695981039346656037ULL;
+  int i, j;
+  for (i = 0; i < ov->count; i++) {
+    const ov_lock *k = &ov->locks[i];
+    h = fnv(h, k->name);
+    for (j = 0; j < k->view.count; j++)
+      h = fnv(fnv(h, k->view.e[j].p->node),
+              k->view.e[j].p->holds ? "holds" : "waits");
+  }
+  return h;
+}
 
 /* The durations of the listing on screen, moved on to now. */
 static void move_on(overview *ov, int64_t now) {
@@ -418,19 +471,29 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
   char when[40];
   int rc;
   if (relist) {
+    int64_t t0 = cli_now_ms();
     if (shown_rc == ZKL_OK)
       overview_free(&shown);
     armed = 0; /* (the completions run on the client's thread; a bound
                   only, not exact) */
-    arm_all(o, &(overview){0}); /* the prefix at least, before the walk */
+    if (!polled)
+      arm_all(o, &(overview){0}); /* the prefix at least, before the walk */
     rc = shown_rc = overview_get(s, o, &shown);
-    if (rc == ZKL_OK)
+    if (rc == ZKL_OK && !polled)
       arm_all(o, &shown); /* before anything below can change unseen: the
                              listing that follows the next event sees it */
+    listed_ms = cli_now_ms() - t0;
   } else {
     rc = shown_rc;
     if (rc == ZKL_OK)
       move_on(&shown, wall_ms());
+  }
+  if (polled && !screen) { /* a pipe: a table at a change only */
+    uint64_t sig = rc == ZKL_OK ? signature(&shown) : 0;
+    if (!first && rc == printed_rc && sig == printed_sig)
+      return;
+    printed_rc = rc;
+    printed_sig = sig;
   }
   cli_iso_time(when, sizeof when, wall_ms(), false);
   if (screen)
@@ -471,7 +534,10 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
   }
   if (rc != ZKL_OK) {
     printf("cannot list: %s\n", zkl_strerror(rc));
-    if (rc == ZKL_EEXPIRED || rc == ZKL_ECLOSED)
+    /* the session is over (direct, or the agent gone), or the agent's
+     * policy refuses: the view ends as --list would */
+    if (rc == ZKL_EEXPIRED || rc == ZKL_ECLOSED || rc == ZKL_EAGENT ||
+        rc == ZKL_EDENIED)
       *fatal = rc;
   } else {
     format_print(stdout, &shown, o);
@@ -484,9 +550,14 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
 
 int overview_watch(zkl_session *s, const options *o) {
   bool screen = isatty(STDOUT_FILENO), first = true, due = true, quit = false;
-  int64_t last = 0, ticked = 0, gap = 1000 / WATCH_RATE;
+  int64_t last = 0, ticked = 0, gap = 1000 / WATCH_RATE, next_poll = 0;
   int fatal = ZKL_OK;
   watch_s = s;
+  polled = zkl_session_handle(s) == NULL;
+  if (polled)
+    cli_verbose_msg("--watch lists through the agent every %d ms (its "
+                    "policy's list rule), with no ZooKeeper watch",
+                    POLL_MS);
   if (ev_init() != 0) {
     cli_error("cannot make a pipe: %s", strerror(errno));
     return ZKL_ESYSTEM;
@@ -503,11 +574,18 @@ int overview_watch(zkl_session *s, const options *o) {
     int64_t now = cli_now_ms(), timeout = -1;
     ev_batch b;
     int nfds = 1;
+    if (polled && now >= next_poll)
+      due = true;
     if (due && now - last >= gap) {
       draw(s, o, screen, first, true, &fatal);
       first = false;
       due = false;
       last = ticked = now;
+      /* from the end of this listing, so that a slow one is never asked
+       * again at once */
+      next_poll = cli_now_ms() +
+                  (listed_ms * POLL_LOAD > POLL_MS ? listed_ms * POLL_LOAD
+                                                   : POLL_MS);
       continue;
     }
     /* on a terminal, the durations move on every second (HELD_S,
@@ -521,6 +599,8 @@ int overview_watch(zkl_session *s, const options *o) {
       timeout = gap - (now - last);
     else if (screen)
       timeout = TICK_MS - (now - ticked);
+    if (polled && !due && (timeout < 0 || next_poll - now < timeout))
+      timeout = next_poll - now;
     fds[0].fd = ev_fd();
     fds[0].events = POLLIN;
     if (tty_raw) {
@@ -558,61 +638,79 @@ int overview_watch(zkl_session *s, const options *o) {
 
 /* ------------------------------------------------------- --leader --watch */
 
+/* The leader watch's news, from the library's callback thread to the main
+ * loop: the latest only (a listing read at a wake-up shows the latest too,
+ * and a new leader always has a new token). */
+static pthread_mutex_t leader_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  bool news;
+  int rc; /* ZKL_OK: id and token; ZKL_ENOTHELD: nobody; else the end */
+  char id[ZKL_ID_MAX + 1];
+  int64_t token;
+} leader_now;
+
+static void on_leader(zkl_leader_watch *w, int rc, const char *id,
+                      int64_t token, void *arg) {
+  (void)w;
+  (void)arg;
+  pthread_mutex_lock(&leader_mu);
+  leader_now.news = true;
+  leader_now.rc = rc;
+  snprintf(leader_now.id, sizeof leader_now.id, "%s",
+           rc == ZKL_OK && id ? id : "");
+  leader_now.token = token;
+  pthread_mutex_unlock(&leader_mu);
+  ev_post_queue_changed();
+}
+
+/* The library's leader watch (leader.c: one ZooKeeper watch at a time,
+ * candidates queued behind the leader wake nothing), the same direct and
+ * through the agent, which serves it under its policy's "list". */
 int overview_leader_watch(zkl_session *s, const options *o) {
-  char queue[ZKL_PATH_MAX], id[ZKL_ID_MAX + 1], was[ZKL_ID_MAX + 1] = "",
-      shown_id[ZKL_ID_MAX + 1];
-  int64_t token, was_token = -1;
-  int rc = ZKL_OK;
-  bool quit = false;
-  watch_s = s;
+  char was[ZKL_ID_MAX + 1] = "", shown_id[ZKL_ID_MAX + 1];
+  int64_t was_token = -1;
+  zkl_leader_watch *w;
+  int rc;
   if (ev_init() != 0) {
     cli_error("cannot make a pipe: %s", strerror(errno));
     return ZKL_ESYSTEM;
   }
   ev_catch_signals(false);
-  names_parent(queue, sizeof queue, o->target);
-  while (!quit) {
-    struct pollfd pfd;
+  if ((rc = zkl_leader_watch_new(&w, s, o->target, on_leader, NULL)) !=
+      ZKL_OK)
+    return rc;
+  for (;;) { /* until the watch ends, or a signal */
+    struct pollfd pfd = {ev_fd(), POLLIN, 0};
     ev_batch b;
-    int r;
-    arm(queue); /* before the read: a change after it fires */
-    r = zkl_name_get_leader(s, o->target, id, sizeof id, &token);
-    if (r == ZKL_OK && (token != was_token || strcmp(id, was) != 0)) {
-      cli_printable(shown_id, sizeof shown_id, id);
-      printf("%s\t%" PRId64 "\n", shown_id, token);
-      if (fflush(stdout) != 0) {
-        rc = ZKL_ESYSTEM;
-        break;
-      }
-      snprintf(was, sizeof was, "%s", id);
-      was_token = token;
-    } else if (r == ZKL_ENOTHELD) {
+    if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+      break;
+    ev_drain();
+    ev_take(&b);
+    if (b.nsignals > 0)
+      break;
+    if (!b.queue_changed)
+      continue;
+    pthread_mutex_lock(&leader_mu);
+    rc = leader_now.news ? leader_now.rc : ZKL_ENOTHELD;
+    leader_now.news = false;
+    if (rc == ZKL_OK && (leader_now.token != was_token ||
+                         strcmp(leader_now.id, was) != 0)) {
+      snprintf(was, sizeof was, "%s", leader_now.id);
+      was_token = leader_now.token;
+      cli_printable(shown_id, sizeof shown_id, was);
+      printf("%s\t%" PRId64 "\n", shown_id, was_token);
+    } else if (rc == ZKL_ENOTHELD) {
       was[0] = '\0'; /* the next leader is told, even the same again */
       was_token = -1;
-    } else if (r != ZKL_OK) {
-      if (r == ZKL_EEXPIRED || r == ZKL_ECLOSED) {
-        rc = r;
-        break;
-      }
-      cli_error("cannot learn the leader: %s", zkl_strerror(r));
     }
-    for (;;) { /* until the queue changes, or a signal */
-      pfd.fd = ev_fd();
-      pfd.events = POLLIN;
-      if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
-        quit = true;
-        break;
-      }
-      ev_drain();
-      ev_take(&b);
-      if (b.nsignals > 0) {
-        quit = true;
-        break;
-      }
-      if (b.queue_changed)
-        break;
+    pthread_mutex_unlock(&leader_mu);
+    if (rc != ZKL_OK && rc != ZKL_ENOTHELD)
+      break; /* the watch ended: the session, a refusal, an error */
+    if (fflush(stdout) != 0) {
+      rc = ZKL_ESYSTEM;
+      break;
     }
   }
-  ev_wait_answered(zkl_session_timeout(s));
-  return rc;
+  zkl_leader_watch_free(w); /* never blocks; no callback after it */
+  return rc == ZKL_ENOTHELD ? ZKL_OK : rc;
 }

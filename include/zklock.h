@@ -83,6 +83,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <zookeeper/zookeeper.h>
 
 #ifdef __cplusplus
@@ -270,6 +271,17 @@ ZKL_EXTERN int64_t zkl_session_lease_deadline(const zkl_session *s);
  * the session timeout). See zkl_session_add_auth(3). */
 ZKL_EXTERN int zkl_session_add_auth(zkl_session *s, const char *scheme,
                                     const char *credentials, int len);
+/* Process pid works under the session's locks: a child that may run on
+ * after the caller, such as zklock's command. Should the session's
+ * connection end (its process dies) while pid runs, its held locks pass on
+ * only once pid has ended too, or once the lease last in force has run
+ * out (zkl_session_lease_deadline() plus the margin): pid must be stopped
+ * by then. Direct, the ZooKeeper session outlives its process that long
+ * anyway, and the call only checks pid; through an agent, the agent
+ * watches pid. ZKL_EINVAL: no such process, or an agent too old for it;
+ * ZKL_EDENIED: another user's process. Blocks (one round trip to an
+ * agent). See zkl_session_add_worker(3). */
+ZKL_EXTERN int zkl_session_add_worker(zkl_session *s, pid_t pid);
 /* Sets (NULL clears) the state callback. See zkl_session_on_state(3). */
 ZKL_EXTERN int zkl_session_on_state(zkl_session *s, zkl_state_cb cb,
                                     void *arg);
@@ -345,8 +357,11 @@ ZKL_EXTERN const char *zkl_lock_name(const zkl_lock *l);
 /* Who may change the nodes a lock creates, from its next acquire on. */
 typedef enum zkl_acl {
   ZKL_ACL_OPEN = 0,   /* anyone may do anything (the default, as Curator) */
-  ZKL_ACL_CREATOR = 1 /* only the creator's credentials may delete or write;
-                         everyone reads. Needs zkl_session_add_auth() */
+  ZKL_ACL_CREATOR = 1, /* only the creator's credentials may delete or
+                          write; everyone reads. Needs zkl_session_add_auth() */
+  ZKL_ACL_PRIVATE = 2  /* only the creator's credentials may do anything,
+                          read included: every contender must show them
+                          (zklockd --acl private). Needs the same */
 } zkl_acl;
 /* The ACL of the nodes l creates. See zkl_lock_set_acl(3). */
 ZKL_EXTERN int zkl_lock_set_acl(zkl_lock *l, zkl_acl acl);

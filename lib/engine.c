@@ -22,7 +22,8 @@
  *          -> RELEASING -> ENDED, with SUSPENDED (resumed at the reconnect)
  *          and RECOVERING (a lost create) on the side, ENDING (clean up,
  *          then ENDED) for every acquire that fails, and STOPPING for a
- *          hold past its maximum (told first, its node let go after).
+ *          hold past its maximum or its lease (told first, its node let go
+ *          after the holder did, or at a deadline).
  *   Two general abilities take short cuts: an attempt whose node another
  *   made (a multi-lock's part: one transaction made the nodes of every
  *   part) starts at LISTING (NEW -> LISTING); and an attempt of a recipe
@@ -53,7 +54,7 @@
  *                 grant still stands) | ENDING
  *   SUSPENDED  -> CREATING | RECOVERING | LISTING | ENDING
  *   HELD       -> RELEASING | ENDED (lost, or closed with the session) |
- *                 STOPPING (its maximum hold ran out)
+ *                 STOPPING (its maximum hold or its lease ran out)
  *   RELEASING  -> HELD (the server refused the delete) | ENDED
  *   STOPPING   -> ENDED (the holder let go, its grace ran out, the node
  *                 went, the session ended or closes)
@@ -84,7 +85,9 @@
  *               the clock's tick ends the hold, HELD -> STOPPING)
  *   RELEASING   the delete (made together: the transaction of deletes)
  *   STOPPING    the node of a hold that ran past its maximum, and its
- *               grace's deadline (zkl_lock_set_max_hold_grace()): the
+ *               grace's deadline (zkl_lock_set_max_hold_grace()), or of a
+ *               hold whose lease ran out, until the leader may expire the
+ *               session (the lease's deadline plus its margin): the
  *               hold ended as a loss on entering (the lost notice and
  *               event go to the timer thread, which runs them before its
  *               next tick), and the node stays, keeping the next
@@ -1413,29 +1416,36 @@ static void enter_releasing_locked(zkl_attempt *att) {
   end_locked(att, END_RELEASED, ZKL_OK);
 }
 
-/* A hold past its maximum (zkl_lock_set_max_hold()), on the timer thread:
- * it ends now for the holder, as a loss, and its node stays for its grace
- * (zkl_lock_set_max_hold_grace()), so that the holder can stop what it
- * does before anyone else is granted. The notices (the lost callback, the
- * LOST event) go to the timer thread's list (att->direct), which it runs
- * before its next tick; the earliest tick that lets the node go is that
- * one, so a grace of 0 too lets it go only after the lost callback has
- * returned. zkl_lock_release() (ZKL_ELOST) and zkl_lock_free() let it go
- * at once. */
+/* A hold that ends as a loss the library decides while its node is still
+ * ours, on the timer thread: past its maximum (zkl_lock_set_max_hold(),
+ * att->code ZKL_LOST_MAX_HOLD), or at the lease's deadline
+ * (ZKL_LOST_LEASE_EXPIRED). It ends now for the holder, and its node stays
+ * until att->stop_deadline_ms (set by whoever goes here: the grace,
+ * zkl_lock_set_max_hold_grace(); or the moment the leader may expire the
+ * session, the lease's deadline plus its margin), so that the holder can
+ * stop what it does before anyone else is granted: a lock passes on only
+ * once its holder was told and its work stopped (docs/correctness.md).
+ * zklock's keeper kills its command by the deadline plus half the margin.
+ * The notices (the lost callback, the LOST event) go to the timer thread's
+ * list (att->direct), which it runs before its next tick; the earliest tick
+ * that lets the node go is that one, so a grace of 0 too lets it go only
+ * after the lost callback has returned. zkl_lock_release() (ZKL_ELOST) and
+ * zkl_lock_free() let it go at once. */
 static void enter_stopping_locked(zkl_attempt *att) {
   zkl_lock *l = att->l;
   att->why = END_LOST;
-  att->code = ZKL_LOST_MAX_HOLD;
-  att->stop_deadline_ms = zkl__now_ms() + att->hold_grace_ms;
   record_end_locked(att);
   if (!l->freed) {
     l->lost = true;
     l->lost_token = att->czxid;
     zkl__notify_lost_locked(l, att->code, att->direct);
   }
-  zkl__log("lock %s lost (maximum hold reached): its node goes when the "
-           "holder lets go, or in %d ms",
-           l->name, att->hold_grace_ms);
+  zkl__log("lock %s lost (%s): its node goes when the holder lets go, or "
+           "in %lld ms",
+           l->name,
+           att->code == ZKL_LOST_MAX_HOLD ? "maximum hold reached"
+                                          : "lease expired",
+           (long long)(att->stop_deadline_ms - zkl__now_ms()));
 }
 
 /* The node of a hold that ended in STOPPING goes now, as a released one
@@ -1493,7 +1503,6 @@ static const char *lost_reason_text(int reason) {
 
 static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
   zkl_lock *l = att->l;
-  zkl_session *s = l->s;
   /* Detached first: whoever is told finds the lock idle, free for the
    * next acquire (zkl__att_go_locked holds the attempt meanwhile). */
   if (l->att == att) {
@@ -1519,12 +1528,13 @@ static void enter_ended_locked(zkl_attempt *att, zkl_att_state from) {
     break;
   case END_LOST:
     if (att->code == ZKL_LOST_LEASE_EXPIRED && att->own == OWN_KNOWN) {
-      /* The session may yet survive: the node must not stay at the head
-       * of the queue as if it were still held. (A maximum hold's node
-       * goes from STOPPING, after the holder was told.) */
+      /* A part of a whole that holds nothing yet (the holds whose holder
+       * was told go from STOPPING, once it let go): the session may yet
+       * survive, and the node must not stay at the head of its queue as
+       * if it were still held. */
       char path[ZKL_PATH_MAX];
       own_path(att, path);
-      zkl__cleanup_delete_locked(s, path);
+      zkl__cleanup_delete_locked(l->s, path);
     }
     if (!l->freed) {
       /* A loss found by the release is told by the release itself. */
@@ -1802,6 +1812,14 @@ int zkl__attempt_adopt_locked(zkl_lock *l, const char *prefix,
   return ZKL_OK;
 }
 
+/* Whether att is a part of a whole (a multi-lock) that holds nothing yet:
+ * its acquire still waits for its other parts. */
+static bool part_of_unheld(const zkl_attempt *att) {
+  const zkl_lock *whole = att->l->whole;
+  return whole && !(whole->att && (whole->att->state == ZKL_AS_HELD ||
+                                   whole->att->state == ZKL_AS_STOPPING));
+}
+
 void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
                                void *arg) {
   zkl_session *s = sess(att);
@@ -1844,9 +1862,25 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
       end_locked(att, END_FAIL, code);
     break;
   case ZKL_EV_LEASE_LOST: /* arg: where the notices go */
-    if (att->state == ZKL_AS_HELD) {
+    if (att->state == ZKL_AS_HELD && part_of_unheld(att)) {
+      /* A part of a whole still waiting for its other parts: nobody was
+       * granted anything, so nothing waits for its node (and its end
+       * fails the whole's acquire, together.c). */
       att->direct = arg;
       end_locked(att, END_LOST, ZKL_LOST_LEASE_EXPIRED);
+    } else if (att->state == ZKL_AS_HELD) {
+      /* Told now; the node stays until the holder lets go, or until the
+       * leader may have expired the session anyway (then it went with
+       * the session, or it goes now): not at the next reconnect, while
+       * the holder's work may still be stopping. A part of a held whole
+       * keeps its node until the whole lets it go. */
+      int64_t expiry = zkl__lease_expiry_locked(s);
+      att->direct = arg;
+      att->code = ZKL_LOST_LEASE_EXPIRED;
+      att->stop_deadline_ms = expiry > 0 ? expiry : zkl__now_ms();
+      GO(att, ZKL_AS_STOPPING);
+      if (att->state == ZKL_AS_STOPPING)
+        zkl__timer_kick_at_locked(&s->timer, att->stop_deadline_ms);
     }
     break;
   case ZKL_EV_CONNECTED:
@@ -1886,6 +1920,8 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
                att->l->name,
                (long long)(att->hold_deadline_ms - att->granted_ms));
       att->direct = tick->direct;
+      att->code = ZKL_LOST_MAX_HOLD;
+      att->stop_deadline_ms = tick->now + att->hold_grace_ms;
       GO(att, ZKL_AS_STOPPING);
       if (att->state == ZKL_AS_STOPPING &&
           (tick->next == 0 || att->stop_deadline_ms < tick->next))

@@ -106,6 +106,11 @@ static int64_t deadline_locked(const zkl_session *s) {
   return s->lease.anchor_ms + s->negotiated_timeout_ms - margin;
 }
 
+int64_t zkl__lease_expiry_locked(const zkl_session *s) {
+  int64_t deadline = deadline_locked(s);
+  return deadline == 0 ? 0 : deadline + zkl__lease_margin_ms(s);
+}
+
 bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms) {
   int64_t deadline = deadline_locked(s);
   if (zkl__lease_margin_ms(s) < 0)

@@ -286,7 +286,8 @@ const char *zkl_lock_name(const zkl_lock *l) { return l ? l->name : NULL; }
 
 int zkl_lock_set_acl(zkl_lock *l, zkl_acl mode) {
   int rc;
-  if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR))
+  if (!l || (mode != ZKL_ACL_OPEN && mode != ZKL_ACL_CREATOR &&
+             mode != ZKL_ACL_PRIVATE))
     return ZKL_EINVAL;
   if (ZKL_REMOTE_LOCK(l))
     return zkl__remote_set(l, ZKL_AGENT_SET_ACL, mode, NULL);

@@ -421,6 +421,10 @@ int zkl__lease_margin_ms(const zkl_session *s);
 int zkl__lease_ping_bound_ms(const zkl_session *s);
 /* True when the lease is on and nothing proves the session alive now. */
 bool zkl__lease_expired_locked(const zkl_session *s, int64_t now_ms);
+/* The moment the leader may expire the session, by what is proven: the
+ * lease's deadline plus its margin (the anchor plus the session timeout);
+ * 0 when nothing is proven or the lease is off. */
+int64_t zkl__lease_expiry_locked(const zkl_session *s);
 /* At least half of the lease is still ahead (always, with the lease off):
  * what a grant needs to be held at once (engine.c). */
 bool zkl__lease_fresh_locked(const zkl_session *s, int64_t now_ms);

@@ -430,6 +430,9 @@ static void let_go_parts_locked(zkl_attempt *att, bool counted) {
       continue;
     if (acquiring(p->att->state)) {
       zkl__attempt_event_locked(p->att, ZKL_EV_CANCEL, ZKL_ECANCELED, NULL);
+    } else if (p->att->state == ZKL_AS_STOPPING) {
+      /* Kept after the lease's loss until the whole let go: now. */
+      zkl__attempt_event_locked(p->att, ZKL_EV_RELEASE, 0, NULL);
     } else if (p->att->state == ZKL_AS_HELD) {
       zkl_target t = {0};
       if (counted) {

@@ -23,7 +23,9 @@
  * that sends it a type it does not know, so a client sends COMMIT, STATS
  * and EVENTS only to an agent that answered 2, and waits for a PONG only
  * from such an agent; the agent sends news of revision 2 (EVENT, SERVERS,
- * PONG) only to a client that asked for 2.
+ * PONG) only to a client that asked for 2. Revision 3 adds WORK, which a
+ * client sends only to an agent that answered 3 (an agent of revision 2
+ * cuts off a client that sends it).
  */
 #ifndef ZKL_WIRE_H
 #define ZKL_WIRE_H
@@ -35,8 +37,8 @@
 #define ZKL_WIRE_VERSION 1
 #define ZKL_WIRE_HEADER 8          /* after the length */
 #define ZKL_WIRE_MAX (1024 * 1024) /* the most a frame's L may say */
-#define ZKL_WIRE_REVISION 2 /* HELLO's: 2 serves COMMIT, STATS, EVENTS, EVENT,
-                               SERVERS, PONG and HELLO's servers */
+#define ZKL_WIRE_REVISION 3 /* HELLO's: 2 serves COMMIT, STATS, EVENTS, EVENT,
+                               SERVERS, PONG and HELLO's servers; 3, WORK */
 
 /* Calls (client to agent). Each is answered by one ZKL_MSG_REPLY with its
  * request id, unless said otherwise. */
@@ -64,7 +66,8 @@ enum {
    * (NULL), else a child name, as zkl_name_revoke() takes it. The reply's
    * fields after rc come only when rc is ZKL_OK (BREAK's: always). LIST,
    * FIND and LEADER need "list" on the name (FIND: on its prefix, so every
-   * name found is one the rule covers); BREAK and REVOKE need "break",
+   * name found is one the rule covers, or on the prefix and a '/', and
+   * the prefix itself is then not found); BREAK and REVOKE need "break",
    * unless the node is one of the caller's own (zklockd(8)); ZKL_EDENIED
    * too when 4 of the client's (64 in all) are running already. */
   ZKL_MSG_LIST = 10,   /* str name -> i32 rc, i32 n, then n times (str node,
@@ -104,6 +107,11 @@ enum {
                          watch_events, disconnects, reconnects, expiries,
                          i32 locks held, i32 locks waiting (every client's) */
   ZKL_MSG_EVENTS = 17, /* i32 on: tell ZKL_MSG_EVENT news, or stop; no reply */
+  /* zkl_session_add_worker (revision 3): process pid works under this
+   * connection's locks; when the connection ends, its held nodes wait for
+   * pid's end (or the end of the lease last relayed to it). */
+  ZKL_MSG_WORK = 18, /* i32 pid -> i32 rc: ZKL_EINVAL (no such process, or
+                        too many), ZKL_EDENIED (another user's) */
   ZKL_MSG_CALLS_END,
   ZKL_MSG_PING = 31 /* no fields: the client is alive (every third of the
                        session timeout); answered by ZKL_MSG_PONG */

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -290,6 +291,10 @@ void spawn_argv(proc *p, const spawn_opts *so, const char *const *args) {
     signal(SIGTERM, SIG_DFL);
     if (so && so->ignore_int)
       signal(SIGINT, SIG_IGN);
+    if (so && so->uid > 0 &&
+        (setgroups(0, NULL) != 0 || setgid((gid_t)so->uid) != 0 ||
+         setuid(so->uid) != 0))
+      _exit(98);
     execve(ZKLOCK, (char *const *)argv, envp);
     _exit(99);
   }

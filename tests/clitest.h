@@ -63,6 +63,9 @@ typedef struct {
   bool ctty;          /* ... and make it the controlling terminal */
   bool ignore_int;    /* start zklock with SIGINT ignored (as a script's
                          background job is) */
+  uid_t uid;          /* > 0: run zklock as this user (uid and gid, no
+                         supplementary groups): another real user than the
+                         test's root */
 } spawn_opts;
 
 /* Starts zklock with args (NULL-terminated). */

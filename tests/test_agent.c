@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -621,26 +622,328 @@ static void test_policy(void) {
   zkt_assert_parent_empty("agent-jobs/y");
 }
 
-/* A stop (SIGTERM) releases every lock and tells every client. */
-static void test_stop_releases(void) {
+/* Whether the agent's log has a line with both needles (the second may be
+ * NULL), looking again until bound_ms have passed. */
+static bool log_has(const agentctl *ag, const char *a, const char *b,
+                    int bound_ms) {
+  int64_t until = zkt_now_ms() + bound_ms;
+  do {
+    char line[1024];
+    bool seen = false;
+    FILE *log = fopen(ag->log, "r");
+    while (log && fgets(line, sizeof line, log))
+      if (strstr(line, a) && (!b || strstr(line, b)))
+        seen = true;
+    if (log)
+      fclose(log);
+    if (seen)
+      return true;
+    usleep(10000); /* a file has no change to wait on; looked at again */
+  } while (zkt_now_ms() < until);
+  return false;
+}
+
+/* A stop (SIGTERM) tells every holder first (ZKL_LOST_AGENT), and deletes
+ * a held node only once its holder let go: a holder whose work takes a
+ * while to stop keeps its node until it releases, so nobody else is
+ * granted meanwhile. A waiter through the agent is told ZKL_EAGENT. The
+ * agent used to delete every node in the step that told the holders. */
+static void test_stop_waits(void) {
   agentctl ag;
-  zkl_session *s;
-  zkl_lock *l;
-  zkt_rec lost;
+  zkl_session *s, *d;
+  zkl_lock *l, *w, *dl;
+  zkt_rec lost, waited, direct;
   char name[64];
   CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
   s = open_agent(&ag);
+  d = zkt_session(T_SESSION);
   CU_ASSERT_FATAL(s != NULL);
   zkt_name(name, sizeof name, "agent-stop");
   CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
   zkt_rec_init(&lost);
+  zkt_rec_init(&waited);
+  zkt_rec_init(&direct);
   zkl_lock_on_lost(l, zkt_on_lost, &lost);
   CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(w, -1, zkt_on_acquired, &waited),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 3, ZKT_WAIT), 3);
+  agentctl_signal(&ag, SIGTERM);
   CU_ASSERT_EQUAL(zkt_rec_wait(&lost, 1, ZKT_WAIT), ZKL_LOST_AGENT);
-  zkt_assert_parent_empty(name); /* released, not left to expire */
+  CU_ASSERT_EQUAL(zkt_rec_wait(&waited, 1, ZKT_WAIT), ZKL_EAGENT);
+  /* Told, not yet let go: the holder's node is there (the waiter's is
+   * gone), and the direct contender still waits. */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  CU_ASSERT(log_has(&ag, "stopping:", NULL, ZKT_WAIT));
+  CU_ASSERT_EQUAL(zkt_children(parent_of(name)), 2);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, 0), ZKT_NO_CALL);
+  /* Let go: the node goes, the agent ends, the direct one is granted. */
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_ELOST);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
   zkl_lock_free(l);
+  zkl_lock_free(w);
   CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  zkl_lock_free(dl);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  zkt_assert_parent_empty(name);
+}
+
+/* A holder that never lets go (its process frozen) does not hold a stop
+ * up for ever: its node goes once the last deadline it was told has run
+ * out by the margin, when its own clock has ended its hold. */
+static void test_stop_lease(void) {
+  agentctl ag;
+  zkl_session *d;
+  zkl_lock *dl;
+  zkt_rec direct;
+  char name[64], ok;
+  int ready = -1, status;
+  pid_t pid;
+  const char *const extra[] = {"-t", "3s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-stop-lease");
+  pid = child_holds(&ag, name, &ready);
+  CU_ASSERT_FATAL(pid > 0);
+  CU_ASSERT_EQUAL_FATAL(read(ready, &ok, 1), 1);
+  close(ready);
+  d = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
+  zkt_rec_init(&direct);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  kill(pid, SIGSTOP);
+  agentctl_signal(&ag, SIGTERM);
+  CU_ASSERT(log_has(&ag, "did not let go before its lease ran out", NULL,
+                    ZKT_WAIT));
+  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  zkl_lock_free(dl);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  zkt_assert_parent_empty(name);
+}
+
+/* ------------------------------------ the processes behind a connection */
+
+/* A child holds NAME through the agent after forking a process of its own
+ * (fork without exec, as a program forks a helper), which inherits the
+ * agent's socket; told ready on a pipe. The helper's pid comes back in
+ * *helper. With worker, the child names the helper a worker first
+ * (zkl_session_add_worker). The helper pauses until killed. */
+static pid_t child_forks_and_holds(const agentctl *ag, const char *name,
+                                   bool worker, pid_t *helper,
+                                   int *ready_fd) {
+  int p[2];
+  pid_t pid;
+  if (pipe(p) != 0)
+    return -1;
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *s;
+    zkl_lock *l;
+    pid_t h;
+    close(p[0]);
+    zkl_session_options_init(&o);
+    o.agent = ag->sock;
+    if (zkl_session_open(&s, &o) != ZKL_OK || zkl_lock_new(&l, s, name))
+      _exit(1);
+    if ((h = fork()) == 0) {
+      for (;;)
+        pause(); /* the socket stays open here, until SIGKILL */
+    }
+    if (h < 0 || (worker && zkl_session_add_worker(s, h) != ZKL_OK) ||
+        zkl_lock_acquire(l, -1, NULL) != ZKL_OK)
+      _exit(2);
+    if (write(p[1], &h, sizeof h) != sizeof h)
+      _exit(3);
+    for (;;)
+      pause(); /* until SIGKILL */
+  }
+  close(p[1]);
+  *ready_fd = p[0];
+  (void)helper;
+  return pid;
+}
+
+/* The holder forked a helper that keeps the agent's socket open, and was
+ * SIGKILLed: its process is gone, which the agent sees by its pidfd, and
+ * frees its lock at once, socket or not. It used to wait until the
+ * connection fell silent (a session timeout: 10 minutes here). */
+static void test_forked_holder(void) {
+  agentctl ag;
+  zkl_session *d;
+  zkl_lock *dl;
+  zkt_rec direct;
+  char name[64];
+  int ready = -1, status;
+  pid_t pid, helper = 0;
+  const char *const extra[] = {"-t", "600s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-forked");
+  pid = child_forks_and_holds(&ag, name, false, &helper, &ready);
+  CU_ASSERT_FATAL(pid > 0);
+  CU_ASSERT_EQUAL_FATAL(read(ready, &helper, sizeof helper),
+                        (ssize_t)sizeof helper);
+  close(ready);
+  d = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
+  zkt_rec_init(&direct);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
+  kill(helper, SIGKILL); /* not ours to reap: init's */
+  zkl_lock_free(dl);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* The same holder, with the helper named a worker: the lock waits for the
+ * helper, and goes the moment it is gone. */
+static void test_worker_waits(void) {
+  agentctl ag;
+  zkl_session *d;
+  zkl_lock *dl;
+  zkt_rec direct;
+  char name[64], want[64];
+  int ready = -1, status;
+  pid_t pid, helper = 0;
+  const char *const extra[] = {"-t", "600s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-worker");
+  pid = child_forks_and_holds(&ag, name, true, &helper, &ready);
+  CU_ASSERT_FATAL(pid > 0);
+  CU_ASSERT_EQUAL_FATAL(read(ready, &helper, sizeof helper),
+                        (ssize_t)sizeof helper);
+  close(ready);
+  d = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
+  zkt_rec_init(&direct);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  /* The agent saw the holder go and kept its node for the worker. */
+  snprintf(want, sizeof want, "pid %ld ", (long)pid);
+  CU_ASSERT(log_has(&ag, want, "held nodes wait", ZKT_WAIT));
+  CU_ASSERT_EQUAL(zkt_children(parent_of(name)), 2);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, 0), ZKT_NO_CALL);
+  kill(helper, SIGKILL);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
+  zkl_lock_free(dl);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* A worker that is never stopped keeps the lock only until the lease last
+ * relayed to its client runs out by the margin: nothing may act under the
+ * lock after that (zklock's keeper kills by then), and the lock passes. */
+static void test_worker_lease(void) {
+  agentctl ag;
+  zkl_session *d;
+  zkl_lock *dl;
+  zkt_rec direct;
+  char name[64];
+  int ready = -1, status;
+  pid_t pid, helper = 0;
+  const char *const extra[] = {"-t", "3s", NULL};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-worker-lease");
+  pid = child_forks_and_holds(&ag, name, true, &helper, &ready);
+  CU_ASSERT_FATAL(pid > 0);
+  CU_ASSERT_EQUAL_FATAL(read(ready, &helper, sizeof helper),
+                        (ssize_t)sizeof helper);
+  close(ready);
+  d = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
+  zkt_rec_init(&direct);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(log_has(&ag, "its lease has run out", NULL, ZKT_WAIT));
+  kill(helper, SIGKILL);
+  zkl_lock_free(dl);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+/* zkl_session_add_worker's refusals, through the agent and direct alike:
+ * no such process, another user's (named by a client of uid 65534), a
+ * NULL session. Nothing changes on the server. */
+static void test_worker_bad_input(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  int p[2], status = -1;
+  pid_t pid, gone;
+  int8_t rcs[2] = {0, 0};
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  d = zkt_session(T_SESSION);
+  CU_ASSERT_FATAL(s != NULL);
+  /* A pid that was a process once, and is no more. */
+  if ((gone = fork()) == 0)
+    _exit(0);
+  waitpid(gone, &status, 0);
+  CU_ASSERT_EQUAL(zkl_session_add_worker(NULL, getpid()), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_add_worker(s, 0), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_add_worker(s, gone), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_add_worker(d, gone), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_session_add_worker(s, getpid()), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_add_worker(d, getpid()), ZKL_OK);
+  /* Root's clients may name anyone's process; another user may not name
+   * root's (pid 1's). */
+  CU_ASSERT_FATAL(pipe(p) == 0);
+  fflush(stdout);
+  if ((pid = fork()) == 0) {
+    zkl_session_options o;
+    zkl_session *c = NULL, *dc = NULL;
+    int8_t out[2] = {1, 1};
+    close(p[0]);
+    if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+      _exit(1);
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    if (zkl_session_open(&c, &o) == ZKL_OK)
+      out[0] = (int8_t)(zkl_session_add_worker(c, 1) == ZKL_EDENIED);
+    o.agent = NULL;
+    o.hosts = zkt_hosts();
+    if (zkl_session_open(&dc, &o) == ZKL_OK)
+      out[1] = (int8_t)(zkl_session_add_worker(dc, 1) == ZKL_EDENIED);
+    if (write(p[1], out, sizeof out) != sizeof out)
+      _exit(2);
+    if (c)
+      zkl_session_close(c, NULL);
+    if (dc)
+      zkl_session_close(dc, NULL);
+    _exit(0);
+  }
+  close(p[1]);
+  CU_ASSERT_EQUAL(read(p[0], rcs, sizeof rcs), (ssize_t)sizeof rcs);
+  close(p[0]);
+  waitpid(pid, &status, 0);
+  CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CU_ASSERT_EQUAL(rcs[0], 1); /* through the agent: ZKL_EDENIED */
+  CU_ASSERT_EQUAL(rcs[1], 1); /* direct: ZKL_EDENIED */
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
 }
 
 /* ------------------------------------------------- the blocking calls */
@@ -1855,7 +2158,17 @@ int main(void) {
       {"a bounded hold: nobody is granted before the client heard",
        test_max_hold},
       {"the policy refuses, and a bad reload keeps it", test_policy},
-      {"a stop releases every lock", test_stop_releases},
+      {"a stop tells the holders and waits for their release",
+       test_stop_waits},
+      {"a stop: a holder that never lets go, until its lease runs out",
+       test_stop_lease},
+      {"a forked holder SIGKILLed: its lock is freed at once",
+       test_forked_holder},
+      {"a worker keeps a killed client's lock until it exits",
+       test_worker_waits},
+      {"a worker never stopped: the lock goes when the lease runs out",
+       test_worker_lease},
+      {"zkl_session_add_worker's refusals", test_worker_bad_input},
       {"list, find and get_leader through the agent", test_list_find_leader},
       {"revoke and break through the agent", test_revoke_break},
       {"the policy on list, find, leader, revoke and break",
