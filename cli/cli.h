@@ -403,6 +403,7 @@ typedef struct {
   int grace_ms;         /* -k */
   bool own_group;       /* the command leads a process group of its own;
                            else it joins zklock's */
+  int margin_ms;        /* m */
   int64_t fire_at_ms;   /* the keeper stops the command then unless
                            renewed: D + m/4 */
   int64_t hard_at_ms;   /* no SIGKILL later than this: D + m/2 */
@@ -419,8 +420,10 @@ void keeper_drain(void);
 void keeper_go(bool run);
 /* After keeper_go(true), waits for the start: returns 0 with the
  * command's pid in *command; or the errno of its fork or exec (*command is
- * then its pid, or 0 if it was not forked); or -1 when the keeper died
- * before it said. */
+ * then its pid, or 0 if it was not forked); or KEEPER_NOT_IN_TIME when the
+ * lease deadline had passed before the word came (the command was not
+ * started); or -1 when the keeper died before it said. */
+#define KEEPER_NOT_IN_TIME (-2)
 int keeper_wait_started(pid_t *command);
 /* Moves the keeper's times forward (never back): D + m/4, D + m/2. */
 void keeper_renew(int64_t fire_at_ms, int64_t hard_at_ms);

@@ -117,6 +117,7 @@ int keeper_start(const keeper_spec *ks) {
   page->zklock_pid = (int)getpid();
   page->zklock_pgid = (int)getpgrp();
   page->grace_ms = ks->grace_ms;
+  page->margin_ms = ks->margin_ms;
   page->own_group = ks->own_group;
   page->verbose = cli_verbose;
   page->wake_fd = wake[0];
@@ -211,7 +212,9 @@ int keeper_wait_started(pid_t *command) {
     keeper_drain();
   }
   *command = (pid_t)atomic_load(&page->command);
-  return atomic_load(&page->start_err);
+  return atomic_load(&page->start_err) == KEEPER_LATE
+             ? KEEPER_NOT_IN_TIME
+             : atomic_load(&page->start_err);
 }
 
 void keeper_renew(int64_t fire_at_ms, int64_t hard_at_ms) {

@@ -45,6 +45,11 @@ enum { KEEPER_ARMED = 0, KEEPER_FIRED = 1, KEEPER_LOST = 2 };
 /* go */
 enum { KEEPER_WAIT = 0, KEEPER_RUN = 1, KEEPER_QUIT = 2 };
 
+/* start_err: zklock's word came after the lease deadline (zklock was
+ * stopped or slow between the grant and its word): the command must not
+ * start without the lock. */
+#define KEEPER_LATE (-1)
+
 #define KEEPER_MAGIC 0x7a6b6b70u /* "zkkp" */
 #define KEEPER_VERSION 1
 
@@ -53,6 +58,7 @@ struct keeper_page {
   int zklock_pid;
   int zklock_pgid; /* the command's group when it shares zklock's */
   int grace_ms;
+  int margin_ms;   /* m: the deadline D is hard - m/2 */
   int own_group;   /* the command leads a process group of its own */
   int verbose;     /* -v */
   int wake_fd, tell_fd;
@@ -63,7 +69,8 @@ struct keeper_page {
   _Atomic unsigned long long sigs; /* to pass on: bit sig - 1 */
   _Atomic int started;  /* 1: command and start_err say how it went */
   _Atomic int command;  /* its pid; 0: not forked */
-  _Atomic int start_err; /* errno of the fork or the exec; 0: running */
+  _Atomic int start_err; /* errno of the fork or the exec; 0: running;
+                            KEEPER_LATE: not started, D had passed */
   _Atomic int exited;   /* 1: the command was reaped, with status */
   _Atomic int status;
 };

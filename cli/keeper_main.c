@@ -104,6 +104,16 @@ static void start_command(struct keeper_page *pg, child_proc *c,
                           char **argv) {
   child_spec spec;
   int err = 0;
+  /* zklock's word may come late (zklock stopped between the grant and
+   * the word, or slow): past the deadline the lock may be lost already,
+   * and the command must not start. */
+  if (cli_now_ms() >= atomic_load(&pg->hard) - pg->margin_ms / 2) {
+    atomic_store(&pg->command, 0);
+    atomic_store(&pg->start_err, KEEPER_LATE);
+    atomic_store(&pg->started, 1);
+    tell(pg);
+    return;
+  }
   memset(&spec, 0, sizeof spec);
   spec.argv = argv;
   spec.own_group = pg->own_group != 0;

@@ -57,10 +57,6 @@
 
 #include "cli.h"
 
-/* TEMPORARY, until main has zkl_session_add_worker() (the lead's agent
- * change): the call's place is ready, and the agent's side is not. */
-#define zkl_session_add_worker(s, pid) ((void)(s), (void)(pid), ZKL_OK)
-
 /* A loss zklock finds itself: the lease deadline passed (lease.c). */
 #define LOST_OWN_LEASE 100
 
@@ -414,6 +410,7 @@ static int start_command(run *r) {
   ks.envp = env;
   ks.grace_ms = r->o->grace_ms;
   ks.own_group = !r->same_group;
+  ks.margin_ms = (int)m;
   ks.fire_at_ms = deadline + m / 4;
   ks.hard_at_ms = deadline + m / 2;
   rc = keeper_start(&ks);
@@ -431,11 +428,27 @@ static int start_command(run *r) {
   keeper_go(true);
   rc = keeper_wait_started(&pid);
   r->state = RUNNING;
-  if (rc < 0) { /* it died before it said: what it left comes to us */
+  if (rc < 0) { /* it died before it said */
     pid_t gone = keeper_pid();
+    bool reaped = false;
+    int ignored;
     keeper_reap(&status, true);
-    keeper_died(r, gone, status);
-    return -1;
+    if (tree_reap(0, &ignored, &reaped)) { /* what it started came to us */
+      keeper_died(r, gone, status);
+      return -1;
+    }
+    keeper_end();
+    cli_error("the command's keeper (pid %ld) ended (%s) before it started "
+              "the command; not running it",
+              (long)gone, how_ended(status));
+    release(r);
+    finish(r);
+    return EXIT_CANNOT_RUN;
+  }
+  if (rc == KEEPER_NOT_IN_TIME) { /* it ends at once: nothing started */
+    keeper_reap(&status, true);
+    keeper_end();
+    return lost_before_start(r, LOST_OWN_LEASE);
   }
   if (rc > 0)
     return command_not_started(r, pid, rc);

@@ -346,6 +346,76 @@ static void test_keeper_killed(void) {
   assert_no_node(name);
 }
 
+/* zklockd stopped (SIGTERM) while zklock holds, its command's child in a
+ * session of its own and slow over SIGTERM (500 ms): zklock is told
+ * (ZKL_LOST_AGENT), its keeper stops every process, and only once they
+ * are gone does zklock release and the agent delete the node; the next
+ * holder (a session of its own) starts after the child has ended. */
+static void test_agent_stop(void) {
+  char name[64], line[512], cmd[PATH_MAX + 128], gone[256] = "", err[4096];
+  const char *how[] = {"-s", zkt_hosts(), NULL};
+  const char *const extra[] = {"-t", "600s", NULL};
+  proc a, b;
+  agentctl ag;
+  pid_watch childw;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, "agent-stop");
+  helper_sh(cmd, sizeof cmd, "setsid %s & wait", "slow-term 500");
+  spawn(&a, "--agent", ag.sock, "-c", cmd, name, NULL);
+  CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  watch_pid(&childw, (pid_t)a.helper);
+  gone_entry(gone, sizeof gone, proc_parent((pid_t)a.helper));
+  gone_entry(gone, sizeof gone, (pid_t)a.helper);
+  spawn_next(&b, how, name, gone, NULL);
+  agentctl_signal(&ag, SIGTERM);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  assert_next_alone(&b);
+  CU_ASSERT(wait_pid_exit(&childw, 0));
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 4);
+  CU_ASSERT(read_all(a.err, err, sizeof err, T_WAIT) > 0);
+  zkt_check(strstr(err, "zklockd stopped or went away") != NULL,
+            "zklock said: %s", err);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  unwatch_pid(&childw);
+  cleanup(&a);
+  cleanup(&b);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  assert_no_node(name);
+}
+
+/* --max-hold running out, the command's child in a session of its own and
+ * slow over SIGTERM (500 ms): the child is told too, and the node goes
+ * only once it has ended; zklock exits 4. */
+static void test_max_hold_tree(void) {
+  char name[64], line[512], cmd[PATH_MAX + 128], gone[256] = "", err[4096];
+  const char *how[] = {"-s", zkt_hosts(), NULL};
+  proc a, b;
+  pid_watch childw;
+  zkt_name(name, sizeof name, "max-hold-tree");
+  helper_sh(cmd, sizeof cmd, "setsid %s & wait", "slow-term 500");
+  spawn(&a, "-s", zkt_hosts(), "--max-hold", "2s", "-c", cmd, name, NULL);
+  CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  watch_pid(&childw, (pid_t)a.helper);
+  gone_entry(gone, sizeof gone, proc_parent((pid_t)a.helper));
+  gone_entry(gone, sizeof gone, (pid_t)a.helper);
+  spawn_next(&b, how, name, gone, NULL);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  assert_next_alone(&b);
+  CU_ASSERT(wait_pid_exit(&childw, 0));
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 4);
+  CU_ASSERT(read_all(a.err, err, sizeof err, T_WAIT) > 0);
+  zkt_check(strstr(err, "(--max-hold)") != NULL, "zklock said: %s", err);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  unwatch_pid(&childw);
+  cleanup(&a);
+  cleanup(&b);
+  assert_no_node(name);
+}
+
 /* ------------------------------------------------- moved from test_cli_lease */
 
 /* zklock frozen (SIGSTOP to zklock alone) while its command runs and
@@ -640,6 +710,10 @@ static const zkt_test tests[] = {
      test_left_behind},
     {"the keeper SIGKILLed: zklock stops every process, exit 4",
      test_keeper_killed},
+    {"zklockd stopped: every process told and gone before the node goes",
+     test_agent_stop},
+    {"--max-hold: every process told and gone before the node goes",
+     test_max_hold_tree},
     {"zklock frozen: the keeper stops the command before the next grant",
      test_frozen_zklock},
     {"the keeper ends with the command, even with zklock stopped",
