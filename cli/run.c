@@ -357,8 +357,8 @@ static int add_keeper(run *r) {
   keeper_end();
   if (rc == ZKL_EAGENT || rc == ZKL_ECLOSED)
     return lost_before_start(r, ZKL_LOST_AGENT);
-  cli_error("cannot tell zklockd of the command's keeper: %s; not running "
-            "the command",
+  cli_error("cannot name the command's keeper a worker of the session: %s; "
+            "not running the command",
             zkl_strerror(rc));
   release(r);
   finish(r);
@@ -428,6 +428,11 @@ static int start_command(run *r) {
   keeper_go(true);
   rc = keeper_wait_started(&pid);
   r->state = RUNNING;
+  if (rc == KEEPER_NOT_IN_TIME) { /* it ends at once: nothing started */
+    keeper_reap(&status, true);
+    keeper_end();
+    return lost_before_start(r, LOST_OWN_LEASE);
+  }
   if (rc < 0) { /* it died before it said */
     pid_t gone = keeper_pid();
     bool reaped = false;
@@ -444,11 +449,6 @@ static int start_command(run *r) {
     release(r);
     finish(r);
     return EXIT_CANNOT_RUN;
-  }
-  if (rc == KEEPER_NOT_IN_TIME) { /* it ends at once: nothing started */
-    keeper_reap(&status, true);
-    keeper_end();
-    return lost_before_start(r, LOST_OWN_LEASE);
   }
   if (rc > 0)
     return command_not_started(r, pid, rc);
