@@ -1192,6 +1192,61 @@ static void test_worker_bad_input(void) {
   CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
 }
 
+/* A holder through the agent tells a break's mark from a plain request
+ * (zkl_lock_break_mark(), REVOKED's field from protocol revision 3) and
+ * lets go for the break only: its node goes within the grace, by its
+ * release, and the break finds nothing left to delete. */
+typedef struct {
+  zkt_counter asked, marks;
+} agent_marks;
+
+static void on_revoke_break_only(zkl_lock *l, void *arg) {
+  agent_marks *m = arg;
+  bool marked = zkl_lock_break_mark(l);
+  zkt_counter_add(&m->asked, 1);
+  if (marked) {
+    zkt_counter_add(&m->marks, 1);
+    zkl_lock_release_async(l, NULL, NULL);
+  }
+}
+
+static void test_break_mark(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *l;
+  agent_marks m;
+  zkt_rec lost;
+  char name[64];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  zkt_name(name, sizeof name, "agent-break-mark");
+  zkt_counter_init(&m.asked);
+  zkt_counter_init(&m.marks);
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_revoke(l, on_revoke_break_only, &m);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  /* asked from the first moment of the hold */
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 0), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT(!zkl_lock_break_mark(l));
+  CU_ASSERT_EQUAL(zkl_name_revoke(d, name, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&m.asked, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&m.marks), 0);
+  CU_ASSERT(zkl_lock_token(l) > 0);
+  CU_ASSERT_EQUAL(zkl_name_break(d, name, NULL, 120000, NULL, NULL),
+                  ZKL_ENOTHELD); /* it let go within the grace */
+  CU_ASSERT_EQUAL(zkt_counter_get(&m.marks), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
 /* ------------------------------------------------- the blocking calls */
 
 static void on_revoke_count(zkl_lock *l, void *arg) {
@@ -2401,6 +2456,8 @@ int main(void) {
       {"zkl_session_add_worker's refusals", test_worker_bad_input},
       {"list, find and get_leader through the agent", test_list_find_leader},
       {"revoke and break through the agent", test_revoke_break},
+      {"a break's mark told apart from a request, through the agent",
+       test_break_mark},
       {"the policy on list, find, leader, revoke and break",
        test_admin_policy},
       {"a client gone while its break runs on the agent",
