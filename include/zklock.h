@@ -57,7 +57,10 @@
  *   _add_auth, zkl_lock_acquire, _release, _commit, zkl_name_revoke, _break,
  *   _get_leader, _list, _find) return ZKL_EDEADLK instead of hanging, and
  *   zkl_session_close() returns at once (ZKL_CLOSE_BACKGROUND) and finishes
- *   on a thread of its own.
+ *   on a thread of its own. Through the agent (options.agent) the session
+ *   has a callback thread and a lost-notice thread of its own, both
+ *   completion threads in this sense; a callback that blocks there delays
+ *   neither the session's pings to the agent nor a lost notice.
  *
  * Questions
  *   zkl_name_list, _get_leader, _find, _revoke and _break ask again from the
@@ -345,7 +348,8 @@ typedef enum zkl_lost_reason {
 
 /* Told once when a held lock is lost: stop using the resource at once.
  * Completion thread; timer thread for LEASE_EXPIRED, MAX_HOLD (beside other
- * callbacks, same rules). Set (NULL clears): see zkl_lock_on_lost(3). */
+ * callbacks, same rules); through the agent, every reason on a thread of its
+ * own. Set (NULL clears): see zkl_lock_on_lost(3). */
 typedef void (*zkl_lost_cb)(zkl_lock *l, zkl_lost_reason reason, void *arg);
 ZKL_EXTERN int zkl_lock_on_lost(zkl_lock *l, zkl_lost_cb cb, void *arg);
 /* The current hold's fencing token (0: not held, or the lease ran out); the
@@ -390,6 +394,11 @@ ZKL_EXTERN int zkl_lock_get_node_path(const zkl_lock *l, char *buf, size_t len);
  * set (NULL clears) for a holder or a waiter. See zkl_lock_on_revoke(3). */
 typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
 ZKL_EXTERN int zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
+/* Whether the request was a break's (zkl_name_break): the hold's node
+ * carries a break's mark and is deleted when the breaker's grace ends, so
+ * the holder must stop its work and let go before then. Never blocks.
+ * See zkl_lock_on_revoke(3). */
+ZKL_EXTERN bool zkl_lock_break_mark(const zkl_lock *l);
 /* Asks the holders of NAME (or the one contender node) to let go by writing
  * __REVOKE__ into their nodes, as Curator's Revoker does; blocks.
  * ZKL_ENOTHELD when there is nobody to ask. See zkl_lock_on_revoke(3). */

@@ -3,11 +3,23 @@
  * agent.c - sessions through zklockd (agent.h; the protocol: wire.h and
  * docs/agent.md).
  *
- * One thread per agent session reads the agent's frames, writes what the
- * user's threads could not write at once, keeps the lease the agent relays,
- * and runs the user's callbacks with no lock held (it is this session's
- * completion thread: a blocking call made there fails with ZKL_EDEADLK).
- * s->mu guards everything here.
+ * Three threads per agent session (docs/agent.md, "Processes and threads"):
+ *   - the I/O thread reads the agent's frames, writes what the user's
+ *     threads could not write at once, pings, keeps the lease the agent
+ *     relays, and takes the agent for gone. It never runs user code, so a
+ *     callback that blocks can neither silence this process towards the
+ *     agent (which frees the locks of a client it does not hear) nor hold
+ *     back the lease clock;
+ *   - the callback thread runs the user's callbacks in order, with no lock
+ *     held;
+ *   - the lost thread runs the lost notices (and their LOST events), so
+ *     that a loss is told at once whatever the callback thread is doing, as
+ *     the library's timer thread tells a lease's loss direct.
+ * Both threads that run user code are this session's completion threads:
+ * a blocking call made there fails with ZKL_EDEADLK. No callback overtakes
+ * a lost notice queued before it, so a loss is still told before a later
+ * grant of the same lock; a lost notice may overtake callbacks queued
+ * before it (its point). s->mu guards everything here.
  *
  * The lease: each grant and each later ZKL_MSG_LEASE carries the agent's
  * deadline, a CLOCK_MONOTONIC time, which every process of the host reads
@@ -34,17 +46,35 @@
 #include "agent.h"
 #include "engine.h"
 #include "wire.h"
+#ifdef ZKL_TEST_HOOKS
+#include "internal.h" /* zkl__test_agent_hold_reads */
+#endif
 
 typedef struct zkl_note zkl_note;
 typedef struct zkl_pending zkl_pending;
 typedef struct zkl_rwatch zkl_rwatch;
 
+/* A thread that runs queued callbacks (notes) one at a time, in order. */
+typedef struct zkl_runner {
+  zkl_agent *a;
+  zkl_note *notes, **tail;
+  pthread_cond_t cond; /* a note queued, a lost notice run, or the end */
+  pthread_t thread;
+  bool started;
+  bool lost;        /* the lost thread (else the callback thread) */
+  uint64_t running; /* the note it runs now (its seq), 0: none */
+} zkl_runner;
+
 struct zkl_agent {
   zkl_session *s;
   int fd;
   int wake_rd, wake_wr;
-  pthread_t thread;
-  bool thread_started;
+  pthread_t io;
+  bool io_started;
+  bool io_done;        /* the I/O thread ended: no note comes after */
+  zkl_runner calls;    /* the callback thread */
+  zkl_runner losses;   /* the lost thread */
+  uint64_t next_seq;   /* the order of notes across the two */
   pthread_cond_t cond; /* a reply came, or the agent went */
   unsigned char *out;
   size_t out_len, out_off, out_cap;
@@ -59,8 +89,8 @@ struct zkl_agent {
   int64_t deadline;  /* the agent's lease deadline; 0: none */
   int dead;          /* 0, or what calls fail with: ZKL_EAGENT, ZKL_EEXPIRED */
   bool closing;      /* zkl_session_close() began */
-  bool stop;         /* the thread ends */
-  bool detached;     /* closed from its own thread: it frees the session */
+  bool stop;         /* the threads end */
+  bool detached;     /* closed from a callback: the callback thread frees */
   int timeout_ms;
   int revision;      /* the protocol's the agent speaks (HELLO; wire.h) */
   int64_t next_ping; /* when the thread tells the agent it is alive */
@@ -70,7 +100,9 @@ struct zkl_agent {
   zkl_event_cb event_cb; /* zkl_session_on_event(): told here, see emit */
   void *event_arg;
   char *servers; /* the agent's connect string (HELLO, then SERVERS) */
-  zkl_note *notes, **notes_tail;
+#ifdef ZKL_TEST_HOOKS
+  bool test_hold_reads; /* zkl__test_agent_hold_reads() (internal.h) */
+#endif
   unsigned refs; /* the user's (until close) and each lock's */
 };
 
@@ -81,7 +113,9 @@ struct zkl_remote {
   int kind;
   int holds;
   int64_t token;
+  int64_t lost_token; /* the token of the latest hold lost */
   bool lost; /* since the last acquire: the next release says ZKL_ELOST */
+  bool break_mark; /* a REVOKED of this hold was a break's (revision 3) */
   int64_t started_ms, granted_ms; /* of the latest attempt: for events */
   bool acquiring, releasing;
   bool freed;
@@ -141,6 +175,7 @@ enum {
 };
 struct zkl_note {
   zkl_note *next;
+  uint64_t seq; /* queued after every note of a lower one */
   int kind;
   zkl_lock *l; /* a reference, or NULL */
   int rc;
@@ -172,6 +207,8 @@ static void agent_free(zkl_agent *a) {
   free(a->in);
   free(a->servers);
   pthread_cond_destroy(&a->cond);
+  pthread_cond_destroy(&a->calls.cond);
+  pthread_cond_destroy(&a->losses.cond);
   pthread_mutex_destroy(&s->mu);
   free(a);
   free(s);
@@ -280,13 +317,23 @@ static int send_locked(zkl_agent *a, zkl_wbuf *b) {
 
 /* --------------------------------------------------------------- notes */
 
+/* Lost notices and their events go to the lost thread, as the library's
+ * timer thread runs a lease's direct; everything else to the callback
+ * thread. */
+static bool is_loss(const zkl_note *n) {
+  return n->kind == N_LOST ||
+         (n->kind == N_EVENT && n->ev.type == ZKL_EVENT_LOST);
+}
+
 static void note_locked(zkl_agent *a, zkl_note *n) {
+  zkl_runner *q = is_loss(n) ? &a->losses : &a->calls;
   if (n->l)
     lock_ref_locked(n->l);
   n->next = NULL;
-  *a->notes_tail = n;
-  a->notes_tail = &n->next;
-  wake(a);
+  n->seq = ++a->next_seq;
+  *q->tail = n;
+  q->tail = &n->next;
+  pthread_cond_signal(&q->cond);
 }
 
 static void emit_locked(zkl_agent *a, const zkl_event *ev);
@@ -496,63 +543,136 @@ void zkl__remote_count_locks(const zkl_session *cs, unsigned *held,
   pthread_mutex_unlock(&s->mu);
 }
 
-/* Runs the queued callbacks with s->mu released. A lost or revoke notice
- * of a lock freed meanwhile is dropped: nothing after zkl_lock_free(). */
-static void run_notes_locked(zkl_agent *a) {
+/* Takes the first note of q off it. */
+static zkl_note *pop_locked(zkl_runner *q) {
+  zkl_note *n = q->notes;
+  if (!(q->notes = n->next))
+    q->tail = &q->notes;
+  return n;
+}
+
+/* Runs one note with s->mu released, and frees it. A lost or revoke
+ * notice of a lock freed meanwhile is dropped: nothing after
+ * zkl_lock_free(). */
+static void run_note_locked(zkl_agent *a, zkl_note *n) {
   zkl_session *s = a->s;
-  while (a->notes) {
-    zkl_note *n = a->notes;
-    bool gone = false;
-    if (!(a->notes = n->next))
-      a->notes_tail = &a->notes;
-    if ((n->kind == N_LOST || n->kind == N_REVOKE) && n->l->remote->freed) {
-      lock_unref_locked(n->l, &gone);
-      free(n);
-      continue;
+  bool gone = false;
+  if ((n->kind == N_LOST || n->kind == N_REVOKE) && n->l->remote->freed) {
+    lock_unref_locked(n->l, &gone);
+    free(n);
+    return;
+  }
+  if (n->kind == N_LEADER) {
+    zkl_rwatch *w = n->w;
+    if (!w->freed) {
+      pthread_mutex_unlock(&s->mu);
+      w->cb((zkl_leader_watch *)w, n->rc, n->id, n->token, w->arg);
+      pthread_mutex_lock(&s->mu);
     }
-    if (n->kind == N_LEADER) {
-      zkl_rwatch *w = n->w;
-      if (!w->freed) {
-        pthread_mutex_unlock(&s->mu);
-        w->cb((zkl_leader_watch *)w, n->rc, n->id, n->token, w->arg);
-        pthread_mutex_lock(&s->mu);
-      }
-      rwatch_unref_locked(w);
-      free(n->id);
-      free(n);
-      continue;
-    }
-    pthread_mutex_unlock(&s->mu);
-    switch (n->kind) {
-    case N_ACQUIRE:
-      n->acquire_cb(n->l, n->rc, n->token, n->arg);
-      break;
-    case N_RELEASE:
-      if (n->release_cb)
-        n->release_cb(n->l, n->rc, n->arg);
-      break;
-    case N_LOST:
-      n->lost_cb(n->l, (zkl_lost_reason)n->rc, n->arg);
-      break;
-    case N_REVOKE:
-      n->revoke_cb(n->l, n->arg);
-      break;
-    case N_STATE:
-      n->state_cb(s, (zkl_state)n->rc, n->arg);
-      break;
-    case N_EVENT:
-      n->event_cb(s, &n->ev, n->arg);
-      break;
-    case N_COMMIT:
-      n->commit_cb(n->l, n->rc, n->arg);
-      break;
-    }
-    pthread_mutex_lock(&s->mu);
-    if (n->l)
-      lock_unref_locked(n->l, &gone);
+    rwatch_unref_locked(w);
     free(n->id);
     free(n);
+    return;
   }
+  /* A grant whose callback waited while its hold was lost (its lost
+   * notice does not wait for it): the caller must not take the lock as
+   * held, and hears ZKL_ELOST, as direct (lock_object.c). */
+  if (n->kind == N_ACQUIRE && n->rc == ZKL_OK && n->token != 0 &&
+      n->l->remote->holds == 0 && n->l->remote->lost_token == n->token) {
+    n->rc = ZKL_ELOST;
+    n->token = 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  switch (n->kind) {
+  case N_ACQUIRE:
+    n->acquire_cb(n->l, n->rc, n->token, n->arg);
+    break;
+  case N_RELEASE:
+    if (n->release_cb)
+      n->release_cb(n->l, n->rc, n->arg);
+    break;
+  case N_LOST:
+    n->lost_cb(n->l, (zkl_lost_reason)n->rc, n->arg);
+    break;
+  case N_REVOKE:
+    n->revoke_cb(n->l, n->arg);
+    break;
+  case N_STATE:
+    n->state_cb(s, (zkl_state)n->rc, n->arg);
+    break;
+  case N_EVENT:
+    n->event_cb(s, &n->ev, n->arg);
+    break;
+  case N_COMMIT:
+    n->commit_cb(n->l, n->rc, n->arg);
+    break;
+  }
+  pthread_mutex_lock(&s->mu);
+  if (n->l)
+    lock_unref_locked(n->l, &gone);
+  free(n->id);
+  free(n);
+}
+
+/* Whether a lost notice queued before seq is still to run, or running: a
+ * later callback waits for it (a loss is told before a later grant). */
+static bool loss_before_locked(const zkl_agent *a, uint64_t seq) {
+  return (a->losses.running && a->losses.running < seq) ||
+         (a->losses.notes && a->losses.notes->seq < seq);
+}
+
+/* What is left when the threads are gone (nothing, unless a note came
+ * after one of them ended), in the order it was queued. */
+static void drain_locked(zkl_agent *a) {
+  while (a->calls.notes || a->losses.notes) {
+    zkl_runner *q = &a->calls;
+    if (!a->calls.notes ||
+        (a->losses.notes && a->losses.notes->seq < a->calls.notes->seq))
+      q = &a->losses;
+    run_note_locked(a, pop_locked(q));
+  }
+}
+
+static void *runner_main(void *arg) {
+  zkl_runner *q = arg;
+  zkl_agent *a = q->a;
+  zkl_session *s = a->s;
+  bool last;
+  zkl__mark_zk_thread();
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    zkl_note *n = q->notes;
+    if (n && (q->lost || !loss_before_locked(a, n->seq))) {
+      q->running = pop_locked(q)->seq;
+      run_note_locked(a, n);
+      q->running = 0;
+      if (q->lost) /* the callback thread may wait for this one */
+        pthread_cond_signal(&a->calls.cond);
+      continue;
+    }
+    /* The I/O thread queues the last notes, so its end is ours. */
+    if (!n && a->io_done)
+      break;
+    pthread_cond_wait(&q->cond, &s->mu);
+  }
+  if (q->lost || !a->detached) {
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+  }
+  /* Closed from a callback (of this session or another's): this thread,
+   * detached by the close, joins the other two and frees the session
+   * should it hold the last reference. */
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(a->io, NULL);
+  pthread_join(a->losses.thread, NULL);
+  pthread_mutex_lock(&s->mu);
+  drain_locked(a);
+  last = --a->refs == 0;
+  a->detached = false;
+  pthread_mutex_unlock(&s->mu);
+  if (last)
+    agent_free(a);
+  return NULL;
 }
 
 /* ------------------------------------------------------------- pending */
@@ -615,6 +735,7 @@ static void lose_locked(zkl_agent *a, zkl_remote *r, zkl_lock *l,
   if (!r->freed)
     lock_event_locked(a, l, ZKL_EVENT_LOST, reason, 0,
                       own_node(r, node, sizeof node), NULL, 0);
+  r->lost_token = r->token;
   set_holds(r, 0);
   r->lost = true;
   if (r->lost_cb && !r->freed) {
@@ -719,6 +840,7 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
         set_holds(r, r->holds + 1);
         r->token = token;
         r->lost = false;
+        r->break_mark = false;
         free(r->paths);
         r->paths = strdup(paths);
         /* 0: the agent's lease lapsed between its grant and its answer
@@ -759,10 +881,14 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
     return true;
   }
   case ZKL_MSG_REVOKED: {
-    int32_t handle = zkl__wire_get_i32(f);
+    int32_t handle = zkl__wire_get_i32(f), breaking = 0;
+    if (a->revision >= 3) /* a break's, or a plain request */
+      breaking = zkl__wire_get_i32(f);
     if (!zkl__wire_done(f))
       return false;
-    if ((r = find_handle(a, handle, &l)) && r->revoke_cb && !r->freed) {
+    if ((r = find_handle(a, handle, &l)) && breaking)
+      r->break_mark = true; /* before the callback that may ask */
+    if (r && r->revoke_cb && !r->freed) {
       zkl_note *n = calloc(1, sizeof *n);
       if (n) {
         n->kind = N_REVOKE;
@@ -905,22 +1031,25 @@ static bool read_locked(zkl_agent *a) {
   }
 }
 
-static void *agent_thread(void *arg) {
+/* The I/O thread: the socket, the pings, the lease clock. It queues the
+ * user's callbacks and never runs one, nor waits for one. */
+static void *io_main(void *arg) {
   zkl_agent *a = arg;
   zkl_session *s = a->s;
-  zkl__mark_zk_thread();
+  zkl__mark_zk_thread(); /* it makes no blocking call either */
   pthread_mutex_lock(&s->mu);
   while (!a->stop) {
     struct pollfd p[2];
     int timeout = -1;
     int64_t now = zkl__now_ms();
-    run_notes_locked(a);
-    if (a->stop)
-      break;
     p[0].fd = a->wake_rd;
     p[0].events = POLLIN;
     p[1].fd = a->fd;
     p[1].events = POLLIN | (a->out_len > a->out_off ? POLLOUT : 0);
+#ifdef ZKL_TEST_HOOKS
+    if (a->test_hold_reads)
+      p[1].events &= (short)~POLLIN;
+#endif
     if (a->holding && a->deadline > 0)
       timeout = a->deadline > now ? (int)(a->deadline - now) : 0;
     /* The agent frees the locks of a client it has not heard from in a
@@ -971,17 +1100,43 @@ static void *agent_thread(void *arg) {
       agent_gone_locked(a, ZKL_EAGENT);
     }
   }
-  run_notes_locked(a);
-  if (a->detached) {
-    bool last = --a->refs == 0;
-    a->detached = false;
-    pthread_mutex_unlock(&s->mu);
-    if (last)
-      agent_free(a);
-    return NULL;
-  }
+  a->io_done = true;
+  pthread_cond_broadcast(&a->calls.cond);
+  pthread_cond_broadcast(&a->losses.cond);
   pthread_mutex_unlock(&s->mu);
   return NULL;
+}
+
+/* Ends the threads (those started) without a close: a failed open. */
+static void stop_threads(zkl_agent *a) {
+  zkl_session *s = a->s;
+  pthread_mutex_lock(&s->mu);
+  a->stop = true;
+  if (!a->io_started)
+    a->io_done = true;
+  wake(a);
+  pthread_cond_broadcast(&a->calls.cond);
+  pthread_cond_broadcast(&a->losses.cond);
+  pthread_mutex_unlock(&s->mu);
+  if (a->io_started)
+    pthread_join(a->io, NULL);
+  if (a->calls.started)
+    pthread_join(a->calls.thread, NULL);
+  if (a->losses.started)
+    pthread_join(a->losses.thread, NULL);
+}
+
+static int start_threads(zkl_agent *a) {
+  a->calls.started =
+      pthread_create(&a->calls.thread, NULL, runner_main, &a->calls) == 0;
+  a->losses.started = a->calls.started &&
+      pthread_create(&a->losses.thread, NULL, runner_main, &a->losses) == 0;
+  a->io_started = a->losses.started &&
+                  pthread_create(&a->io, NULL, io_main, a) == 0;
+  if (a->io_started)
+    return ZKL_OK;
+  stop_threads(a);
+  return ZKL_ESYSTEM;
 }
 
 /* ----------------------------------------------------------- the session */
@@ -1070,12 +1225,17 @@ int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
   }
   pthread_mutex_init(&s->mu, NULL);
   zkl__cond_init(&a->cond);
+  zkl__cond_init(&a->calls.cond);
+  zkl__cond_init(&a->losses.cond);
   s->agent = a;
   a->s = s;
   a->wake_rd = p[0];
   a->wake_wr = p[1];
   a->refs = 1;
-  a->notes_tail = &a->notes;
+  a->calls.a = a->losses.a = a;
+  a->calls.tail = &a->calls.notes;
+  a->losses.tail = &a->losses.notes;
+  a->losses.lost = true;
   zkl__list_init(&a->pending);
   zkl__list_init(&a->locks);
   zkl__list_init(&a->watches);
@@ -1091,13 +1251,12 @@ int zkl__remote_open(zkl_session **out, const char *path, int timeout_ms,
   } else {
     rc = hello(a, timeout_ms > 0 ? timeout_ms : 10000);
   }
-  if (rc == ZKL_OK && pthread_create(&a->thread, NULL, agent_thread, a) != 0)
-    rc = ZKL_ESYSTEM;
+  if (rc == ZKL_OK)
+    rc = start_threads(a);
   if (rc != ZKL_OK) {
     agent_free(a);
     return rc;
   }
-  a->thread_started = true;
   pthread_mutex_lock(&s->mu);
   if (on_event) {
     zkl_wbuf b = {0};
@@ -1147,20 +1306,27 @@ int zkl__remote_close(zkl_session *s, zkl_close_outcome *how) {
                        ZKL_ECLOSED, NULL, 0);
   a->stop = true;
   wake(a);
+  pthread_cond_broadcast(&a->calls.cond);
+  pthread_cond_broadcast(&a->losses.cond);
   if (how)
     *how = on_thread ? ZKL_CLOSE_BACKGROUND : ZKL_CLOSE_DONE;
   if (on_thread) {
-    /* Our own thread: it ends when this callback returns, and frees. */
+    /* A callback's thread (this session's, or another's): nothing here
+     * may wait for the threads, one of which may be this one. The
+     * callback thread ends after the callbacks queued, this one's
+     * included, and joins the others and frees (runner_main). */
     note_state_locked(a, ZKL_STATE_CLOSED);
     a->detached = true;
-    pthread_detach(a->thread);
+    pthread_detach(a->calls.thread);
     pthread_mutex_unlock(&s->mu);
     return ZKL_OK;
   }
   pthread_mutex_unlock(&s->mu);
-  pthread_join(a->thread, NULL);
+  pthread_join(a->io, NULL);
+  pthread_join(a->losses.thread, NULL);
+  pthread_join(a->calls.thread, NULL);
   pthread_mutex_lock(&s->mu);
-  run_notes_locked(a);
+  drain_locked(a);
   last = --a->refs == 0;
   pthread_mutex_unlock(&s->mu);
   if (a->state_cb)
@@ -1548,7 +1714,8 @@ int zkl__remote_cancel(zkl_lock *l) {
     pthread_mutex_unlock(&s->mu);
     return rc != ZKL_OK ? rc : ZKL_EIDLE;
   }
-  /* On the callback thread nobody can wait for the agent's answer: the
+  /* A callback's thread waits for nothing (as a completion thread direct,
+   * so that a callback never holds the others up on the agent): the
    * cancel goes, and the acquire's own reply says how it ended. */
   cp = wait ? &c : calloc(1, sizeof *cp);
   if (!cp) {
@@ -1615,6 +1782,15 @@ const char *zkl__remote_other_kind(const zkl_lock *cl) {
   return k;
 }
 
+bool zkl__remote_break_mark(const zkl_lock *cl) {
+  zkl_lock *l = (zkl_lock *)cl;
+  bool marked;
+  pthread_mutex_lock(&l->s->mu);
+  marked = l->remote->break_mark && l->remote->holds > 0;
+  pthread_mutex_unlock(&l->s->mu);
+  return marked;
+}
+
 const char *zkl__remote_refused_name(const zkl_lock *cl) {
   zkl_lock *l = (zkl_lock *)cl;
   const char *k;
@@ -1679,7 +1855,7 @@ int zkl__agent_ask(zkl_session *s, int type, zkl_agent_put put,
   int rc;
   bool last;
   if (zkl__on_zk_thread())
-    return ZKL_EDEADLK; /* its reply would come on this very thread */
+    return ZKL_EDEADLK; /* a callback's thread: no blocking call there */
   memset(&c, 0, sizeof c);
   c.waiter = true;
   c.parse = parse;
@@ -1725,7 +1901,7 @@ int zkl__remote_commit(zkl_lock *l, int count, const zoo_op_t *ops,
   if (!ops || !results || count <= 0 || count > ZKL_COMMIT_OPS_MAX)
     return ZKL_EINVAL;
   if (!cb && zkl__on_zk_thread())
-    return ZKL_EDEADLK; /* its reply would come on this very thread */
+    return ZKL_EDEADLK; /* a callback's thread: no blocking call there */
   if (cb && !(c = calloc(1, sizeof *c)))
     return ZKL_ENOMEM;
   if (!cb) {
@@ -1869,6 +2045,16 @@ bool zkl__remote_leader_watch_free(zkl_leader_watch *lw) {
   pthread_mutex_unlock(&s->mu);
   return true;
 }
+
+#ifdef ZKL_TEST_HOOKS
+void zkl__test_agent_hold_reads(zkl_session *s, bool hold) {
+  zkl_agent *a = agent_of(s);
+  pthread_mutex_lock(&s->mu);
+  a->test_hold_reads = hold;
+  wake(a);
+  pthread_mutex_unlock(&s->mu);
+}
+#endif
 
 int zkl__remote_unsupported(const char *what) {
   zkl__log("%s: not served through the agent (zklockd(8)); open a session "

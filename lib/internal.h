@@ -72,6 +72,10 @@ extern int zkl__test_stale_grants;
 /* Test hook: while non-zero, grants waiting for a fresher lease go on
  * waiting (CONFIRMING), fresh or not. */
 extern int zkl__test_hold_confirming;
+/* Test hook: while hold is true, the I/O thread of s, a session through
+ * zklockd, reads nothing the agent sends (it still writes and pings), so
+ * that a test can make an answer cross a call of its own. */
+void zkl__test_agent_hold_reads(zkl_session *s, bool hold);
 /* Test hook: while non-zero, acquires skip their recipe's first try
  * before preparing (zkl_recipe.try_before_prepare): every semaphore
  * contender comes through its gate, as before that try existed. */
