@@ -59,6 +59,10 @@
 
 /* A loss zklock finds itself: the lease deadline passed (lease.c). */
 #define LOST_OWN_LEASE 100
+/* A break's mark (zkl_lock_break_mark()): the node goes when the
+ * breaker's grace ends, whatever zklock does, so the command is stopped
+ * now, as on a loss, and the lock released once its processes are gone. */
+#define LOST_BREAK_MARK 101
 
 /* How long after SIGKILL zklock waits for the command's processes before
  * it lets the lock go all the same: a process stuck in the kernel outlives
@@ -178,6 +182,9 @@ static const char *lost_reason_text(const run *r, int reason) {
   if (reason == ZKL_LOST_BROKEN)
     return "it was broken (zklock --break): its node was deleted, and the "
            "lock may already be someone else's";
+  if (reason == LOST_BREAK_MARK)
+    return "it is being broken (zklock --break): its node goes when the "
+           "breaker's grace ends";
   if (reason == ZKL_LOST_AGENT)
     return "zklockd stopped or went away (or fell silent), and the lock "
            "with it";
@@ -394,6 +401,8 @@ static int start_command(run *r) {
   /* 0: the lease lapsed since the grant; the lost notice is on its way */
   if (deadline == 0)
     return lost_before_start(r, ZKL_LOST_LEASE_EXPIRED);
+  if (r->revoke_pending && zkl_lock_break_mark(r->l))
+    return lost_before_start(r, LOST_BREAK_MARK);
   cli_verbose_msg("the lease has %lld ms left",
                   (long long)(deadline - cli_now_ms()));
   snprintf(what, sizeof what, "%s %s", r->held_noun, r->held);
@@ -459,6 +468,17 @@ static int start_command(run *r) {
   if (r->revoke_pending)
     pass_revoke(r);
   return -1;
+}
+
+/* RUNNING: asked to let go. A break's mark is a loss to come: the command
+ * is stopped now, so that its processes are gone, and the lock released,
+ * before the breaker deletes the node. A plain request is the command's
+ * to honour (--on-revoke). */
+static void on_revoke(run *r) {
+  if (zkl_lock_break_mark(r->l))
+    begin_lost(r, LOST_BREAK_MARK, cli_now_ms());
+  else
+    pass_revoke(r);
 }
 
 /* "a" or "an", for a kind's name: "an election". */
@@ -679,7 +699,7 @@ static int on_running(run *r, const ev_batch *b) {
       keeper_renew(deadline + m / 4, deadline + m / 2);
   }
   if (r->state == RUNNING && b->revokes > 0)
-    pass_revoke(r);
+    on_revoke(r);
   for (i = 0; i < b->nsignals && r->state != ORPHANED; i++)
     if (b->forward[i]) {
       cli_verbose_msg("passing on %s", strsignal(b->signals[i]));

@@ -416,6 +416,56 @@ static void test_max_hold_tree(void) {
   assert_no_node(name);
 }
 
+/* A break (--break, a grace of 30 s) while zklock holds, its command's
+ * child in a session of its own and slow over SIGTERM (500 ms): at the
+ * break's mark zklock stops every process, as on a loss, and releases once
+ * they are gone, within the grace: the breaker finds the holder let go
+ * (exit 1), the next holder starts after the child has ended, zklock exits
+ * 4 saying the lock is being broken. Directly and through zklockd. */
+static void broken_tree(bool agent) {
+  char name[64], line[512], cmd[PATH_MAX + 128], gone[256] = "", err[4096];
+  const char *how[] = {"-s", zkt_hosts(), NULL};
+  const char *const extra[] = {"-t", "600s", NULL};
+  proc a, b, brk;
+  agentctl ag;
+  pid_watch childw;
+  if (agent)
+    CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
+  zkt_name(name, sizeof name, agent ? "broken-agent" : "broken");
+  helper_sh(cmd, sizeof cmd, "setsid %s & wait", "slow-term 500");
+  if (agent)
+    spawn(&a, "--agent", ag.sock, "-c", cmd, name, NULL);
+  else
+    spawn(&a, "-s", zkt_hosts(), "-c", cmd, name, NULL);
+  CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
+  watch_pid(&childw, (pid_t)a.helper);
+  gone_entry(gone, sizeof gone, proc_parent((pid_t)a.helper));
+  gone_entry(gone, sizeof gone, (pid_t)a.helper);
+  spawn_next(&b, how, name, gone, NULL);
+  spawn(&brk, "-s", zkt_hosts(), "--break", name, "--grace", "30s", NULL);
+  CU_ASSERT(read_line(a.report, line, sizeof line, T_WAIT) > 0);
+  CU_ASSERT_STRING_EQUAL(line, "sig 15");
+  assert_next_alone(&b);
+  CU_ASSERT(wait_pid_exit(&childw, 0));
+  CU_ASSERT_EQUAL(wait_exit(&brk, T_WAIT), 1); /* it let go in the grace */
+  CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 4);
+  CU_ASSERT(read_all(a.err, err, sizeof err, T_WAIT) > 0);
+  zkt_check(strstr(err, "it is being broken (zklock --break)") != NULL,
+            "zklock said: %s", err);
+  go(&b);
+  CU_ASSERT_EQUAL(wait_exit(&b, T_WAIT), 0);
+  unwatch_pid(&childw);
+  cleanup(&a);
+  cleanup(&b);
+  cleanup(&brk);
+  if (agent)
+    CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  assert_no_node(name);
+}
+
+static void test_broken_tree(void) { broken_tree(false); }
+static void test_broken_tree_agent(void) { broken_tree(true); }
+
 /* ------------------------------------------------- moved from test_cli_lease */
 
 /* zklock frozen (SIGSTOP to zklock alone) while its command runs and
@@ -714,6 +764,9 @@ static const zkt_test tests[] = {
      test_agent_stop},
     {"--max-hold: every process told and gone before the node goes",
      test_max_hold_tree},
+    {"a break's mark: every process stopped, then let go in the grace",
+     test_broken_tree},
+    {"a break's mark through zklockd: the same", test_broken_tree_agent},
     {"zklock frozen: the keeper stops the command before the next grant",
      test_frozen_zklock},
     {"the keeper ends with the command, even with zklock stopped",
