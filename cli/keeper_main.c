@@ -244,8 +244,8 @@ static int keep(struct keeper_page *pg, child_proc *c) {
     }
     timeout = at - now > 60000 ? 60000 : at > now ? (int)(at - now) : 0;
     p[1].fd = zklock_alive ? pg->wake_fd : -1;
-    if (poll(p, 2, timeout) < 0 && errno != EINTR)
-      timeout = 0; /* nothing to do but look again */
+    /* an error (EINTR: a SIGCHLD) only means: look again */
+    (void)poll(p, 2, timeout);
     while (read(chld_pipe[0], buf, sizeof buf) > 0) {
     }
     if (p[1].revents) {
