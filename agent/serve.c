@@ -411,12 +411,13 @@ static void on_lost(zkl_lock *l, zkl_lost_reason reason, void *arg) {
 static void on_revoke(zkl_lock *l, void *arg) {
   server *srv = srv_;
   alock *a;
-  (void)l;
   lock_mu(srv);
   if ((a = find_id(srv, (uint64_t)(uintptr_t)arg))) {
     zkl_wbuf b = {0};
     zkl__wire_begin(&b, ZKL_MSG_REVOKED, 0);
     zkl__wire_i32(&b, a->handle);
+    if (a->c->revision >= 3) /* the holder must stop within a break's grace */
+      zkl__wire_i32(&b, zkl_lock_break_mark(l) ? 1 : 0);
     send_frame(srv, a->c, &b);
   }
   unlock_mu(srv);

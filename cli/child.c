@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * child.c - starting processes (the command, and the watchdog) and
- * signalling them.
+ * child.c - starting processes (the keeper from zklock, the command from
+ * the keeper) and signalling them.
  *
  * zklock has ZooKeeper's threads running when it forks, so the child does
  * only async-signal-safe things between fork and exec: everything it needs
@@ -11,8 +11,7 @@
  *
  * Nobody signals a pid that may have been reused: a process's pid, and the
  * id of a process group it leads, stay reserved until its parent reaps it,
- * and zklock, the parent of both, reaps the command only once the watchdog
- * is gone (see watchdog.c).
+ * and only the parent signals (the keeper its command, zklock its keeper).
  */
 #include "config.h"
 
@@ -35,7 +34,8 @@
 
 extern char **environ;
 
-/* Descriptors open when zklock started, ascending: the command's. */
+/* Descriptors open when zklock (or the keeper) started, ascending: the
+ * command's. */
 static int *inherited;
 static int n_inherited;
 
@@ -82,18 +82,34 @@ void child_note_inherited_fds(void) {
   qsort(inherited, (size_t)n_inherited, sizeof *inherited, cmp_int);
 }
 
-/* In the child: closes every descriptor from 3 up that zklock did not
- * inherit, except keep. */
-static void close_others(int keep, int fd_max) {
+void child_forget_fd(int fd) {
+  int i;
+  for (i = 0; i < n_inherited; i++)
+    if (inherited[i] == fd) {
+      memmove(inherited + i, inherited + i + 1,
+              sizeof *inherited * (size_t)(n_inherited - i - 1));
+      n_inherited--;
+      return;
+    }
+}
+
+void child_close_inherited(void) {
+  int i;
+  for (i = 0; i < n_inherited; i++)
+    if (inherited[i] > 2)
+      close(inherited[i]);
+  n_inherited = 0;
+}
+
+/* In the child: closes every descriptor from 3 up but keep[0..n-1]
+ * (ascending). */
+static void close_others(const int *keep, int n, int fd_max) {
   int next = 3, i = 0;
   for (;;) {
-    int stop = -1; /* the next descriptor to keep, at or after next */
-    while (i < n_inherited && inherited[i] < next)
+    int stop; /* the next descriptor to keep, at or after next; -1: none */
+    while (i < n && keep[i] < next)
       i++;
-    if (i < n_inherited)
-      stop = inherited[i];
-    if (keep >= next && (stop < 0 || keep < stop))
-      stop = keep;
+    stop = i < n ? keep[i] : -1;
     if (stop == next) {
       next++;
       continue;
@@ -111,6 +127,25 @@ static void close_others(int keep, int fd_max) {
       return;
     next = stop + 1;
   }
+}
+
+/* The descriptors the child keeps, ascending: zklock's inherited ones
+ * when asked, spec's passed ones, and the exec error pipe. NULL when out
+ * of memory. */
+static int *keep_list(const child_spec *spec, int errfd, int *n) {
+  int *keep = malloc(sizeof *keep * (size_t)(n_inherited + 4)), i;
+  *n = 0;
+  if (!keep)
+    return NULL;
+  if (spec->keep_inherited)
+    for (i = 0; i < n_inherited; i++)
+      keep[(*n)++] = inherited[i];
+  for (i = 0; i < 3; i++)
+    if (spec->pass_fds[i] >= 0)
+      keep[(*n)++] = spec->pass_fds[i];
+  keep[(*n)++] = errfd;
+  qsort(keep, (size_t)*n, sizeof *keep, cmp_int);
+  return keep;
 }
 
 static bool is_ours(const char *entry) {
@@ -133,38 +168,37 @@ static char *env_entry(const char *key, const char *value) {
   return e;
 }
 
-/* environ without ZKLOCK_TOKEN, _NAME, _NODE, then ours (in added[]). */
-static char **build_env(int64_t token, const char *name, const char *node,
-                        char *added[3]) {
+char **child_env(int64_t token, const char *name, const char *node) {
   size_t n = 0, k = 0, i;
   char **env, number[24];
+  const char *key[3] = {"ZKLOCK_TOKEN=", "ZKLOCK_NAME=", "ZKLOCK_NODE="};
+  const char *value[3];
+  snprintf(number, sizeof number, "%" PRId64, token);
+  value[0] = number;
+  value[1] = name;
+  value[2] = node;
   while (environ[n])
     n++;
+  /* ours at the front, where child_env_free() finds them */
   env = calloc(n + 4, sizeof *env);
   if (!env)
     return NULL;
+  for (i = 0; i < 3; i++)
+    if (!(env[k++] = env_entry(key[i], value[i]))) {
+      child_env_free(env);
+      return NULL;
+    }
   for (i = 0; i < n; i++)
     if (!is_ours(environ[i]))
       env[k++] = environ[i];
-  snprintf(number, sizeof number, "%" PRId64, token);
-  added[0] = env_entry("ZKLOCK_TOKEN=", number);
-  added[1] = env_entry("ZKLOCK_NAME=", name);
-  added[2] = env_entry("ZKLOCK_NODE=", node);
-  for (i = 0; i < 3; i++) {
-    if (!added[i]) {
-      free(env);
-      return NULL; /* the caller frees added[] */
-    }
-    env[k++] = added[i];
-  }
   env[k] = NULL;
   return env;
 }
 
-static void free_env(char **env, char *added[3]) {
+void child_env_free(char **env) {
   int i;
-  for (i = 0; i < 3; i++)
-    free(added[i]);
+  for (i = 0; env && i < 3 && env[i]; i++)
+    free(env[i]);
   free(env);
 }
 
@@ -173,60 +207,32 @@ static int open_max(void) {
   return m < 0 || m > 65536 ? 65536 : (int)m;
 }
 
-/* In the child: descriptors 3 and 4 from spec->moved_fds, then everything
- * else closed from 3 (or 5) up, except what zklock inherited when asked and
- * the exec error pipe. Async-signal-safe. */
-static void arrange_fds(const child_spec *spec, int errfd, int fd_max) {
-  int i, first = 3;
-  for (i = 0; i < 2; i++)
-    if (spec->moved_fds[i] >= 0) {
-      /* dup2 clears close-on-exec; the source is above 4 (see below) */
-      dup2(spec->moved_fds[i], 3 + i);
-      first = 4 + i;
-    }
-  if (spec->keep_inherited) {
-    close_others(errfd, fd_max);
-    return;
-  }
-  /* only 0-2, the moved ones and errfd: close [first, errfd) and above */
-#ifdef SYS_close_range
-  if (errfd > first)
-    syscall(SYS_close_range, (unsigned)first, (unsigned)(errfd - 1), 0);
-  if (syscall(SYS_close_range, (unsigned)errfd + 1, ~0U, 0) == 0)
-    return;
-#endif
-  for (i = first; i < fd_max; i++)
-    if (i != errfd)
-      close(i);
+/* In the child: everything but keep[] closed from 3 up, and the passed
+ * descriptors kept across the exec. Async-signal-safe. */
+static void arrange_fds(const child_spec *spec, const int *keep, int n,
+                        int fd_max) {
+  int i;
+  close_others(keep, n, fd_max);
+  for (i = 0; i < 3; i++)
+    if (spec->pass_fds[i] >= 0)
+      fcntl(spec->pass_fds[i], F_SETFD, 0);
 }
 
 int child_spawn(child_proc *c, const child_spec *spec, int *err) {
-  int errpipe[2], fd_max = open_max(), i;
-  int moved[2] = {-1, -1};
+  int errpipe[2], fd_max = open_max(), i, nkeep = 0;
+  int *keep = NULL;
   child_spec s = *spec;
   pid_t parent = getpid(), pid;
   ssize_t n;
   c->pid = 0;
   c->own_group = spec->own_group;
   *err = 0;
-  /* The error pipe and the descriptors to move must sit above 4, where the
-   * child's dup2 onto 3 and 4 cannot clobber them. */
-  if (pipe(errpipe) != 0) {
+  if (pipe2(errpipe, O_CLOEXEC) != 0) {
     *err = errno;
     return -1;
   }
-  for (i = 0; i < 2; i++) {
-    int fd = fcntl(errpipe[i], F_DUPFD_CLOEXEC, 5);
-    close(errpipe[i]);
-    errpipe[i] = fd;
-  }
-  for (i = 0; i < 2; i++)
-    if (spec->moved_fds[i] >= 0)
-      moved[i] = s.moved_fds[i] = fcntl(spec->moved_fds[i], F_DUPFD_CLOEXEC, 5);
-  if (errpipe[0] < 0 || errpipe[1] < 0 ||
-      (spec->moved_fds[0] >= 0 && moved[0] < 0) ||
-      (spec->moved_fds[1] >= 0 && moved[1] < 0)) {
-    *err = errno;
+  if (!(keep = keep_list(spec, errpipe[1], &nkeep))) {
+    *err = ENOMEM;
     pid = -1;
     goto out;
   }
@@ -239,18 +245,20 @@ int child_spawn(child_proc *c, const child_spec *spec, int *err) {
     /* The child: async-signal-safe calls only. */
     if (s.own_group)
       setpgid(0, 0);
+    else if (s.join_group > 0)
+      setpgid(0, s.join_group);
 #ifdef __linux__
     if (s.pdeathsig) {
       prctl(PR_SET_PDEATHSIG, s.pdeathsig);
-      if (getppid() != parent) /* zklock died before the prctl */
+      if (getppid() != parent) /* the parent died before the prctl */
         _exit(EXIT_CANNOT_RUN);
     }
 #endif
     if (s.restore_signals)
       ev_restore_signals_in_child();
-    if (s.in_child) /* before arrange_fds closes zklock's descriptors */
+    if (s.in_child)
       s.in_child();
-    arrange_fds(&s, errpipe[1], fd_max);
+    arrange_fds(&s, keep, nkeep, fd_max);
     if (s.envp)
       environ = s.envp;
     if (s.path)
@@ -274,52 +282,11 @@ int child_spawn(child_proc *c, const child_spec *spec, int *err) {
   if (n != (ssize_t)sizeof *err)
     *err = 0;
 out:
-  for (i = 0; i < 2; i++) {
+  free(keep);
+  for (i = 0; i < 2; i++)
     if (errpipe[i] >= 0)
       close(errpipe[i]);
-    if (moved[i] >= 0)
-      close(moved[i]);
-  }
   return *err ? -1 : 0;
-}
-
-int child_start(child_proc *c, char *const argv[], bool own_group,
-                int64_t token, const char *name, const char *node,
-                void (*in_child)(void)) {
-  char *added[3] = {NULL, NULL, NULL};
-  char **env = build_env(token, name, node, added);
-  child_spec spec;
-  int err, rc;
-  c->pid = 0;
-  if (!env) {
-    free_env(NULL, added);
-    cli_error("cannot run %s: out of memory", cli_quote(argv[0]));
-    return EXIT_CANNOT_RUN;
-  }
-  memset(&spec, 0, sizeof spec);
-  spec.argv = argv;
-  spec.envp = env;
-  spec.own_group = own_group;
-  /* Should zklock die without a chance to stop it (SIGKILL), the command
-   * must not go on believing it holds the lock. */
-  spec.pdeathsig = SIGTERM;
-  spec.restore_signals = true;
-  spec.keep_inherited = true;
-  spec.moved_fds[0] = spec.moved_fds[1] = -1;
-  spec.in_child = in_child;
-  rc = child_spawn(c, &spec, &err);
-  free_env(env, added);
-  if (rc == 0) {
-    cli_verbose_msg("running %s (pid %ld%s)", cli_quote(argv[0]),
-                    (long)c->pid,
-                    own_group ? ", in its own process group" : "");
-    return 0;
-  }
-  if (c->pid)
-    cli_error("%s: %s", cli_quote(argv[0]), strerror(err));
-  else
-    cli_error("cannot run %s: %s", cli_quote(argv[0]), strerror(err));
-  return c->pid && err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }
 
 void child_signal(const child_proc *c, int sig) {

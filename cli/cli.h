@@ -4,18 +4,22 @@
  *
  *   zklock.c     main(): the standard descriptors, then a run, a one-shot
  *                question (--list, --leader, --revoke) or --break, or the
- *                watchdog's own main
+ *                keeper's own main
  *   options.c    the command line: parsing, checking, --help
  *   run.c        a run: the main loop and its states (waiting for the lock,
  *                running the command, lost), for
  *                every kind of lock (mutex, either side of a read/write
  *                lock, a semaphore's lease, an election's lead)
  *   connect.c    opening the session, and saying exactly why it failed
- *   lease.c      the library's lease as zklock and its watchdog enforce it:
+ *   lease.c      the library's lease as zklock and its keeper enforce it:
  *                the deadline, the margin, the last proof of life
- *   watchdog.c   the watchdog process, both ends: it stops the command when
- *                the lease runs out while zklock is stopped or hung
- *   child.c      starting processes (the command, the watchdog) and
+ *   keeper.c     zklock's end of the keeper, the process that runs the
+ *                command and keeps every process of it under the lock
+ *                until the last one is gone (keeper.h: the page they share)
+ *   keeper_main.c  the keeper process itself
+ *   tree.c       every process under the keeper (or under zklock, once its
+ *                keeper died): stopping them all, knowing they are gone
+ *   child.c      starting processes (the keeper, the command) and
  *                signalling them
  *   trace.c      -v: the library's events, one line each, with the time
  *                each happened
@@ -60,11 +64,11 @@
 #define EXIT_CANNOT_RUN 126
 #define EXIT_NOT_FOUND 127
 
-/* The argument that turns the zklock binary into its watchdog (watchdog.c);
+/* The argument that turns the zklock binary into its keeper (keeper.c);
  * never typed by a user. */
-#define WATCHDOG_ARG "--internal-watchdog"
+#define KEEPER_ARG "--internal-keeper"
 
-/* CLOCK_MONOTONIC in ms: one clock for zklock, its watchdog and the
+/* CLOCK_MONOTONIC in ms: one clock for zklock, its keeper and the
  * library's lease (the kernel's monotonic clock is the same in every
  * process). */
 static inline int64_t cli_now_ms(void) {
@@ -79,7 +83,7 @@ extern bool cli_verbose;
 /* "zklock: " + the message + newline on stderr; cli_verbose_msg only with
  * -v, and with the time after "zklock: " (cli_verbose_at: the time given,
  * CLOCK_REALTIME); cli_usage_error exits 2 after it. Main thread (or the
- * watchdog) only. */
+ * keeper) only. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_verbose_msg(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -289,8 +293,13 @@ bool ev_take_trace(ev_trace *out, int *dropped);
 
 /* Records the descriptors open at startup: the command inherits those and
  * no others (the ZooKeeper client's socket, for one, is not its business).
- * Call first thing in main. */
+ * Call first thing in main (the keeper: in keeper_main). */
 void child_note_inherited_fds(void);
+/* Takes fd off that record (the keeper's own descriptors). */
+void child_forget_fd(int fd);
+/* Closes every recorded descriptor above 2 (the keeper, once the command
+ * has them). */
+void child_close_inherited(void);
 
 typedef struct {
   pid_t pid;
@@ -303,13 +312,15 @@ typedef struct {
 typedef struct {
   const char *path;   /* execv() this; NULL: execvp(argv[0]) */
   char *const *argv;
-  char **envp;        /* NULL: zklock's environment */
+  char **envp;        /* NULL: the caller's environment */
   bool own_group;     /* setpgid(0, 0) */
-  int pdeathsig;      /* sent to it when zklock dies (Linux); 0: none */
+  pid_t join_group;   /* else, > 0: setpgid(0, join_group) */
+  int pdeathsig;      /* sent to it when its parent dies (Linux); 0: none */
   bool restore_signals; /* the dispositions and mask zklock started with */
-  bool keep_inherited;  /* keep the descriptors zklock was started with;
-                           otherwise only 0, 1, 2 and moved_fds */
-  int moved_fds[2];     /* put at descriptors 3 and 4 (-1: none) */
+  bool keep_inherited;  /* keep the descriptors recorded at startup;
+                           otherwise only 0, 1, 2 and pass_fds */
+  int pass_fds[3];      /* kept at their numbers across the exec (-1:
+                           none) */
   void (*in_child)(void); /* async-signal-safe, run in the child before
                              its descriptors are arranged */
 } child_spec;
@@ -319,13 +330,11 @@ typedef struct {
  * 0, the child exists and must be reaped with child_reap(). */
 int child_spawn(child_proc *c, const child_spec *spec, int *err);
 
-/* Starts the command (PATH searched) with ZKLOCK_TOKEN, ZKLOCK_NAME and
- * ZKLOCK_NODE added to the environment. in_child as in child_spec.
- * Returns 0; or, when it could not be started, the exit status to use
- * (126, 127) after printing why: c->pid is then the unreaped child, or 0. */
-int child_start(child_proc *c, char *const argv[], bool own_group,
-                int64_t token, const char *name, const char *node,
-                void (*in_child)(void));
+/* The command's environment: the caller's without ZKLOCK_TOKEN, _NAME and
+ * _NODE, then those three as given. NULL when out of memory; free with
+ * child_env_free(). */
+char **child_env(int64_t token, const char *name, const char *node);
+void child_env_free(char **env);
 /* Sends sig to the process (to its process group if it has its own). Call
  * only while it is unreaped: its pid (and group id) cannot be reused
  * before. */
@@ -338,11 +347,38 @@ bool child_exited(const child_proc *c);
 /* Reaps it (it must have exited) and returns its wait status. */
 int child_reap(const child_proc *c);
 
+/* ------------------------------------------------------------------ tree.c */
+
+/* For a child subreaper (the keeper; zklock once its keeper died): every
+ * process under the caller is the command's. */
+
+/* Sends sig to every process under the caller, each once: to the process
+ * group `group` (the command's, while it is unreaped; 0: none), and to
+ * each process outside it, its own children by pid, deeper ones through a
+ * pidfd. Returns how many signals were sent. */
+int tree_signal(pid_t group, int sig);
+/* Reaps every child that has exited; when one is `command`, its wait
+ * status goes to *status and *reaped is set. Returns whether any child is
+ * left (false: every process under the caller is gone). */
+bool tree_reap(pid_t command, int *status, bool *reaped);
+
+/* A stop: SIGTERM and SIGCONT to every process at once, SIGKILL to every
+ * process at kill_at_ms, and again to any found after. */
+typedef struct {
+  bool stopping;
+  int64_t kill_at_ms;
+  int round_ms; /* 0 until SIGKILL was sent; then the rounds' interval */
+} tree_stop;
+void tree_stop_begin(tree_stop *t, pid_t group, int64_t kill_at_ms);
+/* At each wake-up while stopping: SIGKILL once it is due. Returns when to
+ * be called again (monotonic ms), 0 when not stopping. */
+int64_t tree_stop_step(tree_stop *t, pid_t group, int64_t now_ms);
+
 /* ----------------------------------------------------------------- lease.c */
 
 /* Sets the session's lease margin, m = T/10 within 100..2000 ms (so that
- * zklock knows it: the watchdog acts m/2 after the deadline, still before
- * the server can expire the session). proven_ms: a moment at or after
+ * zklock knows it: its keeper acts m/4 after the deadline, and sends
+ * SIGKILL by m/2 after it, before the server can expire the session). proven_ms: a moment at or after
  * which the server is known to have heard the session (the start of the
  * connect), until a deadline says more. Returns a ZKL_ code. */
 int lease_init(zkl_session *s, int64_t proven_ms, int server_tick_ms);
@@ -357,44 +393,69 @@ int64_t lease_deadline(void);
  * latest deadline seen (its deadline - T + m), else lease_init()'s. */
 int64_t lease_proven(void);
 
-/* -------------------------------------------------------------- watchdog.c */
+/* ---------------------------------------------------------------- keeper.c */
 
-/* Starts the watchdog for the command about to be started: it sends it
- * SIGTERM (then SIGCONT, then SIGKILL grace_ms later) when deadline_ms
- * passes without wd_renew(). what ("lock /locks/NAME", "locks /locks/A and
- * /locks/B") is for its message. Returns 0, or -1 with errno (a system
- * without it: ENOSYS). */
-int wd_start(const char *what, int grace_ms, bool own_group,
-             int64_t deadline_ms);
-/* In the command's process between fork and exec, before its descriptors
- * are arranged: tells the watchdog whom to watch, and wakes it.
- * Async-signal-safe; nothing without a watchdog. */
-void wd_in_child(void);
-/* Moves the deadline forward (never back). */
-void wd_renew(int64_t deadline_ms);
-/* zklock begins stopping the command itself, SIGKILL due at kill_at_ms.
- * Returns true if zklock is to send SIGTERM; false if the watchdog already
- * did (its SIGKILL time then in *their_kill_at_ms). */
-bool wd_take_over(int64_t kill_at_ms, int64_t *their_kill_at_ms);
-/* Whether the watchdog has sent SIGTERM (its SIGKILL time then in
+typedef struct {
+  const char *what;     /* "lock /locks/NAME", "locks /locks/A and
+                           /locks/B": for its messages */
+  char *const *command; /* argv, PATH searched */
+  char **envp;          /* the command's environment (child_env()) */
+  int grace_ms;         /* -k */
+  bool own_group;       /* the command leads a process group of its own;
+                           else it joins zklock's */
+  int margin_ms;        /* m */
+  int64_t fire_at_ms;   /* the keeper stops the command then unless
+                           renewed: D + m/4 */
+  int64_t hard_at_ms;   /* no SIGKILL later than this: D + m/2 */
+} keeper_spec;
+/* Starts the keeper; it starts the command at keeper_go(). Returns 0, or
+ * -1 with errno. */
+int keeper_start(const keeper_spec *ks);
+pid_t keeper_pid(void);
+/* Readable when the keeper has news (the command started, or exited);
+ * -1 once the keeper closed it. After poll(), keeper_drain(). */
+int keeper_fd(void);
+void keeper_drain(void);
+/* run: start the command; false: exit without starting it. */
+void keeper_go(bool run);
+/* After keeper_go(true), waits for the start: returns 0 with the
+ * command's pid in *command; or the errno of its fork or exec (*command is
+ * then its pid, or 0 if it was not forked); or KEEPER_NOT_IN_TIME when the
+ * lease deadline had passed before the word came (the command was not
+ * started); or -1 when the keeper died before it said. */
+#define KEEPER_NOT_IN_TIME (-2)
+int keeper_wait_started(pid_t *command);
+/* Moves the keeper's times forward (never back): D + m/4, D + m/2. */
+void keeper_renew(int64_t fire_at_ms, int64_t hard_at_ms);
+/* Asks the keeper to stop every process of the command now: SIGTERM, then
+ * SIGKILL at kill_at_ms (no later than the hard stop). Returns true, with
+ * the SIGKILL time in *at; false when the stop began already (the keeper
+ * fired, or an earlier request), its SIGKILL time in *at. */
+bool keeper_stop(int64_t kill_at_ms, int64_t *at);
+/* Whether the keeper began a stop on its own (its SIGKILL time then in
  * *kill_at_ms). */
-bool wd_fired(int64_t *kill_at_ms);
-/* Reaps the watchdog if it has exited: its pid then, else 0. */
-pid_t wd_reap_if_exited(int *status);
-/* After the watchdog died (reaped) while command (unreaped) runs: starts
- * another on the same shared page, which goes on from where the dead one
- * was (deadline, or SIGKILL time). Returns 0, or -1 with errno (EAGAIN:
- * the previous replacement died within 2 s; ENOSYS: no watchdog on
- * this system). */
-int wd_replace(pid_t command);
-/* The command has exited (not yet reaped): ends the watchdog and reaps it,
- * so that nothing signals the command's pid once it is reaped. Returns
- * whether the watchdog had fired. Idempotent. */
-bool wd_stop(void);
-/* The watchdog's pid (0: none). */
-pid_t wd_pid(void);
-/* main() of the watchdog process (argv[1] == WATCHDOG_ARG). */
-int wd_main(void);
+bool keeper_fired(int64_t *kill_at_ms);
+/* Whether a stop began, by either (its SIGKILL time in *kill_at_ms). */
+bool keeper_stopping(int64_t *kill_at_ms);
+/* The hard stop last given (H = D + m/2). */
+int64_t keeper_hard_stop(void);
+/* Asks the keeper to pass sig on: to the command (its process group when
+ * it has one), or, once it has exited, to every process it left. */
+void keeper_signal(int sig);
+/* The command's pid as the keeper told it (0: not started). */
+pid_t keeper_command(void);
+/* Whether the command has exited (the keeper reaped it): its wait status
+ * then in *status. */
+bool keeper_command_exited(int *status);
+/* Reaps the keeper if it has exited (block: waits for it): true with its
+ * wait status in *status. Its exit status 0 says every process of the
+ * command is gone. */
+bool keeper_reap(int *status, bool block);
+/* Lets go of the page and the pipes (a keeper still running sees zklock
+ * gone). */
+void keeper_end(void);
+/* main() of the keeper process (argv[1] == KEEPER_ARG). */
+int keeper_main(int argc, char **argv);
 
 /* ----------------------------------------------------------------- trace.c */
 

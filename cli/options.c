@@ -697,7 +697,8 @@ void options_parse(int argc, char **argv, options *o) {
     case 'o':
       cli_usage_error("-o: zklock passes no lock descriptor to the command "
                       "(the lock is in ZooKeeper), so there is none to "
-                      "close");
+                      "close; every process the command starts holds the "
+                      "lock until it ends (zklock(1), The keeper)");
     case 'q':
       o->quiet = true;
       break;

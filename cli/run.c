@@ -8,29 +8,38 @@
  * zkl_lock, so the run is the same for all.
  *
  * One thread of our own: the main loop polls the self-pipe (events.c) and
- * the run is in one of three states, each one case of the switch in
- * run_lock():
+ * the keeper's pipe (keeper.c), and the run is in one of four states, each
+ * one case of the switch in run_lock():
  *
  *   WAITING     the async acquire is under way; a signal cancels it. The
  *               library grants with at least half a lease ahead (a grant
  *               on an old proof of the session is confirmed first: see
  *               zkl_session_set_lease_margin()), so the command starts at
  *               once.
- *   RUNNING     the command runs: signals are forwarded, revoke requests
- *               passed on (--on-revoke), and the library's lease deadline
- *               handed to the watchdog; its exit releases.
- *   LOST        the command got SIGTERM (from zklock or its watchdog) and
- *               gets SIGKILL when the grace runs out.
+ *   RUNNING     the keeper runs the command: signals are passed on,
+ *               revoke requests too (--on-revoke), and the library's lease
+ *               deadline handed to the keeper. The command's exit is not
+ *               the end: processes it left running keep the lock held
+ *               until they end; the keeper's exit says the last is gone,
+ *               and releases.
+ *   LOST        the keeper stops every process of the command (SIGTERM,
+ *               SIGKILL after the grace, by the hard stop at the latest);
+ *               its exit says they are gone, and releases.
+ *   ORPHANED    the keeper died: its processes came to zklock (a
+ *               subreaper too), which stops them itself, reaps them, then
+ *               releases.
  *
- *   WAITING --granted-----------------------------------> RUNNING
- *   RUNNING --lost notice, lease deadline, watchdog fired--> LOST
+ *   WAITING --granted, keeper started the command-------> RUNNING
+ *   RUNNING --lost notice, lease deadline, keeper fired--> LOST
  *               (a maximum hold's node stays until LOST releases it, once
- *               the command has stopped: see MAX_HOLD_REAP_MS)
- *   RUNNING --watchdog died and cannot be replaced---------> LOST
- *   any state --acquire failed, signal, command exited--> exit status
+ *               the processes have stopped: see REAP_MS)
+ *   RUNNING, LOST --keeper died--------------------------> ORPHANED
+ *   any state --acquire failed, signal, keeper exited, last orphan
+ *               reaped--> exit status
  *
- * Every exit path frees the lock and closes the session (finish()); once
- * the watchdog runs, it is ended (wd_stop()) before the command is reaped.
+ * Every exit path frees the lock and closes the session (finish()), and
+ * once the keeper runs, only after it has exited (or REAP_MS after the
+ * SIGKILL it owed, for processes that SIGKILL does not end).
  */
 #include "config.h"
 
@@ -50,15 +59,20 @@
 
 /* A loss zklock finds itself: the lease deadline passed (lease.c). */
 #define LOST_OWN_LEASE 100
+/* A break's mark (zkl_lock_break_mark()): the node goes when the
+ * breaker's grace ends, whatever zklock does, so the command is stopped
+ * now, as on a loss, and the lock released once its processes are gone. */
+#define LOST_BREAK_MARK 101
 
-/* --max-hold: the library keeps the node of a hold past its maximum until
- * zklock releases, once the command has stopped (SIGTERM, then SIGKILL
- * after -k: LOST), or until this much more than -k has passed, should
- * zklock itself never get there (a command that SIGKILL does not end at
- * once, stuck in the kernel). */
-#define MAX_HOLD_REAP_MS 2000
+/* How long after SIGKILL zklock waits for the command's processes before
+ * it lets the lock go all the same: a process stuck in the kernel outlives
+ * SIGKILL, and the lease is over by then (the hard stop). --max-hold: the
+ * library keeps the node of a hold past its maximum until zklock releases,
+ * once the processes have stopped (LOST), or until this much more than -k
+ * has passed, should zklock itself never get there. */
+#define REAP_MS 2000
 
-enum state { WAITING, RUNNING, LOST };
+enum state { WAITING, RUNNING, LOST, ORPHANED };
 
 typedef struct {
   const options *o;
@@ -77,10 +91,13 @@ typedef struct {
   int die_sig; /* a signal came before the command ran: die by it */
   int64_t token;
   char node[ZKL_PATH_MAX * ZKL_MULTI_NAMES_MAX]; /* every node, ' ' between */
-  child_proc child;
+  pid_t command;      /* the command's pid, as the keeper told it */
   bool same_group;    /* the command shares our process group (a terminal) */
-  int64_t kill_at_ms; /* LOST: SIGKILL then */
-  bool killed;
+  bool said_left;     /* -v said the command left processes running */
+  int64_t kill_at_ms; /* LOST, ORPHANED: SIGKILL then */
+  tree_stop orphans;  /* ORPHANED: zklock's own stop */
+  pid_t orphan_group; /* ORPHANED: the command's group while unreaped */
+  int64_t orphans_at; /* ORPHANED: when to look again */
   int64_t late_ms; /* how late the last wake-up was: zklock stopped or
                       starved */
 } run;
@@ -165,6 +182,12 @@ static const char *lost_reason_text(const run *r, int reason) {
   if (reason == ZKL_LOST_BROKEN)
     return "it was broken (zklock --break): its node was deleted, and the "
            "lock may already be someone else's";
+  if (reason == LOST_BREAK_MARK)
+    return "it is being broken (zklock --break): its node goes when the "
+           "breaker's grace ends";
+  if (reason == ZKL_LOST_AGENT)
+    return "zklockd stopped or went away (or fell silent), and the lock "
+           "with it";
   if (reason == ZKL_LOST_MAX_HOLD) {
     snprintf(buf, sizeof buf,
              "it was held for its maximum of %s (--max-hold); its node goes "
@@ -243,25 +266,27 @@ static int lost_before_start(run *r, int reason) {
   return EXIT_LOST;
 }
 
-/* RUNNING -> LOST: SIGTERM now (unless the watchdog sent it already),
- * SIGKILL after the grace. */
+/* RUNNING -> LOST: the keeper stops every process of the command, unless
+ * it began already (it fired: zklock was late). */
 static void begin_lost(run *r, int reason, int64_t notice_ms) {
-  int64_t theirs;
+  int64_t now = cli_now_ms(), at;
   const char *why = lost_reason_text(r, reason);
-  r->kill_at_ms = cli_now_ms() + r->o->grace_ms;
-  if (wd_take_over(r->kill_at_ms, &theirs)) {
-    cli_error("lost the %s %s: %s; stopping the command", r->held_noun, r->held,
-              why);
-    child_terminate(&r->child);
-    cli_verbose_msg("SIGTERM sent to pid %ld %lld ms after the loss "
-                    "notice; SIGKILL in %d ms",
-                    (long)r->child.pid, (long long)(cli_now_ms() - notice_ms),
-                    r->o->grace_ms);
+  if (keeper_stop(now + r->o->grace_ms, &at)) {
+    cli_error("lost the %s %s: %s; stopping the command", r->held_noun,
+              r->held, why);
+    cli_verbose_msg("the keeper stops the command (pid %ld) and its "
+                    "processes %lld ms after the loss notice: SIGTERM now, "
+                    "SIGKILL in %s%s",
+                    (long)r->command, (long long)(now - notice_ms),
+                    cli_duration(at > now ? at - now : 0),
+                    at < now + r->o->grace_ms ? " (-k cut to what the lease "
+                                                "leaves)"
+                                              : "");
   } else {
-    r->kill_at_ms = theirs;
-    cli_error("lost the %s %s: %s; the watchdog has stopped the command",
+    cli_error("lost the %s %s: %s; the keeper has stopped the command",
               r->held_noun, r->held, why);
   }
+  r->kill_at_ms = at;
   r->state = LOST;
 }
 
@@ -275,45 +300,185 @@ static void pass_revoke(run *r) {
   }
   cli_error("asked to let go of %s: sending %s to the command", r->held,
             r->o->revoke_sig_name);
-  child_signal(&r->child, r->o->revoke_sig);
+  keeper_signal(r->o->revoke_sig);
 }
 
-/* -> RUNNING: starts the watchdog, then the command. Returns -1 to go on,
- * else an exit code. */
-static int start_command(run *r) {
-  int64_t deadline = lease_deadline();
-  char what[sizeof r->held + 8];
-  int rc;
-  if (deadline != 0)
-    cli_verbose_msg("the lease has %lld ms left",
-                    (long long)(deadline - cli_now_ms()));
-  snprintf(what, sizeof what, "%s %s", r->held_noun, r->held);
-  if (wd_start(what, r->o->grace_ms, !r->same_group,
-               lease_deadline() + lease_margin() / 2) != 0) {
-    if (errno != ENOSYS) {
-      cli_error("cannot start the watchdog: %s; not running the command",
-                strerror(errno));
-      release(r);
-      finish(r);
-      return EXIT_CANNOT_RUN;
-    }
-    cli_verbose_msg("no watchdog on this system: a stopped zklock cannot "
-                    "stop the command");
+/* "signal 9", "status 0": a wait status, for messages. */
+static const char *how_ended(int status) {
+  static char buf[32];
+  snprintf(buf, sizeof buf, "%s %d", WIFSIGNALED(status) ? "signal" : "status",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  return buf;
+}
+
+/* RUNNING or LOST: the keeper died (SIGKILL, most likely) before the last
+ * process of the command: those left came to zklock, a subreaper too.
+ * Nothing would stop them should zklock die now, so zklock stops them
+ * itself, as on a loss, and exits 4 once they are gone. */
+static void keeper_died(run *r, pid_t gone, int status) {
+  int64_t now = cli_now_ms(), at = now + r->o->grace_ms,
+          hard = keeper_hard_stop(), theirs;
+  pid_t group = 0;
+  siginfo_t si;
+  if (keeper_stopping(&theirs) && theirs < at)
+    at = theirs;
+  if (at > hard)
+    at = hard;
+  /* its process group is ours to signal only while it is our unreaped
+   * child: then its id cannot be reused */
+  memset(&si, 0, sizeof si);
+  if (!r->command)
+    r->command = keeper_command();
+  if (!r->same_group && r->command > 0 &&
+      waitid(P_PID, (id_t)r->command, &si, WEXITED | WNOHANG | WNOWAIT) == 0)
+    group = r->command;
+  keeper_end();
+  cli_error("the keeper (pid %ld) died (%s): nothing would stop the "
+            "command's processes should zklock be killed; stopping them",
+            (long)gone, how_ended(status));
+  r->kill_at_ms = at;
+  r->orphan_group = group;
+  tree_stop_begin(&r->orphans, group, at);
+  r->orphans_at = now;
+  r->state = ORPHANED;
+}
+
+/* Through zklockd: should zklock die, the agent keeps the lock until the
+ * keeper has ended (by the lease's end at the latest), so the next holder
+ * never overlaps the command's processes. Direct, the session outlives
+ * zklock that long by itself. Returns -1 to go on, else an exit code (the
+ * keeper told to quit). */
+static int add_keeper(run *r) {
+  int rc = zkl_session_add_worker(r->s, keeper_pid()), status;
+  if (rc == ZKL_OK)
+    return -1;
+  if (rc == ZKL_EINVAL && r->o->agent) {
+    cli_error("zklockd at %s is too old to wait for the command's "
+              "processes: should zklock be killed, the lock may pass before "
+              "they end (restart zklockd to update it)",
+              r->o->agent);
+    return -1;
   }
-  rc = child_start(&r->child, r->o->command, !r->same_group, r->token,
-                   zkl_lock_name(r->l), r->node, wd_in_child);
-  if (rc != 0) {
-    wd_stop();
-    if (r->child.pid)
-      child_reap(&r->child);
+  keeper_go(false);
+  keeper_reap(&status, true);
+  keeper_end();
+  if (rc == ZKL_EAGENT || rc == ZKL_ECLOSED)
+    return lost_before_start(r, ZKL_LOST_AGENT);
+  cli_error("cannot name the command's keeper a worker of the session: %s; "
+            "not running the command",
+            zkl_strerror(rc));
+  release(r);
+  finish(r);
+  return EXIT_CANNOT_RUN;
+}
+
+/* The keeper could not start the command (errno err; pid: the child whose
+ * exec failed, or 0 when the fork did). Returns the exit status a shell
+ * gives: 127 not found, else 126. */
+static int command_not_started(run *r, pid_t pid, int err) {
+  int status;
+  if (pid)
+    cli_error("%s: %s", cli_quote(r->o->command[0]), strerror(err));
+  else
+    cli_error("cannot run %s: %s", cli_quote(r->o->command[0]),
+              strerror(err));
+  keeper_reap(&status, true); /* it reaps the child and ends */
+  keeper_end();
+  release(r);
+  finish(r);
+  return pid && err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+}
+
+/* -> RUNNING: starts the keeper, tells zklockd of it, then has it start
+ * the command. Returns -1 to go on, else an exit code. */
+static int start_command(run *r) {
+  int64_t deadline = lease_deadline(), m = lease_margin();
+  char what[sizeof r->held + 8];
+  keeper_spec ks;
+  pid_t pid;
+  int rc, status;
+  char **env;
+  /* 0: the lease lapsed since the grant; the lost notice is on its way */
+  if (deadline == 0)
+    return lost_before_start(r, ZKL_LOST_LEASE_EXPIRED);
+  if (r->revoke_pending && zkl_lock_break_mark(r->l))
+    return lost_before_start(r, LOST_BREAK_MARK);
+  cli_verbose_msg("the lease has %lld ms left",
+                  (long long)(deadline - cli_now_ms()));
+  snprintf(what, sizeof what, "%s %s", r->held_noun, r->held);
+  env = child_env(r->token, zkl_lock_name(r->l), r->node);
+  if (!env) {
+    cli_error("cannot run %s: out of memory", cli_quote(r->o->command[0]));
     release(r);
     finish(r);
-    return rc;
+    return EXIT_CANNOT_RUN;
   }
+  memset(&ks, 0, sizeof ks);
+  ks.what = what;
+  ks.command = r->o->command;
+  ks.envp = env;
+  ks.grace_ms = r->o->grace_ms;
+  ks.own_group = !r->same_group;
+  ks.margin_ms = (int)m;
+  ks.fire_at_ms = deadline + m / 4;
+  ks.hard_at_ms = deadline + m / 2;
+  rc = keeper_start(&ks);
+  child_env_free(env); /* the keeper has it since its exec */
+  if (rc != 0) {
+    cli_error("cannot start the command's keeper: %s; not running the "
+              "command",
+              strerror(errno));
+    release(r);
+    finish(r);
+    return EXIT_CANNOT_RUN;
+  }
+  if ((rc = add_keeper(r)) >= 0)
+    return rc;
+  keeper_go(true);
+  rc = keeper_wait_started(&pid);
   r->state = RUNNING;
+  if (rc == KEEPER_NOT_IN_TIME) { /* it ends at once: nothing started */
+    keeper_reap(&status, true);
+    keeper_end();
+    return lost_before_start(r, LOST_OWN_LEASE);
+  }
+  if (rc < 0) { /* it died before it said */
+    pid_t gone = keeper_pid();
+    bool reaped = false;
+    int ignored;
+    keeper_reap(&status, true);
+    if (tree_reap(0, &ignored, &reaped)) { /* what it started came to us */
+      keeper_died(r, gone, status);
+      return -1;
+    }
+    keeper_end();
+    cli_error("the command's keeper (pid %ld) ended (%s) before it started "
+              "the command; not running it",
+              (long)gone, how_ended(status));
+    release(r);
+    finish(r);
+    return EXIT_CANNOT_RUN;
+  }
+  if (rc > 0)
+    return command_not_started(r, pid, rc);
+  r->command = pid;
+  cli_verbose_msg("running %s (pid %ld%s)", cli_quote(r->o->command[0]),
+                  (long)pid,
+                  r->same_group ? "" : ", in its own process group");
   if (r->revoke_pending)
     pass_revoke(r);
   return -1;
+}
+
+/* RUNNING: asked to let go. A break's mark is a loss to come: the command
+ * is stopped now, so that its processes are gone, and the lock released,
+ * before the breaker deletes the node. A plain request is the command's
+ * to honour (--on-revoke). */
+static void on_revoke(run *r) {
+  if (zkl_lock_break_mark(r->l))
+    begin_lost(r, LOST_BREAK_MARK, cli_now_ms());
+  else
+    pass_revoke(r);
 }
 
 /* "a" or "an", for a kind's name: "an election". */
@@ -443,29 +608,29 @@ static int on_acquired(run *r, const ev_batch *b) {
   return start_command(r);
 }
 
-/* RUNNING or LOST: the command has exited. Returns the exit code. */
-static int on_child_exit(run *r) {
-  int status, reason;
+/* RUNNING or LOST: the keeper has exited, so every process of the command
+ * is gone. Returns the exit code. */
+static int on_keeper_exit(run *r) {
+  int status = 0, reason;
+  int64_t theirs;
   ev_batch late;
-  /* Before the reap: nothing may signal a reaped pid. */
-  if (wd_stop() && r->state == RUNNING) {
-    cli_error("lost the %s %s: %s; the watchdog stopped the command",
+  bool exited = keeper_command_exited(&status);
+  if (keeper_fired(&theirs) && r->state == RUNNING) {
+    cli_error("lost the %s %s: %s; the keeper stopped the command",
               r->held_noun, r->held, lost_reason_text(r, LOST_OWN_LEASE));
     r->state = LOST;
   }
-  if (r->state == LOST) {
-    /* Whatever is left of its process group runs without the lock. */
-    if (r->child.own_group)
-      child_signal(&r->child, SIGKILL);
-    child_reap(&r->child);
+  keeper_end();
+  if (r->state == LOST || !exited) {
     release(r);
     finish(r);
     return EXIT_LOST;
   }
-  status = child_reap(&r->child);
-  cli_verbose_msg("the command exited (%s %d); releasing",
-                  WIFSIGNALED(status) ? "signal" : "status",
-                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  if (r->said_left)
+    cli_verbose_msg("the last process the command left has ended; "
+                    "releasing");
+  else
+    cli_verbose_msg("the command exited (%s); releasing", how_ended(status));
   if ((reason = release(r)) != 0) {
     ev_take(&late); /* the notice, if it came meanwhile, says more */
     cli_error("lost the %s %s while the command ran: %s", r->held_noun,
@@ -482,74 +647,82 @@ static int on_child_exit(run *r) {
   return exit_code_of(status);
 }
 
-/* RUNNING or LOST: the watchdog died (killed, most likely) while the
- * command runs. Without one, nothing stops the command should zklock be
- * stopped past its lease: another takes its place, or, if none can, the
- * command is stopped as on a loss. */
-static void watchdog_died(run *r, pid_t gone, int status) {
-  char how[32];
-  int64_t theirs;
-  int err;
-  snprintf(how, sizeof how, "%s %d", WIFSIGNALED(status) ? "signal" : "status",
-           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-  if (wd_replace(r->child.pid) == 0) {
-    cli_error("the watchdog (pid %ld) died (%s); another took its place "
-              "(pid %ld)",
-              (long)gone, how, (long)wd_pid());
-    return;
-  }
-  err = errno;
-  if (r->state == LOST) {
-    cli_error("the watchdog (pid %ld) died (%s) and cannot be replaced (%s); "
-              "the command is being stopped already",
-              (long)gone, how, err == EAGAIN ? "it keeps dying" : strerror(err));
-    return;
-  }
-  cli_error("the watchdog (pid %ld) died (%s) and cannot be replaced (%s): "
-            "nothing would stop the command should zklock be stopped; "
-            "stopping the command",
-            (long)gone, how, err == EAGAIN ? "it keeps dying" : strerror(err));
-  r->kill_at_ms = cli_now_ms() + r->o->grace_ms;
-  if (wd_take_over(r->kill_at_ms, &theirs))
-    child_terminate(&r->child);
-  else
-    r->kill_at_ms = theirs; /* it fired before it died */
-  r->state = LOST;
+/* LOST, ORPHANED: REAP_MS after SIGKILL, processes are left (stuck in the
+ * kernel, or a keeper that is stopped): the lease is over by now, so the
+ * lock goes all the same. */
+static int give_up(run *r) {
+  cli_error("the command's processes have not ended %s after SIGKILL "
+            "(stuck in the kernel?): releasing the %s all the same",
+            cli_duration(REAP_MS), r->held_noun);
+  keeper_end(); /* a keeper still there waits on for them */
+  release(r);
+  finish(r);
+  return EXIT_LOST;
 }
 
-/* RUNNING or LOST: one wake-up. Returns -1 to go on, else an exit code. */
+/* ORPHANED: reaps what has exited, and goes on with the stop. Returns -1
+ * to go on, else the exit code once the last is gone. */
+static int on_orphans(run *r, int64_t now) {
+  int status;
+  bool reaped = false;
+  if (!tree_reap(r->command, &status, &reaped)) {
+    cli_verbose_msg("the command's processes are gone; releasing");
+    release(r);
+    finish(r);
+    return EXIT_LOST;
+  }
+  if (reaped)
+    r->orphan_group = 0; /* its id may be reused from now on */
+  if (now >= r->kill_at_ms + REAP_MS)
+    return give_up(r);
+  r->orphans_at = tree_stop_step(&r->orphans, r->orphan_group, now);
+  return -1;
+}
+
+/* RUNNING, LOST or ORPHANED: one wake-up. Returns -1 to go on, else an
+ * exit code. */
 static int on_running(run *r, const ev_batch *b) {
   int64_t now = cli_now_ms(), theirs, deadline = lease_deadline();
+  int64_t m = lease_margin();
   int i, status;
   pid_t gone;
   if (r->state == RUNNING) {
     /* deadline 0: the library no longer counts the lock as held, so its
-     * lost notice is on its way; the watchdog is not renewed meanwhile. */
+     * lost notice is on its way; the keeper is not renewed meanwhile. */
     if (b->lost)
       begin_lost(r, b->lost_reason, b->lost_at_ms);
     else if (deadline != 0 && now >= deadline)
       begin_lost(r, LOST_OWN_LEASE, now);
-    else if (wd_fired(&theirs)) /* it beat a late zklock to it */
+    else if (keeper_fired(&theirs)) /* it beat a late zklock to it */
       begin_lost(r, LOST_OWN_LEASE, now);
     else if (deadline != 0)
-      wd_renew(deadline + lease_margin() / 2);
+      keeper_renew(deadline + m / 4, deadline + m / 2);
   }
   if (r->state == RUNNING && b->revokes > 0)
-    pass_revoke(r);
-  for (i = 0; i < b->nsignals; i++)
+    on_revoke(r);
+  for (i = 0; i < b->nsignals && r->state != ORPHANED; i++)
     if (b->forward[i]) {
       cli_verbose_msg("passing on %s", strsignal(b->signals[i]));
-      child_signal(&r->child, b->signals[i]);
+      keeper_signal(b->signals[i]);
     }
-  if ((gone = wd_reap_if_exited(&status)) != 0 && !child_exited(&r->child))
-    watchdog_died(r, gone, status);
-  if (child_exited(&r->child))
-    return on_child_exit(r);
-  if (r->state == LOST && !r->killed && now >= r->kill_at_ms) {
-    cli_verbose_msg("grace over: SIGKILL");
-    child_signal(&r->child, SIGKILL);
-    r->killed = true;
+  if (r->state == ORPHANED)
+    return on_orphans(r, now);
+  gone = keeper_pid();
+  if (keeper_reap(&status, false)) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      return on_keeper_exit(r);
+    keeper_died(r, gone, status);
+    return on_orphans(r, now);
   }
+  if (r->state == RUNNING && !r->said_left &&
+      keeper_command_exited(&status)) {
+    cli_verbose_msg("the command exited (%s), leaving processes running: "
+                    "the %s stays held until they end",
+                    how_ended(status), r->held_noun);
+    r->said_left = true;
+  }
+  if (r->state == LOST && now >= r->kill_at_ms + REAP_MS)
+    return give_up(r);
   return -1;
 }
 
@@ -596,13 +769,15 @@ static int64_t next_wake(run *r, int64_t now) {
   int64_t at, deadline;
   switch (r->state) {
   case RUNNING:
-    /* The library renews the lease every T/6: pass it on to the watchdog
+    /* The library renews the lease every T/6: pass it on to the keeper
      * twice as often, and look at the deadline itself when it comes. */
     at = now + (lease_timeout() / 12 > 10 ? lease_timeout() / 12 : 10);
     deadline = lease_deadline();
     return deadline != 0 && deadline < at ? deadline : at;
   case LOST:
-    return r->killed ? 0 : r->kill_at_ms;
+    return r->kill_at_ms + REAP_MS;
+  case ORPHANED:
+    return r->orphans_at;
   default:
     return 0;
   }
@@ -648,9 +823,9 @@ int run_lock(const options *o) {
    * bound should zklock not get that far. */
   if (rc == ZKL_OK && o->max_hold_ms > 0)
     rc = zkl_lock_set_max_hold_grace(r.l,
-                                     o->grace_ms > INT_MAX - MAX_HOLD_REAP_MS
+                                     o->grace_ms > INT_MAX - REAP_MS
                                          ? INT_MAX
-                                         : o->grace_ms + MAX_HOLD_REAP_MS);
+                                         : o->grace_ms + REAP_MS);
   /* A command holds for long, and is told of a break or a deletion at
    * once, whatever its age: one read per acquire, nothing for a process. */
   if (rc == ZKL_OK)
@@ -686,19 +861,21 @@ int run_lock(const options *o) {
   r.state = WAITING;
 
   for (;;) {
-    struct pollfd pfd = {ev_fd(), POLLIN, 0};
+    struct pollfd pfd[2] = {{ev_fd(), POLLIN, 0}, {keeper_fd(), POLLIN, 0}};
     int64_t now = cli_now_ms(), wake = next_wake(&r, now);
     int timeout = -1, i, code = -1;
     ev_batch b;
     if (wake)
       timeout = wake <= now ? 0 : wake - now > INT_MAX ? INT_MAX
                                                        : (int)(wake - now);
-    if (poll(&pfd, 1, timeout) < 0 && errno != EINTR) {
+    if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
       cli_error("poll: %s", strerror(errno));
       abort();
     }
     r.late_ms = wake ? cli_now_ms() - wake : 0;
     ev_drain();
+    if (pfd[1].fd >= 0 && pfd[1].revents)
+      keeper_drain();
     ev_take(&b);
     trace_flush(r.s);
 
@@ -724,6 +901,7 @@ int run_lock(const options *o) {
       break;
     case RUNNING:
     case LOST:
+    case ORPHANED:
       code = on_running(&r, &b);
       break;
     }

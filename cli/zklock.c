@@ -9,8 +9,8 @@
  *   zklock [-s HOSTS] [-t MS] [--auth S:C] --leader NAME | --revoke NAME
  *   zklock [-s HOSTS] [-t MS] [--auth S:C] --break NAME [--grace SECONDS]
  *
- * main() only dispatches: the watchdog (the same binary, run again by
- * watchdog.c), a question (--list, --leader, --revoke: queue.c; --list
+ * main() only dispatches: the keeper (the same binary, run again by
+ * keeper.c), a question (--list, --leader, --revoke: queue.c; --list
  * PREFIX/, --format, --watch: overview.c), a break (--break: break.c), or
  * a run (run.c). cli.h lists the files.
  */
@@ -88,8 +88,8 @@ static int run_question(const options *o) {
 int main(int argc, char **argv) {
   options o;
   int rc;
-  if (argc == 2 && strcmp(argv[1], WATCHDOG_ARG) == 0)
-    return wd_main(); /* before anything opens a descriptor */
+  if (argc > 1 && strcmp(argv[1], KEEPER_ARG) == 0)
+    return keeper_main(argc, argv); /* before anything opens a descriptor */
   open_standard_fds();
   child_note_inherited_fds(); /* before anything else opens one */
   options_parse(argc, argv, &o);

@@ -394,6 +394,11 @@ ZKL_EXTERN int zkl_lock_get_node_path(const zkl_lock *l, char *buf, size_t len);
  * set (NULL clears) for a holder or a waiter. See zkl_lock_on_revoke(3). */
 typedef void (*zkl_revoke_cb)(zkl_lock *l, void *arg);
 ZKL_EXTERN int zkl_lock_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
+/* Whether the request was a break's (zkl_name_break): the hold's node
+ * carries a break's mark and is deleted when the breaker's grace ends, so
+ * the holder must stop its work and let go before then. Never blocks.
+ * See zkl_lock_on_revoke(3). */
+ZKL_EXTERN bool zkl_lock_break_mark(const zkl_lock *l);
 /* Asks the holders of NAME (or the one contender node) to let go by writing
  * __REVOKE__ into their nodes, as Curator's Revoker does; blocks.
  * ZKL_ENOTHELD when there is nobody to ask. See zkl_lock_on_revoke(3). */

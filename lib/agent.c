@@ -115,6 +115,7 @@ struct zkl_remote {
   int64_t token;
   int64_t lost_token; /* the token of the latest hold lost */
   bool lost; /* since the last acquire: the next release says ZKL_ELOST */
+  bool break_mark; /* a REVOKED of this hold was a break's (revision 3) */
   int64_t started_ms, granted_ms; /* of the latest attempt: for events */
   bool acquiring, releasing;
   bool freed;
@@ -839,6 +840,7 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
         set_holds(r, r->holds + 1);
         r->token = token;
         r->lost = false;
+        r->break_mark = false;
         free(r->paths);
         r->paths = strdup(paths);
         /* 0: the agent's lease lapsed between its grant and its answer
@@ -879,10 +881,14 @@ static bool on_frame_locked(zkl_agent *a, zkl_rframe *f) {
     return true;
   }
   case ZKL_MSG_REVOKED: {
-    int32_t handle = zkl__wire_get_i32(f);
+    int32_t handle = zkl__wire_get_i32(f), breaking = 0;
+    if (a->revision >= 3) /* a break's, or a plain request */
+      breaking = zkl__wire_get_i32(f);
     if (!zkl__wire_done(f))
       return false;
-    if ((r = find_handle(a, handle, &l)) && r->revoke_cb && !r->freed) {
+    if ((r = find_handle(a, handle, &l)) && breaking)
+      r->break_mark = true; /* before the callback that may ask */
+    if (r && r->revoke_cb && !r->freed) {
       zkl_note *n = calloc(1, sizeof *n);
       if (n) {
         n->kind = N_REVOKE;
@@ -1774,6 +1780,15 @@ const char *zkl__remote_other_kind(const zkl_lock *cl) {
   k = l->remote->other_kind;
   pthread_mutex_unlock(&l->s->mu);
   return k;
+}
+
+bool zkl__remote_break_mark(const zkl_lock *cl) {
+  zkl_lock *l = (zkl_lock *)cl;
+  bool marked;
+  pthread_mutex_lock(&l->s->mu);
+  marked = l->remote->break_mark && l->remote->holds > 0;
+  pthread_mutex_unlock(&l->s->mu);
+  return marked;
 }
 
 const char *zkl__remote_refused_name(const zkl_lock *cl) {

@@ -59,6 +59,7 @@ int zkl__remote_on_revoke(zkl_lock *l, zkl_revoke_cb cb, void *arg);
 int64_t zkl__remote_token(const zkl_lock *l);
 const char *zkl__remote_other_kind(const zkl_lock *l);
 const char *zkl__remote_refused_name(const zkl_lock *l);
+bool zkl__remote_break_mark(const zkl_lock *l);
 /* option: ZKL_AGENT_SET_*; text for the owner info, else value. */
 int zkl__remote_set(zkl_lock *l, int option, int value, const char *text);
 /* The first node's path (one), or all of them (paths). */

@@ -45,6 +45,9 @@ struct zkl_attempt {
    * way a deletion that follows is a break. */
   bool break_marked;
   bool changed_unread;
+  /* The mark itself was read (not an election's id written again, which
+   * a revoke writes too): zkl_lock_break_mark() says so. */
+  bool break_seen;
   /* CREATING */
   bool with_parents;
   int parent_rounds;

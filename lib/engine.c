@@ -676,6 +676,8 @@ static void own_armed_locked(zkl_watch *w, int rc, const char *data, int len,
     att->changed_unread = false;
     if (breaking || asked)
       att->break_marked = true; /* its deletion, to come, is a break */
+    if (breaking)
+      att->break_seen = true;
     if (breaking || asked || (len == 10 && memcmp(data, "__REVOKE__", 10) == 0))
       zkl__notify_revoke_locked(att->l); /* someone asks us to let go */
   } else if (rc == ZNONODE)
@@ -1943,6 +1945,18 @@ void zkl__attempt_event_locked(zkl_attempt *att, zkl_att_event ev, int code,
 }
 
 zkl_att_state zkl__attempt_state(const zkl_attempt *att) { return att->state; }
+
+bool zkl__lock_break_mark_locked(const zkl_lock *l) {
+  int i;
+  if (l->att && (l->att->state == ZKL_AS_HELD ||
+                 l->att->state == ZKL_AS_STOPPING) &&
+      l->att->break_seen)
+    return true;
+  for (i = 0; i < l->n_parts; i++) /* a multi-lock's: any of its nodes */
+    if (zkl__lock_break_mark_locked(l->parts[i]))
+      return true;
+  return false;
+}
 
 const char *zkl__attempt_node(const zkl_attempt *att) {
   return att->own == OWN_KNOWN ? att->node : NULL;

@@ -470,6 +470,9 @@ int64_t zkl__lock_token_locked(zkl_lock *l);
 const char *zkl__lock_held_node_locked(const zkl_lock *l);
 /* True while an acquire of l is under way or l is held. */
 bool zkl__lock_busy_locked(const zkl_lock *l);
+/* Whether a hold of l (or of one of its parts) has read a break's mark on
+ * its node (zkl_lock_break_mark()). */
+bool zkl__lock_break_mark_locked(const zkl_lock *l);
 
 /* User callbacks: the records of acquire and release callbacks. */
 struct zkl_notice *zkl__notice_acquire(zkl_acquire_cb cb, void *arg);

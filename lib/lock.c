@@ -183,6 +183,20 @@ int zkl_lock_get_node_paths(const zkl_lock *l, char *buf, size_t len) {
   return rc;
 }
 
+bool zkl_lock_break_mark(const zkl_lock *l) {
+  if (l && ZKL_REMOTE_LOCK(l))
+    return zkl__remote_break_mark(l);
+  zkl_session *s;
+  bool marked;
+  if (!l)
+    return false;
+  s = zkl__lock_session(l);
+  pthread_mutex_lock(&s->mu);
+  marked = zkl__lock_break_mark_locked(l);
+  pthread_mutex_unlock(&s->mu);
+  return marked;
+}
+
 const char *zkl_lock_refused_name(const zkl_lock *l) {
   if (l && ZKL_REMOTE_LOCK(l))
     return zkl__remote_refused_name(l);

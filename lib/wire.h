@@ -38,7 +38,8 @@
 #define ZKL_WIRE_HEADER 8          /* after the length */
 #define ZKL_WIRE_MAX (1024 * 1024) /* the most a frame's L may say */
 #define ZKL_WIRE_REVISION 3 /* HELLO's: 2 serves COMMIT, STATS, EVENTS, EVENT,
-                               SERVERS, PONG and HELLO's servers; 3, WORK */
+                               SERVERS, PONG and HELLO's servers; 3, WORK
+                               and REVOKED's breaking field */
 
 /* Calls (client to agent). Each is answered by one ZKL_MSG_REPLY with its
  * request id, unless said otherwise. */
@@ -123,7 +124,9 @@ enum {
 enum {
   ZKL_MSG_REPLY = 32,  /* the answer to request id: i32 rc, then the call's */
   ZKL_MSG_LOST = 33,   /* i32 handle, i32 ZKL_LOST_* reason */
-  ZKL_MSG_REVOKED = 34, /* i32 handle: someone asks its holder to let go */
+  ZKL_MSG_REVOKED = 34, /* i32 handle: someone asks its holder to let go;
+                           from revision 3, i32 breaking: 1 for a break's
+                           mark (zkl_lock_break_mark), 0 for a request */
   ZKL_MSG_LEASE = 35,  /* i64 deadline (CLOCK_MONOTONIC ms; 0: none) */
   ZKL_MSG_STATE = 36,  /* i32 ZKL_STATE_* of the agent's session */
   ZKL_MSG_BYE = 37,    /* i32 rc: the agent ends this connection, and why */

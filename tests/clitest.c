@@ -79,8 +79,12 @@ static void helper_log(const char *what, int sig) {
   close(fd);
 }
 
+/* "slow-term MS": how long its SIGTERM handler takes. */
+static long slow_term_ms;
+
 /* Reports "sig N" (and logs it); "hold" and "log" then die by it, "count"
- * goes on, and "ignore-term" goes on after SIGTERM only. */
+ * goes on, "ignore-term" goes on after SIGTERM only, and "slow-term"
+ * takes its time over SIGTERM, then logs its end and exits 0. */
 static void helper_on_signal(int sig) {
   char buf[16] = "sig ";
   int n = 4;
@@ -94,16 +98,49 @@ static void helper_on_signal(int sig) {
   if (strcmp(helper_mode, "count") == 0 ||
       (strcmp(helper_mode, "ignore-term") == 0 && sig == SIGTERM))
     return;
+  if (strcmp(helper_mode, "slow-term") == 0 && sig == SIGTERM) {
+    /* the work a command does as it stops: nothing to wait for */
+    struct timespec ts = {slow_term_ms / 1000, slow_term_ms % 1000 * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+    helper_log("end", 0);
+    _exit(0);
+  }
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-/* MODE [ARG]: hold [EXIT_CODE] | count | ignore-term | log FILE */
+/* CLITEST_GONE="PID:START,...": which of those processes (by their start
+ * time, so that a reused pid is not taken for them) still run, as
+ * "PID,PID", or "-". */
+static void still_running(const char *gone, char *out, size_t len) {
+  const char *p = gone;
+  out[0] = '\0';
+  while (p && *p) {
+    char *end;
+    long pid = strtol(p, &end, 10);
+    long long start = *end == ':' ? strtoll(end + 1, &end, 10) : 0;
+    char state[4];
+    if (pid > 0 && proc_start_time((pid_t)pid) == start &&
+        proc_state((pid_t)pid, state, sizeof state)[0] &&
+        state[0] != 'Z' && state[0] != 'X')
+      snprintf(out + strlen(out), len - strlen(out), "%s%ld",
+               out[0] ? "," : "", pid);
+    p = strchr(end, ',');
+    if (p)
+      p++;
+  }
+  if (!out[0])
+    snprintf(out, len, "-");
+}
+
+/* MODE [ARG]: hold [EXIT_CODE] | count | ignore-term | log FILE |
+ * slow-term MS */
 static int helper(int argc, char **argv) {
   static const int watched[] = {SIGINT, SIGQUIT, SIGHUP, SIGTERM};
   const char *token = getenv("ZKLOCK_TOKEN"), *name = getenv("ZKLOCK_NAME"),
-             *node = getenv("ZKLOCK_NODE");
-  char fds[256] = "", ign[64] = "", c;
+             *node = getenv("ZKLOCK_NODE"), *gone = getenv("CLITEST_GONE");
+  char fds[256] = "", ign[64] = "", alive[256] = "", c;
   int fd, code = 0;
   size_t i;
   struct sigaction sa;
@@ -127,14 +164,18 @@ static int helper(int argc, char **argv) {
   sigaction(SIGUSR2, &sa, NULL);
   if (strcmp(helper_mode, "hold") == 0 && argc > 1)
     code = atoi(argv[1]);
+  if (strcmp(helper_mode, "slow-term") == 0 && argc > 1)
+    slow_term_ms = atol(argv[1]);
+  if (gone) /* looked at before anything else: the start is the moment */
+    still_running(gone, alive, sizeof alive);
   helper_log("start", 0);
   for (fd = 0; fd < 1024; fd++) /* all of them, not just the first few */
     if (fcntl(fd, F_GETFD) != -1)
       snprintf(fds + strlen(fds), sizeof fds - strlen(fds), "%s%d",
                fds[0] ? "," : "", fd);
-  helper_say("start %ld %s %s %s fds=%s ign=%s\n", (long)getpid(),
+  helper_say("start %ld %s %s %s fds=%s ign=%s%s%s\n", (long)getpid(),
              token ? token : "-", name ? name : "-", node ? node : "-", fds,
-             ign[0] ? ign : "-");
+             ign[0] ? ign : "-", gone ? " alive=" : "", alive);
   while (read(4, &c, 1) < 0 && errno == EINTR) {
   }
   helper_log("end", 0);
@@ -317,10 +358,13 @@ int read_line(int fd, char *buf, size_t len, int timeout_ms) {
   size_t n = 0;
   for (;;) {
     struct pollfd pfd = {fd, POLLIN, 0};
-    int left = (int)(deadline - zkt_now_ms());
+    int left = (int)(deadline - zkt_now_ms()), ready;
     char c;
     ssize_t r;
-    if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+    /* EINTR: a SIGCHLD (a zklock of the test ended), not the bound */
+    if ((ready = left > 0 ? poll(&pfd, 1, left) : 0) < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0) {
       buf[n] = '\0';
       return -1;
     }
@@ -341,9 +385,11 @@ int read_all(int fd, char *buf, size_t len, int timeout_ms) {
   size_t n = 0;
   for (;;) {
     struct pollfd pfd = {fd, POLLIN, 0};
-    int left = (int)(deadline - zkt_now_ms());
+    int left = (int)(deadline - zkt_now_ms()), ready;
     ssize_t r;
-    if (left <= 0 || poll(&pfd, 1, left) <= 0) {
+    if ((ready = left > 0 ? poll(&pfd, 1, left) : 0) < 0 && errno == EINTR)
+      continue; /* a SIGCHLD, as in read_line() */
+    if (ready <= 0) {
       buf[n] = '\0';
       return -1;
     }
@@ -469,7 +515,7 @@ static long parent_of(const char *pid) {
   return ppid;
 }
 
-pid_t find_watchdog(const proc *p) {
+pid_t find_keeper(const proc *p) {
   DIR *d = opendir("/proc");
   struct dirent *e;
   pid_t found = 0;
@@ -477,11 +523,44 @@ pid_t find_watchdog(const proc *p) {
     return 0;
   while ((e = readdir(d)) != NULL) {
     long pid = strtol(e->d_name, NULL, 10);
-    if (pid > 0 && pid != p->helper && parent_of(e->d_name) == (long)p->pid)
+    if (pid > 0 && parent_of(e->d_name) == (long)p->pid)
       found = (pid_t)pid;
   }
   closedir(d);
   return found;
+}
+
+pid_t proc_parent(pid_t pid) {
+  char name[24];
+  snprintf(name, sizeof name, "%ld", (long)pid);
+  return (pid_t)parent_of(name);
+}
+
+long long proc_start_time(pid_t pid) {
+  char path[64], line[1024], *close_paren, *f;
+  long long start = -1;
+  int i;
+  FILE *fp;
+  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+  fp = fopen(path, "r");
+  if (!fp)
+    return -1;
+  /* field 22, the 20th after the ")" that ends the name */
+  if (fgets(line, sizeof line, fp) &&
+      (close_paren = strrchr(line, ')')) != NULL) {
+    f = close_paren + 1;
+    for (i = 0; i < 19 && f; i++)
+      f = strchr(f + 1, ' ');
+    if (f)
+      start = strtoll(f + 1, NULL, 10);
+  }
+  fclose(fp);
+  return start;
+}
+
+void gone_entry(char *buf, size_t len, pid_t pid) {
+  snprintf(buf + strlen(buf), len - strlen(buf), "%s%ld:%lld",
+           buf[0] ? "," : "", (long)pid, proc_start_time(pid));
 }
 
 void watch_pid(pid_watch *w, pid_t pid) {

@@ -35,7 +35,9 @@
 
 /* The arguments that make zklock run this program as the command: modes
  * "hold [EXIT_CODE]" (waits for go()), "count" (survives every signal),
- * "ignore-term" (survives SIGTERM), "log FILE" (hold, logging to FILE). */
+ * "ignore-term" (survives SIGTERM), "log FILE" (hold, logging to FILE),
+ * "slow-term MS" (hold; on SIGTERM it takes MS before it exits 0, and
+ * logs "end" then). */
 #define HELPER(mode) clit_self_exe, "--helper", mode
 extern char clit_self_exe[];
 extern char clit_hostname[];
@@ -105,9 +107,16 @@ void assert_no_node(const char *name);
 void expect_status(char *out, size_t len, const char *name, int ahead,
                    long pid);
 
-/* The watchdog of zklock p: its child that is not the command. 0 if none.
- * Call after command_started(). */
-pid_t find_watchdog(const proc *p);
+/* The keeper of zklock p: its one child (the command is the keeper's).
+ * 0 if none. Call after command_started(). */
+pid_t find_keeper(const proc *p);
+/* The parent of pid, from /proc; -1 when it is gone. */
+pid_t proc_parent(pid_t pid);
+/* When pid started (field 22 of /proc/PID/stat, in clock ticks since
+ * boot): with the pid, it names one process; -1 when it is gone. */
+long long proc_start_time(pid_t pid);
+/* Appends "PID:START" (comma-separated) to buf, for CLITEST_GONE. */
+void gone_entry(char *buf, size_t len, pid_t pid);
 /* Watching a process that is not the test's child for its exit: a pidfd
  * (readable once it has exited, zombie or reaped). Where there is none
  * (valgrind does not know the call), /proc is looked at instead, every

@@ -980,12 +980,11 @@ static void test_stop_lease(void) {
 
 /* A child holds NAME through the agent after forking a process of its own
  * (fork without exec, as a program forks a helper), which inherits the
- * agent's socket; told ready on a pipe. The helper's pid comes back in
- * *helper. With worker, the child names the helper a worker first
+ * agent's socket; the helper's pid comes back on a pipe once the child
+ * holds. With worker, the child names the helper a worker first
  * (zkl_session_add_worker). The helper pauses until killed. */
 static pid_t child_forks_and_holds(const agentctl *ag, const char *name,
-                                   bool worker, pid_t *helper,
-                                   int *ready_fd) {
+                                   bool worker, int *ready_fd) {
   int p[2];
   pid_t pid;
   if (pipe(p) != 0)
@@ -1015,8 +1014,53 @@ static pid_t child_forks_and_holds(const agentctl *ag, const char *name,
   }
   close(p[1]);
   *ready_fd = p[0];
-  (void)helper;
   return pid;
+}
+
+/* One case of a forked holder: its agent (session timeout t), the holder
+ * and its helper, and a direct contender queued behind it. */
+typedef struct forked {
+  agentctl ag;
+  zkl_session *d;
+  zkl_lock *dl;
+  zkt_rec direct;
+  char name[64];
+  pid_t pid, helper;
+} forked;
+
+static void forked_begin(forked *f, const char *tag, const char *t,
+                         bool worker) {
+  const char *const extra[] = {"-t", t, NULL};
+  int ready = -1;
+  memset(f, 0, sizeof *f);
+  CU_ASSERT_FATAL(agentctl_start(&f->ag, zkt_hosts(), extra));
+  zkt_name(f->name, sizeof f->name, tag);
+  f->pid = child_forks_and_holds(&f->ag, f->name, worker, &ready);
+  CU_ASSERT_FATAL(f->pid > 0);
+  CU_ASSERT_EQUAL_FATAL(read(ready, &f->helper, sizeof f->helper),
+                        (ssize_t)sizeof f->helper);
+  close(ready);
+  f->d = zkt_session(T_SESSION);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&f->dl, f->d, f->name), ZKL_OK);
+  zkt_rec_init(&f->direct);
+  CU_ASSERT_EQUAL(
+      zkl_lock_acquire_async(f->dl, -1, zkt_on_acquired, &f->direct), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(f->name), 2, ZKT_WAIT), 2);
+}
+
+/* The holder SIGKILLed (and reaped): its helper lives on. */
+static void forked_kill_holder(forked *f) {
+  int status;
+  kill(f->pid, SIGKILL);
+  waitpid(f->pid, &status, 0);
+}
+
+static void forked_end(forked *f) {
+  kill(f->helper, SIGKILL); /* not ours to reap: init's */
+  zkl_lock_free(f->dl);
+  CU_ASSERT_EQUAL(zkl_session_close(f->d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&f->ag), 0);
+  zkt_assert_parent_empty(f->name);
 }
 
 /* The holder forked a helper that keeps the agent's socket open, and was
@@ -1024,110 +1068,40 @@ static pid_t child_forks_and_holds(const agentctl *ag, const char *name,
  * frees its lock at once, socket or not. It used to wait until the
  * connection fell silent (a session timeout: 10 minutes here). */
 static void test_forked_holder(void) {
-  agentctl ag;
-  zkl_session *d;
-  zkl_lock *dl;
-  zkt_rec direct;
-  char name[64];
-  int ready = -1, status;
-  pid_t pid, helper = 0;
-  const char *const extra[] = {"-t", "600s", NULL};
-  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
-  zkt_name(name, sizeof name, "agent-forked");
-  pid = child_forks_and_holds(&ag, name, false, &helper, &ready);
-  CU_ASSERT_FATAL(pid > 0);
-  CU_ASSERT_EQUAL_FATAL(read(ready, &helper, sizeof helper),
-                        (ssize_t)sizeof helper);
-  close(ready);
-  d = zkt_session(T_SESSION);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
-  zkt_rec_init(&direct);
-  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
-                  ZKL_OK);
-  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
-  kill(helper, SIGKILL); /* not ours to reap: init's */
-  zkl_lock_free(dl);
-  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
-  zkt_assert_parent_empty(name);
+  forked f;
+  forked_begin(&f, "agent-forked", "600s", false);
+  forked_kill_holder(&f);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&f.direct, 1, ZKT_WAIT), ZKL_OK);
+  forked_end(&f);
 }
 
 /* The same holder, with the helper named a worker: the lock waits for the
  * helper, and goes the moment it is gone. */
 static void test_worker_waits(void) {
-  agentctl ag;
-  zkl_session *d;
-  zkl_lock *dl;
-  zkt_rec direct;
-  char name[64], want[64];
-  int ready = -1, status;
-  pid_t pid, helper = 0;
-  const char *const extra[] = {"-t", "600s", NULL};
-  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
-  zkt_name(name, sizeof name, "agent-worker");
-  pid = child_forks_and_holds(&ag, name, true, &helper, &ready);
-  CU_ASSERT_FATAL(pid > 0);
-  CU_ASSERT_EQUAL_FATAL(read(ready, &helper, sizeof helper),
-                        (ssize_t)sizeof helper);
-  close(ready);
-  d = zkt_session(T_SESSION);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
-  zkt_rec_init(&direct);
-  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
-                  ZKL_OK);
-  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
+  forked f;
+  char want[64];
+  forked_begin(&f, "agent-worker", "600s", true);
+  forked_kill_holder(&f);
   /* The agent saw the holder go and kept its node for the worker. */
-  snprintf(want, sizeof want, "pid %ld ", (long)pid);
-  CU_ASSERT(log_has(&ag, want, "held nodes wait", ZKT_WAIT));
-  CU_ASSERT_EQUAL(zkt_children(parent_of(name)), 2);
-  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, 0), ZKT_NO_CALL);
-  kill(helper, SIGKILL);
-  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
-  zkl_lock_free(dl);
-  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
-  zkt_assert_parent_empty(name);
+  snprintf(want, sizeof want, "pid %ld ", (long)f.pid);
+  CU_ASSERT(log_has(&f.ag, want, "held nodes wait", ZKT_WAIT));
+  CU_ASSERT_EQUAL(zkt_children(parent_of(f.name)), 2);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&f.direct, 1, 0), ZKT_NO_CALL);
+  kill(f.helper, SIGKILL);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&f.direct, 1, ZKT_WAIT), ZKL_OK);
+  forked_end(&f);
 }
 
 /* A worker that is never stopped keeps the lock only until the lease last
  * relayed to its client runs out by the margin: nothing may act under the
  * lock after that (zklock's keeper kills by then), and the lock passes. */
 static void test_worker_lease(void) {
-  agentctl ag;
-  zkl_session *d;
-  zkl_lock *dl;
-  zkt_rec direct;
-  char name[64];
-  int ready = -1, status;
-  pid_t pid, helper = 0;
-  const char *const extra[] = {"-t", "3s", NULL};
-  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), extra));
-  zkt_name(name, sizeof name, "agent-worker-lease");
-  pid = child_forks_and_holds(&ag, name, true, &helper, &ready);
-  CU_ASSERT_FATAL(pid > 0);
-  CU_ASSERT_EQUAL_FATAL(read(ready, &helper, sizeof helper),
-                        (ssize_t)sizeof helper);
-  close(ready);
-  d = zkt_session(T_SESSION);
-  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&dl, d, name), ZKL_OK);
-  zkt_rec_init(&direct);
-  CU_ASSERT_EQUAL(zkl_lock_acquire_async(dl, -1, zkt_on_acquired, &direct),
-                  ZKL_OK);
-  CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
-  CU_ASSERT(log_has(&ag, "its lease has run out", NULL, ZKT_WAIT));
-  kill(helper, SIGKILL);
-  zkl_lock_free(dl);
-  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
-  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
-  zkt_assert_parent_empty(name);
+  forked f;
+  forked_begin(&f, "agent-worker-lease", "3s", true);
+  forked_kill_holder(&f);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&f.direct, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(log_has(&f.ag, "its lease has run out", NULL, ZKT_WAIT));
+  forked_end(&f);
 }
 
 /* zkl_session_add_worker's refusals, through the agent and direct alike:
@@ -1190,6 +1164,61 @@ static void test_worker_bad_input(void) {
   CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
   CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+}
+
+/* A holder through the agent tells a break's mark from a plain request
+ * (zkl_lock_break_mark(), REVOKED's field from protocol revision 3) and
+ * lets go for the break only: its node goes within the grace, by its
+ * release, and the break finds nothing left to delete. */
+typedef struct {
+  zkt_counter asked, marks;
+} agent_marks;
+
+static void on_revoke_break_only(zkl_lock *l, void *arg) {
+  agent_marks *m = arg;
+  bool marked = zkl_lock_break_mark(l);
+  zkt_counter_add(&m->asked, 1);
+  if (marked) {
+    zkt_counter_add(&m->marks, 1);
+    zkl_lock_release_async(l, NULL, NULL);
+  }
+}
+
+static void test_break_mark(void) {
+  agentctl ag;
+  zkl_session *s, *d;
+  zkl_lock *l;
+  agent_marks m;
+  zkt_rec lost;
+  char name[64];
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  s = open_agent(&ag);
+  CU_ASSERT_FATAL(s != NULL);
+  d = zkt_session(T_SESSION);
+  zkt_name(name, sizeof name, "agent-break-mark");
+  zkt_counter_init(&m.asked);
+  zkt_counter_init(&m.marks);
+  zkt_rec_init(&lost);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  zkl_lock_on_revoke(l, on_revoke_break_only, &m);
+  zkl_lock_on_lost(l, zkt_on_lost, &lost);
+  /* asked from the first moment of the hold */
+  CU_ASSERT_EQUAL(zkl_lock_set_watch_after(l, 0), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT(!zkl_lock_break_mark(l));
+  CU_ASSERT_EQUAL(zkl_name_revoke(d, name, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&m.asked, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&m.marks), 0);
+  CU_ASSERT(zkl_lock_token(l) > 0);
+  CU_ASSERT_EQUAL(zkl_name_break(d, name, NULL, 120000, NULL, NULL),
+                  ZKL_ENOTHELD); /* it let go within the grace */
+  CU_ASSERT_EQUAL(zkt_counter_get(&m.marks), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&lost.calls), 0);
+  zkl_lock_free(l);
+  CU_ASSERT_EQUAL(zkl_session_close(s, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_session_close(d, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
 }
 
 /* ------------------------------------------------- the blocking calls */
@@ -2401,6 +2430,8 @@ int main(void) {
       {"zkl_session_add_worker's refusals", test_worker_bad_input},
       {"list, find and get_leader through the agent", test_list_find_leader},
       {"revoke and break through the agent", test_revoke_break},
+      {"a break's mark told apart from a request, through the agent",
+       test_break_mark},
       {"the policy on list, find, leader, revoke and break",
        test_admin_policy},
       {"a client gone while its break runs on the agent",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_api.c - small parts of the API: why a name is refused, and the
- * lease deadline a holder can hand to a watchdog. */
+ * lease deadline a holder can hand to a watchdog (zklock's keeper). */
 #include "config.h"
 
 #include <stdio.h>

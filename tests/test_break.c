@@ -184,6 +184,55 @@ static void test_grace_used_to_let_go(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A holder tells a break's mark from a plain request
+ * (zkl_lock_break_mark()), and stops (lets go) only for the break: a
+ * request is the holder's to ignore, a break's grace is not. */
+typedef struct {
+  zkt_counter asked, marks;
+} marks_seen;
+
+static void on_revoke_break_only(zkl_lock *l, void *arg) {
+  marks_seen *m = arg;
+  bool marked = zkl_lock_break_mark(l);
+  zkt_counter_add(&m->asked, 1);
+  if (marked) {
+    zkt_counter_add(&m->marks, 1);
+    zkl_lock_release_async(l, NULL, NULL);
+  }
+}
+
+static void test_break_mark_told(void) {
+  char name[64];
+  zkl_session *breaker = zkt_session(T_SESSION);
+  marks_seen m;
+  holder h;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-mark");
+  zkt_counter_init(&m.asked);
+  zkt_counter_init(&m.marks);
+  hold(&h, name);
+  zkl_lock_on_revoke(h.l, on_revoke_break_only, &m);
+  CU_ASSERT(!zkl_lock_break_mark(h.l));
+  CU_ASSERT(!zkl_lock_break_mark(NULL));
+  CU_ASSERT_EQUAL(zkl_name_revoke(breaker, name, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&m.asked, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(zkt_counter_get(&m.marks), 0); /* a request: kept */
+  CU_ASSERT(!zkl_lock_break_mark(h.l));
+  CU_ASSERT(zkl_lock_token(h.l) > 0);
+  CU_ASSERT_EQUAL(
+      zkl_name_break(breaker, name, NULL, LONG_GRACE, on_report, &rep),
+      ZKL_ENOTHELD);
+  CU_ASSERT_EQUAL(zkt_counter_get(&m.marks), 1); /* a break: let go */
+  CU_ASSERT(reported(&rep, h.path, ZKL_ENOTHELD));
+  CU_ASSERT_EQUAL(zkl__debug_wait_quiet(h.s, ZKT_WAIT), 0);
+  CU_ASSERT_EQUAL(zkt_counter_get(&h.lost.calls), 0);
+  CU_ASSERT(!zkl_lock_break_mark(h.l)); /* no hold any more */
+  close_holder(&h, true);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(breaker, NULL);
+  zkt_assert_parent_empty(name);
+}
+
 /* The holder lets go in its grace and takes the lock again: its new node
  * is not the node marked, and is not hit. */
 typedef struct {
@@ -848,6 +897,7 @@ int main(void) {
       {"grace 0: broken at once", test_break_at_once},
       {"a hold too young to watch its node", test_break_young_hold},
       {"a grace the holder uses to let go", test_grace_used_to_let_go},
+      {"a break's mark told apart from a request", test_break_mark_told},
       {"the holder's next node is not hit", test_new_node_not_hit},
       {"a node at the same path is not hit", test_same_path_not_hit},
       {"a holder gone before the reads: the next is not hit",

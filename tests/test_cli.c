@@ -2,8 +2,9 @@
 /* test_cli.c - the zklock command (cli/zklock), run as a program against a
  * real ZooKeeper: options, the command's environment and exit status,
  * signals, --list, the waiting status, connecting, names and credentials.
- * Losing the lock and the watchdog are in test_cli_lease.c; how zklock and
- * its command are run is in clitest.h. */
+ * Losing the lock is in test_cli_lease.c, the keeper (the command's parent,
+ * which keeps every process of it under the lock) in test_cli_keeper.c;
+ * how zklock and its command are run is in clitest.h. */
 #define _GNU_SOURCE 1 /* posix_openpt and friends */
 #include "config.h"
 
@@ -30,7 +31,7 @@ static void expect_exit3(const char *want, const char *const *args);
 
 /* Two zklock processes on one name: the second command starts only after
  * the first one ended (start and end times, from one monotonic clock); the
- * watchdog of each is gone when its zklock is. */
+ * keeper of each is gone when its zklock is. */
 static void test_serial(void) {
   char name[64], parent[128], log[PATH_MAX], line[256];
   log_rec r[5];
@@ -42,7 +43,7 @@ static void test_serial(void) {
   log_name(log, sizeof log, name);
   spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("log"), log, NULL);
   CU_ASSERT_FATAL(command_started(&a, line, sizeof line));
-  wd = find_watchdog(&a);
+  wd = find_keeper(&a);
   CU_ASSERT(wd > 0);
   watch_pid(&wdw, wd);
   spawn(&b, "-s", zkt_hosts(), name, "--", HELPER("log"), log, NULL);
@@ -348,7 +349,7 @@ static void test_env_and_list(void) {
   CU_ASSERT_STRING_EQUAL(got_name, name);
   CU_ASSERT(strncmp(node, "/locks/", 7) == 0 && strstr(node, name) == node + 7);
   /* 0-2, and 3-4 from the test: not ZooKeeper's socket, not zklock's pipes,
-   * not the watchdog's */
+   * not the keeper's */
   CU_ASSERT_STRING_EQUAL(fds, "0,1,2,3,4");
 
   memset(&so, 0, sizeof so);

@@ -2,10 +2,12 @@
 /* test_cli_break.c - breaking a stuck lock and bounding a hold, through
  * the zklock command: `zklock --break NAME --grace 0` deletes a running
  * zklock's node, which stops its command, exits 4 and says it was broken,
- * while a waiting zklock gets the lock with a higher token; a holder that
- * lets go in its grace (--on-revoke TERM) is not broken (exit 1), a
- * holder of two names asked on its second as well (and it says so, naming
- * both), one of three broken on its third says it lost all three; nobody
+ * while a waiting zklock gets the lock with a higher token; a zklock
+ * stops its command at a break's mark and lets go in the grace, so that it
+ * is not broken (exit 1), and passes a plain request (--revoke) on to its
+ * command (--on-revoke TERM), which ends it, a holder of two names asked on
+ * its second as well (and it says so, naming both), one of three broken on
+ * its third says it lost all three; nobody
  * holding exits 1; a creator-only lock is refused without its credentials
  * (exit 3) and broken with them; `zklock --max-hold` stops its command at
  * the maximum, exits 4 and says why; bad usage exits 2. See clitest.h for
@@ -20,15 +22,28 @@
 
 #include "clitest.h"
 
-/* The command of p got SIGTERM, and zklock exited 4 saying why. */
+/* The breaks of --grace 0 below are of a holder whose command takes a
+ * second over SIGTERM ("slow-term 1000"): zklock stops its command at a
+ * break's mark and releases once it is gone, and a command that ended at
+ * once would let zklock release before the breaker's delete, a race the
+ * break would then report as a holder that let go (exit 1). */
+
+/* The command of p got SIGTERM, and zklock exited 4 saying why (or, why
+ * NULL, that the lock was broken: "it is being broken" when it stopped its
+ * command at the break's mark, "it was broken" when the mark and the
+ * delete came to it at once). */
 static void assert_stopped(proc *p, const char *name, const char *why) {
-  char line[1024], err[4096], want[512];
+  char line[1024], err[4096], want[512], was[512];
   CU_ASSERT(read_line(p->report, line, sizeof line, T_WAIT) > 0);
   CU_ASSERT_STRING_EQUAL(line, "sig 15");
   CU_ASSERT_EQUAL(wait_exit(p, T_WAIT), 4);
   CU_ASSERT(read_all(p->err, err, sizeof err, T_WAIT) > 0);
-  snprintf(want, sizeof want, "zklock: lost the lock /locks/%s: %s", name, why);
-  zkt_check(strstr(err, want) != NULL, "stderr has \"%s\": %s", want, err);
+  snprintf(want, sizeof want, "zklock: lost the lock /locks/%s: %s", name,
+           why ? why : "it is being broken (zklock --break)");
+  snprintf(was, sizeof was, "zklock: lost the lock /locks/%s: %s", name,
+           "it was broken (zklock --break)");
+  zkt_check(strstr(err, want) != NULL || (!why && strstr(err, was) != NULL),
+            "stderr has \"%s\": %s", want, err);
 }
 
 /* A running zklock broken at once: its command stopped, exit 4, "broken";
@@ -40,7 +55,7 @@ static void test_break_running(void) {
   const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
                              "--grace", "0",         NULL};
   zkt_name(name, sizeof name, "cli-break");
-  spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("hold"), NULL);
+  spawn(&a, "-s", zkt_hosts(), name, "--", HELPER("slow-term"), "1000", NULL);
   CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   spawn(&b, "-s", zkt_hosts(), "-q", "-w", "30", name, "--", HELPER("hold"),
         NULL);
@@ -53,7 +68,7 @@ static void test_break_running(void) {
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
   CU_ASSERT_STRING_EQUAL(err, "");
-  assert_stopped(&a, name, "it was broken (zklock --break)");
+  assert_stopped(&a, name, NULL);
   CU_ASSERT_FATAL(command_started_at(&b, &token2, node2, sizeof node2));
   CU_ASSERT(token2 > token);
   go(&b);
@@ -90,7 +105,7 @@ static void test_leader_keeps_id(void) {
   const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
                              "--grace", "0",         NULL};
   zkt_name(name, sizeof name, "cli-break-leader");
-  spawn(&a, "-s", zkt_hosts(), "--elect", "alpha", name, "--", HELPER("hold"),
+  spawn(&a, "-s", zkt_hosts(), "--elect", "alpha", name, "--", HELPER("slow-term"), "1000",
         NULL);
   CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
@@ -104,7 +119,7 @@ static void test_leader_keeps_id(void) {
   CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
-  assert_stopped(&a, name, "it was broken (zklock --break)");
+  assert_stopped(&a, name, NULL);
   cleanup(&a);
   assert_no_node(name);
 }
@@ -124,7 +139,7 @@ static void test_semaphore_waiter_not_broken(void) {
   zkt_name(name, sizeof name, "cli-break-sem");
   snprintf(leases, sizeof leases, "/locks/%s/leases", name);
   snprintf(gate, sizeof gate, "/locks/%s/locks", name);
-  spawn(&a, "-s", zkt_hosts(), "--limit", "1", name, "--", HELPER("hold"),
+  spawn(&a, "-s", zkt_hosts(), "--limit", "1", name, "--", HELPER("slow-term"), "1000",
         NULL);
   CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   spawn(&b, "-s", zkt_hosts(), "-q", "--limit", "1", name, "--", HELPER("hold"),
@@ -135,7 +150,7 @@ static void test_semaphore_waiter_not_broken(void) {
   CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   zkt_check(strcmp(out, want) == 0, "broken: %s", out);
-  assert_stopped(&a, name, "it was broken (zklock --break)");
+  assert_stopped(&a, name, NULL);
   CU_ASSERT_FATAL(command_started_at(&b, &token2, node2, sizeof node2));
   CU_ASSERT(token2 > token);
   go(&b);
@@ -146,15 +161,18 @@ static void test_semaphore_waiter_not_broken(void) {
   assert_empty(gate);
 }
 
-/* A holder that lets go in its grace: --on-revoke TERM ends its command,
- * zklock releases, and the break, with a grace far longer than the test
- * waits, ends with nothing broken. */
+/* A break with a grace far longer than the test waits: at the break's
+ * mark zklock stops its command, as on a loss, and releases once it is
+ * gone, so the break ends with nothing broken; zklock exits 4 and says the
+ * lock is being broken. A plain request (--revoke) is the command's to
+ * honour: --on-revoke TERM ends it, zklock releases and ends as it did. */
 static void test_grace_let_go(void) {
   char name[64], node[256], out[1024], err[1024], want[512];
   long long token;
   proc a;
   const char *const brk[] = {"-s",      zkt_hosts(), "--break", name,
                              "--grace", "600",       NULL};
+  const char *const revoke[] = {"-s", zkt_hosts(), "--revoke", name, NULL};
   zkt_name(name, sizeof name, "cli-break-grace");
   spawn(&a, "-s", zkt_hosts(), "--on-revoke", "TERM", name, "--",
         HELPER("hold"), NULL);
@@ -164,18 +182,28 @@ static void test_grace_let_go(void) {
   snprintf(want, sizeof want,
            "zklock: %s let go within the grace: not broken\n", node);
   CU_ASSERT_STRING_EQUAL(err, want);
+  assert_stopped(&a, name, NULL);
+  cleanup(&a);
+  assert_no_node(name);
+
+  spawn(&a, "-s", zkt_hosts(), "--on-revoke", "TERM", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT_EQUAL(wait_exit(&a, T_WAIT), 128 + 15); /* as its command */
   cleanup(&a);
   assert_no_node(name);
 }
 
 /* A zklock that holds two names is asked as one: a break of its second
- * name reaches its --on-revoke, and it lets go of both within the grace. */
+ * name stops its command, and it lets go of both within the grace; a
+ * request on its second name reaches its --on-revoke, naming both. */
 static void test_multi_let_go(void) {
-  char a[64], b[64], line[1024], out[1024], err[1024];
+  char a[64], b[64], line[1024], out[1024], err[4096];
   proc p;
   const char *const brk[] = {"-s",      zkt_hosts(), "--break", b,
                              "--grace", "600",       NULL};
+  const char *const revoke[] = {"-s", zkt_hosts(), "--revoke", b, NULL};
   zkt_name(a, sizeof a, "cli-break-multi-a");
   zkt_name(b, sizeof b, "cli-break-multi-b");
   spawn(&p, "-s", zkt_hosts(), "--on-revoke", "TERM", a, b, "--",
@@ -185,6 +213,21 @@ static void test_multi_let_go(void) {
   CU_ASSERT_STRING_EQUAL(out, "");
   zkt_check(strstr(err, "let go within the grace: not broken\n") != NULL,
             "stderr: %s", err);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 4);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  snprintf(line, sizeof line,
+           "zklock: lost the locks /locks/%s and /locks/%s: it is being "
+           "broken (zklock --break)",
+           a, b);
+  zkt_check(strstr(err, line) != NULL, "stderr has \"%s\": %s", line, err);
+  cleanup(&p);
+  assert_no_node(a);
+  assert_no_node(b);
+
+  spawn(&p, "-s", zkt_hosts(), "--on-revoke", "TERM", a, b, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
+  CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 128 + 15); /* as its command */
   CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
   snprintf(line, sizeof line,
@@ -207,7 +250,7 @@ static void test_multi_broken(void) {
   zkt_name(a, sizeof a, "cli-broken-multi-a");
   zkt_name(b, sizeof b, "cli-broken-multi-b");
   zkt_name(c, sizeof c, "cli-broken-multi-c");
-  spawn(&p, "-s", zkt_hosts(), a, b, c, "--", HELPER("hold"), NULL);
+  spawn(&p, "-s", zkt_hosts(), a, b, c, "--", HELPER("slow-term"), "1000", NULL);
   CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
   CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
@@ -286,7 +329,7 @@ static void test_acl(void) {
       "--grace", "0",         NULL};
   zkt_name(name, sizeof name, "cli-break-acl");
   spawn(&a, "-s", zkt_hosts(), "--auth", "digest:alice:secret", "--acl",
-        "creator", name, "--", HELPER("hold"), NULL);
+        "creator", name, "--", HELPER("slow-term"), "1000", NULL);
   CU_ASSERT_FATAL(command_started_at(&a, &token, node, sizeof node));
   CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 3);
   CU_ASSERT_STRING_EQUAL(out, "");
@@ -299,7 +342,7 @@ static void test_acl(void) {
   CU_ASSERT_EQUAL(run_question(brk_auth, out, sizeof out, err, sizeof err), 0);
   snprintf(want, sizeof want, "%s\n", node);
   CU_ASSERT_STRING_EQUAL(out, want);
-  assert_stopped(&a, name, "it was broken");
+  assert_stopped(&a, name, NULL);
   cleanup(&a);
   assert_no_node(name);
 }
@@ -428,8 +471,12 @@ static void test_usage(void) {
 int main(int argc, char **argv) {
   static const zkt_test tests[] = {
       {"--break stops the holder's command", test_break_running},
-      {"a holder that lets go in its grace", test_grace_let_go},
-      {"a holder of two names lets go of both in its grace", test_multi_let_go},
+      {"a holder stops at a break's mark and lets go in its grace; "
+       "--on-revoke passes a request on",
+       test_grace_let_go},
+      {"a holder of two names lets go of both in its grace; a request on "
+       "one is passed on naming both",
+       test_multi_let_go},
       {"a holder of three names broken on one loses all three",
        test_multi_broken},
       {"an --elect leader keeps its id through --revoke and --break",

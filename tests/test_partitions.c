@@ -11,7 +11,7 @@
  * a waiter of the same kind waits on another server:
  *   mutex; read/write (a writer holds, a reader waits); semaphore of one;
  *   election (two candidates); multi-lock (of the name and a second one,
- *   a mutex waiting on the name); and zklock with its watchdog (the
+ *   a mutex waiting on the name); and zklock with its keeper (the
  *   commands log their start and their signals on one monotonic clock).
  * For each, the holder must be told it lost the lock (its lost callback;
  * for zklock, its command's SIGTERM) before the waiter is granted (its
@@ -243,8 +243,7 @@ static void contender_new(run *r, party *p, bool first, bool tick_known) {
 /* zklock as a contender: its command logs start, signals and end to
  * p->log with the monotonic clock's ns (clitest.c). */
 static void zklock_new(run *r, party *p, bool tick_known) {
-  static const spawn_opts none = {{NULL}, -1, false, false};
-  spawn_opts so = none;
+  spawn_opts so;
   char env[300], t[16], tick[16];
   snprintf(p->log, sizeof p->log, "%s/partitions-%d-%s-%d.log",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(), r->name,
@@ -253,6 +252,8 @@ static void zklock_new(run *r, party *p, bool tick_known) {
   snprintf(env, sizeof env, "CLITEST_LOG=%s", p->log);
   snprintf(t, sizeof t, "%d", SESSION_MS);
   snprintf(tick, sizeof tick, "%d", tick_known ? TICK_MS : 0);
+  memset(&so, 0, sizeof so); /* every field its default, whatever comes */
+  so.tty = -1;
   so.env[0] = env;
   if (via_agent && p == &r->holder)
     spawn_with(&p->p, &so, "--agent", shape_agent.sock, r->name, "--",
