@@ -49,6 +49,8 @@ typedef struct {
   long long first_conflict; /* first start of a section it excluded */
   bool work_rule;   /* holds until its END, told or not (fault_check.h:
                        "work late") */
+  long long t_last; /* its last line (START, ARMED, ACCEPT, REJECT, END,
+                       LOST) */
 } section_t;
 
 typedef struct {
@@ -367,8 +369,10 @@ static int section_for(run_t *r, int pi, const int *cur, int ncur,
                        long long token, long long t) {
   int i;
   for (i = ncur - 1; i >= 0; i--)
-    if (token && r->secs[cur[i]].token == token)
+    if (token && r->secs[cur[i]].token == token) {
+      r->secs[cur[i]].t_last = t;
       return cur[i];
+    }
   /* this log's sections are the last ones read, in order; only a zklock
    * run's work outlives its hold's REL */
   for (i = r->nsecs - 1;
@@ -378,9 +382,13 @@ static int section_for(run_t *r, int pi, const int *cur, int ncur,
         r->secs[i].t_end = t;
       if (r->secs[i].t_rel < t)
         r->secs[i].t_rel = t;
+      r->secs[i].t_last = t;
       return i;
     }
-  return open_of(r, cur, ncur, token);
+  i = open_of(r, cur, ncur, token);
+  if (i >= 0)
+    r->secs[i].t_last = t;
+  return i;
 }
 
 static void close_open(int *cur, int *ncur, int sec) {
@@ -451,6 +459,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       r->secs[s].side = p->lock == FC_RW ? (side[0] == 'w' ? 'w' : 'r') : 0;
       r->secs[s].token = a1;
       r->secs[s].t_start = t;
+      r->secs[s].t_last = t;
       if (p->lock == FC_RW && ncur > 0 && r->secs[s].side == 'r')
         out->downgrades++;
       if (p->lock == FC_MUTEX && side[0] == 'm')
@@ -467,6 +476,8 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       out->rejected++;
       if ((s = section_for(r, pi, cur, ncur, n >= 3 ? a1 : 0, t)) >= 0)
         r->secs[s].outcome = 2;
+    } else if (!strcmp(word, "ARMED") && n >= 3) {
+      section_for(r, pi, cur, ncur, a1, t);
     } else if (!strcmp(word, "END")) {
       if ((s = section_for(r, pi, cur, ncur, n >= 3 ? a1 : 0, t)) >= 0 &&
           r->secs[s].t_end < t)
@@ -475,8 +486,11 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
       /* a zklock run that ended without its command: its wait too */
       push_wait(r, pi, &wait_start, t);
       if ((s = open_of(r, cur, ncur, n >= 4 ? a2 : 0)) >= 0) {
+        /* A zklock run's REL is its loop's, written once zklock exited,
+         * after the release: its hold's work ended at its last line (a
+         * grandchild SIGKILLed by the keeper says nothing more). */
         if (!r->secs[s].t_end)
-          r->secs[s].t_end = t;
+          r->secs[s].t_end = p->zklock ? r->secs[s].t_last : t;
         r->secs[s].t_rel = t;
         close_open(cur, &ncur, s);
       }
@@ -545,7 +559,7 @@ static int read_contender_log(run_t *r, const char *dir, int pi,
     for (i = 0; i < ncur; i++) {
       section_t *sc = &r->secs[cur[i]];
       if (!sc->t_end)
-        sc->t_end = end;
+        sc->t_end = p->zklock ? sc->t_last : end;
       sc->t_rel = end;
     }
   }

@@ -5,8 +5,12 @@
  * suite looks for (overlaps, refused resources, token order, lost updates,
  * changed reads, stale grants, late accepts, unannounced losses, late
  * leases, over-counted leases), also among multi-locks of the mutex's
- * name (and count those apart), and count nothing in a clean history. The
- * fault suite (tests/test_fault_suite.c) is only as good as its checker.
+ * name (and count those apart), and count nothing in a clean history; and
+ * judge the holder's work: a holder of a stopped agent granted over before
+ * its work ended, a forked holder's helper writing after the kill, a busy
+ * callback's holder told late, zklock runs whose command's grandchild
+ * worked on after zklock let go. The fault suite (tests/test_fault_suite.c)
+ * is only as good as its checker.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -672,6 +676,89 @@ static void test_checker_work(void) {
   CU_ASSERT_EQUAL(per[FC_MUTEX].kept_lock[FC_BUSY], 1);
 }
 
+/* Contenders that lock with the zklock command (SPAWN's mode "zklock"):
+ * every hold is under the work rule, and a line of its token after its
+ * REL (a command's grandchild's) extends it; the REL itself, the loop's,
+ * written after zklock exited, does not. A ZKLOCK-LOSS victim must be
+ * told; a ZKLOCK-KILL's handoff is measured as a fork kill's. (The checker
+ * before these refused the mode: "unknown lock kind".) */
+#define SPAWNS_ZK "1 SPAWN 1 1 101 zklock\n2 SPAWN 2 1 102\n"
+static void test_checker_zklock(void) {
+  fc_result r;
+  const char *next = "150 ACQ\n300 START 20\n350 ACCEPT 20 0 1\n"
+                     "360 END 20\n370 REL 0\n";
+  /* clean: a zklock run, then a library contender */
+  r = planted(SPAWNS_ZK,
+              "10 ACQ\n100 START 10\n110 ARMED 10\n150 ACCEPT 10 0 1\n"
+              "160 END 10\n200 REL 0\n210 ACQ\n",
+              "150 ACQ\n300 START 20\n350 ACCEPT 20 1 2\n360 END 20\n"
+              "370 REL 0\n",
+              "10 0 1 1 101 150\n20 1 2 2 102 350\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.zklock_grants, 1);
+  CU_ASSERT_EQUAL(r.stuck, 0);
+  /* zklock let go (REL at 200) while its command's grandchild worked on:
+   * its write at 500, refused, is that hold's, which overlapped the next */
+  r = planted(SPAWNS_ZK,
+              "10 ACQ\n100 START 10\n110 ARMED 10\n200 REL 0\n210 ACQ\n"
+              "500 REJECT 10 20\n510 END 10\n",
+              next, "20 0 1 2 102 350\n");
+  CU_ASSERT_EQUAL(r.overlaps, 1);
+  CU_ASSERT_EQUAL(r.stale_grants, 1);
+  /* ...told (SIGTERM) first: work late */
+  r = planted(SPAWNS_ZK,
+              "10 ACQ\n100 START 10\n110 ARMED 10\n200 REL 0\n210 ACQ\n"
+              "250 LOST 0 10\n500 REJECT 10 20\n510 END 10\n",
+              next, "20 0 1 2 102 350\n");
+  CU_ASSERT_EQUAL(r.work_late, 1);
+  CU_ASSERT_EQUAL(r.overlaps, 0);
+  /* a grandchild SIGKILLed by the keeper says nothing more: the hold's
+   * work ended at its last line, not at the loop's REL written after the
+   * release (the next grant came between the two) */
+  r = planted(SPAWNS_ZK,
+              "10 ACQ\n100 START 10\n110 ARMED 10\n120 LOST 0 10\n"
+              "1300 REL 4\n1310 ACQ\n",
+              "150 ACQ\n1290 START 20\n1350 ACCEPT 20 0 1\n1360 END 20\n"
+              "1370 REL 0\n",
+              "20 0 1 2 102 1350\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  /* a loss its grandchild was never told of: unannounced */
+  r = planted(SPAWNS_ZK "2000 ZKLOCK-LOSS 1 101 10 1000 1900 - zklock\n",
+              "10 ACQ\n100 START 10\n110 ARMED 10\n1950 REL 4\n1960 ACQ\n",
+              "150 ACQ\n2000 START 20\n2050 ACCEPT 20 0 1\n2060 END 20\n"
+              "2070 REL 0\n",
+              "20 0 1 2 102 2050\n");
+  CU_ASSERT_EQUAL(r.unannounced, 1);
+  CU_ASSERT_EQUAL(r.faults[FC_ZKLOCK_LOSS], 1);
+  /* ...told: in time */
+  r = planted(SPAWNS_ZK "2000 ZKLOCK-LOSS 1 101 10 1000 1900 A zklock\n",
+              "10 ACQ\n100 START 10\n110 ARMED 10\n1100 LOST 0 10\n"
+              "1950 REL 4\n1960 ACQ\n",
+              "150 ACQ\n2000 START 20\n2050 ACCEPT 20 0 1\n2060 END 20\n"
+              "2070 REL 0\n",
+              "20 0 1 2 102 2050\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.told_first[FC_ZKLOCK_LOSS], 1);
+  CU_ASSERT_EQUAL(r.via_agent[FC_ZKLOCK_LOSS], 1);
+  /* zklock SIGKILLed through an agent, the lock passing past the session
+   * timeout: late; direct, not */
+  r = planted(SPAWNS_ZK "3000 ZKLOCK-KILL 1 101 10 2990 A zklock 555\n",
+              "10 ACQ\n100 START 10\n110 ARMED 10\n2995 REL 137\n",
+              "500 ACQ\n3002990 START 20\n3003000 ACCEPT 20 0 1\n"
+              "3003100 END 20\n3003200 REL 0\n",
+              "20 0 1 2 102 3003000\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.faults[FC_ZKLOCK_KILL], 1);
+  CU_ASSERT_EQUAL(r.late_handoffs, 1);
+  r = planted(SPAWNS_ZK "3000 ZKLOCK-KILL 1 101 10 2990 - zklock 555\n",
+              "10 ACQ\n100 START 10\n110 ARMED 10\n2995 REL 137\n",
+              "500 ACQ\n3002990 START 20\n3003000 ACCEPT 20 0 1\n"
+              "3003100 END 20\n3003200 REL 0\n",
+              "20 0 1 2 102 3003000\n");
+  CU_ASSERT_EQUAL(r.late_handoffs, 0);
+  CU_ASSERT_EQUAL(r.kill_handoffs[0], 1);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
       {"the checker sees planted violations", test_checker},
@@ -684,6 +771,8 @@ int main(void) {
       {"the checker judges the holder's work: a stop, a fork, a busy "
        "callback",
        test_checker_work},
+      {"the checker judges zklock runs by their commands' work",
+       test_checker_zklock},
       {NULL, NULL}};
   return zkt_main("fault checker", tests);
 }
