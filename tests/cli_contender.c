@@ -124,15 +124,32 @@ static void die(const char *what) {
 static volatile sig_atomic_t termed;
 static long long the_token;
 
-/* SIGTERM in the grandchild: zklock's word of a loss (through its keeper).
- * The line is one write(), safe here. */
+/* Appends the decimal digits of v (>= 0) at p; returns the end. */
+static char *put_ll(char *p, long long v) {
+  char d[24];
+  int n = 0;
+  do
+    d[n++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  while (n > 0)
+    *p++ = d[--n];
+  return p;
+}
+
+/* SIGTERM in the grandchild: zklock's word of a loss (through its
+ * keeper), logged when it came. Async-signal-safe: the line is put
+ * together by hand (clock_gettime, write). */
 static void on_term(int sig) {
-  char buf[64];
-  int n = snprintf(buf, sizeof buf, "%lld LOST 0 %lld\n", fr_now_us(),
-                   the_token);
+  char buf[80], *p = buf;
+  struct timespec ts;
   (void)sig;
   termed = 1;
-  if (n > 0 && write(log_fd, buf, (size_t)n) < 0) {
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  p = put_ll(p, (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+  memcpy(p, " LOST 0 ", 8);
+  p = put_ll(p + 8, the_token);
+  *p++ = '\n';
+  if (write(log_fd, buf, (size_t)(p - buf)) < 0) {
   }
 }
 

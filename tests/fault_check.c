@@ -321,8 +321,12 @@ static int read_driver_log(run_t *r, const char *dir, fc_result *out,
       o->on_readers[fk] += reader;
       o->on_multi[fk] += multi;
       o->via_agent[fk] += pa->via_agent;
+      /* Dead from the kill on (a4): the line is written after the reap
+       * and the resource's bookkeeping, and through an agent the lock may
+       * pass before that. What its helper did after the kill still shows,
+       * in the lines its log got later. */
       if (fk == FC_FORK_KILL && (pi = find_proc(r, pid)) >= 0) {
-        r->procs[pi].t_death = t;
+        r->procs[pi].t_death = a4;
         r->procs[pi].killed = FC_FORK_KILL;
       }
     } else if (!strcmp(kind, "LEADER-KILL")) {
@@ -984,11 +988,19 @@ static const section_t *section_of(const run_t *r, long pid, long long token) {
 }
 
 /* A registration stops counting once its holder is known stale: paused
- * since it registered, or told LOST (under the work rule, at its end). */
+ * since it registered, or told LOST (under the work rule, at its end); or
+ * dead: SIGKILLed with its helper at work (FORK-KILL) before t, as the
+ * driver's X line, written after the reap, says later (a helper's late
+ * entry would be one of its own). */
 static bool excused(const run_t *r, const reg_t *g, long long t) {
   const section_t *s = section_of(r, g->pid, g->token);
-  return pause_of(r, g->pid, g->t, t) ||
-         (s && s->t_lost && s->t_lost <= t && !s->work_rule);
+  int pi;
+  if (pause_of(r, g->pid, g->t, t) ||
+      (s && s->t_lost && s->t_lost <= t && !s->work_rule))
+    return true;
+  pi = find_proc(r, g->pid);
+  return pi >= 0 && r->procs[pi].killed == FC_FORK_KILL &&
+         r->procs[pi].t_death <= t;
 }
 
 static void check_shared_history(run_t *r, int lk, FILE *f, fc_result *out,

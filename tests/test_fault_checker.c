@@ -631,6 +631,19 @@ static void test_checker_work(void) {
               "20 0 1 2 102 3150\n");
   CU_ASSERT_EQUAL(r.overlaps, 1);
   CU_ASSERT_EQUAL(r.stale_grants, 1);
+  /* a rw writer killed at 1000 with its helper at work, through an agent:
+   * a reader granted at 1050, before the driver's line (1100) and its X
+   * in the resource, is no overlap: the holder was dead from the kill */
+  r = planted_kind("rw-history",
+                   SPAWNS_RW "1100 FORK-KILL 1 101 10 1000 A writer\n",
+                   "100 START 10 w\n110 WORKER 111 0\n120 ARMED 10\n",
+                   "1050 START 20 r\n1060 ACCEPT 20 0 0\n1070 END 20\n"
+                   "1080 REL 0 20\n",
+                   "",
+                   "W+ 10 0 1 101 120\nR+ 20 0 2 102 1055\n"
+                   "R- 20 0 0 1 2 102 1060\nX 1 101 1100\n");
+  CU_ASSERT_EQUAL(r.violations, 0);
+  CU_ASSERT_EQUAL(r.on_readers[FC_FORK_KILL], 0);
 
   /* a busy callback, direct: told by its lease at 2500, its work ended,
    * the next holder granted at 3000 */
