@@ -552,8 +552,13 @@ static void test_protected_deployment(void) {
      * or cut off as the agent reopens): each try is a round trip to the
      * agent, not a sleep. */
     while (rc != ZKL_OK && zkt_now_ms() < until) {
-      if (!(s = open_agent(&ag)))
+      int64_t t0 = zkt_now_ms();
+      if (!(s = open_agent(&ag))) {
+        printf("    (the open took %lld ms; the agent's log follows)\n",
+               (long long)(zkt_now_ms() - t0));
+        agentctl_print_log(&ag);
         break;
+      }
       CU_ASSERT_FATAL(zkl_lock_new(&l, s, vname2) == ZKL_OK);
       rc = zkl_lock_acquire(l, ZKT_WAIT, NULL);
       if (rc == ZKL_OK)
