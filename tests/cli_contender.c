@@ -207,6 +207,18 @@ static int command_main(char **argv) {
     return 0;
   }
   logf_("ARMED %lld", the_token);
+  /* SIGTERM is caught (and logged) from here on, before the driver hears
+   * of the hold and before the fork (the grandchild inherits the handler,
+   * and termed): the driver begins its fault at the H line, and a stop
+   * that came quicker than the fork used to kill the command by SIGTERM's
+   * default action, with no LOST line (an "unannounced" loss, seen under
+   * ASan in a CI run). */
+  {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+  }
   {
     char msg[96];
     snprintf(msg, sizeof msg, "H %lld - %s\n", the_token, z ? z : "0");
@@ -220,12 +232,6 @@ static int command_main(char **argv) {
       die("fork");
     if (pid > 0)
       return 0;
-  }
-  {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_term;
-    sigaction(SIGTERM, &sa, NULL);
   }
   /* 2. work, in steps; told (SIGTERM), it stops at the next one unless it
    * ignores SIGTERM */
