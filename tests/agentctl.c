@@ -203,3 +203,27 @@ void agentctl_print_log(const agentctl *a) {
   printf("----\n");
   fclose(f);
 }
+
+bool agentctl_log_has(const agentctl *a, const char *needle,
+                      const char *needle2, int bound_ms) {
+  struct timespec ts;
+  long long until, now;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  until = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000 + bound_ms;
+  do {
+    char line[1024];
+    bool seen = false;
+    FILE *log = fopen(a->log, "r");
+    while (log && fgets(line, sizeof line, log))
+      if (strstr(line, needle) && (!needle2 || strstr(line, needle2)))
+        seen = true;
+    if (log)
+      fclose(log);
+    if (seen)
+      return true;
+    usleep(10000); /* a file has no change to wait on; looked at again */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+  } while (now < until);
+  return false;
+}

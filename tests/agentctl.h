@@ -33,5 +33,9 @@ void agentctl_freeze(agentctl *a, bool freeze);
 void agentctl_signal(agentctl *a, int sig);
 /* Prints the agent's log (for a failing test's output). */
 void agentctl_print_log(const agentctl *a);
+/* Whether the agent's log has a line with both needles (the second may be
+ * NULL), looking again until bound_ms have passed. */
+bool agentctl_log_has(const agentctl *a, const char *needle,
+                      const char *needle2, int bound_ms);
 
 #endif

@@ -868,27 +868,6 @@ static void test_policy(void) {
   zkt_assert_parent_empty("agent-jobs/y");
 }
 
-/* Whether the agent's log has a line with both needles (the second may be
- * NULL), looking again until bound_ms have passed. */
-static bool log_has(const agentctl *ag, const char *a, const char *b,
-                    int bound_ms) {
-  int64_t until = zkt_now_ms() + bound_ms;
-  do {
-    char line[1024];
-    bool seen = false;
-    FILE *log = fopen(ag->log, "r");
-    while (log && fgets(line, sizeof line, log))
-      if (strstr(line, a) && (!b || strstr(line, b)))
-        seen = true;
-    if (log)
-      fclose(log);
-    if (seen)
-      return true;
-    usleep(10000); /* a file has no change to wait on; looked at again */
-  } while (zkt_now_ms() < until);
-  return false;
-}
-
 /* A stop (SIGTERM) tells every holder first (ZKL_LOST_AGENT), and deletes
  * a held node only once its holder let go: a holder whose work takes a
  * while to stop keeps its node until it releases, so nobody else is
@@ -924,7 +903,7 @@ static void test_stop_waits(void) {
   /* Told, not yet let go: the holder's node is there (the waiter's is
    * gone), and the direct contender still waits. */
   CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
-  CU_ASSERT(log_has(&ag, "stopping:", NULL, ZKT_WAIT));
+  CU_ASSERT(agentctl_log_has(&ag, "stopping:", NULL, ZKT_WAIT));
   CU_ASSERT_EQUAL(zkt_children(parent_of(name)), 2);
   CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, 0), ZKT_NO_CALL);
   /* Let go: the node goes, the agent ends, the direct one is granted. */
@@ -965,7 +944,7 @@ static void test_stop_lease(void) {
   CU_ASSERT_EQUAL(zkt_wait_children(parent_of(name), 2, ZKT_WAIT), 2);
   kill(pid, SIGSTOP);
   agentctl_signal(&ag, SIGTERM);
-  CU_ASSERT(log_has(&ag, "did not let go before its lease ran out", NULL,
+  CU_ASSERT(agentctl_log_has(&ag, "did not let go before its lease ran out", NULL,
                     ZKT_WAIT));
   CU_ASSERT_EQUAL(zkt_rec_wait(&direct, 1, ZKT_WAIT), ZKL_OK);
   CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
@@ -1084,7 +1063,7 @@ static void test_worker_waits(void) {
   forked_kill_holder(&f);
   /* The agent saw the holder go and kept its node for the worker. */
   snprintf(want, sizeof want, "pid %ld ", (long)f.pid);
-  CU_ASSERT(log_has(&f.ag, want, "held nodes wait", ZKT_WAIT));
+  CU_ASSERT(agentctl_log_has(&f.ag, want, "held nodes wait", ZKT_WAIT));
   CU_ASSERT_EQUAL(zkt_children(parent_of(f.name)), 2);
   CU_ASSERT_EQUAL(zkt_rec_wait(&f.direct, 1, 0), ZKT_NO_CALL);
   kill(f.helper, SIGKILL);
@@ -1100,7 +1079,7 @@ static void test_worker_lease(void) {
   forked_begin(&f, "agent-worker-lease", "3s", true);
   forked_kill_holder(&f);
   CU_ASSERT_EQUAL(zkt_rec_wait(&f.direct, 1, ZKT_WAIT), ZKL_OK);
-  CU_ASSERT(log_has(&f.ag, "its lease has run out", NULL, ZKT_WAIT));
+  CU_ASSERT(agentctl_log_has(&f.ag, "its lease has run out", NULL, ZKT_WAIT));
   forked_end(&f);
 }
 
