@@ -61,6 +61,7 @@
 #define TICK_MS 1000 /* the durations move on, on a terminal */
 #define POLL_MS 1000 /* through the agent: a listing a second, */
 #define POLL_LOAD 5  /* or this many times the last one's time */
+#define STATE_MS 200 /* how often a view looks at its connection */
 
 static int64_t wall_ms(void) {
   struct timeval tv;
@@ -70,6 +71,34 @@ static int64_t wall_ms(void) {
 
 static int64_t since_ms(int64_t now, int64_t then) {
   return now > then ? now - then : 0;
+}
+
+/* Whether the view's session is connected to ZooKeeper now: the client's
+ * own state, read locally (no request). Through the agent there is no
+ * handle: every listing there is an answer of the agent, and one that
+ * fails says so in place of the table (see the top). */
+static bool reachable(zkl_session *s) {
+  zhandle_t *zh = zkl_session_handle(s);
+  return !zh || zoo_state(zh) == ZOO_CONNECTED_STATE;
+}
+
+/* Said on a pipe when the connection goes and comes back: one line each,
+ * as "cannot list: ..." is, with the moments as ISO 8601. */
+static void say_disconnected(int64_t at, int64_t listed) {
+  char when[40], then[40];
+  cli_iso_time(when, sizeof when, at, false);
+  cli_iso_time(then, sizeof then, listed, false);
+  printf("disconnected at %s: not live, the last listing is of %s\n", when,
+         then);
+  fflush(stdout);
+}
+
+static void say_reconnected(int64_t at, int64_t lost) {
+  char when[40];
+  cli_iso_time(when, sizeof when, at, false);
+  printf("reconnected at %s, after %.1f s: live again\n", when,
+         (double)since_ms(at, lost) / 1000.0);
+  fflush(stdout);
 }
 
 /* The kind of lock its contenders take (the library's word for each,
@@ -365,6 +394,10 @@ static int64_t listed_ms; /* how long the last listing took */
  * new one only when the locks changed, as a watched one does. */
 static uint64_t printed_sig;
 static int printed_rc;
+/* The connection: lost_at is the wall clock when the view saw it go (0:
+ * connected); ok_at when the last listing succeeded. While it is gone the
+ * table on screen is not moved on by the clock and a banner says so. */
+static int64_t lost_at, ok_at;
 
 /* s and its NUL into an FNV-1a hash. */
 static uint64_t fnv(uint64_t h, const char *s) {
@@ -482,10 +515,12 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
     if (rc == ZKL_OK && !polled)
       arm_all(o, &shown); /* before anything below can change unseen: the
                              listing that follows the next event sees it */
+    if (rc == ZKL_OK)
+      ok_at = shown.now_ms;
     listed_ms = cli_now_ms() - t0;
   } else {
     rc = shown_rc;
-    if (rc == ZKL_OK)
+    if (rc == ZKL_OK && !lost_at) /* stale: the durations stay as listed */
       move_on(&shown, wall_ms());
   }
   if (polled && !screen) { /* a pipe: a table at a change only */
@@ -514,7 +549,18 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
     snprintf(title, sizeof title, "zklock --list %s%s   %s   (q: quit)",
              o->prefix ? o->prefix : o->target, o->prefix ? "/" : "", when);
     put_cut(title, strlen(title), width);
-    fputc('\n', stdout);
+    if (lost_at) { /* in place of the blank line: the layout stays */
+      char banner[200], then[40], at[40];
+      cli_iso_time(at, sizeof at, lost_at, false);
+      cli_iso_time(then, sizeof then, ok_at, false);
+      snprintf(banner, sizeof banner,
+               "*** DISCONNECTED from ZooKeeper since %s (%.0f s): NOT LIVE, "
+               "as listed at %s ***",
+               at, (double)since_ms(wall_ms(), lost_at) / 1000.0, then);
+      put_cut(banner, strlen(banner), width);
+    } else {
+      fputc('\n', stdout);
+    }
     if (rc == ZKL_OK) {
       char *table = NULL;
       size_t len = 0;
@@ -574,9 +620,25 @@ int overview_watch(zkl_session *s, const options *o) {
     int64_t now = cli_now_ms(), timeout = -1;
     ev_batch b;
     int nfds = 1;
+    bool up = reachable(s);
+    if (!up && !lost_at) { /* it went: say so, and stop the clock */
+      lost_at = wall_ms();
+      if (screen)
+        draw(s, o, screen, first, false, &fatal);
+      else
+        say_disconnected(lost_at, ok_at);
+      continue;
+    }
+    if (up && lost_at) { /* back: say so, and list again at once */
+      if (!screen)
+        say_reconnected(wall_ms(), lost_at);
+      lost_at = 0;
+      due = true;
+      last = 0;
+    }
     if (polled && now >= next_poll)
       due = true;
-    if (due && now - last >= gap) {
+    if (up && due && now - last >= gap) {
       draw(s, o, screen, first, true, &fatal);
       first = false;
       due = false;
@@ -590,17 +652,21 @@ int overview_watch(zkl_session *s, const options *o) {
     }
     /* on a terminal, the durations move on every second (HELD_S,
      * WAITED_S) without a change in ZooKeeper */
-    if (screen && !due && now - ticked >= TICK_MS) {
+    if (screen && (!due || !up) && now - ticked >= TICK_MS) {
       draw(s, o, screen, first, false, &fatal);
       ticked = now;
       continue;
     }
-    if (due)
+    if (due && up)
       timeout = gap - (now - last);
     else if (screen)
       timeout = TICK_MS - (now - ticked);
     if (polled && !due && (timeout < 0 || next_poll - now < timeout))
       timeout = next_poll - now;
+    /* the connection is looked at locally every STATE_MS: a listing that
+     * is due waits for it to come back (it would block until then) */
+    if (timeout < 0 || timeout > STATE_MS)
+      timeout = STATE_MS;
     fds[0].fd = ev_fd();
     fds[0].events = POLLIN;
     if (tty_raw) {
@@ -668,7 +734,7 @@ static void on_leader(zkl_leader_watch *w, int rc, const char *id,
  * through the agent, which serves it under its policy's "list". */
 int overview_leader_watch(zkl_session *s, const options *o) {
   char was[ZKL_ID_MAX + 1] = "", shown_id[ZKL_ID_MAX + 1];
-  int64_t was_token = -1;
+  int64_t was_token = -1, lost = 0;
   zkl_leader_watch *w;
   int rc;
   if (ev_init() != 0) {
@@ -682,12 +748,44 @@ int overview_leader_watch(zkl_session *s, const options *o) {
   for (;;) { /* until the watch ends, or a signal */
     struct pollfd pfd = {ev_fd(), POLLIN, 0};
     ev_batch b;
-    if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+    bool up;
+    if (poll(&pfd, 1, zkl_session_handle(s) ? STATE_MS : -1) < 0 &&
+        errno != EINTR)
       break;
     ev_drain();
     ev_take(&b);
     if (b.nsignals > 0)
       break;
+    /* The connection, looked at locally: a line when it goes (the last
+     * leader printed is then not known to lead any more) and when it comes
+     * back, then the leader's line again, even the same one. */
+    up = reachable(s);
+    if (!up && !lost) {
+      char when[40];
+      lost = wall_ms();
+      cli_iso_time(when, sizeof when, lost, false);
+      printf("-\t-\tdisconnected\t%s\n", when);
+    } else if (up && lost) {
+      char when[40];
+      int64_t now = wall_ms();
+      cli_iso_time(when, sizeof when, now, false);
+      printf("-\t-\treconnected\t%s\n", when);
+      lost = 0;
+      /* who leads now, asked at once: the library's news of its listing
+       * again may have come before the reconnection was seen here */
+      if (zkl_name_get_leader(s, o->target, was, sizeof was, &was_token) ==
+          ZKL_OK) {
+        cli_printable(shown_id, sizeof shown_id, was);
+        printf("%s\t%" PRId64 "\n", shown_id, was_token);
+      } else {
+        was[0] = '\0';
+        was_token = -1;
+      }
+    }
+    if (fflush(stdout) != 0) {
+      rc = ZKL_ESYSTEM;
+      break;
+    }
     if (!b.queue_changed)
       continue;
     pthread_mutex_lock(&leader_mu);

@@ -1028,6 +1028,129 @@ static void test_leader_watch(void) {
   zkt_assert_no_contender(name);
 }
 
+
+/* Reads fd's lines (bounded) until one that starts with want; copies it
+ * into line. */
+static bool line_starting(int fd, const char *want, char *line, size_t len) {
+  int64_t until = zkt_now_ms() + T_WAIT;
+  while (zkt_now_ms() < until) {
+    int n = read_line(fd, line, len, (int)(until - zkt_now_ms()));
+    if (n <= 0)
+      break;
+    if (strncmp(line, want, strlen(want)) == 0)
+      return true;
+  }
+  fprintf(stderr, "\nno line starting with '%s'\n", want);
+  return false;
+}
+
+/* Waits (bounded) until the pane no longer shows gone. */
+static bool pane_lacks(const char *gone, char *pane, size_t len) {
+  int64_t until = zkt_now_ms() + T_WAIT;
+  struct timespec tick = {0, 20 * 1000000};
+  do {
+    capture(pane, len);
+    if (!strstr(pane, gone))
+      return true;
+  } while (zkt_now_ms() < until && nanosleep(&tick, NULL) == 0);
+  fprintf(stderr, "\nthe pane still shows '%s':\n%s\n", gone, pane);
+  return false;
+}
+
+/* The server stops under three views and starts again: --watch on a
+ * pipe prints a "disconnected at" line, --leader --watch a
+ * "-<TAB>-<TAB>disconnected" line, --watch on a terminal a banner, its
+ * HELD_S no longer moving on; when the server is back each says so and
+ * shows the locks (the leader) again, live. */
+static void test_watch_disconnected(void) {
+  char base[64], mutex[128], elect[128], prefix[80], want[256], line[1024],
+      pane[16384], sock_path[512] = "", held[32], held2[32], args[700],
+      banner[256];
+  zkl_session *s;
+  zkl_lock *m, *el;
+  proc v, lw;
+  int64_t until;
+  bool have_tmux = system("tmux -V >/dev/null 2>&1") == 0;
+  if (!zkt_zkdir()) {
+    fprintf(stderr, "ZKL_TEST_HOSTS: the server cannot be stopped here\n");
+    return;
+  }
+  CU_ASSERT_FATAL(have_tmux);
+  zkt_name(base, sizeof base, "view-gone");
+  snprintf(mutex, sizeof mutex, "%s/mutex", base);
+  snprintf(elect, sizeof elect, "%s/elect", base);
+  snprintf(prefix, sizeof prefix, "%s/", base);
+  s = zkt_session(10000); /* lives through the server's restart */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&m, s, mutex), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(m, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&el, s, elect, "alpha"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(el, T_WAIT, NULL), ZKL_OK);
+  spawn(&v, "-s", zkt_hosts(), "--list", prefix, "--watch", NULL);
+  spawn(&lw, "-s", zkt_hosts(), "--leader", elect, "--watch", NULL);
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view4-%ld", (long)getpid());
+  view_start(180, 40, prefix, sock_path, sizeof sock_path);
+  snprintf(want, sizeof want, "%s\tmutex\t1\t0\t", mutex);
+  CU_ASSERT(line_starting(v.out, want, line, sizeof line));
+  CU_ASSERT(line_starting(lw.out, "alpha\t", line, sizeof line));
+  snprintf(want, sizeof want, "%s mutex 1 0 ", mutex);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+
+  snprintf(args, sizeof args, "kill '%s' 1 KILL", zkt_zkdir());
+  CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0);
+  CU_ASSERT(line_starting(v.out, "disconnected at ", line, sizeof line));
+  CU_ASSERT(strstr(line, "not live") != NULL);
+  CU_ASSERT(line_starting(lw.out, "-\t-\tdisconnected\t", line, sizeof line));
+  CU_ASSERT(pane_shows("DISCONNECTED from ZooKeeper", pane, sizeof pane));
+  CU_ASSERT(strstr(pane, "NOT LIVE") != NULL);
+  /* the clock no longer moves HELD_S on: once the banner's count of
+   * seconds has moved (the screen was drawn again), HELD_S is the same */
+  held_field(pane, mutex, held, sizeof held);
+  CU_ASSERT(held[0] != '\0');
+  {
+    const char *b = strstr(pane, "DISCONNECTED");
+    snprintf(banner, sizeof banner, "%.*s", (int)strcspn(b, "\n"), b);
+  }
+  until = zkt_now_ms() + T_WAIT;
+  do {
+    struct timespec tick = {0, 50 * 1000000};
+    nanosleep(&tick, NULL);
+    capture(pane, sizeof pane);
+  } while (strstr(pane, banner) && zkt_now_ms() < until);
+  CU_ASSERT(strstr(pane, "DISCONNECTED") && !strstr(pane, banner));
+  held_field(pane, mutex, held2, sizeof held2);
+  zkt_check(strcmp(held, held2) == 0, "HELD_S moved on while disconnected: "
+            "%s, then %s", held, held2);
+
+  snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
+  if (zkt_zkserver(args) != 0)
+    CU_ASSERT_EQUAL_FATAL(zkt_zkserver(args), 0); /* a port race */
+  CU_ASSERT(line_starting(v.out, "reconnected at ", line, sizeof line));
+  snprintf(want, sizeof want, "%s\tmutex\t1\t0\t", mutex);
+  CU_ASSERT(line_starting(v.out, want, line, sizeof line));
+  CU_ASSERT(line_starting(lw.out, "-\t-\treconnected\t", line, sizeof line));
+  CU_ASSERT(line_starting(lw.out, "alpha\t", line, sizeof line));
+  CU_ASSERT(pane_lacks("DISCONNECTED", pane, sizeof pane));
+  snprintf(want, sizeof want, "%s mutex 1 0 ", mutex);
+  CU_ASSERT(strstr(pane, want) != NULL);
+
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  view_stop(sock_path);
+  CU_ASSERT(kill(v.pid, SIGTERM) == 0);
+  CU_ASSERT(kill(lw.pid, SIGTERM) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&v, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&lw, T_WAIT), 0);
+  cleanup(&v);
+  cleanup(&lw);
+  CU_ASSERT_EQUAL(zkl_lock_release(m), ZKL_OK);
+  zkl_lock_free(m);
+  zkl_lock_free(el);
+  zkl_session_close(s, NULL);
+  zkt_assert_no_contender(mutex);
+  zkt_assert_no_contender(elect);
+}
+
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
@@ -1045,6 +1168,8 @@ static const zkt_test tests[] = {
      test_watch_new_parent_and_tick},
     {"--watch: a small pane keeps its title and header", test_watch_small_pane},
     {"--leader --watch: a line at each change of leader", test_leader_watch},
+    {"--watch, --leader --watch: say when ZooKeeper is gone, and back",
+     test_watch_disconnected},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
