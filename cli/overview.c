@@ -174,13 +174,21 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
     return ZKL_ENOMEM;
   }
   ov->now_ms = wall_ms();
+  /* through the agent, the servers are the agent's, not -s */
+  if (!zkl_session_handle(s) &&
+      zkl_session_get_servers(s, ov->servers, sizeof ov->servers) != ZKL_OK)
+    ov->servers[0] = '\0';
   for (i = 0, rc = ZKL_OK; rc == ZKL_OK && i < (o->prefix ? n : 1); i++) {
     ov_lock *k = &ov->locks[ov->count];
     const char *name = o->prefix ? names[i] : o->target;
     rc = queue_view_get(s, name, &k->view);
     if (rc != ZKL_OK)
       break;
-    if (k->view.count == 0) { /* gone since the walk, or idle */
+    /* gone since the walk, or idle: not listed; but a lock named for
+     * Prometheus has its series, zero, so that an alert on it sees 0, not
+     * an absent series */
+    if (k->view.count == 0 &&
+        (o->prefix || o->format != FORMAT_PROMETHEUS)) {
       queue_view_free(&k->view);
       continue;
     }

@@ -392,7 +392,7 @@ static void test_prometheus(void) {
               "a sample outside its family: %s", line);
     samples++;
   }
-  CU_ASSERT_EQUAL(samples, 5 * 4 + 1);
+  CU_ASSERT_EQUAL(samples, 5 * 4 + 3);
   /* the values; reread (the loop cut the lines) */
   CU_ASSERT_EQUAL(
       run_question((const char *const[]){"-s", zkt_hosts(), "--list", prefix,
@@ -424,10 +424,65 @@ static void test_prometheus(void) {
            "\nzklock_list_truncated{list=\"%s\",servers=\"%s\"} 0\n", prefix,
            zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
+  /* the health series: reached, and when (Unix seconds, about now) */
+  snprintf(want, sizeof want, "\nzklock_up{list=\"%s\",servers=\"%s\"} 1\n",
+           prefix, zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want,
+           "\nzklock_last_success_timestamp_seconds{list=\"%s\",servers=\"%s\"} ",
+           prefix, zkt_hosts());
+  if (zkt_check(strstr(out, want) != NULL, "no timestamp:\n%s", out)) {
+    double at = atof(strstr(out, want) + strlen(want));
+    double now = (double)time(NULL);
+    zkt_check(at > now - 60 && at < now + 60, "timestamp %.3f, now %.0f", at,
+              now);
+  }
   regfree(&help);
   regfree(&type);
   regfree(&sample);
   scene_end(&sc);
+}
+
+
+/* --format prometheus when ZooKeeper cannot be reached: the health series
+ * alone, zklock_up 0, and exit status 3 (it used to print nothing, so a
+ * textfile kept its last values); and a named lock that nobody holds has
+ * its series, zero (it used to have none), with zklock_up 1. */
+static void test_prometheus_up_and_idle(void) {
+  char name[96], out[8192], err[1024], want[512];
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", "127.0.0.1:1", "--list",
+                                         "nothere/", "--format",
+                                         "prometheus", NULL},
+                   out, sizeof out, err, sizeof err),
+      3);
+  zkt_check(strstr(out, "# TYPE zklock_up gauge\n"
+                        "zklock_up{list=\"nothere/\",servers=\"127.0.0.1:1\"}"
+                        " 0\n") != NULL,
+            "unreachable:\n%s", out);
+  CU_ASSERT(strstr(out, "zklock_holders") == NULL);
+  CU_ASSERT(strstr(out, "zklock_last_success_timestamp_seconds") == NULL);
+  CU_ASSERT(strncmp(err, "zklock: ", 8) == 0);
+  /* a lock nobody holds, by its name */
+  zkt_name(name, sizeof name, "view-idle");
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", name,
+                                         "--format", "prometheus", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  snprintf(want, sizeof want,
+           "\nzklock_holders{lock=\"%s\",kind=\"-\",list=\"%s\",servers=\"%s\"}"
+           " 0\n",
+           name, name, zkt_hosts());
+  zkt_check(strstr(out, want) != NULL, "idle lock:\n%s", out);
+  snprintf(want, sizeof want,
+           "\nzklock_waiters{lock=\"%s\",kind=\"-\",list=\"%s\",servers=\"%s\"}"
+           " 0\n",
+           name, name, zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want, "\nzklock_up{list=\"%s\",servers=\"%s\"} 1\n",
+           name, zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
 }
 
 /* ---------------------------------------------------------- node_exporter */
@@ -1160,6 +1215,8 @@ static const zkt_test tests[] = {
     {"--format json: one document with the counts", test_json},
     {"--list NAME --format json: the lock's contenders", test_json_one_lock},
     {"--format prometheus: the text format, the values", test_prometheus},
+    {"--format prometheus: zklock_up 0 when unreachable, an idle lock's zeros",
+     test_prometheus_up_and_idle},
     {"--format, --watch: bad usage", test_usage},
     {"--format prometheus: two textfiles in one node_exporter",
      test_node_exporter},
