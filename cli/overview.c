@@ -115,6 +115,64 @@ static const char *lock_kind(const queue_view *v) {
   return kind;
 }
 
+/* --watch: when the view saw each holder's node hold. ZooKeeper keeps no
+ * grant moment: a node's ctime is when its contender began to wait, the
+ * deletion of the node it waited for is recorded nowhere, and the owner
+ * description is written before the wait. So a view that lists again at
+ * every change counts a holder from the first listing where it held: a
+ * lower bound of its hold, late by the time a watch takes to fire, never
+ * including the wait. A node that held at the view's first listing was
+ * granted before the view looked: it counts from its ctime (an upper
+ * bound, as a one-shot --list does). */
+typedef struct {
+  char *node;
+  int64_t at; /* wall ms */
+} seen_grant;
+static seen_grant *grants, *grants_next;
+static int ngrants, ngrants_next, grants_cap;
+static bool grants_tracked, grants_first = true;
+
+static int64_t granted_at(const zkl_participant *p, int64_t now) {
+  int i;
+  int64_t at = p->queued_ms;
+  if (!grants_tracked)
+    return at;
+  for (i = 0; i < ngrants; i++)
+    if (strcmp(grants[i].node, p->node) == 0)
+      break;
+  if (i < ngrants)
+    at = grants[i].at;
+  else if (!grants_first)
+    at = now; /* it held since the last listing: the grant just seen */
+  if (ngrants_next == grants_cap) {
+    int cap = grants_cap ? 2 * grants_cap : 64;
+    seen_grant *g = realloc(grants_next, (size_t)cap * sizeof *g);
+    if (!g)
+      return at;
+    grants_next = g;
+    grants_cap = cap;
+  }
+  if ((grants_next[ngrants_next].node = strdup(p->node)))
+    grants_next[ngrants_next++].at = at;
+  return at;
+}
+
+/* After a listing: what it saw holding is what the next one compares
+ * with. */
+static void grants_turn(void) {
+  int i;
+  if (!grants_tracked)
+    return;
+  for (i = 0; i < ngrants; i++)
+    free(grants[i].node);
+  free(grants);
+  grants = grants_next;
+  ngrants = ngrants_next;
+  grants_next = NULL;
+  ngrants_next = grants_cap = 0;
+  grants_first = false;
+}
+
 /* Fills one lock's summary from its contenders (v is kept in ov). */
 static void summarise(ov_lock *k, int64_t now) {
   const queue_view *v = &k->view;
@@ -123,11 +181,12 @@ static void summarise(ov_lock *k, int64_t now) {
   for (i = 0; i < v->count; i++) {
     const zkl_participant *p = v->e[i].p;
     if (p->holds) {
+      int64_t from = granted_at(p, now);
       k->holders++;
       if (p->token > k->token)
         k->token = p->token;
-      if (since_ms(now, p->queued_ms) > k->held_ms)
-        k->held_ms = since_ms(now, p->queued_ms);
+      if (since_ms(now, from) > k->held_ms)
+        k->held_ms = since_ms(now, from);
       continue;
     }
     /* a contender listed twice (a semaphore's waiter: its lease node and
@@ -203,8 +262,12 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
   zkl_name_find_free(names, n);
   if (rc != ZKL_OK) {
     overview_free(ov);
+    for (i = 0; i < ngrants_next; i++) /* the last listing's stay */
+      free(grants_next[i].node);
+    ngrants_next = 0;
     return rc;
   }
+  grants_turn();
   qsort(ov->locks, (size_t)ov->count, sizeof *ov->locks, by_contention);
   return ZKL_OK;
 }
@@ -607,6 +670,7 @@ int overview_watch(zkl_session *s, const options *o) {
   int64_t last = 0, ticked = 0, gap = 1000 / WATCH_RATE, next_poll = 0;
   int fatal = ZKL_OK;
   watch_s = s;
+  grants_tracked = true; /* HELD_S from the grant the view saw */
   polled = zkl_session_handle(s) == NULL;
   if (polled)
     cli_verbose_msg("--watch lists through the agent every %d ms (its "

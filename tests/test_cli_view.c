@@ -1209,6 +1209,78 @@ static void test_watch_disconnected(void) {
   zkt_assert_no_contender(elect);
 }
 
+
+/* The n-th field (0: KIND) after name on its line in the pane ("" if
+ * none). */
+static void pane_field(const char *pane, const char *name, int n, char *out,
+                       size_t len) {
+  char want[256];
+  const char *at;
+  int i;
+  out[0] = '\0';
+  snprintf(want, sizeof want, "\n%s ", name);
+  if (!(at = strstr(pane, want)))
+    return;
+  at += strlen(want);
+  for (i = 0; i < n && at; i++)
+    at = strchr(at, ' ') ? strchr(at, ' ') + 1 : NULL;
+  if (at)
+    snprintf(out, len, "%.*s", (int)strcspn(at, " \n"), at);
+}
+
+/* --watch: HELD_S counts from the grant the view saw, not from the node's
+ * creation: a waiter that waited 2 s and is then granted shows a HELD_S
+ * below that wait (it used to show its wait and more). */
+static void test_watch_held_from_grant(void) {
+  char base[64], name[128], prefix[80], want[256], pane[16384],
+      sock_path[512] = "", waited[32] = "", held[32];
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l[2];
+  zkt_rec got;
+  int64_t until;
+  if (system("tmux -V >/dev/null 2>&1") != 0) {
+    CU_FAIL("no tmux (scripts/deps installs it)");
+    zkl_session_close(s, NULL);
+    return;
+  }
+  zkt_name(base, sizeof base, "view-grant");
+  snprintf(name, sizeof name, "%s/m", base);
+  snprintf(prefix, sizeof prefix, "%s/", base);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[1], s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l[0], T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l[1], -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view5-%ld", (long)getpid());
+  view_start(180, 40, prefix, sock_path, sizeof sock_path);
+  snprintf(want, sizeof want, "%s mutex 1 1 ", name);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  /* the waiter has waited 2 s (the view's clock moves WAITED_S on) */
+  until = zkt_now_ms() + T_WAIT;
+  do {
+    struct timespec tick = {0, 50 * 1000000};
+    nanosleep(&tick, NULL);
+    capture(pane, sizeof pane);
+    pane_field(pane, name, 4, waited, sizeof waited);
+  } while (atof(waited) < 2.0 && zkt_now_ms() < until);
+  CU_ASSERT(atof(waited) >= 2.0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l[0]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, T_WAIT), ZKL_OK);
+  snprintf(want, sizeof want, "%s mutex 1 0 ", name);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  pane_field(pane, name, 3, held, sizeof held);
+  zkt_check(held[0] && atof(held) < atof(waited),
+            "HELD_S %s after a wait of %s s", held, waited);
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  view_stop(sock_path);
+  zkl_lock_free(l[0]);
+  zkl_lock_free(l[1]);
+  zkl_session_close(s, NULL);
+  zkt_assert_no_contender(name);
+}
+
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
@@ -1228,6 +1300,7 @@ static const zkt_test tests[] = {
      test_watch_new_parent_and_tick},
     {"--watch: a small pane keeps its title and header", test_watch_small_pane},
     {"--leader --watch: a line at each change of leader", test_leader_watch},
+    {"--watch: HELD_S from the grant the view saw", test_watch_held_from_grant},
     {"--watch, --leader --watch: say when ZooKeeper is gone, and back",
      test_watch_disconnected},
     {NULL, NULL}};
