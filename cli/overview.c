@@ -522,10 +522,15 @@ static void put_cut(const char *line, size_t n, size_t width) {
 /* The table as the terminal shows it: columns aligned by their widths
  * (two spaces apart, not tabs), each line cut to the terminal's width, and
  * as many lines as fit in rows, the last then "... N more". */
+/* Whether column col of the table holds numbers (HOLDERS, WAITERS,
+ * HELD_S, WAITED_S, TOKEN): never cut, dropped whole when it does not
+ * fit. */
+static bool numeric_column(int col) { return col >= 2 && col <= 6; }
+
 static void put_fitted(char *table, size_t width, int rows) {
-  size_t colw[16] = {0}, i;
+  size_t colw[16] = {0}, i, at;
   char *line, *next, *f;
-  int nlines = 0, drawn = 0, col;
+  int nlines = 0, drawn = 0, col, ncols = 16;
   for (line = table; *line; line = next, nlines++) {
     next = line + strcspn(line, "\n");
     for (f = line, col = 0; f < next && col < 16; col++) {
@@ -537,6 +542,20 @@ static void put_fitted(char *table, size_t width, int rows) {
     if (*next)
       next++;
   }
+  /* The columns shown: as many as fit whole; then one more if it is
+   * text (a name, the holder, the description), cut at the edge. A
+   * number is never cut: its column goes, and those after it. */
+  if (width) {
+    for (col = 0, at = 0; col < 16 && colw[col] > 0; col++) {
+      if (at + colw[col] > width) {
+        ncols = numeric_column(col) ? col : col + 1;
+        break;
+      }
+      at += colw[col] + 2;
+    }
+    if (ncols == 0)
+      ncols = 1; /* the name, cut: nothing else would show */
+  }
   for (line = table; *line; line = next) {
     char out[4096];
     size_t used = 0;
@@ -546,9 +565,9 @@ static void put_fitted(char *table, size_t width, int rows) {
       put_cut(out, strlen(out), width);
       return;
     }
-    for (f = line, col = 0; f < next; col++) {
+    for (f = line, col = 0; f < next && col < ncols; col++) {
       size_t n = strcspn(f, "\t\n");
-      bool last = f[n] != '\t';
+      bool last = f[n] != '\t' || col + 1 == ncols;
       used += (size_t)snprintf(out + used, sizeof out - used, "%.*s", (int)n,
                                f);
       for (i = n; !last && col < 16 && i < colw[col] + 2 &&

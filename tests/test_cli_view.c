@@ -994,6 +994,17 @@ static void test_watch_new_parent_and_tick(void) {
   zkt_assert_no_contender(name);
 }
 
+/* Splits a pane's line in place at runs of spaces into f (at most max):
+ * the number of fields. */
+static int pane_fields(char *line, char **f, int max) {
+  char *save = NULL, *t;
+  int n = 0;
+  for (t = strtok_r(line, " ", &save); t && n < max;
+       t = strtok_r(NULL, " ", &save))
+    f[n++] = t;
+  return n;
+}
+
 /* --watch on a small pane (60x8) with 12 locks: the title and the header
  * stay on screen (no line wraps, no scroll), the columns line up, and a
  * last line says how many more there are. */
@@ -1040,6 +1051,42 @@ static void test_watch_small_pane(void) {
     n++;
   zkt_check(n > 0 && n < 12 && strstr(raw, " more") != NULL,
             "%d locks shown:\n%s", n, raw);
+  /* no number cut at the edge: each field of a lock's line is whole (a
+   * column that does not fit goes whole) */
+  {
+    regex_t whole[5];
+    static const char *const re[5] = {"^[0-9]+$", "^[0-9]+$",
+                                      "^[0-9]+\\.[0-9]$", "^(-|[0-9]+\\.[0-9])$",
+                                      "^[0-9]+$"};
+    char copy[16384], *row, *save = NULL;
+    int k;
+    for (k = 0; k < 5; k++)
+      CU_ASSERT_EQUAL_FATAL(regcomp(&whole[k], re[k], REG_EXTENDED), 0);
+    snprintf(copy, sizeof copy, "%s", raw);
+    for (row = strtok_r(copy, "\n", &save); row;
+         row = strtok_r(NULL, "\n", &save)) {
+      char *f[12];
+      int nf;
+      if (strncmp(row, base, strlen(base)) != 0)
+        continue;
+      nf = pane_fields(row, f, 12);
+      for (k = 2; k < nf && k < 7; k++)
+        zkt_check(regexec(&whole[k - 2], f[k], 0, NULL, 0) == 0,
+                  "field %d cut: '%s' in\n%s", k, f[k], raw);
+      /* the token, when shown, is the lock's own */
+      if (nf >= 7) {
+        int i2;
+        for (i2 = 0; i2 < 12 && strncmp(row, name[i2], strlen(name[i2])); i2++)
+          ;
+        if (i2 < 12)
+          zkt_check(atoll(f[6]) == zkl_lock_token(l[i2]),
+                    "token %s, not %lld", f[6],
+                    (long long)zkl_lock_token(l[i2]));
+      }
+    }
+    for (k = 0; k < 5; k++)
+      regfree(&whole[k]);
+  }
   tmux(NULL, 0, "send-keys -t view q");
   tmux(NULL, 0, "kill-session -t view");
   view_stop(sock_path);
