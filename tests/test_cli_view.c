@@ -1008,7 +1008,7 @@ static int pane_fields(char *line, char **f, int max) {
 /* --watch on a small pane (60x8) with 12 locks: the title and the header
  * stay on screen (no line wraps, no scroll), the columns line up, and a
  * last line says how many more there are. */
-static void test_watch_small_pane(void) {
+static void small_pane_at(int width) {
   char base[64], name[12][96], pane[16384], raw[16384], sock_path[512] = "";
   zkl_session *s = zkt_session(10000);
   zkl_lock *l[12];
@@ -1026,10 +1026,15 @@ static void test_watch_small_pane(void) {
     CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], T_WAIT, NULL), ZKL_OK);
   }
   snprintf(tmux_sock, sizeof tmux_sock, "zklock-view3-%ld", (long)getpid());
+  /* width < 0: the edge two characters into HELD_S's values (NAME, then
+   * KIND "mutex" and HOLDERS, WAITERS as wide as their headers, two
+   * spaces apart), where a cut would leave "1." */
+  if (width < 0)
+    width = (int)strlen(name[0]) + 2 + 5 + 2 + 7 + 2 + 7 + 2 + 2;
   {
     char prefix[80];
     snprintf(prefix, sizeof prefix, "%s/", base);
-    view_start(60, 8, prefix, sock_path, sizeof sock_path);
+    view_start(width, 8, prefix, sock_path, sizeof sock_path);
   }
   CU_ASSERT(pane_shows(" more", pane, sizeof pane));
   if (tmux(raw, sizeof raw, "capture-pane -p -t view") != 0)
@@ -1094,6 +1099,12 @@ static void test_watch_small_pane(void) {
     zkl_lock_free(l[i]);
   zkl_session_close(s, NULL);
 }
+
+static void test_watch_small_pane(void) { small_pane_at(60); }
+
+/* --watch on a pane whose edge falls inside a column of numbers: the
+ * column goes whole (it used to show "1." of "1.5"). */
+static void test_watch_narrow_numbers(void) { small_pane_at(-1); }
 
 /* --leader NAME --watch: a line "ID<TAB>TOKEN" for the leader, and a new
  * one when the leadership changes (real zklock --elect contenders: the
@@ -1346,6 +1357,7 @@ static const zkt_test tests[] = {
     {"--watch: a lock under a new parent at once, HELD_S ticks",
      test_watch_new_parent_and_tick},
     {"--watch: a small pane keeps its title and header", test_watch_small_pane},
+    {"--watch: a pane's edge never cuts a number", test_watch_narrow_numbers},
     {"--leader --watch: a line at each change of leader", test_leader_watch},
     {"--watch: HELD_S from the grant the view saw", test_watch_held_from_grant},
     {"--watch, --leader --watch: say when ZooKeeper is gone, and back",
