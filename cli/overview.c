@@ -638,6 +638,14 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
     }
     snprintf(title, sizeof title, "zklock --list %s%s   %s   (q: quit)",
              o->prefix ? o->prefix : o->target, o->prefix ? "/" : "", when);
+    /* too wide: the hint goes, then the time (never cut mid-number); the
+     * name is cut last */
+    if (width && strlen(title) > width)
+      snprintf(title, sizeof title, "zklock --list %s%s   %s",
+               o->prefix ? o->prefix : o->target, o->prefix ? "/" : "", when);
+    if (width && strlen(title) > width)
+      snprintf(title, sizeof title, "zklock --list %s%s",
+               o->prefix ? o->prefix : o->target, o->prefix ? "/" : "");
     put_cut(title, strlen(title), width);
     if (lost_at) { /* in place of the blank line: the layout stays */
       char banner[200], then[40], at[40];

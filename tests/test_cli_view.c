@@ -1056,6 +1056,13 @@ static void small_pane_at(int width) {
     n++;
   zkt_check(n > 0 && n < 12 && strstr(raw, " more") != NULL,
             "%d locks shown:\n%s", n, raw);
+  /* the title's time is whole, or not there */
+  {
+    const char *t = strstr(raw, "   20");
+    size_t tl = t ? strcspn(t + 3, " \n") : 0;
+    zkt_check(!t || tl == strlen("2026-12-03T18:00:00+00:00"),
+              "title's time cut:\n%s", raw);
+  }
   /* no number cut at the edge: each field of a lock's line is whole (a
    * column that does not fit goes whole) */
   {
