@@ -9,8 +9,14 @@
  *
  * Durations are the local clock's now minus the nodes' ctime, which is
  * the server's clock: a skew between the two is in them (never below 0).
- * A holder's node was made when it began to wait, so "held" counts its
- * wait too: an upper bound.
+ * A holder's node was made when it began to wait, so in a one-shot
+ * listing "held" counts its wait too: an upper bound. --watch counts a
+ * holder from the first listing where it held (granted_at()).
+ *
+ * A view that lost its connection says so (reachable(), every STATE_MS):
+ * a banner on a terminal, its durations stopped; a line on a pipe; and
+ * lists nothing until it is back (a listing would wait for the
+ * reconnect).
  *
  * --watch lists again when a child watch fires, never on a clock: on
  * every node under the prefix but the contenders' own (so a lock under a
@@ -796,6 +802,9 @@ int overview_watch(zkl_session *s, const options *o) {
   if (shown_rc == ZKL_OK)
     overview_free(&shown);
   shown_rc = -1;
+  grants_turn(); /* the last listing's, taken over */
+  grants_turn(); /* and let go */
+  grants_tracked = false;
   /* a lost connection or an ended session answers them too */
   ev_wait_answered(zkl_session_timeout(s));
   return fatal;
