@@ -591,6 +591,9 @@ typedef struct {
   int count;
   bool truncated; /* the walk stopped at its bound */
   int64_t now_ms; /* the local wall clock when it was listed */
+  char servers[2048]; /* through the agent: its ensemble, as
+                         zkl_session_get_servers() says ("" direct: the
+                         connect string is the label) */
 } overview;
 
 /* The locks under o->prefix (or the one o->target), summed up. Returns a
@@ -612,6 +615,11 @@ int overview_leader_watch(zkl_session *s, const options *o);
 /* Prints ov as o->format says: a table (a header line unless -H), one
  * JSON document, or Prometheus' text format 0.0.4. */
 void format_print(FILE *f, const overview *ov, const options *o);
+/* --list ... --format prometheus: from now until format_print() printed
+ * the document, an exit of zklock (it could not connect, the listing
+ * failed) prints the document of a listing that did not reach ZooKeeper
+ * (zklock_up 0) on stdout first. */
+void format_prometheus_arm(const options *o);
 /* The version of both JSON documents (zklock(1), JSON): raised when a
  * field changes meaning or goes; new fields may come without it. */
 #define FORMAT_JSON_VERSION 1

@@ -11,6 +11,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -282,7 +283,7 @@ static const struct {
  * ("servers": the connect string), so that two files, of two prefixes or
  * two ensembles, never have a series in common (node_exporter's textfile
  * collector fails the whole scrape on a duplicate); then each --label. */
-static void file_labels(FILE *f, const options *o) {
+static void file_labels(FILE *f, const options *o, const char *servers) {
   int i;
   fputs("list=\"", f);
   if (o->prefix) {
@@ -292,7 +293,7 @@ static void file_labels(FILE *f, const options *o) {
     label_value(f, o->target);
   }
   fputs("\",servers=\"", f);
-  label_value(f, o->parsed_hosts.connect);
+  label_value(f, servers && *servers ? servers : o->parsed_hosts.connect);
   fputc('"', f);
   for (i = 0; i < o->n_labels; i++) {
     const char *eq = strchr(o->label[i], '=');
@@ -300,6 +301,16 @@ static void file_labels(FILE *f, const options *o) {
     label_value(f, eq + 1);
     fputc('"', f);
   }
+}
+
+/* zklock_up: whether this listing reached ZooKeeper (through the agent:
+ * the agent answered it). */
+static void up_series(FILE *f, const options *o, const char *servers,
+                      bool up) {
+  fprintf(f, "# HELP zklock_up 1 when this listing reached ZooKeeper, 0 "
+             "otherwise.\n# TYPE zklock_up gauge\nzklock_up{");
+  file_labels(f, o, servers);
+  fprintf(f, "} %d\n", up ? 1 : 0);
 }
 
 static void prometheus(FILE *f, const overview *ov, const options *o) {
@@ -312,7 +323,7 @@ static void prometheus(FILE *f, const overview *ov, const options *o) {
       fprintf(f, "%s{lock=\"", metrics[m].name);
       label_value(f, k->name);
       fprintf(f, "\",kind=\"%s\",", k->kind);
-      file_labels(f, o);
+      file_labels(f, o, ov->servers);
       fputs("} ", f);
       switch (m) {
       case M_HOLDERS:
@@ -335,8 +346,31 @@ static void prometheus(FILE *f, const overview *ov, const options *o) {
   fprintf(f, "# HELP zklock_list_truncated 1 when the listing stopped at its "
              "bound.\n# TYPE zklock_list_truncated gauge\n"
              "zklock_list_truncated{");
-  file_labels(f, o);
+  file_labels(f, o, ov->servers);
   fprintf(f, "} %d\n", ov->truncated ? 1 : 0);
+  up_series(f, o, ov->servers, true);
+  fprintf(f, "# HELP zklock_last_success_timestamp_seconds When this "
+             "listing reached ZooKeeper (Unix time).\n"
+             "# TYPE zklock_last_success_timestamp_seconds gauge\n"
+             "zklock_last_success_timestamp_seconds{");
+  file_labels(f, o, ov->servers);
+  fprintf(f, "} %.3f\n", seconds(ov->now_ms));
+}
+
+static const options *armed_o;
+
+/* At exit, with no document printed: the listing did not reach
+ * ZooKeeper. */
+static void print_down(void) {
+  if (!armed_o)
+    return;
+  up_series(stdout, armed_o, NULL, false);
+  fflush(stdout);
+}
+
+void format_prometheus_arm(const options *o) {
+  armed_o = o;
+  atexit(print_down);
 }
 
 void format_print(FILE *f, const overview *ov, const options *o) {
@@ -345,6 +379,7 @@ void format_print(FILE *f, const overview *ov, const options *o) {
     json(f, ov, o);
     break;
   case FORMAT_PROMETHEUS:
+    armed_o = NULL; /* printed: nothing more at exit */
     prometheus(f, ov, o);
     break;
   default:

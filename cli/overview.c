@@ -9,8 +9,14 @@
  *
  * Durations are the local clock's now minus the nodes' ctime, which is
  * the server's clock: a skew between the two is in them (never below 0).
- * A holder's node was made when it began to wait, so "held" counts its
- * wait too: an upper bound.
+ * A holder's node was made when it began to wait, so in a one-shot
+ * listing "held" counts its wait too: an upper bound. --watch counts a
+ * holder from the first listing where it held (granted_at()).
+ *
+ * A view that lost its connection says so (reachable(), every STATE_MS):
+ * a banner on a terminal, its durations stopped; a line on a pipe; and
+ * lists nothing until it is back (a listing would wait for the
+ * reconnect).
  *
  * --watch lists again when a child watch fires, never on a clock: on
  * every node under the prefix but the contenders' own (so a lock under a
@@ -61,6 +67,7 @@
 #define TICK_MS 1000 /* the durations move on, on a terminal */
 #define POLL_MS 1000 /* through the agent: a listing a second, */
 #define POLL_LOAD 5  /* or this many times the last one's time */
+#define STATE_MS 200 /* how often a view looks at its connection */
 
 static int64_t wall_ms(void) {
   struct timeval tv;
@@ -70,6 +77,34 @@ static int64_t wall_ms(void) {
 
 static int64_t since_ms(int64_t now, int64_t then) {
   return now > then ? now - then : 0;
+}
+
+/* Whether the view's session is connected to ZooKeeper now: the client's
+ * own state, read locally (no request). Through the agent there is no
+ * handle: every listing there is an answer of the agent, and one that
+ * fails says so in place of the table (see the top). */
+static bool reachable(zkl_session *s) {
+  zhandle_t *zh = zkl_session_handle(s);
+  return !zh || zoo_state(zh) == ZOO_CONNECTED_STATE;
+}
+
+/* Said on a pipe when the connection goes and comes back: one line each,
+ * as "cannot list: ..." is, with the moments as ISO 8601. */
+static void say_disconnected(int64_t at, int64_t listed) {
+  char when[40], then[40];
+  cli_iso_time(when, sizeof when, at, false);
+  cli_iso_time(then, sizeof then, listed, false);
+  printf("disconnected at %s: not live, the last listing is of %s\n", when,
+         then);
+  fflush(stdout);
+}
+
+static void say_reconnected(int64_t at, int64_t lost) {
+  char when[40];
+  cli_iso_time(when, sizeof when, at, false);
+  printf("reconnected at %s, after %.1f s: live again\n", when,
+         (double)since_ms(at, lost) / 1000.0);
+  fflush(stdout);
 }
 
 /* The kind of lock its contenders take (the library's word for each,
@@ -86,6 +121,64 @@ static const char *lock_kind(const queue_view *v) {
   return kind;
 }
 
+/* --watch: when the view saw each holder's node hold. ZooKeeper keeps no
+ * grant moment: a node's ctime is when its contender began to wait, the
+ * deletion of the node it waited for is recorded nowhere, and the owner
+ * description is written before the wait. So a view that lists again at
+ * every change counts a holder from the first listing where it held: a
+ * lower bound of its hold, late by the time a watch takes to fire, never
+ * including the wait. A node that held at the view's first listing was
+ * granted before the view looked: it counts from its ctime (an upper
+ * bound, as a one-shot --list does). */
+typedef struct {
+  char *node;
+  int64_t at; /* wall ms */
+} seen_grant;
+static seen_grant *grants, *grants_next;
+static int ngrants, ngrants_next, grants_cap;
+static bool grants_tracked, grants_first = true;
+
+static int64_t granted_at(const zkl_participant *p, int64_t now) {
+  int i;
+  int64_t at = p->queued_ms;
+  if (!grants_tracked)
+    return at;
+  for (i = 0; i < ngrants; i++)
+    if (strcmp(grants[i].node, p->node) == 0)
+      break;
+  if (i < ngrants)
+    at = grants[i].at;
+  else if (!grants_first)
+    at = now; /* it held since the last listing: the grant just seen */
+  if (ngrants_next == grants_cap) {
+    int cap = grants_cap ? 2 * grants_cap : 64;
+    seen_grant *g = realloc(grants_next, (size_t)cap * sizeof *g);
+    if (!g)
+      return at;
+    grants_next = g;
+    grants_cap = cap;
+  }
+  if ((grants_next[ngrants_next].node = strdup(p->node)))
+    grants_next[ngrants_next++].at = at;
+  return at;
+}
+
+/* After a listing: what it saw holding is what the next one compares
+ * with. */
+static void grants_turn(void) {
+  int i;
+  if (!grants_tracked)
+    return;
+  for (i = 0; i < ngrants; i++)
+    free(grants[i].node);
+  free(grants);
+  grants = grants_next;
+  ngrants = ngrants_next;
+  grants_next = NULL;
+  ngrants_next = grants_cap = 0;
+  grants_first = false;
+}
+
 /* Fills one lock's summary from its contenders (v is kept in ov). */
 static void summarise(ov_lock *k, int64_t now) {
   const queue_view *v = &k->view;
@@ -94,11 +187,12 @@ static void summarise(ov_lock *k, int64_t now) {
   for (i = 0; i < v->count; i++) {
     const zkl_participant *p = v->e[i].p;
     if (p->holds) {
+      int64_t from = granted_at(p, now);
       k->holders++;
       if (p->token > k->token)
         k->token = p->token;
-      if (since_ms(now, p->queued_ms) > k->held_ms)
-        k->held_ms = since_ms(now, p->queued_ms);
+      if (since_ms(now, from) > k->held_ms)
+        k->held_ms = since_ms(now, from);
       continue;
     }
     /* a contender listed twice (a semaphore's waiter: its lease node and
@@ -145,13 +239,21 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
     return ZKL_ENOMEM;
   }
   ov->now_ms = wall_ms();
+  /* through the agent, the servers are the agent's, not -s */
+  if (!zkl_session_handle(s) &&
+      zkl_session_get_servers(s, ov->servers, sizeof ov->servers) != ZKL_OK)
+    ov->servers[0] = '\0';
   for (i = 0, rc = ZKL_OK; rc == ZKL_OK && i < (o->prefix ? n : 1); i++) {
     ov_lock *k = &ov->locks[ov->count];
     const char *name = o->prefix ? names[i] : o->target;
     rc = queue_view_get(s, name, &k->view);
     if (rc != ZKL_OK)
       break;
-    if (k->view.count == 0) { /* gone since the walk, or idle */
+    /* gone since the walk, or idle: not listed; but a lock named for
+     * Prometheus has its series, zero, so that an alert on it sees 0, not
+     * an absent series */
+    if (k->view.count == 0 &&
+        (o->prefix || o->format != FORMAT_PROMETHEUS)) {
       queue_view_free(&k->view);
       continue;
     }
@@ -166,8 +268,12 @@ int overview_get(zkl_session *s, const options *o, overview *ov) {
   zkl_name_find_free(names, n);
   if (rc != ZKL_OK) {
     overview_free(ov);
+    for (i = 0; i < ngrants_next; i++) /* the last listing's stay */
+      free(grants_next[i].node);
+    ngrants_next = 0;
     return rc;
   }
+  grants_turn();
   qsort(ov->locks, (size_t)ov->count, sizeof *ov->locks, by_contention);
   return ZKL_OK;
 }
@@ -365,6 +471,10 @@ static int64_t listed_ms; /* how long the last listing took */
  * new one only when the locks changed, as a watched one does. */
 static uint64_t printed_sig;
 static int printed_rc;
+/* The connection: lost_at is the wall clock when the view saw it go (0:
+ * connected); ok_at when the last listing succeeded. While it is gone the
+ * table on screen is not moved on by the clock and a banner says so. */
+static int64_t lost_at, ok_at;
 
 /* s and its NUL into an FNV-1a hash. */
 static uint64_t fnv(uint64_t h, const char *s) {
@@ -418,10 +528,15 @@ static void put_cut(const char *line, size_t n, size_t width) {
 /* The table as the terminal shows it: columns aligned by their widths
  * (two spaces apart, not tabs), each line cut to the terminal's width, and
  * as many lines as fit in rows, the last then "... N more". */
+/* Whether column col of the table holds numbers (HOLDERS, WAITERS,
+ * HELD_S, WAITED_S, TOKEN): never cut, dropped whole when it does not
+ * fit. */
+static bool numeric_column(int col) { return col >= 2 && col <= 6; }
+
 static void put_fitted(char *table, size_t width, int rows) {
-  size_t colw[16] = {0}, i;
+  size_t colw[16] = {0}, i, at;
   char *line, *next, *f;
-  int nlines = 0, drawn = 0, col;
+  int nlines = 0, drawn = 0, col, ncols = 16;
   for (line = table; *line; line = next, nlines++) {
     next = line + strcspn(line, "\n");
     for (f = line, col = 0; f < next && col < 16; col++) {
@@ -433,6 +548,20 @@ static void put_fitted(char *table, size_t width, int rows) {
     if (*next)
       next++;
   }
+  /* The columns shown: as many as fit whole; then one more if it is
+   * text (a name, the holder, the description), cut at the edge. A
+   * number is never cut: its column goes, and those after it. */
+  if (width) {
+    for (col = 0, at = 0; col < 16 && colw[col] > 0; col++) {
+      if (at + colw[col] > width) {
+        ncols = numeric_column(col) ? col : col + 1;
+        break;
+      }
+      at += colw[col] + 2;
+    }
+    if (ncols == 0)
+      ncols = 1; /* the name, cut: nothing else would show */
+  }
   for (line = table; *line; line = next) {
     char out[4096];
     size_t used = 0;
@@ -442,9 +571,9 @@ static void put_fitted(char *table, size_t width, int rows) {
       put_cut(out, strlen(out), width);
       return;
     }
-    for (f = line, col = 0; f < next; col++) {
+    for (f = line, col = 0; f < next && col < ncols; col++) {
       size_t n = strcspn(f, "\t\n");
-      bool last = f[n] != '\t';
+      bool last = f[n] != '\t' || col + 1 == ncols;
       used += (size_t)snprintf(out + used, sizeof out - used, "%.*s", (int)n,
                                f);
       for (i = n; !last && col < 16 && i < colw[col] + 2 &&
@@ -482,10 +611,12 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
     if (rc == ZKL_OK && !polled)
       arm_all(o, &shown); /* before anything below can change unseen: the
                              listing that follows the next event sees it */
+    if (rc == ZKL_OK)
+      ok_at = shown.now_ms;
     listed_ms = cli_now_ms() - t0;
   } else {
     rc = shown_rc;
-    if (rc == ZKL_OK)
+    if (rc == ZKL_OK && !lost_at) /* stale: the durations stay as listed */
       move_on(&shown, wall_ms());
   }
   if (polled && !screen) { /* a pipe: a table at a change only */
@@ -513,8 +644,27 @@ static void draw(zkl_session *s, const options *o, bool screen, bool first,
     }
     snprintf(title, sizeof title, "zklock --list %s%s   %s   (q: quit)",
              o->prefix ? o->prefix : o->target, o->prefix ? "/" : "", when);
+    /* too wide: the hint goes, then the time (never cut mid-number); the
+     * name is cut last */
+    if (width && strlen(title) > width)
+      snprintf(title, sizeof title, "zklock --list %s%s   %s",
+               o->prefix ? o->prefix : o->target, o->prefix ? "/" : "", when);
+    if (width && strlen(title) > width)
+      snprintf(title, sizeof title, "zklock --list %s%s",
+               o->prefix ? o->prefix : o->target, o->prefix ? "/" : "");
     put_cut(title, strlen(title), width);
-    fputc('\n', stdout);
+    if (lost_at) { /* in place of the blank line: the layout stays */
+      char banner[200], then[40], at[40];
+      cli_iso_time(at, sizeof at, lost_at, false);
+      cli_iso_time(then, sizeof then, ok_at, false);
+      snprintf(banner, sizeof banner,
+               "*** DISCONNECTED from ZooKeeper since %s (%.0f s): NOT LIVE, "
+               "as listed at %s ***",
+               at, (double)since_ms(wall_ms(), lost_at) / 1000.0, then);
+      put_cut(banner, strlen(banner), width);
+    } else {
+      fputc('\n', stdout);
+    }
     if (rc == ZKL_OK) {
       char *table = NULL;
       size_t len = 0;
@@ -553,6 +703,7 @@ int overview_watch(zkl_session *s, const options *o) {
   int64_t last = 0, ticked = 0, gap = 1000 / WATCH_RATE, next_poll = 0;
   int fatal = ZKL_OK;
   watch_s = s;
+  grants_tracked = true; /* HELD_S from the grant the view saw */
   polled = zkl_session_handle(s) == NULL;
   if (polled)
     cli_verbose_msg("--watch lists through the agent every %d ms (its "
@@ -574,9 +725,25 @@ int overview_watch(zkl_session *s, const options *o) {
     int64_t now = cli_now_ms(), timeout = -1;
     ev_batch b;
     int nfds = 1;
+    bool up = reachable(s);
+    if (!up && !lost_at) { /* it went: say so, and stop the clock */
+      lost_at = wall_ms();
+      if (screen)
+        draw(s, o, screen, first, false, &fatal);
+      else
+        say_disconnected(lost_at, ok_at);
+      continue;
+    }
+    if (up && lost_at) { /* back: say so, and list again at once */
+      if (!screen)
+        say_reconnected(wall_ms(), lost_at);
+      lost_at = 0;
+      due = true;
+      last = 0;
+    }
     if (polled && now >= next_poll)
       due = true;
-    if (due && now - last >= gap) {
+    if (up && due && now - last >= gap) {
       draw(s, o, screen, first, true, &fatal);
       first = false;
       due = false;
@@ -590,17 +757,21 @@ int overview_watch(zkl_session *s, const options *o) {
     }
     /* on a terminal, the durations move on every second (HELD_S,
      * WAITED_S) without a change in ZooKeeper */
-    if (screen && !due && now - ticked >= TICK_MS) {
+    if (screen && (!due || !up) && now - ticked >= TICK_MS) {
       draw(s, o, screen, first, false, &fatal);
       ticked = now;
       continue;
     }
-    if (due)
+    if (due && up)
       timeout = gap - (now - last);
     else if (screen)
       timeout = TICK_MS - (now - ticked);
     if (polled && !due && (timeout < 0 || next_poll - now < timeout))
       timeout = next_poll - now;
+    /* the connection is looked at locally every STATE_MS: a listing that
+     * is due waits for it to come back (it would block until then) */
+    if (timeout < 0 || timeout > STATE_MS)
+      timeout = STATE_MS;
     fds[0].fd = ev_fd();
     fds[0].events = POLLIN;
     if (tty_raw) {
@@ -631,6 +802,9 @@ int overview_watch(zkl_session *s, const options *o) {
   if (shown_rc == ZKL_OK)
     overview_free(&shown);
   shown_rc = -1;
+  grants_turn(); /* the last listing's, taken over */
+  grants_turn(); /* and let go */
+  grants_tracked = false;
   /* a lost connection or an ended session answers them too */
   ev_wait_answered(zkl_session_timeout(s));
   return fatal;
@@ -668,7 +842,7 @@ static void on_leader(zkl_leader_watch *w, int rc, const char *id,
  * through the agent, which serves it under its policy's "list". */
 int overview_leader_watch(zkl_session *s, const options *o) {
   char was[ZKL_ID_MAX + 1] = "", shown_id[ZKL_ID_MAX + 1];
-  int64_t was_token = -1;
+  int64_t was_token = -1, lost = 0;
   zkl_leader_watch *w;
   int rc;
   if (ev_init() != 0) {
@@ -682,12 +856,44 @@ int overview_leader_watch(zkl_session *s, const options *o) {
   for (;;) { /* until the watch ends, or a signal */
     struct pollfd pfd = {ev_fd(), POLLIN, 0};
     ev_batch b;
-    if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+    bool up;
+    if (poll(&pfd, 1, zkl_session_handle(s) ? STATE_MS : -1) < 0 &&
+        errno != EINTR)
       break;
     ev_drain();
     ev_take(&b);
     if (b.nsignals > 0)
       break;
+    /* The connection, looked at locally: a line when it goes (the last
+     * leader printed is then not known to lead any more) and when it comes
+     * back, then the leader's line again, even the same one. */
+    up = reachable(s);
+    if (!up && !lost) {
+      char when[40];
+      lost = wall_ms();
+      cli_iso_time(when, sizeof when, lost, false);
+      printf("-\t-\tdisconnected\t%s\n", when);
+    } else if (up && lost) {
+      char when[40];
+      int64_t now = wall_ms();
+      cli_iso_time(when, sizeof when, now, false);
+      printf("-\t-\treconnected\t%s\n", when);
+      lost = 0;
+      /* who leads now, asked at once: the library's news of its listing
+       * again may have come before the reconnection was seen here */
+      if (zkl_name_get_leader(s, o->target, was, sizeof was, &was_token) ==
+          ZKL_OK) {
+        cli_printable(shown_id, sizeof shown_id, was);
+        printf("%s\t%" PRId64 "\n", shown_id, was_token);
+      } else {
+        was[0] = '\0';
+        was_token = -1;
+      }
+    }
+    if (fflush(stdout) != 0) {
+      rc = ZKL_ESYSTEM;
+      break;
+    }
     if (!b.queue_changed)
       continue;
     pthread_mutex_lock(&leader_mu);

@@ -36,8 +36,12 @@ static void open_standard_fds(void) {
 /* --list, --leader, --revoke: one question, and the session closed. */
 static int run_question(const options *o) {
   char path[ZKL_PATH_MAX];
-  zkl_session *s = connect_or_exit(o, o->connect_ms);
+  zkl_session *s;
   int rc;
+  /* a scrape that cannot reach ZooKeeper still says so: zklock_up 0 */
+  if (o->action == ACT_LIST && !o->watch && o->format == FORMAT_PROMETHEUS)
+    format_prometheus_arm(o);
+  s = connect_or_exit(o, o->connect_ms);
   if (o->action == ACT_BREAK) { /* it says what happened itself */
     rc = break_holders(s, o->target, o->break_grace_ms, o->quiet);
     zkl_session_close(s, NULL);

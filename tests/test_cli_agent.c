@@ -187,9 +187,33 @@ static void test_questions(void) {
   assert_no_node(ename);
 }
 
+
+/* --format prometheus through the agent: the servers label names the
+ * agent's ensemble (zkl_session_get_servers), not the -s given beside
+ * --agent, which the agent's session does not use. */
+static void test_prometheus_servers(void) {
+  agentctl ag;
+  static char out[OUT], err[OUT];
+  char want[512];
+  int rc;
+  CU_ASSERT_FATAL(agentctl_start(&ag, zkt_hosts(), NULL));
+  rc = run_question((const char *const[]){"-s", "192.0.2.1:2181", "--agent",
+                                          ag.sock, "--list", "/", "--format",
+                                          "prometheus", NULL},
+                    out, OUT, err, OUT);
+  zkt_check(rc == 0, "exit %d: %s", rc, err);
+  snprintf(want, sizeof want, "zklock_up{list=\"/\",servers=\"%s\"} 1\n",
+           zkt_hosts());
+  zkt_check(strstr(out, want) != NULL, "want %s in:\n%s", want, out);
+  CU_ASSERT(strstr(out, "192.0.2.1") == NULL);
+  CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+}
+
 static const zkt_test tests[] = {
     {"--list, --leader, --revoke, --break through the agent",
      test_questions},
+    {"--format prometheus through the agent: servers is the agent's",
+     test_prometheus_servers},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {

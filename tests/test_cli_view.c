@@ -392,7 +392,7 @@ static void test_prometheus(void) {
               "a sample outside its family: %s", line);
     samples++;
   }
-  CU_ASSERT_EQUAL(samples, 5 * 4 + 1);
+  CU_ASSERT_EQUAL(samples, 5 * 4 + 3);
   /* the values; reread (the loop cut the lines) */
   CU_ASSERT_EQUAL(
       run_question((const char *const[]){"-s", zkt_hosts(), "--list", prefix,
@@ -424,10 +424,65 @@ static void test_prometheus(void) {
            "\nzklock_list_truncated{list=\"%s\",servers=\"%s\"} 0\n", prefix,
            zkt_hosts());
   CU_ASSERT(strstr(out, want) != NULL);
+  /* the health series: reached, and when (Unix seconds, about now) */
+  snprintf(want, sizeof want, "\nzklock_up{list=\"%s\",servers=\"%s\"} 1\n",
+           prefix, zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want,
+           "\nzklock_last_success_timestamp_seconds{list=\"%s\",servers=\"%s\"} ",
+           prefix, zkt_hosts());
+  if (zkt_check(strstr(out, want) != NULL, "no timestamp:\n%s", out)) {
+    double at = atof(strstr(out, want) + strlen(want));
+    double now = (double)time(NULL);
+    zkt_check(at > now - 60 && at < now + 60, "timestamp %.3f, now %.0f", at,
+              now);
+  }
   regfree(&help);
   regfree(&type);
   regfree(&sample);
   scene_end(&sc);
+}
+
+
+/* --format prometheus when ZooKeeper cannot be reached: the health series
+ * alone, zklock_up 0, and exit status 3 (it used to print nothing, so a
+ * textfile kept its last values); and a named lock that nobody holds has
+ * its series, zero (it used to have none), with zklock_up 1. */
+static void test_prometheus_up_and_idle(void) {
+  char name[96], out[8192], err[1024], want[512];
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", "127.0.0.1:1", "--list",
+                                         "nothere/", "--format",
+                                         "prometheus", NULL},
+                   out, sizeof out, err, sizeof err),
+      3);
+  zkt_check(strstr(out, "# TYPE zklock_up gauge\n"
+                        "zklock_up{list=\"nothere/\",servers=\"127.0.0.1:1\"}"
+                        " 0\n") != NULL,
+            "unreachable:\n%s", out);
+  CU_ASSERT(strstr(out, "zklock_holders") == NULL);
+  CU_ASSERT(strstr(out, "zklock_last_success_timestamp_seconds") == NULL);
+  CU_ASSERT(strncmp(err, "zklock: ", 8) == 0);
+  /* a lock nobody holds, by its name */
+  zkt_name(name, sizeof name, "view-idle");
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", name,
+                                         "--format", "prometheus", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  snprintf(want, sizeof want,
+           "\nzklock_holders{lock=\"%s\",kind=\"-\",list=\"%s\",servers=\"%s\"}"
+           " 0\n",
+           name, name, zkt_hosts());
+  zkt_check(strstr(out, want) != NULL, "idle lock:\n%s", out);
+  snprintf(want, sizeof want,
+           "\nzklock_waiters{lock=\"%s\",kind=\"-\",list=\"%s\",servers=\"%s\"}"
+           " 0\n",
+           name, name, zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
+  snprintf(want, sizeof want, "\nzklock_up{list=\"%s\",servers=\"%s\"} 1\n",
+           name, zkt_hosts());
+  CU_ASSERT(strstr(out, want) != NULL);
 }
 
 /* ---------------------------------------------------------- node_exporter */
@@ -939,10 +994,21 @@ static void test_watch_new_parent_and_tick(void) {
   zkt_assert_no_contender(name);
 }
 
+/* Splits a pane's line in place at runs of spaces into f (at most max):
+ * the number of fields. */
+static int pane_fields(char *line, char **f, int max) {
+  char *save = NULL, *t;
+  int n = 0;
+  for (t = strtok_r(line, " ", &save); t && n < max;
+       t = strtok_r(NULL, " ", &save))
+    f[n++] = t;
+  return n;
+}
+
 /* --watch on a small pane (60x8) with 12 locks: the title and the header
  * stay on screen (no line wraps, no scroll), the columns line up, and a
  * last line says how many more there are. */
-static void test_watch_small_pane(void) {
+static void small_pane_at(int width) {
   char base[64], name[12][96], pane[16384], raw[16384], sock_path[512] = "";
   zkl_session *s = zkt_session(10000);
   zkl_lock *l[12];
@@ -960,10 +1026,15 @@ static void test_watch_small_pane(void) {
     CU_ASSERT_EQUAL(zkl_lock_acquire(l[i], T_WAIT, NULL), ZKL_OK);
   }
   snprintf(tmux_sock, sizeof tmux_sock, "zklock-view3-%ld", (long)getpid());
+  /* width < 0: the edge two characters into HELD_S's values (NAME, then
+   * KIND "mutex" and HOLDERS, WAITERS as wide as their headers, two
+   * spaces apart), where a cut would leave "1." */
+  if (width < 0)
+    width = (int)strlen(name[0]) + 2 + 5 + 2 + 7 + 2 + 7 + 2 + 2;
   {
     char prefix[80];
     snprintf(prefix, sizeof prefix, "%s/", base);
-    view_start(60, 8, prefix, sock_path, sizeof sock_path);
+    view_start(width, 8, prefix, sock_path, sizeof sock_path);
   }
   CU_ASSERT(pane_shows(" more", pane, sizeof pane));
   if (tmux(raw, sizeof raw, "capture-pane -p -t view") != 0)
@@ -985,6 +1056,49 @@ static void test_watch_small_pane(void) {
     n++;
   zkt_check(n > 0 && n < 12 && strstr(raw, " more") != NULL,
             "%d locks shown:\n%s", n, raw);
+  /* the title's time is whole, or not there */
+  {
+    const char *t = strstr(raw, "   20");
+    size_t tl = t ? strcspn(t + 3, " \n") : 0;
+    zkt_check(!t || tl == strlen("2026-12-03T18:00:00+00:00"),
+              "title's time cut:\n%s", raw);
+  }
+  /* no number cut at the edge: each field of a lock's line is whole (a
+   * column that does not fit goes whole) */
+  {
+    regex_t whole[5];
+    static const char *const re[5] = {"^[0-9]+$", "^[0-9]+$",
+                                      "^[0-9]+\\.[0-9]$", "^(-|[0-9]+\\.[0-9])$",
+                                      "^[0-9]+$"};
+    char copy[16384], *row, *save = NULL;
+    int k;
+    for (k = 0; k < 5; k++)
+      CU_ASSERT_EQUAL_FATAL(regcomp(&whole[k], re[k], REG_EXTENDED), 0);
+    snprintf(copy, sizeof copy, "%s", raw);
+    for (row = strtok_r(copy, "\n", &save); row;
+         row = strtok_r(NULL, "\n", &save)) {
+      char *f[12];
+      int nf;
+      if (strncmp(row, base, strlen(base)) != 0)
+        continue;
+      nf = pane_fields(row, f, 12);
+      for (k = 2; k < nf && k < 7; k++)
+        zkt_check(regexec(&whole[k - 2], f[k], 0, NULL, 0) == 0,
+                  "field %d cut: '%s' in\n%s", k, f[k], raw);
+      /* the token, when shown, is the lock's own */
+      if (nf >= 7) {
+        int i2;
+        for (i2 = 0; i2 < 12 && strncmp(row, name[i2], strlen(name[i2])); i2++)
+          ;
+        if (i2 < 12)
+          zkt_check(atoll(f[6]) == zkl_lock_token(l[i2]),
+                    "token %s, not %lld", f[6],
+                    (long long)zkl_lock_token(l[i2]));
+      }
+    }
+    for (k = 0; k < 5; k++)
+      regfree(&whole[k]);
+  }
   tmux(NULL, 0, "send-keys -t view q");
   tmux(NULL, 0, "kill-session -t view");
   view_stop(sock_path);
@@ -992,6 +1106,12 @@ static void test_watch_small_pane(void) {
     zkl_lock_free(l[i]);
   zkl_session_close(s, NULL);
 }
+
+static void test_watch_small_pane(void) { small_pane_at(60); }
+
+/* --watch on a pane whose edge falls inside a column of numbers: the
+ * column goes whole (it used to show "1." of "1.5"). */
+static void test_watch_narrow_numbers(void) { small_pane_at(-1); }
 
 /* --leader NAME --watch: a line "ID<TAB>TOKEN" for the leader, and a new
  * one when the leadership changes (real zklock --elect contenders: the
@@ -1028,12 +1148,214 @@ static void test_leader_watch(void) {
   zkt_assert_no_contender(name);
 }
 
+
+/* Reads fd's lines (bounded) until one that starts with want; copies it
+ * into line. */
+static bool line_starting(int fd, const char *want, char *line, size_t len) {
+  int64_t until = zkt_now_ms() + T_WAIT;
+  while (zkt_now_ms() < until) {
+    int n = read_line(fd, line, len, (int)(until - zkt_now_ms()));
+    if (n <= 0)
+      break;
+    if (strncmp(line, want, strlen(want)) == 0)
+      return true;
+  }
+  fprintf(stderr, "\nno line starting with '%s'\n", want);
+  return false;
+}
+
+/* Waits (bounded) until the pane no longer shows gone. */
+static bool pane_lacks(const char *gone, char *pane, size_t len) {
+  int64_t until = zkt_now_ms() + T_WAIT;
+  struct timespec tick = {0, 20 * 1000000};
+  do {
+    capture(pane, len);
+    if (!strstr(pane, gone))
+      return true;
+  } while (zkt_now_ms() < until && nanosleep(&tick, NULL) == 0);
+  fprintf(stderr, "\nthe pane still shows '%s':\n%s\n", gone, pane);
+  return false;
+}
+
+/* The server stops under three views and starts again: --watch on a
+ * pipe prints a "disconnected at" line, --leader --watch a
+ * "-<TAB>-<TAB>disconnected" line, --watch on a terminal a banner, its
+ * HELD_S no longer moving on; when the server is back each says so and
+ * shows the locks (the leader) again, live. */
+static void test_watch_disconnected(void) {
+  char base[64], mutex[128], elect[128], prefix[80], want[256], line[1024],
+      pane[16384], sock_path[512] = "", held[32], held2[32], args[700],
+      banner[256];
+  zkl_session *s;
+  zkl_lock *m, *el;
+  proc v, lw;
+  int64_t until;
+  bool have_tmux = system("tmux -V >/dev/null 2>&1") == 0;
+  if (!zkt_zkdir()) {
+    fprintf(stderr, "ZKL_TEST_HOSTS: the server cannot be stopped here\n");
+    return;
+  }
+  CU_ASSERT_FATAL(have_tmux);
+  zkt_name(base, sizeof base, "view-gone");
+  snprintf(mutex, sizeof mutex, "%s/mutex", base);
+  snprintf(elect, sizeof elect, "%s/elect", base);
+  snprintf(prefix, sizeof prefix, "%s/", base);
+  s = zkt_session(10000); /* lives through the server's restart */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&m, s, mutex), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(m, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new_election(&el, s, elect, "alpha"),
+                        ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(el, T_WAIT, NULL), ZKL_OK);
+  spawn(&v, "-s", zkt_hosts(), "--list", prefix, "--watch", NULL);
+  spawn(&lw, "-s", zkt_hosts(), "--leader", elect, "--watch", NULL);
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view4-%ld", (long)getpid());
+  view_start(180, 40, prefix, sock_path, sizeof sock_path);
+  snprintf(want, sizeof want, "%s\tmutex\t1\t0\t", mutex);
+  CU_ASSERT(line_starting(v.out, want, line, sizeof line));
+  CU_ASSERT(line_starting(lw.out, "alpha\t", line, sizeof line));
+  snprintf(want, sizeof want, "%s mutex 1 0 ", mutex);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+
+  /* not FATAL from here on: the views and the pane are ended below,
+   * whatever happened */
+  snprintf(args, sizeof args, "kill '%s' 1 KILL", zkt_zkdir());
+  CU_ASSERT_EQUAL(zkt_zkserver(args), 0);
+  CU_ASSERT(line_starting(v.out, "disconnected at ", line, sizeof line));
+  CU_ASSERT(strstr(line, "not live") != NULL);
+  CU_ASSERT(line_starting(lw.out, "-\t-\tdisconnected\t", line, sizeof line));
+  CU_ASSERT(pane_shows("DISCONNECTED from ZooKeeper", pane, sizeof pane));
+  CU_ASSERT(strstr(pane, "NOT LIVE") != NULL);
+  /* the clock no longer moves HELD_S on: once the banner's count of
+   * seconds has moved (the screen was drawn again), HELD_S is the same */
+  held_field(pane, mutex, held, sizeof held);
+  CU_ASSERT(held[0] != '\0');
+  {
+    const char *b = strstr(pane, "DISCONNECTED");
+    if (!b)
+      b = "no banner";
+    snprintf(banner, sizeof banner, "%.*s", (int)strcspn(b, "\n"), b);
+  }
+  until = zkt_now_ms() + T_WAIT;
+  do {
+    struct timespec tick = {0, 50 * 1000000};
+    nanosleep(&tick, NULL);
+    capture(pane, sizeof pane);
+  } while (strstr(pane, banner) && zkt_now_ms() < until &&
+           strcmp(banner, "no banner") != 0);
+  CU_ASSERT(strstr(pane, "DISCONNECTED") && !strstr(pane, banner));
+  held_field(pane, mutex, held2, sizeof held2);
+  zkt_check(strcmp(held, held2) == 0, "HELD_S moved on while disconnected: "
+            "%s, then %s", held, held2);
+
+  snprintf(args, sizeof args, "restart '%s' 1", zkt_zkdir());
+  if (zkt_zkserver(args) != 0)
+    CU_ASSERT_EQUAL(zkt_zkserver(args), 0); /* a port race */
+  CU_ASSERT(line_starting(v.out, "reconnected at ", line, sizeof line));
+  snprintf(want, sizeof want, "%s\tmutex\t1\t0\t", mutex);
+  CU_ASSERT(line_starting(v.out, want, line, sizeof line));
+  CU_ASSERT(line_starting(lw.out, "-\t-\treconnected\t", line, sizeof line));
+  CU_ASSERT(line_starting(lw.out, "alpha\t", line, sizeof line));
+  CU_ASSERT(pane_lacks("DISCONNECTED", pane, sizeof pane));
+  snprintf(want, sizeof want, "%s mutex 1 0 ", mutex);
+  CU_ASSERT(strstr(pane, want) != NULL);
+
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  view_stop(sock_path);
+  CU_ASSERT(kill(v.pid, SIGTERM) == 0);
+  CU_ASSERT(kill(lw.pid, SIGTERM) == 0);
+  CU_ASSERT_EQUAL(wait_exit(&v, T_WAIT), 0);
+  CU_ASSERT_EQUAL(wait_exit(&lw, T_WAIT), 0);
+  cleanup(&v);
+  cleanup(&lw);
+  CU_ASSERT_EQUAL(zkl_lock_release(m), ZKL_OK);
+  zkl_lock_free(m);
+  zkl_lock_free(el);
+  zkl_session_close(s, NULL);
+  zkt_assert_no_contender(mutex);
+  zkt_assert_no_contender(elect);
+}
+
+
+/* The n-th field (0: KIND) after name on its line in the pane ("" if
+ * none). */
+static void pane_field(const char *pane, const char *name, int n, char *out,
+                       size_t len) {
+  char want[256];
+  const char *at;
+  int i;
+  out[0] = '\0';
+  snprintf(want, sizeof want, "\n%s ", name);
+  if (!(at = strstr(pane, want)))
+    return;
+  at += strlen(want);
+  for (i = 0; i < n && at; i++)
+    at = strchr(at, ' ') ? strchr(at, ' ') + 1 : NULL;
+  if (at)
+    snprintf(out, len, "%.*s", (int)strcspn(at, " \n"), at);
+}
+
+/* --watch: HELD_S counts from the grant the view saw, not from the node's
+ * creation: a waiter that waited 2 s and is then granted shows a HELD_S
+ * below that wait (it used to show its wait and more). */
+static void test_watch_held_from_grant(void) {
+  char base[64], name[128], prefix[80], want[256], pane[16384],
+      sock_path[512] = "", waited[32] = "", held[32];
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l[2];
+  zkt_rec got;
+  int64_t until;
+  if (system("tmux -V >/dev/null 2>&1") != 0) {
+    CU_FAIL("no tmux (scripts/deps installs it)");
+    zkl_session_close(s, NULL);
+    return;
+  }
+  zkt_name(base, sizeof base, "view-grant");
+  snprintf(name, sizeof name, "%s/m", base);
+  snprintf(prefix, sizeof prefix, "%s/", base);
+  zkt_rec_init(&got);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[1], s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l[0], T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l[1], -1, zkt_on_acquired, &got),
+                  ZKL_OK);
+  snprintf(tmux_sock, sizeof tmux_sock, "zklock-view5-%ld", (long)getpid());
+  view_start(180, 40, prefix, sock_path, sizeof sock_path);
+  snprintf(want, sizeof want, "%s mutex 1 1 ", name);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  /* the waiter has waited 2 s (the view's clock moves WAITED_S on) */
+  until = zkt_now_ms() + T_WAIT;
+  do {
+    struct timespec tick = {0, 50 * 1000000};
+    nanosleep(&tick, NULL);
+    capture(pane, sizeof pane);
+    pane_field(pane, name, 4, waited, sizeof waited);
+  } while (atof(waited) < 2.0 && zkt_now_ms() < until);
+  CU_ASSERT(atof(waited) >= 2.0);
+  CU_ASSERT_EQUAL(zkl_lock_release(l[0]), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&got, 1, T_WAIT), ZKL_OK);
+  snprintf(want, sizeof want, "%s mutex 1 0 ", name);
+  CU_ASSERT(pane_shows(want, pane, sizeof pane));
+  pane_field(pane, name, 3, held, sizeof held);
+  zkt_check(held[0] && atof(held) < atof(waited),
+            "HELD_S %s after a wait of %s s", held, waited);
+  tmux(NULL, 0, "send-keys -t view q");
+  tmux(NULL, 0, "kill-session -t view");
+  view_stop(sock_path);
+  zkl_lock_free(l[0]);
+  zkl_lock_free(l[1]);
+  zkl_session_close(s, NULL);
+  zkt_assert_no_contender(name);
+}
+
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
     {"--format json: one document with the counts", test_json},
     {"--list NAME --format json: the lock's contenders", test_json_one_lock},
     {"--format prometheus: the text format, the values", test_prometheus},
+    {"--format prometheus: zklock_up 0 when unreachable, an idle lock's zeros",
+     test_prometheus_up_and_idle},
     {"--format, --watch: bad usage", test_usage},
     {"--format prometheus: two textfiles in one node_exporter",
      test_node_exporter},
@@ -1044,7 +1366,11 @@ static const zkt_test tests[] = {
     {"--watch: a lock under a new parent at once, HELD_S ticks",
      test_watch_new_parent_and_tick},
     {"--watch: a small pane keeps its title and header", test_watch_small_pane},
+    {"--watch: a pane's edge never cuts a number", test_watch_narrow_numbers},
     {"--leader --watch: a line at each change of leader", test_leader_watch},
+    {"--watch: HELD_S from the grant the view saw", test_watch_held_from_grant},
+    {"--watch, --leader --watch: say when ZooKeeper is gone, and back",
+     test_watch_disconnected},
     {NULL, NULL}};
 
 int main(int argc, char **argv) {
