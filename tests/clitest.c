@@ -247,12 +247,29 @@ void spawn_argv(proc *p, const spawn_opts *so, const char *const *args) {
   argv[n] = NULL;
   while (environ[ne])
     ne++;
-  envp = calloc(ne + 5, sizeof *envp);
+  envp = calloc(ne + 6, sizeof *envp);
   CU_ASSERT_FATAL(envp != NULL);
-  for (k = 0; k < ne; k++)
-    envp[k] = environ[k];
+  /* -c runs $SHELL: /bin/sh, whatever the test was started with, unless
+   * the test says another */
   for (i = 0; so && i < 4 && so->env[i]; i++)
-    envp[k++] = (char *)so->env[i];
+    if (strcspn(so->env[i], "=") == 5 && strncmp(so->env[i], "SHELL", 5) == 0)
+      break;
+  if (!(so && i < 4 && so->env[i]))
+    envp[k++] = (char *)"SHELL=/bin/sh";
+  for (ne = 0; environ[ne]; ne++) {
+    /* an extra "K=V" or "K" replaces the test's own K */
+    size_t klen = strcspn(environ[ne], "=");
+    bool replaced = strncmp(environ[ne], "SHELL=", 6) == 0;
+    for (i = 0; so && i < 4 && so->env[i]; i++)
+      if (strcspn(so->env[i], "=") == klen &&
+          strncmp(so->env[i], environ[ne], klen) == 0)
+        replaced = true;
+    if (!replaced)
+      envp[k++] = environ[ne];
+  }
+  for (i = 0; so && i < 4 && so->env[i]; i++)
+    if (strchr(so->env[i], '='))
+      envp[k++] = (char *)so->env[i];
   envp[k] = NULL;
   high_pipe(out);
   high_pipe(err);

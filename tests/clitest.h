@@ -58,7 +58,8 @@ typedef struct {
 } proc;
 
 typedef struct {
-  const char *env[4]; /* extra "K=V" for zklock */
+  const char *env[4]; /* extra "K=V" for zklock, in place of the test's
+                         own K; "K" alone: without K */
   int tty;            /* >= 0: a pty slave for stdin and stderr */
   bool ctty;          /* ... and make it the controlling terminal */
   bool ignore_int;    /* start zklock with SIGINT ignored (as a script's
