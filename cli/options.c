@@ -115,6 +115,8 @@ static void usage(void) {
       "                          lost, and COMMAND stopped as on any loss",
       "  -q, --quiet             no waiting status, no \"not acquired\" "
       "message",
+      "                          (without a terminal on stderr they come",
+      "                          only with -v, as with flock)",
       "  -v, --verbose           report progress and the lock's events on",
       "                          stderr, with the time of each",
       "  -l, --list NAME         print the holders and the waiters of NAME",
@@ -411,7 +413,8 @@ static bool is_command(const char *word) {
   if (strchr(word, '/'))
     return is_executable(word);
   if (!path) {
-    if (confstr(_CS_PATH, def, sizeof def) == 0 || def[sizeof def - 1])
+    size_t need = confstr(_CS_PATH, def, sizeof def);
+    if (need == 0 || need > sizeof def) /* none, or cut short */
       snprintf(def, sizeof def, "/bin:/usr/bin");
     path = def;
   }

@@ -673,6 +673,51 @@ bool expect_verbose(int fd, const char *want, char *msg, size_t len) {
   }
 }
 
+/* A -v line: "zklock: " and a digit (the time). */
+static bool is_verbose_line(const char *line) {
+  return strncmp(line, "zklock: ", 8) == 0 && line[8] >= '0' && line[8] <= '9';
+}
+
+int read_status(int fd, char *buf, size_t len, int timeout_ms) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  for (;;) {
+    int left = (int)(deadline - zkt_now_ms()), n;
+    if (left <= 0)
+      return -1;
+    n = read_line(fd, buf, len, left);
+    if (n <= 0 || !is_verbose_line(buf))
+      return n;
+  }
+}
+
+const char *find_line(const char *text, const char *prefix) {
+  const char *p = text;
+  while (p && *p) {
+    if (strncmp(p, prefix, strlen(prefix)) == 0)
+      return p;
+    p = strchr(p, '\n');
+    if (p)
+      p++;
+  }
+  return NULL;
+}
+
+const char *without_verbose(const char *text, char *out, size_t len) {
+  const char *p = text;
+  size_t n = 0;
+  while (*p) {
+    const char *end = strchr(p, '\n');
+    size_t l = end ? (size_t)(end - p) + 1 : strlen(p);
+    if (!is_verbose_line(p) && n + l < len) {
+      memcpy(out + n, p, l);
+      n += l;
+    }
+    p += l;
+  }
+  out[n < len ? n : len - 1] = '\0';
+  return out;
+}
+
 int read_log(const char *file, log_rec *recs, int max) {
   FILE *f = fopen(file, "r");
   int n = 0;

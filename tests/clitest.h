@@ -140,6 +140,15 @@ const char *proc_state(pid_t pid, char *buf, size_t len);
  * fails the test. Returns false when none came within T_WAIT. */
 bool expect_verbose(int fd, const char *want, char *msg, size_t len);
 
+/* zklock's waiting status and "not acquired" message come on a pipe only
+ * with -v (issue 34: as flock(1), quiet in cron), among the -v lines. */
+/* read_line(), skipping -v lines: the next other line of fd. */
+int read_status(int fd, char *buf, size_t len, int timeout_ms);
+/* The line of text (from read_all) that starts with prefix, or NULL. */
+const char *find_line(const char *text, const char *prefix);
+/* text without its -v lines, into out (len bytes); returns out. */
+const char *without_verbose(const char *text, char *out, size_t len);
+
 /* One record of a helper's log. */
 typedef struct {
   char what[8]; /* start, sig, end */
