@@ -299,17 +299,19 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
     probe(hl, true, hv);
     describe(hl, hv, why, sizeof why);
     /* run_lock() passes the -w time when it is the shorter bound: then the
-     * wait ran out, and only a ZooKeeper that nobody serves is a failure. */
+     * wait ran out before any session, and the lock was never asked for.
+     * That is ZooKeeper out of reach, not a lock held by another: exit 3
+     * and a line even with -q, so that cron does not read an outage as
+     * "another host has it" (issue 34; it was the -E code, and -q said
+     * nothing). */
     if (o->action == ACT_RUN && o->wait_ms > 0 && total_ms == o->wait_ms &&
         !nobody_there(hl, hv)) {
-      if (!o->quiet) {
-        char path[ZKL_PATH_MAX];
-        names_parent(path, sizeof path, o->name);
-        cli_error("gave up waiting for %s after %s: the wait ran out while "
-                  "connecting to ZooKeeper (%s)",
-                  path, o->wait_arg, why);
-      }
-      exit(o->conflict_code);
+      char path[ZKL_PATH_MAX];
+      names_parent(path, sizeof path, o->name);
+      cli_error("no ZooKeeper session within the wait (-w %s), so %s was "
+                "never tried: %s",
+                o->wait_arg, path, why);
+      exit(EXIT_ZOOKEEPER);
     }
     /* every server refused: the library gave up at once (refused.c) */
     if (nobody_there(hl, hv))

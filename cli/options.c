@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -24,6 +26,8 @@
 #define DEFAULT_GRACE_MS 2000
 #define DEFAULT_BREAK_GRACE_MS 5000 /* --break's --grace */
 #define MAX_MS 2000000000 /* 2,000,000 s: fits in an int of milliseconds */
+/* -t: a bare number below this is refused (a unit says what is meant) */
+#define MIN_BARE_SESSION_MS 1000
 
 /* What the ZooKeeper client zklock was built against can do (configure
  * looks for the functions): Debian 12's can do neither. */
@@ -39,12 +43,12 @@
 #endif
 
 static const char usage_line[] =
-    "usage: zklock [OPTIONS] NAME... -- COMMAND [ARG...]";
+    "usage: zklock [OPTIONS] NAME [--] COMMAND [ARG...]";
 
 static void usage(void) {
   static const char *const lines[] = {
-      "       zklock [OPTIONS] NAME COMMAND [ARG...]      (one NAME, as flock)",
-      "       zklock [OPTIONS] NAME... -c STRING          (sh -c STRING)",
+      "       zklock [OPTIONS] -- NAME... -- COMMAND [ARG...]   (several NAMEs)",
+      "       zklock [OPTIONS] NAME... -c STRING          ($SHELL -c STRING)",
       "       zklock [-H] [-s HOSTS] [-t MS] [--auth S:C] --list NAME",
       "       zklock [-H] [--format F] [--label K=V] [--watch] ... --list "
       "PREFIX/",
@@ -68,8 +72,9 @@ static void usage(void) {
       "      --elect ID          stand for election as ID; run COMMAND while",
       "                          leading",
       "",
-      "  -c, --command STRING    run STRING with sh -c (as flock -c) instead",
-      "                          of a COMMAND after the NAMEs",
+      "  -c, --command STRING    run STRING with $SHELL -c (/bin/sh without",
+      "                          SHELL; as flock -c) instead of a COMMAND",
+      "                          after the NAMEs",
       "      --hold              no command: print \"TOKEN NODE\" on stdout",
       "                          and hold until stdin ends (or SIGTERM,",
       "                          SIGINT: exit 0), e.g. in a bash coproc",
@@ -87,9 +92,10 @@ static void usage(void) {
       "                          of its own",
       "      --server-tick MS    the servers' tickTime (or a bound on it), for",
       "                          a longer lease (default: half the session)",
-      "  -w, --wait SECONDS      give up after waiting that long, connecting",
+      "  -w, --wait, --timeout SECONDS",
+      "                          give up after waiting that long, connecting",
       "                          included",
-      "  -n, --nonblock          do not wait: give up at once if it is held",
+      "  -n, --nonblock, --nb    do not wait: give up at once if it is held",
       "  -E, --conflict-exit-code CODE",
       "                          exit status when the lock was not acquired "
       "(1)",
@@ -109,6 +115,8 @@ static void usage(void) {
       "                          lost, and COMMAND stopped as on any loss",
       "  -q, --quiet             no waiting status, no \"not acquired\" "
       "message",
+      "                          (without a terminal on stderr they come",
+      "                          only with -v, as with flock)",
       "  -v, --verbose           report progress and the lock's events on",
       "                          stderr, with the time of each",
       "  -l, --list NAME         print the holders and the waiters of NAME",
@@ -128,20 +136,23 @@ static void usage(void) {
       "                          and delete their nodes after the grace",
       "      --grace SECONDS     with --break: the grace (5 s; 0: at once)",
       "  -H, --no-header         with --list: no header line",
+      "  -o, --close             flock's: taken, and nothing done (no lock",
+      "                          descriptor is passed to close)",
       "  -h, --help              print this help and exit",
-      "      --version           print the version and exit",
+      "  -V, --version           print the version and exit",
       "",
       "Durations (-w, -k, -t, --connect-timeout, --server-tick, --max-hold,",
       "--grace) take a unit: 500ms, 10s, 1.5s, 2m, 1h, 1m30s. A bare number",
-      "is in the unit shown: SECONDS (fractions allowed) or MS (whole).",
+      "is in the unit shown: SECONDS (fractions allowed) or MS (whole; -t",
+      "takes no bare number under 1000: write -t 10s or -t 10ms).",
       "",
-      "Options may also come among the NAMEs, before '--'. A NAME that",
-      "starts with '-' goes after a '--' that ends the options:",
-      "zklock [OPTIONS] -- -NAME... -- COMMAND [ARG...]",
-      "With one NAME the '--' before COMMAND may be left out, as with",
-      "flock(1): zklock NAME COMMAND [ARG...]; but when a '--' follows",
-      "anywhere, the words before it are NAMEs (zklock job -- git log --",
-      "FILE needs its first '--').",
+      "As with flock(1), the first word after the NAME that is not an",
+      "option starts COMMAND, and every word from there on is COMMAND's,",
+      "its options and a '--' of its own included (zklock job ssh web1 --",
+      "ls runs ssh). Several NAMEs, or a NAME that starts with '-', go after",
+      "a '--' that ends the options, up to the next '--':",
+      "zklock [OPTIONS] -- NAME... -- COMMAND [ARG...]. A line such as",
+      "zklock a b -- cmd, where b is no command, is refused as ambiguous.",
       "",
       "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAME and",
       "ZKLOCK_NODE (with several NAMEs: each, space-separated, in the order",
@@ -266,9 +277,10 @@ static bool seconds_or_exit(const char *opt, const char *arg, int *ms) {
   return duration_or_exit(opt, arg, 1000, 0, MAX_MS, ms);
 }
 
-/* -t, --server-tick: a bare number is milliseconds. */
-static void millis_or_exit(const char *opt, const char *arg, int *ms) {
-  duration_or_exit(opt, arg, 1, 1, INT_MAX, ms);
+/* -t, --server-tick: a bare number is milliseconds. Returns whether it
+ * was one. */
+static bool millis_or_exit(const char *opt, const char *arg, int *ms) {
+  return duration_or_exit(opt, arg, 1, 1, INT_MAX, ms);
 }
 
 /* --auth or ZKLOCK_AUTH: "scheme:credentials", both non-empty. Kept in a
@@ -383,6 +395,40 @@ static bool has_separator(int argc, char **argv, int from) {
     if (strcmp(argv[from], "--") == 0)
       return true;
   return false;
+}
+
+/* Whether word names a program that exec would find, as execvp() looks
+ * for it: a word with a '/' is a path; else each directory of PATH (an
+ * empty one is the current directory; confstr's default when PATH is
+ * unset). A regular file that may be executed. */
+static bool is_executable(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+         access(path, X_OK) == 0;
+}
+
+static bool is_command(const char *word) {
+  char def[256], dir_word[PATH_MAX];
+  const char *path = getenv("PATH"), *p, *end;
+  if (strchr(word, '/'))
+    return is_executable(word);
+  if (!path) {
+    size_t need = confstr(_CS_PATH, def, sizeof def);
+    if (need == 0 || need > sizeof def) /* none, or cut short */
+      snprintf(def, sizeof def, "/bin:/usr/bin");
+    path = def;
+  }
+  for (p = path;; p = end + 1) {
+    size_t n;
+    end = strchr(p, ':');
+    n = end ? (size_t)(end - p) : strlen(p);
+    if ((size_t)snprintf(dir_word, sizeof dir_word, "%.*s%s%s", (int)n, p,
+                         n ? "/" : "", word) < sizeof dir_word &&
+        is_executable(dir_word))
+      return true;
+    if (!end)
+      return false;
+  }
 }
 
 /* opt: the kind's option as given, without its "--" ("read" or
@@ -518,7 +564,10 @@ void options_parse(int argc, char **argv, options *o) {
       {"agent", required_argument, NULL, OPT_AGENT},
       {"server-tick", required_argument, NULL, OPT_SERVER_TICK},
       {"wait", required_argument, NULL, 'w'},
+      {"timeout", required_argument, NULL, 'w'}, /* flock(1)'s words */
       {"nonblock", no_argument, NULL, 'n'},
+      {"nb", no_argument, NULL, 'n'},
+      {"close", no_argument, NULL, 'o'},
       {"conflict-exit-code", required_argument, NULL, 'E'},
       {"kill-after", required_argument, NULL, 'k'},
       {"info", required_argument, NULL, OPT_INFO},
@@ -579,16 +628,18 @@ void options_parse(int argc, char **argv, options *o) {
     exit(EXIT_ZOOKEEPER);
   }
   /* "+": getopt stops at each NAME, which is taken here, and goes on
-   * after it: an option between the NAMEs and '--' acts as an option (it
-   * used to become a NAME: "zklock db --read -- cmd" took a lock named
-   * "--read"). The first '--' after a NAME ends the NAMEs; what follows it
-   * is the command's. A '--' before any NAME ends the options, as POSIX
-   * has it: every word up to the next '--' is then a NAME, even one that
-   * starts with '-'. */
+   * after it: an option between the NAME and the command (or '--') acts
+   * as an option (it used to become a NAME: "zklock db --read -- cmd"
+   * took a lock named "--read"). The first word after the one NAME that is
+   * not an option starts the command, as flock(1) has it; a '--' there
+   * ends the options, and what follows it is the command's. A '--' before
+   * any NAME ends the options, as POSIX has it: every word up to the next
+   * '--' is then a NAME, even one that starts with '-': the form for
+   * several NAMEs. */
   for (;;) {
     at = optind; /* argv[at]: the word getopt reads */
     li = -1;     /* longopts[li]: the long option read, if one was */
-    c = getopt_long(argc, argv, "+:s:t:w:nE:k:c:xuoqvl:Hh", longopts, &li);
+    c = getopt_long(argc, argv, "+:s:t:w:nE:k:c:xuoqvVl:Hh", longopts, &li);
     if (c == -1) {
       if (optind == at + 1) { /* it took a '--' */
         if (o->n_names == 0) {
@@ -607,11 +658,12 @@ void options_parse(int argc, char **argv, options *o) {
       if (optind >= argc)
         break;
       /* flock(1)'s form, "zklock NAME COMMAND [ARG...]": a word after
-       * the one NAME, with no '--' anywhere after it, starts the command
-       * (its options are its own: "zklock job ls -l" lists). With -c the
-       * words are all NAMEs. */
-      if (o->n_names == 1 && !o->command_string && !o->hold &&
-          !has_separator(argc, argv, optind)) {
+       * the one NAME starts the command, and every word from there on is
+       * the command's, its options and a '--' of its own included
+       * ("zklock job ssh web1 -- echo X" runs ssh; issue 34). With -c or
+       * --hold the words are all NAMEs. Several NAMEs go between '--'s
+       * (the leading form above), which cannot be misread. */
+      if (o->n_names == 1 && !o->command_string && !o->hold) {
         command_at = optind;
         break;
       }
@@ -626,7 +678,15 @@ void options_parse(int argc, char **argv, options *o) {
       hosts_from = "-s";
       break;
     case 't':
-      millis_or_exit("-t", optarg, &o->session_ms);
+      /* "-t 10" was 10 ms, which no server grants (it gave a session of
+       * its minimum without a word): a bare number that small is meant in
+       * seconds, most likely, and refused. With a unit, any. */
+      if (millis_or_exit("-t", optarg, &o->session_ms) &&
+          o->session_ms < MIN_BARE_SESSION_MS)
+        cli_usage_error("-t: a bare number is milliseconds, and %d ms is "
+                        "less than a ZooKeeper server grants: write the "
+                        "unit (-t %ds for seconds, or -t %dms)",
+                        o->session_ms, o->session_ms, o->session_ms);
       break;
     case OPT_CONNECT:
       seconds_or_exit("--connect-timeout", optarg, &o->connect_ms);
@@ -695,10 +755,12 @@ void options_parse(int argc, char **argv, options *o) {
                       "the command exits (with --hold, when its standard "
                       "input ends)");
     case 'o':
-      cli_usage_error("-o: zklock passes no lock descriptor to the command "
-                      "(the lock is in ZooKeeper), so there is none to "
-                      "close; every process the command starts holds the "
-                      "lock until it ends (zklock(1), The keeper)");
+      /* flock(1)'s -o closes the lock's descriptor before the command
+       * runs: zklock passes none (the lock is in ZooKeeper), so there is
+       * nothing to close. Taken, and nothing done, so that a flock line
+       * runs as it is; every process the command starts still holds the
+       * lock until it ends (zklock(1), The keeper). */
+      break;
     case 'q':
       o->quiet = true;
       break;
@@ -764,6 +826,7 @@ void options_parse(int argc, char **argv, options *o) {
     case 'h':
       usage();
       exit(0);
+    case 'V': /* flock(1)'s */
     case OPT_VERSION:
       printf("zklock %s (libzklock %s)\n"
              "ZooKeeper client: %s, TLS: %s, SASL: %s\n"
@@ -855,10 +918,21 @@ void options_parse(int argc, char **argv, options *o) {
                     cli_quote(command_at ? argv[command_at]
                               : optind + 1 < argc ? argv[optind + 1]
                                                   : "--"));
+  if (command_at && has_separator(argc, argv, command_at + 1) &&
+      !is_command(argv[command_at]))
+    /* "zklock a b -- cmd" was a line of two NAMEs; it is now NAME a and
+     * the command "b -- cmd", as flock(1) reads it. When b is no command,
+     * the line most likely means the old form: refused, not run. */
+    cli_usage_error("%s after the lock name %s is no command (not found), "
+                    "and a '--' follows: several lock names go between "
+                    "'--'s (zklock [OPTIONS] -- NAME... -- COMMAND "
+                    "[ARG...]); after one NAME, every word is the "
+                    "command's, a '--' included",
+                    cli_quote(argv[command_at]), cli_quote(o->names[0]));
   if (!o->command_string && !o->hold && !separator && !command_at)
     cli_usage_error("missing command after the lock name (zklock [OPTIONS] "
-                    "NAME COMMAND [ARG...], or -c STRING; several NAMEs "
-                    "need '--' before the command)");
+                    "NAME COMMAND [ARG...], -c STRING, or --hold; several "
+                    "NAMEs: zklock [OPTIONS] -- NAME... -- COMMAND)");
   if (separator && optind + 1 == argc && !o->command_string)
     cli_usage_error("missing command after '--' (%s)", usage_line);
   for (i = 0; i < n; i++) {
@@ -887,10 +961,13 @@ void options_parse(int argc, char **argv, options *o) {
     if (!o->info)
       o->info = "zklock --hold";
   } else if (o->command_string) {
-    /* flock -c: the string is run by sh -c, as flock runs it */
-    static char sh[] = "sh", dash_c[] = "-c";
+    /* flock -c: the string is run by $SHELL -c, as flock runs it (so
+     * that bash's [[ ]] works for a bash user), /bin/sh when SHELL is
+     * unset or empty */
+    static char sh[] = "/bin/sh", dash_c[] = "-c";
     static char *argv_c[4];
-    argv_c[0] = sh;
+    char *shell = getenv("SHELL");
+    argv_c[0] = shell && *shell ? shell : sh;
     argv_c[1] = dash_c;
     argv_c[2] = (char *)o->command_string;
     argv_c[3] = NULL;

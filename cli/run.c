@@ -515,6 +515,15 @@ static void refused_for_kind(const run *r) {
     cli_error("could not acquire %s: %s", r->path, zkl_strerror(ZKL_EKIND));
 }
 
+/* Whether the waiting status and the "not acquired" message of -n and -w
+ * are said: on a terminal, or with -v, never with -q. As flock(1): a cron
+ * job (stderr a pipe or a file) that finds the lock busy is quiet, where
+ * every contended run used to mail its lines (issue 34). Errors are
+ * said whatever this says. */
+static bool tells_wait(const options *o) {
+  return !o->quiet && (cli_verbose || isatty(STDERR_FILENO));
+}
+
 /* WAITING: the acquire completed. Returns -1 to go on, else an exit code. */
 static int on_acquired(run *r, const ev_batch *b) {
   int rc = b->acquire_rc;
@@ -528,7 +537,7 @@ static int on_acquired(run *r, const ev_batch *b) {
   if (rc == ZKL_EBUSY || rc == ZKL_ETIMEDOUT) {
     char holder[600], path[ZKL_PATH_MAX];
     const char *verb = r->o->kind == KIND_ELECT ? "led" : "held";
-    if (!r->o->quiet) {
+    if (tells_wait(r->o)) {
       /* several names: the first that someone holds is the one in the
        * way (our nodes are gone by now) */
       int held = queue_first_held(r->s, r->o->names, r->o->n_names, holder,
@@ -808,7 +817,7 @@ int run_lock(const options *o) {
   /* The events: -v traces them; through the agent they also redraw the
    * waiting status (status.c), which has no handle for watches there. */
   if (rc == ZKL_OK &&
-      (cli_verbose || (o->agent && !o->quiet && o->wait_ms != 0)))
+      (cli_verbose || (o->agent && tells_wait(o) && o->wait_ms != 0)))
     rc = zkl_session_on_event(r.s, ev_event_cb, NULL);
   if (rc == ZKL_OK && cli_verbose)
     trace_servers_now(r.s, o->agent ? NULL : o->parsed_hosts.connect);
@@ -846,7 +855,9 @@ int run_lock(const options *o) {
 
   r.same_group = has_terminal();
   ev_catch_signals(r.same_group);
-  mode = o->quiet || o->wait_ms == 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
+  mode = !tells_wait(o) || o->wait_ms == 0 ? 0
+         : isatty(STDERR_FILENO)            ? 2
+                                            : 1; /* -v */
   status_init(mode, r.s, r.l, o);
   status_arm();
   r.acquire_ms = cli_now_ms();

@@ -12,18 +12,18 @@
 # without a server there is simply nothing to complete.
 
 _zklock_options='-s --servers -t --session-timeout --connect-timeout
-  --no-follow-config --server-tick -w --wait -n --nonblock -E
+  --no-follow-config --server-tick -w --wait --timeout -n --nonblock --nb -E
   --conflict-exit-code -k --kill-after --info --auth --acl --on-revoke
   --max-hold -q --quiet -v --verbose -l --list --leader --revoke --break
   --grace --format --label --watch -H --no-header --read --shared --write
-  --exclusive -x --limit --elect -c --command --hold --agent -h --help
-  --version'
+  --exclusive -x --limit --elect -c --command --hold --agent -o --close -h
+  --help -V --version'
 
 # Does option $1 take the next word as its value?
 _zklock_takes_value() {
   case $1 in
     -s | --servers | -t | --session-timeout | --connect-timeout | --server-tick | \
-      -w | --wait | -E | --conflict-exit-code | -k | --kill-after | --info | \
+      -w | --wait | --timeout | -E | --conflict-exit-code | -k | --kill-after | --info | \
       --auth | --acl | --on-revoke | --max-hold | --grace | --limit | --elect | \
       -l | --list | --leader | --revoke | --break | --format | --label | \
       -c | --command | --agent) return 0 ;;

@@ -247,12 +247,29 @@ void spawn_argv(proc *p, const spawn_opts *so, const char *const *args) {
   argv[n] = NULL;
   while (environ[ne])
     ne++;
-  envp = calloc(ne + 5, sizeof *envp);
+  envp = calloc(ne + 6, sizeof *envp);
   CU_ASSERT_FATAL(envp != NULL);
-  for (k = 0; k < ne; k++)
-    envp[k] = environ[k];
+  /* -c runs $SHELL: /bin/sh, whatever the test was started with, unless
+   * the test says another */
   for (i = 0; so && i < 4 && so->env[i]; i++)
-    envp[k++] = (char *)so->env[i];
+    if (strcspn(so->env[i], "=") == 5 && strncmp(so->env[i], "SHELL", 5) == 0)
+      break;
+  if (!(so && i < 4 && so->env[i]))
+    envp[k++] = (char *)"SHELL=/bin/sh";
+  for (ne = 0; environ[ne]; ne++) {
+    /* an extra "K=V" or "K" replaces the test's own K */
+    size_t klen = strcspn(environ[ne], "=");
+    bool replaced = strncmp(environ[ne], "SHELL=", 6) == 0;
+    for (i = 0; so && i < 4 && so->env[i]; i++)
+      if (strcspn(so->env[i], "=") == klen &&
+          strncmp(so->env[i], environ[ne], klen) == 0)
+        replaced = true;
+    if (!replaced)
+      envp[k++] = environ[ne];
+  }
+  for (i = 0; so && i < 4 && so->env[i]; i++)
+    if (strchr(so->env[i], '='))
+      envp[k++] = (char *)so->env[i];
   envp[k] = NULL;
   high_pipe(out);
   high_pipe(err);
@@ -654,6 +671,51 @@ bool expect_verbose(int fd, const char *want, char *msg, size_t len) {
       return true;
     }
   }
+}
+
+/* A -v line: "zklock: " and a digit (the time). */
+static bool is_verbose_line(const char *line) {
+  return strncmp(line, "zklock: ", 8) == 0 && line[8] >= '0' && line[8] <= '9';
+}
+
+int read_status(int fd, char *buf, size_t len, int timeout_ms) {
+  int64_t deadline = zkt_now_ms() + timeout_ms;
+  for (;;) {
+    int left = (int)(deadline - zkt_now_ms()), n;
+    if (left <= 0)
+      return -1;
+    n = read_line(fd, buf, len, left);
+    if (n <= 0 || !is_verbose_line(buf))
+      return n;
+  }
+}
+
+const char *find_line(const char *text, const char *prefix) {
+  const char *p = text;
+  while (p && *p) {
+    if (strncmp(p, prefix, strlen(prefix)) == 0)
+      return p;
+    p = strchr(p, '\n');
+    if (p)
+      p++;
+  }
+  return NULL;
+}
+
+const char *without_verbose(const char *text, char *out, size_t len) {
+  const char *p = text;
+  size_t n = 0;
+  while (*p) {
+    const char *end = strchr(p, '\n');
+    size_t l = end ? (size_t)(end - p) + 1 : strlen(p);
+    if (!is_verbose_line(p) && n + l < len) {
+      memcpy(out + n, p, l);
+      n += l;
+    }
+    p += l;
+  }
+  out[n < len ? n : len - 1] = '\0';
+  return out;
 }
 
 int read_log(const char *file, log_rec *recs, int max) {

@@ -58,7 +58,8 @@ typedef struct {
 } proc;
 
 typedef struct {
-  const char *env[4]; /* extra "K=V" for zklock */
+  const char *env[4]; /* extra "K=V" for zklock, in place of the test's
+                         own K; "K" alone: without K */
   int tty;            /* >= 0: a pty slave for stdin and stderr */
   bool ctty;          /* ... and make it the controlling terminal */
   bool ignore_int;    /* start zklock with SIGINT ignored (as a script's
@@ -138,6 +139,15 @@ const char *proc_state(pid_t pid, char *buf, size_t len);
  * status, errors) are skipped; a -v line whose time is not of that form
  * fails the test. Returns false when none came within T_WAIT. */
 bool expect_verbose(int fd, const char *want, char *msg, size_t len);
+
+/* zklock's waiting status and "not acquired" message come on a pipe only
+ * with -v (issue 34: as flock(1), quiet in cron), among the -v lines. */
+/* read_line(), skipping -v lines: the next other line of fd. */
+int read_status(int fd, char *buf, size_t len, int timeout_ms);
+/* The line of text (from read_all) that starts with prefix, or NULL. */
+const char *find_line(const char *text, const char *prefix);
+/* text without its -v lines, into out (len bytes); returns out. */
+const char *without_verbose(const char *text, char *out, size_t len);
 
 /* One record of a helper's log. */
 typedef struct {

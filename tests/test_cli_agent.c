@@ -126,8 +126,9 @@ static void test_questions(void) {
     assert_no_node(vname);
   }
 
-  /* The waiting line through the agent (stderr not a terminal: one line),
-   * drawn at the agent's news of the waiter's place, as direct. */
+  /* The waiting line through the agent (stderr not a terminal: one line,
+   * with -v), drawn at the agent's news of the waiter's place, as
+   * direct. */
   {
     proc w;
     char line[1024], want[256], parent[ZKL_PATH_MAX];
@@ -135,7 +136,7 @@ static void test_questions(void) {
     zkt_parent(parent, sizeof parent, name);
     snprintf(want, sizeof want,
              "zklock: waiting for /locks/%s: 1 ahead, held by ", name);
-    spawn(&w, "--agent", ag.sock, "-w", "30", name, "--", "true", NULL);
+    spawn(&w, "--agent", ag.sock, "-v", "-w", "30", name, "--", "true", NULL);
     while (!seen && read_line(w.err, line, sizeof line, T_WAIT) > 0)
       seen = strncmp(line, want, strlen(want)) == 0;
     zkt_check(seen, "no waiting line through the agent (wanted: %s...)",

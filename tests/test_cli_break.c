@@ -206,7 +206,7 @@ static void test_multi_let_go(void) {
   const char *const revoke[] = {"-s", zkt_hosts(), "--revoke", b, NULL};
   zkt_name(a, sizeof a, "cli-break-multi-a");
   zkt_name(b, sizeof b, "cli-break-multi-b");
-  spawn(&p, "-s", zkt_hosts(), "--on-revoke", "TERM", a, b, "--",
+  spawn(&p, "-s", zkt_hosts(), "--on-revoke", "TERM", "--", a, b, "--",
         HELPER("hold"), NULL);
   CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
   CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 1);
@@ -224,7 +224,7 @@ static void test_multi_let_go(void) {
   assert_no_node(a);
   assert_no_node(b);
 
-  spawn(&p, "-s", zkt_hosts(), "--on-revoke", "TERM", a, b, "--",
+  spawn(&p, "-s", zkt_hosts(), "--on-revoke", "TERM", "--", a, b, "--",
         HELPER("hold"), NULL);
   CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
   CU_ASSERT_EQUAL(run_question(revoke, out, sizeof out, err, sizeof err), 0);
@@ -252,7 +252,8 @@ static void test_multi_broken(void) {
   zkt_name(a, sizeof a, "cli-broken-multi-a");
   zkt_name(b, sizeof b, "cli-broken-multi-b");
   zkt_name(c, sizeof c, "cli-broken-multi-c");
-  spawn(&p, "-s", zkt_hosts(), a, b, c, "--", HELPER("slow-term"), "1000", NULL);
+  spawn(&p, "-s", zkt_hosts(), "--", a, b, c, "--", HELPER("slow-term"),
+        "1000", NULL);
   CU_ASSERT_FATAL(command_started(&p, line, sizeof line));
   CU_ASSERT_EQUAL(run_question(brk, out, sizeof out, err, sizeof err), 0);
   CU_ASSERT(read_line(p.report, line, sizeof line, T_WAIT) > 0);
