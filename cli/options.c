@@ -156,13 +156,14 @@ static void usage(void) {
       "",
       "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAME and",
       "ZKLOCK_NODE (with several NAMEs: each, space-separated, in the order",
-      "given) in its environment. Exit status: COMMAND's (128+N if signal",
-      "N killed it); the -E code if the lock was not acquired; 2 bad usage,",
-      "name or connect string; 3 ZooKeeper unreachable or failing; 4 the lock",
-      "was lost while COMMAND ran (--max-hold ran out among the reasons); 5",
-      "NAME is a lock of another kind, or a semaphore of another --limit;",
-      "126 COMMAND could not be run; 127 COMMAND not found. --break: 0",
-      "broken, 1 nobody holds, 3 refused or failed. See zklock(1).",
+      "given) and ZKLOCK_NAMES (every NAME, one a line) in its environment.",
+      "Exit status: COMMAND's (128+N if signal N killed it); the -E code if",
+      "the lock was not acquired; 2 bad usage, name or connect string; 3",
+      "ZooKeeper unreachable or failing; 4 the lock was lost while COMMAND ran",
+      "(--max-hold ran out among the reasons); 5 NAME is a lock of another",
+      "kind, or a semaphore of another --limit; 126 COMMAND could not be run;",
+      "127 COMMAND not found. --break: 0 broken, 1 nobody holds, 3 refused or",
+      "failed. See zklock(1).",
   };
   size_t i;
   printf("%s\n", usage_line);

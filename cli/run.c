@@ -406,7 +406,8 @@ static int start_command(run *r) {
   cli_verbose_msg("the lease has %lld ms left",
                   (long long)(deadline - cli_now_ms()));
   snprintf(what, sizeof what, "%s %s", r->held_noun, r->held);
-  env = child_env(r->token, zkl_lock_name(r->l), r->node);
+  env = child_env(r->token, zkl_lock_name(r->l), r->o->names, r->o->n_names,
+                  r->node);
   if (!env) {
     cli_error("cannot run %s: out of memory", cli_quote(r->o->command[0]));
     release(r);

@@ -717,6 +717,41 @@ static void test_flock_form_separator(void) {
   assert_no_node(other);
 }
 
+/* ZKLOCK_NAMES (issue 34): every NAME, one a line, in the order given. A
+ * name may hold a space, so the space-separated ZKLOCK_NAME of several
+ * names is ambiguous ("a b" "c" reads as "a" "b c"); a name has no
+ * control character, so a newline cannot be part of one. ZKLOCK_NAME is
+ * kept as 1.0 set it; with one name both are that name. */
+static void test_env_names(void) {
+  char spaced[80], other[64], err[2048];
+  proc p;
+  int st;
+  zkt_name(other, sizeof other, "envnames-b");
+  zkt_name(spaced, sizeof spaced, "envnames a");
+  /* several: one a line, and ZKLOCK_NAME as before */
+  spawn(&p, "-s", zkt_hosts(), "--", spaced, other, "--", "sh", "-c",
+        "nl='\n'; [ \"$ZKLOCK_NAMES\" = \"$0$nl$1\" ] || exit 8; "
+        "[ \"$ZKLOCK_NAME\" = \"$0 $1\" ] || exit 9; exit 7",
+        spaced, other, NULL);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 7, "several names: exit %d, stderr %s", st, err);
+  cleanup(&p);
+  /* one: the name itself, as ZKLOCK_NAME; one from outside is replaced */
+  setenv("ZKLOCK_NAMES", "stale", 1);
+  spawn(&p, "-s", zkt_hosts(), spaced, "sh", "-c",
+        "[ \"$ZKLOCK_NAMES\" = \"$0\" ] && "
+        "[ \"$ZKLOCK_NAME\" = \"$0\" ] && exit 7",
+        spaced, NULL);
+  unsetenv("ZKLOCK_NAMES");
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 7, "one name: exit %d, stderr %s", st, err);
+  cleanup(&p);
+  assert_no_node(spaced);
+  assert_no_node(other);
+}
+
 /* -c runs $SHELL -c STRING, as flock(1)'s does (issue 34: it ran sh, so
  * bash's [[ ]] failed for a bash user), and /bin/sh when SHELL is unset
  * or empty. The shell's $0 says which ran; the lock is held. */
@@ -1918,6 +1953,7 @@ static const zkt_test tests[] = {
      test_flock_forms},
     {"flock's form: every word after NAME COMMAND is the command's, '--' "
      "included", test_flock_form_separator},
+    {"ZKLOCK_NAMES: every name, one a line", test_env_names},
     {"-c runs $SHELL, /bin/sh without one", test_command_shell},
     {"flock's --nb, --timeout, -o and --close", test_flock_words},
     {"--hold in a bash coproc: held, released, SIGTERM, loss",
