@@ -272,6 +272,24 @@ static bool duration_or_exit(const char *opt, const char *arg, int bare_ms,
                   range);
 }
 
+/* --hold holds until its standard input ends. What it says when that
+ * input has ended before the hold begins, or NULL when it may not have:
+ * closed, /dev/null (what a script's background job reads), or a file
+ * read to its end. A pipe or a terminal cannot be told without reading. */
+static const char *stdin_at_end(void) {
+  struct stat in, null;
+  off_t at;
+  if (fstat(0, &in) != 0)
+    return errno == EBADF ? "closed" : NULL;
+  if (S_ISCHR(in.st_mode) && stat("/dev/null", &null) == 0 &&
+      in.st_rdev == null.st_rdev)
+    return "/dev/null (or closed: zklock reads a closed one as /dev/null)";
+  if (S_ISREG(in.st_mode) && (at = lseek(0, 0, SEEK_CUR)) >= 0 &&
+      at >= in.st_size)
+    return "a file at its end";
+  return NULL;
+}
+
 /* -w, -k, --connect-timeout, --max-hold, --grace: a bare number is
  * seconds. */
 static bool seconds_or_exit(const char *opt, const char *arg, int *ms) {
@@ -958,9 +976,18 @@ void options_parse(int argc, char **argv, options *o) {
         "printf '%s %s\\n' \"$ZKLOCK_TOKEN\" \"$ZKLOCK_NODE\" && "
         "exec cat >/dev/null",
         NULL};
+    const char *ended = stdin_at_end();
     o->command = argv_hold;
     if (!o->info)
       o->info = "zklock --hold";
+    if (ended && !o->quiet)
+      cli_error("warning: --hold holds until standard input ends, and it "
+                "is %s already: the lock will be released as soon as it is "
+                "granted. A script's background job (&) reads /dev/null; "
+                "give --hold a pipe that stays open while you need the "
+                "lock: a coprocess (coproc, see zklock(1)) or a fifo kept "
+                "open for writing",
+                ended);
   } else if (o->command_string) {
     /* flock -c: the string is run by $SHELL -c, as flock runs it (so
      * that bash's [[ ]] works for a bash user), /bin/sh when SHELL is

@@ -752,6 +752,38 @@ static void test_env_names(void) {
   assert_no_node(other);
 }
 
+/* --hold with standard input at its end already (issue 34): a script's
+ * background job reads /dev/null, so the hold ended as soon as it began,
+ * without a word. zklock still takes and releases (exit 0, the "TOKEN
+ * NODE" line), and warns first, pointing at a pipe that stays open; -q
+ * says nothing. The test's zklock reads /dev/null (clitest.c). */
+static void test_hold_stdin_at_end(void) {
+  static const char warn[] =
+      "zklock: warning: --hold holds until standard input ends, and it is "
+      "/dev/null";
+  char name[64], out[1024], err[2048];
+  proc p;
+  int st;
+  zkt_name(name, sizeof name, "hold-eof");
+  spawn(&p, "-s", zkt_hosts(), "--hold", name, NULL);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.out, out, sizeof out, T_WAIT) > 0);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 0, "exit %d, stderr %s", st, err);
+  zkt_check(strncmp(err, warn, strlen(warn)) == 0 &&
+                strstr(err, "coproc") != NULL,
+            "stderr: %s", err);
+  CU_ASSERT(strstr(out, "/locks/") != NULL); /* it held: TOKEN NODE */
+  cleanup(&p);
+  assert_no_node(name);
+  spawn(&p, "-s", zkt_hosts(), "-q", "--hold", name, NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(err[0] == '\0', "-q: stderr: %s", err);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 /* -c runs $SHELL -c STRING, as flock(1)'s does (issue 34: it ran sh, so
  * bash's [[ ]] failed for a bash user), and /bin/sh when SHELL is unset
  * or empty. The shell's $0 says which ran; the lock is held. */
@@ -1954,6 +1986,7 @@ static const zkt_test tests[] = {
     {"flock's form: every word after NAME COMMAND is the command's, '--' "
      "included", test_flock_form_separator},
     {"ZKLOCK_NAMES: every name, one a line", test_env_names},
+    {"--hold with stdin at its end warns, -q does not", test_hold_stdin_at_end},
     {"-c runs $SHELL, /bin/sh without one", test_command_shell},
     {"flock's --nb, --timeout, -o and --close", test_flock_words},
     {"--hold in a bash coproc: held, released, SIGTERM, loss",
