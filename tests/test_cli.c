@@ -784,6 +784,25 @@ static void test_hold_stdin_at_end(void) {
   assert_no_node(name);
 }
 
+/* consul lock's form, the command line in one quoted word (issue 34):
+ * not found (127, the lock released), and the error points at -c. */
+static void test_quoted_command_hint(void) {
+  static const char want[] =
+      "zklock: 'echo hi': No such file or directory; it is one word with a "
+      "space: to run it as a shell command line, give it with -c";
+  char name[64], err[2048];
+  proc p;
+  int st;
+  zkt_name(name, sizeof name, "quoted-cmd");
+  spawn(&p, "-s", zkt_hosts(), name, "echo hi", NULL);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 127, "exit %d, stderr %s", st, err);
+  zkt_check(strncmp(err, want, strlen(want)) == 0, "stderr: %s", err);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 /* -c runs $SHELL -c STRING, as flock(1)'s does (issue 34: it ran sh, so
  * bash's [[ ]] failed for a bash user), and /bin/sh when SHELL is unset
  * or empty. The shell's $0 says which ran; the lock is held. */
@@ -1987,6 +2006,8 @@ static const zkt_test tests[] = {
      "included", test_flock_form_separator},
     {"ZKLOCK_NAMES: every name, one a line", test_env_names},
     {"--hold with stdin at its end warns, -q does not", test_hold_stdin_at_end},
+    {"a command line in one quoted word points at -c",
+     test_quoted_command_hint},
     {"-c runs $SHELL, /bin/sh without one", test_command_shell},
     {"flock's --nb, --timeout, -o and --close", test_flock_words},
     {"--hold in a bash coproc: held, released, SIGTERM, loss",
