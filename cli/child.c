@@ -148,9 +148,11 @@ static int *keep_list(const child_spec *spec, int errfd, int *n) {
   return keep;
 }
 
+#define N_OURS 4
+static const char *const ours[N_OURS] = {"ZKLOCK_TOKEN=", "ZKLOCK_NAME=",
+                                         "ZKLOCK_NAMES=", "ZKLOCK_NODE="};
+
 static bool is_ours(const char *entry) {
-  static const char *const ours[] = {
-      "ZKLOCK_TOKEN=", "ZKLOCK_NAME=", "ZKLOCK_NODE="};
   size_t i;
   for (i = 0; i < sizeof ours / sizeof ours[0]; i++)
     if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
@@ -168,26 +170,54 @@ static char *env_entry(const char *key, const char *value) {
   return e;
 }
 
-char **child_env(int64_t token, const char *name, const char *node) {
+/* names[0..count-1], one a line: a name has no control character
+ * (zkl_name_check), so a newline cannot be part of one, where a space can. */
+static char *lines_of(char *const *names, int count) {
+  size_t len = 1, used = 0, l;
+  int i;
+  char *out;
+  for (i = 0; i < count; i++)
+    len += strlen(names[i]) + 1;
+  if (!(out = malloc(len)))
+    return NULL;
+  out[0] = '\0';
+  for (i = 0; i < count; i++) {
+    if (i > 0)
+      out[used++] = '\n';
+    l = strlen(names[i]);
+    memcpy(out + used, names[i], l + 1);
+    used += l;
+  }
+  return out;
+}
+
+char **child_env(int64_t token, const char *name, char *const *names,
+                 int n_names, const char *node) {
   size_t n = 0, k = 0, i;
-  char **env, number[24];
-  const char *key[3] = {"ZKLOCK_TOKEN=", "ZKLOCK_NAME=", "ZKLOCK_NODE="};
-  const char *value[3];
+  char **env, number[24], *lines = lines_of(names, n_names);
+  const char *value[N_OURS];
+  if (!lines)
+    return NULL;
   snprintf(number, sizeof number, "%" PRId64, token);
   value[0] = number;
   value[1] = name;
-  value[2] = node;
+  value[2] = lines;
+  value[3] = node;
   while (environ[n])
     n++;
   /* ours at the front, where child_env_free() finds them */
-  env = calloc(n + 4, sizeof *env);
-  if (!env)
+  env = calloc(n + N_OURS + 1, sizeof *env);
+  if (!env) {
+    free(lines);
     return NULL;
-  for (i = 0; i < 3; i++)
-    if (!(env[k++] = env_entry(key[i], value[i]))) {
+  }
+  for (i = 0; i < N_OURS; i++)
+    if (!(env[k++] = env_entry(ours[i], value[i]))) {
+      free(lines);
       child_env_free(env);
       return NULL;
     }
+  free(lines);
   for (i = 0; i < n; i++)
     if (!is_ours(environ[i]))
       env[k++] = environ[i];
@@ -197,7 +227,7 @@ char **child_env(int64_t token, const char *name, const char *node) {
 
 void child_env_free(char **env) {
   int i;
-  for (i = 0; env && i < 3 && env[i]; i++)
+  for (i = 0; env && i < N_OURS && env[i]; i++)
     free(env[i]);
   free(env);
 }

@@ -330,10 +330,11 @@ typedef struct {
  * 0, the child exists and must be reaped with child_reap(). */
 int child_spawn(child_proc *c, const child_spec *spec, int *err);
 
-/* The command's environment: the caller's without ZKLOCK_TOKEN, _NAME and
- * _NODE, then those three as given. NULL when out of memory; free with
- * child_env_free(). */
-char **child_env(int64_t token, const char *name, const char *node);
+/* The command's environment: the caller's without ZKLOCK_TOKEN, _NAME,
+ * _NAMES and _NODE, then those as given (ZKLOCK_NAMES: names[0..n_names-1]
+ * one a line). NULL when out of memory; free with child_env_free(). */
+char **child_env(int64_t token, const char *name, char *const *names,
+                 int n_names, const char *node);
 void child_env_free(char **env);
 /* Sends sig to the process (to its process group if it has its own). Call
  * only while it is unreaped: its pid (and group id) cannot be reused

@@ -154,8 +154,9 @@ static void usage(void) {
       "zklock [OPTIONS] -- NAME... -- COMMAND [ARG...]. A line such as",
       "zklock a b -- cmd, where b is no command, is refused as ambiguous.",
       "",
-      "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAME and",
-      "ZKLOCK_NODE (with several NAMEs: each, space-separated, in the order",
+      "COMMAND runs with ZKLOCK_TOKEN (the fencing token), ZKLOCK_NAMES",
+      "(every NAME, one a line), ZKLOCK_NAME and ZKLOCK_NODE (with several",
+      "NAMEs: each, space-separated, in the order",
       "given) in its environment. Exit status: COMMAND's (128+N if signal",
       "N killed it); the -E code if the lock was not acquired; 2 bad usage,",
       "name or connect string; 3 ZooKeeper unreachable or failing; 4 the lock",
@@ -269,6 +270,24 @@ static bool duration_or_exit(const char *opt, const char *arg, int bare_ms,
                   bare_ms == 1 ? "milliseconds (a whole number)"
                                : "seconds (fractions allowed)",
                   range);
+}
+
+/* --hold holds until its standard input ends. What it says when that
+ * input has ended before the hold begins, or NULL when it may not have:
+ * closed, /dev/null (what a script's background job reads), or a file
+ * read to its end. A pipe or a terminal cannot be told without reading. */
+static const char *stdin_at_end(void) {
+  struct stat in, null;
+  off_t at;
+  if (fstat(0, &in) != 0)
+    return errno == EBADF ? "closed" : NULL;
+  if (S_ISCHR(in.st_mode) && stat("/dev/null", &null) == 0 &&
+      in.st_rdev == null.st_rdev)
+    return "/dev/null (or closed: zklock reads a closed one as /dev/null)";
+  if (S_ISREG(in.st_mode) && (at = lseek(0, 0, SEEK_CUR)) >= 0 &&
+      at >= in.st_size)
+    return "a file at its end";
+  return NULL;
 }
 
 /* -w, -k, --connect-timeout, --max-hold, --grace: a bare number is
@@ -957,9 +976,18 @@ void options_parse(int argc, char **argv, options *o) {
         "printf '%s %s\\n' \"$ZKLOCK_TOKEN\" \"$ZKLOCK_NODE\" && "
         "exec cat >/dev/null",
         NULL};
+    const char *ended = stdin_at_end();
     o->command = argv_hold;
     if (!o->info)
       o->info = "zklock --hold";
+    if (ended && !o->quiet)
+      cli_error("warning: --hold holds until standard input ends, and it "
+                "is %s already: the lock will be released as soon as it is "
+                "granted. A script's background job (&) reads /dev/null; "
+                "give --hold a pipe that stays open while you need the "
+                "lock: a coprocess (coproc, see zklock(1)) or a fifo kept "
+                "open for writing",
+                ended);
   } else if (o->command_string) {
     /* flock -c: the string is run by $SHELL -c, as flock runs it (so
      * that bash's [[ ]] works for a bash user), /bin/sh when SHELL is

@@ -377,8 +377,16 @@ static int add_keeper(run *r) {
  * gives: 127 not found, else 126. */
 static int command_not_started(run *r, pid_t pid, int err) {
   int status;
-  if (pid)
-    cli_error("%s: %s", cli_quote(r->o->command[0]), strerror(err));
+  const char *word = r->o->command[0];
+  if (pid && err == ENOENT && !r->o->command_string && !r->o->command[1] &&
+      strchr(word, ' ') && !strchr(word, '/'))
+    /* consul lock's form, a command line in one quoted word: flock's is
+     * -c */
+    cli_error("%s: %s; it is one word with a space: to run it as a shell "
+              "command line, give it with -c (zklock [OPTIONS] NAME -c %s)",
+              cli_quote(word), strerror(err), cli_quote(word));
+  else if (pid)
+    cli_error("%s: %s", cli_quote(word), strerror(err));
   else
     cli_error("cannot run %s: %s", cli_quote(r->o->command[0]),
               strerror(err));
@@ -406,7 +414,8 @@ static int start_command(run *r) {
   cli_verbose_msg("the lease has %lld ms left",
                   (long long)(deadline - cli_now_ms()));
   snprintf(what, sizeof what, "%s %s", r->held_noun, r->held);
-  env = child_env(r->token, zkl_lock_name(r->l), r->node);
+  env = child_env(r->token, zkl_lock_name(r->l), r->o->names, r->o->n_names,
+                  r->node);
   if (!env) {
     cli_error("cannot run %s: out of memory", cli_quote(r->o->command[0]));
     release(r);

@@ -6,7 +6,7 @@
 # every long option of `zklock --help`), the values of --format, --acl and
 # --on-revoke, nothing for durations and other free values, and the names of
 # the locks in use after --list, --break, --revoke and --leader: those that
-# `zklock -H --list PREFIX/` prints, asked of the servers of -s/--servers on
+# `zklock -H --list PREFIX/` prints (each inserted quoted, printf %q), asked of the servers of -s/--servers on
 # the command line or $ZKLOCK_SERVERS, with --auth if given. That query
 # gives up after half a second of connecting (two in all) and says nothing:
 # without a server there is simply nothing to complete.
@@ -52,6 +52,26 @@ _zklock_names() {
     cut -f1
 }
 
+# What word $1 says once the shell has read it: its quotes and backslashes
+# taken off, as far as one word being typed can have them (an opening ' or "
+# with no closing one yet, backslash escapes elsewhere).
+_zklock_dequote() {
+  local s=$1 out='' c i
+  case $s in
+    \'*) s=${s#\'}; printf '%s' "${s%\'}"; return ;;
+    \"*) s=${s#\"}; printf '%s' "${s%\"}"; return ;;
+  esac
+  for ((i = 0; i < ${#s}; i++)); do
+    c=${s:i:1}
+    if [[ $c == \\ ]] && ((i + 1 < ${#s})); then
+      ((i++))
+      c=${s:i:1}
+    fi
+    out+=$c
+  done
+  printf '%s' "$out"
+}
+
 _zklock() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev='' i name
   ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -88,9 +108,14 @@ _zklock() {
 
   case $prev in
     -l | --list | --break | --revoke | --leader)
+      # A name may hold a space or a shell metacharacter: compare what the
+      # typed word says, and insert each name quoted (printf %q) so that
+      # the shell reads it back as the one word it is.
+      local said
+      said=$(_zklock_dequote "$cur")
       while IFS= read -r name; do
-        [[ $name == "$cur"* ]] && COMPREPLY+=("$name")
-      done < <(_zklock_names "$cur" "${COMP_WORDS[@]}")
+        [[ $name == "$said"* ]] && COMPREPLY+=("$(printf '%q' "$name")")
+      done < <(_zklock_names "$said" "${COMP_WORDS[@]}")
       return 0
       ;;
     --format)

@@ -717,6 +717,92 @@ static void test_flock_form_separator(void) {
   assert_no_node(other);
 }
 
+/* ZKLOCK_NAMES (issue 34): every NAME, one a line, in the order given. A
+ * name may hold a space, so the space-separated ZKLOCK_NAME of several
+ * names is ambiguous ("a b" "c" reads as "a" "b c"); a name has no
+ * control character, so a newline cannot be part of one. ZKLOCK_NAME is
+ * kept as 1.0 set it; with one name both are that name. */
+static void test_env_names(void) {
+  char spaced[80], other[64], err[2048];
+  proc p;
+  int st;
+  zkt_name(other, sizeof other, "envnames-b");
+  zkt_name(spaced, sizeof spaced, "envnames a");
+  /* several: one a line, and ZKLOCK_NAME as before */
+  spawn(&p, "-s", zkt_hosts(), "--", spaced, other, "--", "sh", "-c",
+        "nl='\n'; [ \"$ZKLOCK_NAMES\" = \"$0$nl$1\" ] || exit 8; "
+        "[ \"$ZKLOCK_NAME\" = \"$0 $1\" ] || exit 9; exit 7",
+        spaced, other, NULL);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 7, "several names: exit %d, stderr %s", st, err);
+  cleanup(&p);
+  /* one: the name itself, as ZKLOCK_NAME; one from outside is replaced */
+  setenv("ZKLOCK_NAMES", "stale", 1);
+  spawn(&p, "-s", zkt_hosts(), spaced, "sh", "-c",
+        "[ \"$ZKLOCK_NAMES\" = \"$0\" ] && "
+        "[ \"$ZKLOCK_NAME\" = \"$0\" ] && exit 7",
+        spaced, NULL);
+  unsetenv("ZKLOCK_NAMES");
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 7, "one name: exit %d, stderr %s", st, err);
+  cleanup(&p);
+  assert_no_node(spaced);
+  assert_no_node(other);
+}
+
+/* --hold with standard input at its end already (issue 34): a script's
+ * background job reads /dev/null, so the hold ended as soon as it began,
+ * without a word. zklock still takes and releases (exit 0, the "TOKEN
+ * NODE" line), and warns first, pointing at a pipe that stays open; -q
+ * says nothing. The test's zklock reads /dev/null (clitest.c). */
+static void test_hold_stdin_at_end(void) {
+  static const char warn[] =
+      "zklock: warning: --hold holds until standard input ends, and it is "
+      "/dev/null";
+  char name[64], out[1024], err[2048];
+  proc p;
+  int st;
+  zkt_name(name, sizeof name, "hold-eof");
+  spawn(&p, "-s", zkt_hosts(), "--hold", name, NULL);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.out, out, sizeof out, T_WAIT) > 0);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 0, "exit %d, stderr %s", st, err);
+  zkt_check(strncmp(err, warn, strlen(warn)) == 0 &&
+                strstr(err, "coproc") != NULL,
+            "stderr: %s", err);
+  CU_ASSERT(strstr(out, "/locks/") != NULL); /* it held: TOKEN NODE */
+  cleanup(&p);
+  assert_no_node(name);
+  spawn(&p, "-s", zkt_hosts(), "-q", "--hold", name, NULL);
+  CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 0);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(err[0] == '\0', "-q: stderr: %s", err);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
+/* consul lock's form, the command line in one quoted word (issue 34):
+ * not found (127, the lock released), and the error points at -c. */
+static void test_quoted_command_hint(void) {
+  static const char want[] =
+      "zklock: 'echo hi': No such file or directory; it is one word with a "
+      "space: to run it as a shell command line, give it with -c";
+  char name[64], err[2048];
+  proc p;
+  int st;
+  zkt_name(name, sizeof name, "quoted-cmd");
+  spawn(&p, "-s", zkt_hosts(), name, "echo hi", NULL);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
+  zkt_check(st == 127, "exit %d, stderr %s", st, err);
+  zkt_check(strncmp(err, want, strlen(want)) == 0, "stderr: %s", err);
+  cleanup(&p);
+  assert_no_node(name);
+}
+
 /* -c runs $SHELL -c STRING, as flock(1)'s does (issue 34: it ran sh, so
  * bash's [[ ]] failed for a bash user), and /bin/sh when SHELL is unset
  * or empty. The shell's $0 says which ran; the lock is held. */
@@ -1918,6 +2004,10 @@ static const zkt_test tests[] = {
      test_flock_forms},
     {"flock's form: every word after NAME COMMAND is the command's, '--' "
      "included", test_flock_form_separator},
+    {"ZKLOCK_NAMES: every name, one a line", test_env_names},
+    {"--hold with stdin at its end warns, -q does not", test_hold_stdin_at_end},
+    {"a command line in one quoted word points at -c",
+     test_quoted_command_hint},
     {"-c runs $SHELL, /bin/sh without one", test_command_shell},
     {"flock's --nb, --timeout, -o and --close", test_flock_words},
     {"--hold in a bash coproc: held, released, SIGTERM, loss",
