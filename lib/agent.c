@@ -1033,6 +1033,18 @@ static bool read_locked(zkl_agent *a) {
 
 /* The I/O thread: the socket, the pings, the lease clock. It queues the
  * user's callbacks and never runs one, nor waits for one. */
+/* Whether a test holds this thread's reads (zkl__test_agent_hold_reads()):
+ * looked at after the poll too, since a poll begun before the hold may
+ * return with the socket readable. */
+static bool reads_held(const zkl_agent *a) {
+#ifdef ZKL_TEST_HOOKS
+  return a->test_hold_reads;
+#else
+  (void)a;
+  return false;
+#endif
+}
+
 static void *io_main(void *arg) {
   zkl_agent *a = arg;
   zkl_session *s = a->s;
@@ -1082,7 +1094,8 @@ static void *io_main(void *arg) {
     if (a->fd >= 0 && p[1].fd == a->fd) {
       if (p[1].revents & POLLOUT)
         flush_locked(a);
-      if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !read_locked(a))
+      if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && !reads_held(a) &&
+          !read_locked(a))
         agent_gone_locked(a, ZKL_EAGENT);
     }
     /* The lease by this process's own clock: nothing newer came in time. */
