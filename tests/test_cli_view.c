@@ -905,8 +905,9 @@ static void test_watch(void) {
   scene_end(&sc);
 }
 
-/* The HELD_S field of name's line in the pane ("" if none). */
-static void held_field(const char *pane, const char *name, char *out,
+/* The n-th field (0: KIND) after name on its line in the pane ("" if
+ * none). */
+static void pane_field(const char *pane, const char *name, int n, char *out,
                        size_t len) {
   char want[256];
   const char *at;
@@ -916,7 +917,7 @@ static void held_field(const char *pane, const char *name, char *out,
   if (!(at = strstr(pane, want)))
     return;
   at += strlen(want);
-  for (i = 0; i < 3 && at; i++) /* KIND HOLDERS WAITERS */
+  for (i = 0; i < n && at; i++)
     at = strchr(at, ' ') ? strchr(at, ' ') + 1 : NULL;
   if (at)
     snprintf(out, len, "%.*s", (int)strcspn(at, " \n"), at);
@@ -945,14 +946,14 @@ static void test_watch_new_parent_and_tick(void) {
   snprintf(want, sizeof want, "%s mutex 1 2 ", sc.mutex);
   CU_ASSERT(pane_shows(want, pane, sizeof pane));
   /* the clock: HELD_S of the mutex changes with nothing done */
-  held_field(pane, sc.mutex, held, sizeof held);
+  pane_field(pane, sc.mutex, 3 /* HELD_S */, held, sizeof held);
   CU_ASSERT(held[0] != '\0');
   until = zkt_now_ms() + T_WAIT;
   do {
     struct timespec tick = {0, 50 * 1000000};
     nanosleep(&tick, NULL);
     capture(pane, sizeof pane);
-    held_field(pane, sc.mutex, held2, sizeof held2);
+    pane_field(pane, sc.mutex, 3 /* HELD_S */, held2, sizeof held2);
   } while (strcmp(held, held2) == 0 && zkt_now_ms() < until);
   zkt_check(strcmp(held, held2) != 0 && atof(held2) > atof(held),
             "HELD_S stayed %s", held);
@@ -1227,7 +1228,7 @@ static void test_watch_disconnected(void) {
   CU_ASSERT(strstr(pane, "NOT LIVE") != NULL);
   /* the clock no longer moves HELD_S on: once the banner's count of
    * seconds has moved (the screen was drawn again), HELD_S is the same */
-  held_field(pane, mutex, held, sizeof held);
+  pane_field(pane, mutex, 3 /* HELD_S */, held, sizeof held);
   CU_ASSERT(held[0] != '\0');
   {
     const char *b = strstr(pane, "DISCONNECTED");
@@ -1243,7 +1244,7 @@ static void test_watch_disconnected(void) {
   } while (strstr(pane, banner) && zkt_now_ms() < until &&
            strcmp(banner, "no banner") != 0);
   CU_ASSERT(strstr(pane, "DISCONNECTED") && !strstr(pane, banner));
-  held_field(pane, mutex, held2, sizeof held2);
+  pane_field(pane, mutex, 3 /* HELD_S */, held2, sizeof held2);
   zkt_check(strcmp(held, held2) == 0, "HELD_S moved on while disconnected: "
             "%s, then %s", held, held2);
 
@@ -1274,25 +1275,6 @@ static void test_watch_disconnected(void) {
   zkl_session_close(s, NULL);
   zkt_assert_no_contender(mutex);
   zkt_assert_no_contender(elect);
-}
-
-
-/* The n-th field (0: KIND) after name on its line in the pane ("" if
- * none). */
-static void pane_field(const char *pane, const char *name, int n, char *out,
-                       size_t len) {
-  char want[256];
-  const char *at;
-  int i;
-  out[0] = '\0';
-  snprintf(want, sizeof want, "\n%s ", name);
-  if (!(at = strstr(pane, want)))
-    return;
-  at += strlen(want);
-  for (i = 0; i < n && at; i++)
-    at = strchr(at, ' ') ? strchr(at, ' ') + 1 : NULL;
-  if (at)
-    snprintf(out, len, "%.*s", (int)strcspn(at, " \n"), at);
 }
 
 /* --watch: HELD_S counts from the grant the view saw, not from the node's
