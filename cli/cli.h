@@ -603,6 +603,11 @@ int overview_get(zkl_session *s, const options *o, overview *ov);
 void overview_free(overview *ov);
 /* --list PREFIX/ or --format: prints it once. Returns a ZKL_ code. */
 int overview_list(zkl_session *s, const options *o);
+/* --list NAME when nobody holds or waits for NAME itself: whether locks
+ * are held under it (deploy/web under deploy), said on stderr with the
+ * form that lists them (--list NAME/). Quiet with -q; asks nothing more
+ * when NAME has contenders. */
+void overview_say_under(zkl_session *s, const options *o);
 /* --watch: keeps it on screen until q, Ctrl-C or a signal. Returns a ZKL_
  * code (the session's end). */
 int overview_watch(zkl_session *s, const options *o);

@@ -314,6 +314,36 @@ int overview_list(zkl_session *s, const options *o) {
   return fflush(stdout) == 0 ? ZKL_OK : ZKL_ESYSTEM;
 }
 
+/* `--list deploy` while only deploy/web is held lists nobody, which is
+ * true of the lock deploy, and exits 0 as for any idle lock: scripts that
+ * read the list keep working. But a person who meant the subtree would
+ * read "nothing is locked", so the locks under the name are looked for
+ * (only when the name itself has no contender: a walk costs a round trip
+ * a level) and the form that lists them is given on stderr. */
+void overview_say_under(zkl_session *s, const options *o) {
+  queue_view v;
+  char **names = NULL;
+  int n = 0, idle;
+  bool truncated = false;
+  if (o->quiet || o->prefix || queue_view_get(s, o->target, &v) != ZKL_OK)
+    return;
+  idle = v.count == 0;
+  queue_view_free(&v);
+  if (!idle || zkl_name_find(s, o->target, WALK_MAX_NODES, &names, &n,
+                             &truncated) != ZKL_OK)
+    return;
+  if (n > 0) {
+    char under[ZKL_NAME_MAX + 2];
+    snprintf(under, sizeof under, "%s/", o->target);
+    cli_error("nobody holds or waits for %s itself; under it %s %s%d "
+              "lock%s (%s%s): --list %s lists them",
+              cli_quote(o->target), n == 1 && !truncated ? "is" : "are",
+              truncated ? "more than " : "", n, n == 1 ? "" : "s",
+              cli_quote(names[0]), n > 1 ? ", ..." : "", cli_quote(under));
+  }
+  zkl_name_find_free(names, n);
+}
+
 /* ---------------------------------------------------------------- --watch */
 
 static zkl_session *watch_s;

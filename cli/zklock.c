@@ -55,6 +55,10 @@ static int run_question(const options *o) {
       rc = overview_list(s, o);
     else
       rc = queue_list(s, o->target, o->no_header);
+    /* --list deploy while deploy/web is held: say where the locks are
+     * (not for Prometheus: a scrape asked for this one lock's series) */
+    if (rc == ZKL_OK && !o->watch && o->format != FORMAT_PROMETHEUS)
+      overview_say_under(s, o);
     break;
   case ACT_LEADER:
     rc = o->watch ? overview_leader_watch(s, o) : queue_leader(s, o->target);

@@ -194,6 +194,77 @@ static void test_table(void) {
   scene_end(&sc);
 }
 
+/* --list NAME while only NAME/web is held (issue 34, item 6): the list
+ * of NAME itself stays empty and the exit 0, and stderr says which form
+ * lists what is under it; -q silences that; a full path the same; a name
+ * with nothing under it says nothing. */
+static void test_list_name_above_locks(void) {
+  char base[64], held[128], full[128], fullheld[160], want[256];
+  char out[4096], err[2048];
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l[2];
+  zkt_name(base, sizeof base, "above");
+  snprintf(held, sizeof held, "%s/web", base);
+  snprintf(full, sizeof full, "/%s-full", base);
+  snprintf(fullheld, sizeof fullheld, "%s/web", full);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[0], s, held), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l[1], s, fullheld), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l[0], T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l[1], T_WAIT, NULL), ZKL_OK);
+  /* the table: the header only, exit 0, and the hint */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--list", base, NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT(strncmp(out, "POS\t", 4) == 0 &&
+            strchr(out, '\n') == out + strlen(out) - 1);
+  snprintf(want, sizeof want, "--list '%s/' lists them", base);
+  zkt_check(strstr(err, want) != NULL, "stderr: %s", err);
+  snprintf(want, sizeof want, "'%s'", held);
+  zkt_check(strstr(err, want) != NULL, "stderr: %s", err);
+  /* JSON: the document on stdout as before, the hint on stderr */
+  CU_ASSERT_EQUAL(
+      run_question((const char *const[]){"-s", zkt_hosts(), "--list", base,
+                                         "--format", "json", NULL},
+                   out, sizeof out, err, sizeof err),
+      0);
+  CU_ASSERT(strstr(out, "\"contenders\":[]") != NULL ||
+            strstr(out, "\"contenders\": []") != NULL);
+  snprintf(want, sizeof want, "--list '%s/' lists them", base);
+  zkt_check(strstr(err, want) != NULL, "stderr: %s", err);
+  /* -q: nothing said */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(), "-q",
+                                                     "--list", base, NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  /* a full path: the same */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--list", full, NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
+  snprintf(want, sizeof want, "--list '%s/' lists them", full);
+  zkt_check(strstr(err, want) != NULL, "stderr: %s", err);
+  /* the lock itself: held, listed, nothing said */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--list", held, NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT(strstr(out, "\n0\t") != NULL);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  /* nothing under it: nothing said */
+  CU_ASSERT_EQUAL(run_question((const char *const[]){"-s", zkt_hosts(),
+                                                     "--list", fullheld, NULL},
+                               out, sizeof out, err, sizeof err),
+                  0);
+  CU_ASSERT_STRING_EQUAL(err, "");
+  zkl_lock_free(l[0]);
+  zkl_lock_free(l[1]);
+  zkl_session_close(s, NULL);
+  zkt_assert_no_contender(held);
+  assert_empty(fullheld);
+}
+
 /* Runs python3 with the document on its stdin: its exit status. */
 static int python_check(const char *doc, const char *script) {
   char file[] = "/tmp/zklock-view-XXXXXX", cmd[8192];
@@ -1333,6 +1404,8 @@ static void test_watch_held_from_grant(void) {
 static const zkt_test tests[] = {
     {"--list PREFIX/: every lock under it, the most contended first",
      test_table},
+    {"--list NAME while NAME/web is held: stderr names NAME/",
+     test_list_name_above_locks},
     {"--format json: one document with the counts", test_json},
     {"--list NAME --format json: the lock's contenders", test_json_one_lock},
     {"--format prometheus: the text format, the values", test_prometheus},
