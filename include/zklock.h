@@ -108,11 +108,14 @@ extern "C" {
 
 /* ---------------------------------------------------------------- version */
 #define ZKL_VERSION_MAJOR 1
-#define ZKL_VERSION_MINOR 0
+#define ZKL_VERSION_MINOR 1
 #define ZKL_VERSION_PATCH 0
 #define ZKL_VERSION_HEX \
   ((ZKL_VERSION_MAJOR << 16) | (ZKL_VERSION_MINOR << 8) | ZKL_VERSION_PATCH)
-/* The run-time version, as ZKL_VERSION_HEX and "1.0.0". See zkl_version(3). */
+/* The run-time version, as ZKL_VERSION_HEX and "1.1.0". See zkl_version(3).
+ * 1.1 added: zkl_session_options.agent, ZKL_EDENIED, ZKL_EAGENT,
+ * ZKL_LOST_AGENT, zkl_session_add_worker(), zkl_lock_break_mark(),
+ * zkl_errname(); test ZKL_VERSION_HEX >= 0x010100 before using them. */
 ZKL_EXTERN unsigned zkl_version(void);
 ZKL_EXTERN const char *zkl_version_string(void);
 
@@ -169,6 +172,9 @@ typedef enum zkl_error {
 } zkl_error;
 /* A static sentence for rc (ZKL_ or ZooKeeper code). See zkl_strerror(3). */
 ZKL_EXTERN const char *zkl_strerror(int rc);
+/* The code's own name, "ZKL_ETIMEDOUT" or "ZNONODE", static; "" for a
+ * code that is neither's (1.1). See zkl_strerror(3). */
+ZKL_EXTERN const char *zkl_errname(int rc);
 
 /* --------------------------------------------------------------- sessions */
 typedef struct zkl_session zkl_session;

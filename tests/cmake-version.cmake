@@ -60,6 +60,10 @@ expect(1.0.0 1.0 TRUE)
 expect(1.0.0 0.2 FALSE)       # a 0.2 caller is refused 1.0
 expect(1.0.0 1 TRUE)
 expect(1.0.0 1.0...2.0 TRUE)
+instantiate(1.1.0 "${WORK}/zklockConfigVersion-1.1.0.cmake")
+expect(1.1.0 1.0 TRUE)        # 1.1 only adds: a 1.0 caller takes it
+expect(1.0.0 1.1 FALSE)       # a caller of 1.1's additions is refused 1.0
+expect(1.1.0 1.1 TRUE)
 if(_failed)
   message(FATAL_ERROR "the CMake version rule is not the one README.md states")
 endif()

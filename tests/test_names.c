@@ -525,6 +525,32 @@ static void test_strerror(void) {
 #undef CHECK_
   CU_ASSERT_STRING_EQUAL(zkl_version_string(), PACKAGE_VERSION); /* configure.ac */
   CU_ASSERT_EQUAL(zkl_version(), ZKL_VERSION_HEX);
+  CU_ASSERT(ZKL_VERSION_HEX >= 0x010100); /* 1.1 names what grew */
+}
+
+/* zkl_errname(): each code of ours by its own name, ZooKeeper's by theirs,
+ * and "" (never NULL) for anything else. */
+static void test_errname(void) {
+  int rc;
+  CU_ASSERT_STRING_EQUAL(zkl_errname(ZKL_OK), "ZKL_OK");
+  CU_ASSERT_STRING_EQUAL(zkl_errname(ZKL_ETIMEDOUT), "ZKL_ETIMEDOUT");
+  CU_ASSERT_STRING_EQUAL(zkl_errname(ZKL_EAGENT), "ZKL_EAGENT");
+#define CHECK_(name, value, text) \
+  CU_ASSERT_STRING_EQUAL(zkl_errname(value), "ZKL_" #name);
+  ZKL_ERRNO_MAP(CHECK_)
+#undef CHECK_
+  CU_ASSERT_STRING_EQUAL(zkl_errname(ZNONODE), "ZNONODE");
+  CU_ASSERT_STRING_EQUAL(zkl_errname(ZCONNECTIONLOSS), "ZCONNECTIONLOSS");
+  CU_ASSERT_STRING_EQUAL(zkl_errname(ZAUTHFAILED), "ZAUTHFAILED");
+  CU_ASSERT_STRING_EQUAL(zkl_errname(ZTHROTTLEDOP), "ZTHROTTLEDOP");
+  CU_ASSERT_STRING_EQUAL(zkl_errname(-1019), ""); /* removed in 1.0 */
+  CU_ASSERT_STRING_EQUAL(zkl_errname(-5000), "");
+  CU_ASSERT_STRING_EQUAL(zkl_errname(1), "");
+  /* every code ZooKeeper's zerror() knows has a name here */
+  for (rc = -1; rc > -1000; rc--)
+    if (strcmp(zerror(rc), "unknown error") != 0)
+      zkt_check(zkl_errname(rc)[0] == 'Z', "ZooKeeper's %d (%s) has no name",
+                rc, zerror(rc));
 }
 
 int main(void) {
@@ -547,6 +573,7 @@ int main(void) {
        "and gate; bad names and short buffers refused",
        test_name_queues_mutex_then_semaphore_places},
       {"zkl_strerror names every code and passes ZooKeeper's through", test_strerror},
+      {"zkl_errname: every code's own name, ours and ZooKeeper's", test_errname},
       {NULL, NULL}};
   return zkt_main("names", tests);
 }
