@@ -148,6 +148,11 @@ enum cli_action {
 /* How --list prints (--format). */
 enum cli_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_PROMETHEUS };
 
+/* Said after a mistake made with -s: flock(1)'s -s is a shared lock. */
+#define CLI_S_HINT                                                             \
+  " (-s names ZooKeeper's servers here, HOST[:PORT],...; flock's -s, a "        \
+  "shared lock, is --shared)"
+
 /* Which lock a run takes. */
 enum cli_kind {
   KIND_MUTEX,     /* the default */
@@ -159,6 +164,7 @@ enum cli_kind {
 
 typedef struct {
   const char *hosts;
+  bool hosts_flag; /* the hosts came from -s (for flock(1)'s -s hint) */
   host_list parsed_hosts;
   int session_ms;
   int connect_ms; /* --connect-timeout */

@@ -293,7 +293,8 @@ zkl_session *connect_or_exit(const options *o, int bound_ms) {
   case ZKL_ERESOLVE:
     probe(hl, false, hv);
     describe(hl, hv, why, sizeof why);
-    cli_error("cannot resolve any ZooKeeper host: %s", why);
+    cli_error("cannot resolve any ZooKeeper host: %s%s", why,
+              o->hosts_flag ? CLI_S_HINT : "");
     exit(EXIT_ZOOKEEPER);
   case ZKL_ECONNECT:
     probe(hl, true, hv);

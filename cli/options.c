@@ -328,8 +328,9 @@ static void check_hosts(options *o, const char *from) {
   const char *why = names_parse_hosts(o->hosts, &o->parsed_hosts);
   if (why)
     cli_usage_error("%s: %s is not a ZooKeeper connect string "
-                    "(host[:port][,host[:port]...][/chroot]): %s",
-                    from, cli_quote(o->hosts), why);
+                    "(host[:port][,host[:port]...][/chroot]): %s%s",
+                    from, cli_quote(o->hosts), why,
+                    o->hosts_flag ? CLI_S_HINT : "");
 }
 
 static void check_name(const char *name) {
@@ -695,6 +696,7 @@ void options_parse(int argc, char **argv, options *o) {
       if (!*optarg)
         cli_usage_error("-s: the connect string is empty");
       o->hosts = optarg;
+      o->hosts_flag = true;
       hosts_from = "-s";
       break;
     case 't':
@@ -949,10 +951,16 @@ void options_parse(int argc, char **argv, options *o) {
                     "[ARG...]); after one NAME, every word is the "
                     "command's, a '--' included",
                     cli_quote(argv[command_at]), cli_quote(o->names[0]));
+  /* "zklock -s NAME COMMAND" (flock's shared lock) ends here: -s took
+   * NAME for the servers, and COMMAND became the lock's name. Said when
+   * -s has no port: "-s zk1:2181 name" is more likely a forgotten
+   * command. */
   if (!o->command_string && !o->hold && !separator && !command_at)
     cli_usage_error("missing command after the lock name (zklock [OPTIONS] "
                     "NAME COMMAND [ARG...], -c STRING, or --hold; several "
-                    "NAMEs: zklock [OPTIONS] -- NAME... -- COMMAND)");
+                    "NAMEs: zklock [OPTIONS] -- NAME... -- COMMAND)%s",
+                    o->hosts_flag && !strchr(o->hosts, ':') ? CLI_S_HINT
+                                                            : "");
   if (separator && optind + 1 == argc && !o->command_string)
     cli_usage_error("missing command after '--' (%s)", usage_line);
   for (i = 0; i < n; i++) {

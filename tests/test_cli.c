@@ -1148,6 +1148,18 @@ static void test_usage_errors(void) {
       {{"-n", "-w", "1", "x", "--", "true", NULL},
        "-n and -w cannot be used together"},
       {{"-s", "", "x", "--", "true", NULL}, "-s: the connect string is empty"},
+      /* flock's "-s LOCK COMMAND" (a shared lock): -s takes LOCK for the
+       * servers; what follows says so (issue 34) */
+      {{"-s", "/var/lock/x", "make", NULL},
+       "-s: '/var/lock/x' is not a ZooKeeper connect string "
+       "(host[:port][,host[:port]...][/chroot]): it has no host (-s names "
+       "ZooKeeper's servers here, HOST[:PORT],...; flock's -s, a shared "
+       "lock, is --shared)"},
+      {{"-s", "lockname", "make", NULL},
+       "missing command after the lock name (zklock [OPTIONS] NAME COMMAND "
+       "[ARG...], -c STRING, or --hold; several NAMEs: zklock [OPTIONS] -- "
+       "NAME... -- COMMAND) (-s names ZooKeeper's servers here, "
+       "HOST[:PORT],...; flock's -s, a shared lock, is --shared)"},
       {{"-s", "localhost:", "x", "--", "true", NULL},
        "-s: 'localhost:' is not a ZooKeeper connect string "
        "(host[:port][,host[:port]...][/chroot]): the port of 'localhost:' "
@@ -1669,10 +1681,29 @@ static void test_connect_failures(void) {
                                            "60", "dead", "--", HELPER("hold"),
                                            NULL});
 
+  /* given with -s: flock's -s (a shared lock) is pointed at (issue 34) */
   expect_exit3("zklock: cannot resolve any ZooKeeper host: nosuch.invalid:2181 "
-               "cannot be resolved (Name or service not known)\n",
+               "cannot be resolved (Name or service not known) (-s names "
+               "ZooKeeper's servers here, HOST[:PORT],...; flock's -s, a "
+               "shared lock, is --shared)\n",
                (const char *const[]){"-s", "nosuch.invalid:2181", "dead", "--",
                                      HELPER("hold"), NULL});
+  /* from ZKLOCK_SERVERS: nothing typed to point at */
+  {
+    spawn_opts so;
+    char err[2048];
+    proc p;
+    memset(&so, 0, sizeof so);
+    so.tty = -1;
+    so.env[0] = "ZKLOCK_SERVERS=nosuch.invalid:2181";
+    spawn_with(&p, &so, "dead", "--", HELPER("hold"), NULL);
+    CU_ASSERT_EQUAL(wait_exit(&p, T_WAIT), 3);
+    CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+    CU_ASSERT_STRING_EQUAL(err, "zklock: cannot resolve any ZooKeeper host: "
+                                "nosuch.invalid:2181 cannot be resolved (Name "
+                                "or service not known)\n");
+    cleanup(&p);
+  }
 
   snprintf(two, sizeof two, "%s,nosuch.invalid:2181", refused);
   snprintf(want, sizeof want,
