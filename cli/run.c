@@ -533,6 +533,14 @@ static bool tells_wait(const options *o) {
   return !o->quiet && (cli_verbose || isatty(STDERR_FILENO));
 }
 
+/* Whether the session's connection was lost and is not back (or the
+ * session is over): then a wait that ran out says nothing of the lock. */
+static bool out_of_reach(const zkl_session *s) {
+  zkl_session_stats st;
+  return zkl_session_get_stats(s, &st) != ZKL_OK ||
+         st.disconnects > st.reconnects;
+}
+
 /* WAITING: the acquire completed. Returns -1 to go on, else an exit code. */
 static int on_acquired(run *r, const ev_batch *b) {
   int rc = b->acquire_rc;
@@ -542,6 +550,19 @@ static int on_acquired(run *r, const ev_batch *b) {
       release(r);
     finish(r);
     die_by_signal(r->die_sig);
+  }
+  /* -w ran out with ZooKeeper out of reach: an outage, not a busy lock,
+   * exit 3 and a line even with -q, as when no session opened within -w
+   * (connect.c), so that cron does not read it as "another host has it"
+   * (issue 34). Who held it when last seen is not news enough to say
+   * otherwise: it may have let go since. */
+  if (rc == ZKL_ETIMEDOUT && out_of_reach(r->s)) {
+    cli_error("gave up waiting for %s after %s: the connection to ZooKeeper "
+              "was lost during the wait and is not back, so whether it is "
+              "free is not known",
+              r->path, r->o->wait_arg ? r->o->wait_arg : "the wait");
+    finish(r);
+    return EXIT_ZOOKEEPER;
   }
   if (rc == ZKL_EBUSY || rc == ZKL_ETIMEDOUT) {
     char holder[600], path[ZKL_PATH_MAX];

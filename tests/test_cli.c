@@ -1850,6 +1850,51 @@ static void test_wait_ends_connecting(void) {
   assert_no_node(name);
 }
 
+/* -w runs out after zklock queued, with ZooKeeper out of reach since:
+ * exit 3 and a line even with -q, never the -E status, since nobody knows
+ * whether the lock is free (issue 34: an outage is not a busy lock). The
+ * proxy refuses new connections and resets the open one, so the wait
+ * cannot end while connected; the queued node goes with the session. */
+static void test_wait_ends_disconnected(void) {
+  char name[64], parent[128], via[64], want[512], err[2048], line[64];
+  proxyctl *px;
+  int port, st;
+  zkl_session *s = zkt_session(10000);
+  zkl_lock *l;
+  proc p;
+  zkt_name(name, sizeof name, "wlost");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, T_WAIT, NULL), ZKL_OK);
+  CU_ASSERT_FATAL(proxyctl_start(&px, PROXY, zkt_hosts(), &port) == 0);
+  snprintf(via, sizeof via, "127.0.0.1:%d", port);
+  spawn(&p, "-s", via, "-t", "4s", "-q", "-w", "3s", "-E", "7", name, "--",
+        HELPER("hold"), NULL);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, T_WAIT), 2); /* queued */
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "refuse", NULL, 0, 5000), 0);
+  CU_ASSERT_EQUAL(proxyctl_cmd(px, "reset", NULL, 0, 5000), 0);
+  st = wait_exit(&p, T_WAIT);
+  CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) > 0);
+  zkt_check(st == 3, "-q -w 3s, ZooKeeper lost while queued: exit %d", st);
+  snprintf(want, sizeof want,
+           "zklock: gave up waiting for /locks/%s after 3s: the connection "
+           "to ZooKeeper was lost during the wait and is not back, so "
+           "whether it is free is not known\n",
+           name);
+  CU_ASSERT_STRING_EQUAL(err, want);
+  if (strcmp(err, want) != 0)
+    fprintf(stderr, "\nwanted: %sgot:    %s", want, err);
+  CU_ASSERT_EQUAL(read_line(p.report, line, sizeof line, T_WAIT), 0);
+  cleanup(&p);
+  proxyctl_stop(px);
+  /* the holder kept its lock; the waiter's node went with its session */
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 1, T_WAIT), 1);
+  CU_ASSERT(zkl_lock_token(l) > 0);
+  zkl_lock_free(l);
+  zkl_session_close(s, NULL);
+  assert_no_node(name);
+}
+
 /* A chroot that does not exist is named, for a lock and for --list; one
  * that exists holds the locks. */
 static void test_chroot(void) {
@@ -2053,6 +2098,8 @@ static const zkt_test tests[] = {
     {"ZooKeeper unreachable exits 3 and says how", test_connect_failures},
     {"-w running out while connecting is exit 3, said even with -q",
      test_wait_ends_connecting},
+    {"-w running out while ZooKeeper is lost after queueing: exit 3, said",
+     test_wait_ends_disconnected},
     {"a host without a port is port 2181, every host of the list",
      test_default_port},
     {"ZKLOCK_TRACE=1 prints the lock's transitions", test_trace},
