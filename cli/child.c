@@ -148,9 +148,10 @@ static int *keep_list(const child_spec *spec, int errfd, int *n) {
   return keep;
 }
 
-#define N_OURS 4
+#define N_OURS 5
 static const char *const ours[N_OURS] = {"ZKLOCK_TOKEN=", "ZKLOCK_NAME=",
-                                         "ZKLOCK_NAMES=", "ZKLOCK_NODE="};
+                                         "ZKLOCK_NAMES=", "ZKLOCK_NODE=",
+                                         "ZKLOCK_NODES="};
 
 static bool is_ours(const char *entry) {
   size_t i;
@@ -191,33 +192,77 @@ static char *lines_of(char *const *names, int count) {
   return out;
 }
 
+/* ZKLOCK_NODE's paths (space-separated, in the order of the names) one a
+ * line. A name may hold a space, so the list is cut where each name's
+ * queue begins (its parent, then '/'), and a node's own name ends at the
+ * next space (ours have none: _c_<id>-lock-<seq>). The result is never
+ * longer than node. Should node not read so, it is kept as it is. NULL
+ * when out of memory. */
+static char *node_lines(char *const *names, int count, const char *node) {
+  char *out = strdup(node), parent[ZKL_PATH_MAX];
+  const char *at = node;
+  size_t used = 0;
+  int i;
+  if (!out || count < 2)
+    return out;
+  for (i = 0; i < count; i++) {
+    size_t plen, len;
+    const char *end;
+    if (i > 0 && *at++ != ' ')
+      break;
+    names_parent(parent, sizeof parent, names[i]);
+    plen = strlen(parent);
+    if (strncmp(at, parent, plen) != 0 || at[plen] != '/')
+      break;
+    end = strchr(at + plen + 1, ' ');
+    len = end ? (size_t)(end - at) : strlen(at);
+    if (i > 0)
+      out[used++] = '\n';
+    memcpy(out + used, at, len);
+    used += len;
+    at += len;
+  }
+  if (i < count || *at) /* not the list expected: as it came */
+    return strcpy(out, node);
+  out[used] = '\0';
+  return out;
+}
+
 char **child_env(int64_t token, const char *name, char *const *names,
                  int n_names, const char *node) {
   size_t n = 0, k = 0, i;
-  char **env, number[24], *lines = lines_of(names, n_names);
+  char **env, number[24], *lines = lines_of(names, n_names),
+                           *nodes = node_lines(names, n_names, node);
   const char *value[N_OURS];
-  if (!lines)
+  if (!lines || !nodes) {
+    free(lines);
+    free(nodes);
     return NULL;
+  }
   snprintf(number, sizeof number, "%" PRId64, token);
   value[0] = number;
   value[1] = name;
   value[2] = lines;
   value[3] = node;
+  value[4] = nodes;
   while (environ[n])
     n++;
   /* ours at the front, where child_env_free() finds them */
   env = calloc(n + N_OURS + 1, sizeof *env);
   if (!env) {
     free(lines);
+    free(nodes);
     return NULL;
   }
   for (i = 0; i < N_OURS; i++)
     if (!(env[k++] = env_entry(ours[i], value[i]))) {
       free(lines);
+      free(nodes);
       child_env_free(env);
       return NULL;
     }
   free(lines);
+  free(nodes);
   for (i = 0; i < n; i++)
     if (!is_ours(environ[i]))
       env[k++] = environ[i];

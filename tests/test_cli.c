@@ -717,7 +717,8 @@ static void test_flock_form_separator(void) {
   assert_no_node(other);
 }
 
-/* ZKLOCK_NAMES (issue 34): every NAME, one a line, in the order given. A
+/* ZKLOCK_NAMES and ZKLOCK_NODES (issue 34): every NAME, and its node,
+ * one a line, in the order given. A
  * name may hold a space, so the space-separated ZKLOCK_NAME of several
  * names is ambiguous ("a b" "c" reads as "a" "b c"); a name has no
  * control character, so a newline cannot be part of one. ZKLOCK_NAME is
@@ -728,10 +729,17 @@ static void test_env_names(void) {
   int st;
   zkt_name(other, sizeof other, "envnames-b");
   zkt_name(spaced, sizeof spaced, "envnames a");
-  /* several: one a line, and ZKLOCK_NAME as before */
+  /* several: one a line, and ZKLOCK_NAME as before; ZKLOCK_NODES each
+   * name's node one a line, in the order given, and ZKLOCK_NODE those
+   * space-separated as before */
   spawn(&p, "-s", zkt_hosts(), "--", spaced, other, "--", "sh", "-c",
         "nl='\n'; [ \"$ZKLOCK_NAMES\" = \"$0$nl$1\" ] || exit 8; "
-        "[ \"$ZKLOCK_NAME\" = \"$0 $1\" ] || exit 9; exit 7",
+        "[ \"$ZKLOCK_NAME\" = \"$0 $1\" ] || exit 9; "
+        "case \"$ZKLOCK_NODES\" in \"/locks/$0/_c_\"*\"-lock-\"*\"$nl/locks/$1/_c_\"*) "
+        ";; *) exit 10;; esac; "
+        "[ \"$(printf '%s\\n' \"$ZKLOCK_NODES\" | wc -l)\" -eq 2 ] || exit 11; "
+        "[ \"$ZKLOCK_NODE\" = \"$(printf '%s' \"$ZKLOCK_NODES\" | tr '\\n' ' ')\" ] "
+        "|| exit 12; exit 7",
         spaced, other, NULL);
   st = wait_exit(&p, T_WAIT);
   CU_ASSERT(read_all(p.err, err, sizeof err, T_WAIT) >= 0);
@@ -741,7 +749,8 @@ static void test_env_names(void) {
   setenv("ZKLOCK_NAMES", "stale", 1);
   spawn(&p, "-s", zkt_hosts(), spaced, "sh", "-c",
         "[ \"$ZKLOCK_NAMES\" = \"$0\" ] && "
-        "[ \"$ZKLOCK_NAME\" = \"$0\" ] && exit 7",
+        "[ \"$ZKLOCK_NAME\" = \"$0\" ] && "
+        "[ \"$ZKLOCK_NODES\" = \"$ZKLOCK_NODE\" ] && exit 7",
         spaced, NULL);
   unsetenv("ZKLOCK_NAMES");
   st = wait_exit(&p, T_WAIT);
