@@ -670,6 +670,11 @@ static void call_set(server *srv, client *c, zkl_rframe *f) {
     if (rc == ZKL_OK && srv->cfg.acl_forced)
       rc = zkl_lock_set_acl(a->l, srv->cfg.acl);
     break;
+  case ZKL_AGENT_SET_LAYOUT:
+    /* a client of revision 4 only: an older one never asks (wire.h) */
+    rc = c->revision >= 4 ? zkl_lock_set_layout(a->l, (zkl_layout)value)
+                          : ZKL_EINVAL;
+    break;
   }
   /* The client checked the value as the library does: a refusal here is
    * a client that does not follow the protocol. */

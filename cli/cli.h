@@ -180,6 +180,7 @@ typedef struct {
   char *auth;       /* --auth or ZKLOCK_AUTH, "scheme:credentials" */
   size_t auth_scheme_len;
   int acl; /* ZKL_ACL_OPEN or ZKL_ACL_CREATOR */
+  int layout; /* --layout: ZKL_LAYOUT_CURATOR (default) or ZKL_LAYOUT_KAZOO */
   int action;          /* ACT_* */
   const char *target;  /* the NAME of --list, --leader, --revoke */
   bool no_header;

@@ -109,6 +109,9 @@ static void usage(void) {
       "                          authenticate the session (default:",
       "                          $ZKLOCK_AUTH), e.g. digest:user:password",
       "      --acl open|creator  who may delete the lock's nodes (open)",
+      "      --layout curator|kazoo",
+      "                          whose node names the mutex writes (curator);",
+      "                          kazoo's default Lock sees only kazoo's",
       "      --on-revoke SIGNAL  pass a revoke request on to COMMAND as SIGNAL",
       "                          (default: only say it came)",
       "      --max-hold SECONDS  hold the lock at most that long: then it is",
@@ -502,7 +505,8 @@ enum {
   OPT_FORMAT,
   OPT_WATCH,
   OPT_LABEL,
-  OPT_HOLD
+  OPT_HOLD,
+  OPT_LAYOUT
 };
 
 /* --format and --watch: the view of --list (overview.c). */
@@ -594,6 +598,7 @@ void options_parse(int argc, char **argv, options *o) {
       {"info", required_argument, NULL, OPT_INFO},
       {"auth", required_argument, NULL, OPT_AUTH},
       {"acl", required_argument, NULL, OPT_ACL},
+      {"layout", required_argument, NULL, OPT_LAYOUT},
       {"command", required_argument, NULL, 'c'},
       {"quiet", no_argument, NULL, 'q'},
       {"verbose", no_argument, NULL, 'v'},
@@ -622,7 +627,7 @@ void options_parse(int argc, char **argv, options *o) {
   const char *env = getenv("ZKLOCK_SERVERS"), *hosts_from = "ZKLOCK_SERVERS";
   char *env_auth = getenv("ZKLOCK_AUTH");
   bool e_set = false, k_set = false, acl_set = false, n_set = false,
-       grace_set = false;
+       grace_set = false, layout_set = false;
   int c, at, li, n, i, j, command_at = 0;
   bool separator;
   long v;
@@ -764,6 +769,16 @@ void options_parse(int argc, char **argv, options *o) {
                         cli_quote(optarg));
       acl_set = true;
       break;
+    case OPT_LAYOUT:
+      if (strcmp(optarg, "curator") == 0)
+        o->layout = ZKL_LAYOUT_CURATOR;
+      else if (strcmp(optarg, "kazoo") == 0)
+        o->layout = ZKL_LAYOUT_KAZOO;
+      else
+        cli_usage_error("--layout: %s is neither 'curator' nor 'kazoo'",
+                        cli_quote(optarg));
+      layout_set = true;
+      break;
     case 'c':
       if (!*optarg)
         cli_usage_error("-c: the command string is empty");
@@ -901,10 +916,11 @@ void options_parse(int argc, char **argv, options *o) {
   if (o->action != ACT_RUN) {
     const char *opt = action_option(o->action);
     if (o->wait_arg || n_set || e_set || k_set || o->info || acl_set ||
-        o->revoke_sig || o->max_hold_ms || o->kind != KIND_MUTEX)
+        layout_set || o->revoke_sig || o->max_hold_ms ||
+        o->kind != KIND_MUTEX)
       cli_usage_error("%s takes no -w, -n, -E, -k, --info, --acl, "
-                      "--on-revoke, --max-hold, --read, --write, --limit "
-                      "or --elect",
+                      "--layout, --on-revoke, --max-hold, --read, --write, "
+                      "--limit or --elect",
                       opt);
     if (o->no_header && o->action != ACT_LIST)
       cli_usage_error("-H goes with --list only");
@@ -972,6 +988,11 @@ void options_parse(int argc, char **argv, options *o) {
   if (n > 1 && o->kind != KIND_MUTEX)
     cli_usage_error("several lock names are held as mutexes only: no "
                     "--read, --write, --limit or --elect with them");
+  /* Kazoo's names exist for its Lock alone (zkl_lock_set_layout(3)). */
+  if (o->layout == ZKL_LAYOUT_KAZOO && (n > 1 || o->kind != KIND_MUTEX))
+    cli_usage_error("--layout kazoo is a mutex's of one lock name: no "
+                    "--read, --write, --limit, --elect or several NAMEs "
+                    "with it");
   if (n > ZKL_MULTI_NAMES_MAX)
     cli_usage_error("at most %d lock names", ZKL_MULTI_NAMES_MAX);
   if (o->hold) {

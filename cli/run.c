@@ -855,6 +855,8 @@ int run_lock(const options *o) {
     rc = make_lock(&r);
   if (rc == ZKL_OK && o->acl != ZKL_ACL_OPEN)
     rc = zkl_lock_set_acl(r.l, o->acl);
+  if (rc == ZKL_OK && o->layout != ZKL_LAYOUT_CURATOR)
+    rc = zkl_lock_set_layout(r.l, (zkl_layout)o->layout);
   if (rc == ZKL_OK && o->max_hold_ms > 0)
     rc = zkl_lock_set_max_hold(r.l, o->max_hold_ms);
   /* A bounded hold ends as a loss zklock controls: the command is stopped

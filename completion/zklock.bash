@@ -3,9 +3,9 @@
 # $(datadir)/bash-completion/completions/zklock (Debian: the zklock package).
 #
 # Completes the options (tests/completion checks that the list below is
-# every long option of `zklock --help`), the values of --format, --acl and
-# --on-revoke, nothing for durations and other free values, and the names of
-# the locks in use after --list, --break, --revoke and --leader: those that
+# every long option of `zklock --help`), the values of --format, --acl,
+# --layout and --on-revoke, nothing for durations and other free values,
+# and the names of the locks in use after --list, --break, --revoke and --leader: those that
 # `zklock -H --list PREFIX/` prints (each inserted quoted, printf %q), asked of the servers of -s/--servers on
 # the command line or $ZKLOCK_SERVERS, with --auth if given. That query
 # gives up after half a second of connecting (two in all) and says nothing:
@@ -13,7 +13,7 @@
 
 _zklock_options='-s --servers -t --session-timeout --connect-timeout
   --no-follow-config --server-tick -w --wait --timeout -n --nonblock --nb -E
-  --conflict-exit-code -k --kill-after --info --auth --acl --on-revoke
+  --conflict-exit-code -k --kill-after --info --auth --acl --layout --on-revoke
   --max-hold -q --quiet -v --verbose -l --list --leader --revoke --break
   --grace --format --label --watch -H --no-header --read --shared --write
   --exclusive -x --limit --elect -c --command --hold --agent -o --close -h
@@ -24,7 +24,7 @@ _zklock_takes_value() {
   case $1 in
     -s | --servers | -t | --session-timeout | --connect-timeout | --server-tick | \
       -w | --wait | --timeout | -E | --conflict-exit-code | -k | --kill-after | --info | \
-      --auth | --acl | --on-revoke | --max-hold | --grace | --limit | --elect | \
+      --auth | --acl | --layout | --on-revoke | --max-hold | --grace | --limit | --elect | \
       -l | --list | --leader | --revoke | --break | --format | --label | \
       -c | --command | --agent) return 0 ;;
   esac
@@ -124,6 +124,10 @@ _zklock() {
       ;;
     --acl)
       mapfile -t COMPREPLY < <(compgen -W 'open creator' -- "$cur")
+      return 0
+      ;;
+    --layout)
+      mapfile -t COMPREPLY < <(compgen -W 'curator kazoo' -- "$cur")
       return 0
       ;;
     --on-revoke)

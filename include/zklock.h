@@ -115,7 +115,8 @@ extern "C" {
 /* The run-time version, as ZKL_VERSION_HEX and "1.1.0". See zkl_version(3).
  * 1.1 added: zkl_session_options.agent, ZKL_EDENIED, ZKL_EAGENT,
  * ZKL_LOST_AGENT, zkl_session_add_worker(), zkl_lock_break_mark(),
- * zkl_errname(); test ZKL_VERSION_HEX >= 0x010100 before using them. */
+ * zkl_errname(), zkl_lock_set_layout() and zkl_layout; test
+ * ZKL_VERSION_HEX >= 0x010100 before using them. */
 ZKL_EXTERN unsigned zkl_version(void);
 ZKL_EXTERN const char *zkl_version_string(void);
 
@@ -391,6 +392,16 @@ ZKL_EXTERN int zkl_lock_set_max_hold_grace(zkl_lock *l, int grace_ms);
  * Never blocks. See zkl_lock_set_watch_after(3). */
 #define ZKL_WATCH_AFTER_DEFAULT_MS 100
 ZKL_EXTERN int zkl_lock_set_watch_after(zkl_lock *l, int watch_after_ms);
+/* Whose node names a mutex writes (1.1): Curator's (the default,
+ * "_c_<id>-lock-<seq>") or kazoo's ("_c_<id>-__lock__<seq>"), which kazoo's
+ * Lock sees with its default settings and Curator's mutex does not order.
+ * Only a mutex from zkl_lock_new(), before its first acquire. See
+ * zkl_lock_set_layout(3). */
+typedef enum zkl_layout {
+  ZKL_LAYOUT_CURATOR = 0,
+  ZKL_LAYOUT_KAZOO = 1
+} zkl_layout;
+ZKL_EXTERN int zkl_lock_set_layout(zkl_lock *l, zkl_layout layout);
 /* Copies the full path of l's node into buf; ZKL_ENOTHELD when it has none.
  * See zkl_lock_get_node_path(3). */
 ZKL_EXTERN int zkl_lock_get_node_path(const zkl_lock *l, char *buf, size_t len);

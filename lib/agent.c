@@ -117,6 +117,7 @@ struct zkl_remote {
   bool lost; /* since the last acquire: the next release says ZKL_ELOST */
   bool break_mark; /* a REVOKED of this hold was a break's (revision 3) */
   int64_t started_ms, granted_ms; /* of the latest attempt: for events */
+  bool ever_acquired; /* an ACQUIRE was sent: its layout is settled */
   bool acquiring, releasing;
   bool freed;
   unsigned refs; /* the user's, each pending call's, each note's */
@@ -1561,6 +1562,8 @@ static int call_locked(zkl_agent *a, zkl_lock *l, zkl_pending *c, int type,
   c->again = type == ZKL_MSG_ACQUIRE && l->remote->holds > 0;
   if (type == ZKL_MSG_ACQUIRE && !c->again)
     l->remote->started_ms = zkl__now_ms();
+  if (type == ZKL_MSG_ACQUIRE)
+    l->remote->ever_acquired = true;
   zkl__wire_begin(&b, type, c->req);
   zkl__wire_i32(&b, l->remote->handle);
   if (type == ZKL_MSG_ACQUIRE)
@@ -1829,6 +1832,33 @@ int zkl__remote_set(zkl_lock *l, int option, int value, const char *text) {
   }
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+/* A SET is not answered, so what the agent would refuse is refused here
+ * first, as the library refuses it (mutex.c): another kind, or a lock that
+ * was acquired already. An agent older than revision 4 knows no layout and
+ * would cut the connection off: refused too, rather than queue in
+ * Curator's layout beside kazoo contenders that do not see it. */
+int zkl__remote_set_layout(zkl_lock *l, int layout) {
+  zkl_session *s = l->s;
+  zkl_agent *a = agent_of(s);
+  int rc;
+  pthread_mutex_lock(&s->mu);
+  rc = usable_locked(a, l);
+  if (rc == ZKL_OK && l->remote->kind != ZKL_AGENT_MUTEX)
+    rc = ZKL_EINVAL;
+  else if (rc == ZKL_OK && (l->remote->ever_acquired || l->remote->holds > 0))
+    rc = ZKL_EBUSY;
+  else if (rc == ZKL_OK && a->revision < 4) {
+    zkl__log("zkl_lock_set_layout: the agent speaks protocol revision %d, "
+             "older than layouts: upgrade zklockd(8)",
+             a->revision);
+    rc = ZKL_EINVAL;
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (rc != ZKL_OK)
+    return rc;
+  return zkl__remote_set(l, ZKL_AGENT_SET_LAYOUT, layout, NULL);
 }
 
 int zkl__remote_node_paths(const zkl_lock *cl, bool all, char *buf,

@@ -62,6 +62,8 @@ const char *zkl__remote_refused_name(const zkl_lock *l);
 bool zkl__remote_break_mark(const zkl_lock *l);
 /* option: ZKL_AGENT_SET_*; text for the owner info, else value. */
 int zkl__remote_set(zkl_lock *l, int option, int value, const char *text);
+/* ZKL_AGENT_SET_LAYOUT, checked first as the library checks it. */
+int zkl__remote_set_layout(zkl_lock *l, int layout);
 /* The first node's path (one), or all of them (paths). */
 int zkl__remote_node_paths(const zkl_lock *l, bool all, char *buf,
                            size_t len);

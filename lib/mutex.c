@@ -35,6 +35,19 @@ const zkl_recipe zkl__recipe_mutex = {
     .decide_locked = zkl__first_goes,
 };
 
+/* The same mutex in kazoo's layout (zkl_lock_set_layout): its node is
+ * "_c_<id>-__lock__<seq>". Kazoo's Lock takes as a contender any child
+ * that ends in "__lock__" and ten digits, and orders by those digits, so it
+ * queues with ours; our id stays in front, where every reader of ours
+ * (the lost reply's recovery by prefix, rider tags, break and revoke) finds
+ * it as in Curator's layout. Only the marker differs, so the queue and its
+ * rule are the mutex's. */
+const zkl_recipe zkl__recipe_mutex_kazoo = {
+    .name = "mutex",
+    .node = ZKL_NODE_KAZOO_LOCK,
+    .decide_locked = zkl__first_goes,
+};
+
 int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {
   if (out && s && ZKL_REMOTE_SESSION(s))
     return zkl__remote_new(out, s, ZKL_AGENT_MUTEX, &name, 1, 0, NULL);
@@ -43,4 +56,31 @@ int zkl_lock_new(zkl_lock **out, zkl_session *s, const char *name) {
     return ZKL_EINVAL;
   zkl__name_path(queue, sizeof queue, name, NULL);
   return zkl__contender_new(out, s, name, queue, &zkl__recipe_mutex, NULL);
+}
+
+int zkl_lock_set_layout(zkl_lock *l, zkl_layout layout) {
+  int rc;
+  if (!l || (layout != ZKL_LAYOUT_CURATOR && layout != ZKL_LAYOUT_KAZOO))
+    return ZKL_EINVAL;
+  if (ZKL_REMOTE_LOCK(l))
+    return zkl__remote_set_layout(l, (int)layout);
+  pthread_mutex_lock(&l->s->mu);
+  rc = zkl__session_usable_locked(l->s);
+  /* A mutex of zkl_lock_new() only: a read/write lock's write side in
+   * kazoo's names would be listed as a mutex (kinds.h knows "__lock__" as
+   * one), and a multi-lock's or a semaphore's nodes have no kazoo form. */
+  if (rc == ZKL_OK && l->recipe != &zkl__recipe_mutex &&
+      l->recipe != &zkl__recipe_mutex_kazoo)
+    rc = ZKL_EINVAL;
+  /* Chosen once, before the first acquire: the layout is what this
+   * contender is to the others (kazoo's Lock sees one, Curator's mutex the
+   * other), which should not change under them from one hold to the
+   * next. */
+  else if (rc == ZKL_OK && (l->att || l->stats.acquires > 0))
+    rc = ZKL_EBUSY;
+  if (rc == ZKL_OK)
+    l->recipe = layout == ZKL_LAYOUT_KAZOO ? &zkl__recipe_mutex_kazoo
+                                           : &zkl__recipe_mutex;
+  pthread_mutex_unlock(&l->s->mu);
+  return rc;
 }

@@ -26,6 +26,7 @@
 void zkl__first_goes(const zkl_queue *q, const void *arg, zkl_verdict *out);
 
 extern const zkl_recipe zkl__recipe_mutex; /* mutex.c */
+extern const zkl_recipe zkl__recipe_mutex_kazoo; /* mutex.c: kazoo's layout */
 extern const zkl_recipe zkl__recipe_latch; /* election.c */
 /* rwlock.c: the two sides; their arg is the zkl_rwlock */
 extern const zkl_recipe zkl__recipe_read;

@@ -25,7 +25,9 @@
  * from such an agent; the agent sends news of revision 2 (EVENT, SERVERS,
  * PONG) only to a client that asked for 2. Revision 3 adds WORK, which a
  * client sends only to an agent that answered 3 (an agent of revision 2
- * cuts off a client that sends it).
+ * cuts off a client that sends it). Revision 4 adds SET's layout, which a
+ * client sends only to an agent that answered 4 (an older agent refuses the
+ * setting and cuts the client off).
  */
 #ifndef ZKL_WIRE_H
 #define ZKL_WIRE_H
@@ -37,9 +39,10 @@
 #define ZKL_WIRE_VERSION 1
 #define ZKL_WIRE_HEADER 8          /* after the length */
 #define ZKL_WIRE_MAX (1024 * 1024) /* the most a frame's L may say */
-#define ZKL_WIRE_REVISION 3 /* HELLO's: 2 serves COMMIT, STATS, EVENTS, EVENT,
+#define ZKL_WIRE_REVISION 4 /* HELLO's: 2 serves COMMIT, STATS, EVENTS, EVENT,
                                SERVERS, PONG and HELLO's servers; 3, WORK
-                               and REVOKED's breaking field */
+                               and REVOKED's breaking field; 4, SET's
+                               ZKL_AGENT_SET_LAYOUT */
 
 /* Calls (client to agent). Each is answered by one ZKL_MSG_REPLY with its
  * request id, unless said otherwise. */
@@ -159,7 +162,8 @@ enum {
   ZKL_AGENT_SET_MAX_HOLD = 2,   /* value, ms */
   ZKL_AGENT_SET_GRACE = 3,      /* value, ms */
   ZKL_AGENT_SET_WATCH_AFTER = 4, /* value, ms */
-  ZKL_AGENT_SET_ACL = 5         /* value, ZKL_ACL_* */
+  ZKL_AGENT_SET_ACL = 5,        /* value, ZKL_ACL_* */
+  ZKL_AGENT_SET_LAYOUT = 6      /* value, ZKL_LAYOUT_* (revision 4) */
 };
 
 /* A frame being written: grows as fields are put. */

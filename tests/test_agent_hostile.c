@@ -486,6 +486,18 @@ static size_t mk_set_7(unsigned char *buf) {
   return mk_on_7(buf, ZKL_MSG_SET, 16); /* handle, option, value, "" */
 }
 
+/* A SET of kazoo's layout (ZKL_AGENT_SET_LAYOUT, revision 4) on the held
+ * mutex (handle 1), from a client whose HELLO asked for revision 1: it
+ * does not speak it, so the agent cuts it off rather than rename nodes
+ * under it. */
+static size_t mk_set_layout_old(unsigned char *buf) {
+  static const unsigned char body[] = {0, 0, 0, 1, 0, 0, 0,
+                                       ZKL_AGENT_SET_LAYOUT, 0, 0, 0, 1,
+                                       0, 0, 0, 0};
+  return put_raw(buf, 8 + sizeof body, ZKL_WIRE_VERSION, ZKL_MSG_SET, body,
+                 sizeof body);
+}
+
 /* COMMITs (wire.h has their fields) of a create of COMMIT_TARGET, which
  * no case may write. */
 #define COMMIT_TARGET "/hostile-commit-bad"
@@ -602,6 +614,8 @@ static const bad_case bad_cases[] = {
     {"a CANCEL on a handle never made", true, mk_cancel_7},
     {"a FREE of a handle never made", true, mk_free_7},
     {"a SET on a handle never made", true, mk_set_7},
+    {"a SET of a layout from a client of revision 1", true,
+     mk_set_layout_old},
     {"a COMMIT on a handle never made", true, mk_commit_7},
     {"a COMMIT of no op", true, mk_commit_zero},
     {"a COMMIT of too many ops", true, mk_commit_many},

@@ -150,6 +150,60 @@ static void test_break_at_once(void) {
   zkt_assert_parent_empty(name);
 }
 
+/* A holder and a waiter in kazoo's layout (zkl_lock_set_layout): listed as
+ * a mutex's nodes, the first holding; broken as any holder, the waiter then
+ * granted. Their nodes carry our id in kazoo's names, and every reader of
+ * the queue finds them as it finds Curator's. */
+static void test_kazoo_layout(void) {
+  char name[64], parent[512];
+  zkl_session *waiter = zkt_session(T_SESSION),
+              *breaker = zkt_session(T_SESSION);
+  zkl_session *hs = zkt_session(T_SESSION);
+  zkl_lock *hl, *w;
+  zkl_participant *list = NULL;
+  int count = 0;
+  holder h;
+  zkt_rec granted;
+  report rep = {0};
+  zkt_name(name, sizeof name, "break-kazoo-layout");
+  zkt_parent(parent, sizeof parent, name);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&hl, hs, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_set_layout(hl, ZKL_LAYOUT_KAZOO), ZKL_OK);
+  hold_with(&h, hl, hs);
+  CU_ASSERT(strncmp(child_of(h.path), "_c_", 3) == 0 &&
+            strstr(child_of(h.path), "-__lock__") != NULL);
+  zkt_rec_init(&granted);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&w, waiter, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_set_layout(w, ZKL_LAYOUT_KAZOO), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(
+      zkl_lock_acquire_async(w, -1, zkt_on_acquired, &granted), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkl_name_list(breaker, name, &list, &count), ZKL_OK);
+  CU_ASSERT_EQUAL(count, 2);
+  if (count == 2) {
+    CU_ASSERT_STRING_EQUAL(list[0].node, h.path);
+    CU_ASSERT(list[0].holds && !list[1].holds);
+    CU_ASSERT_STRING_EQUAL(list[0].kind, "lock");
+    CU_ASSERT_STRING_EQUAL(list[1].lock, "mutex");
+  }
+  zkl_name_list_free(list);
+  CU_ASSERT_EQUAL(zkl_name_break(breaker, name, NULL, 0, on_report, &rep),
+                  ZKL_OK);
+  CU_ASSERT_EQUAL(rep.n, 1);
+  CU_ASSERT(reported(&rep, h.path, ZKL_OK));
+  assert_broken(&h);
+  CU_ASSERT_EQUAL(zkt_rec_wait(&granted, 1, ZKT_WAIT), ZKL_OK);
+  CU_ASSERT(granted.token > h.token);
+  CU_ASSERT_EQUAL(zkl_lock_release(w), ZKL_OK);
+  zkl_lock_free(w);
+  close_holder(&h, true);
+  zkt_assert_quiet(waiter);
+  zkt_assert_quiet(breaker);
+  zkl_session_close(waiter, NULL);
+  zkl_session_close(breaker, NULL);
+  zkt_assert_parent_empty(name);
+}
+
 /* The holder's revoke callback hears of the break and lets go (an async
  * release: a callback must not block); the break then finds nothing to
  * delete, and returns without waiting out its grace. */
@@ -895,6 +949,7 @@ static void test_break_young_hold(void) {
 int main(void) {
   static const zkt_test tests[] = {
       {"grace 0: broken at once", test_break_at_once},
+      {"a holder in kazoo's layout, listed and broken", test_kazoo_layout},
       {"a hold too young to watch its node", test_break_young_hold},
       {"a grace the holder uses to let go", test_grace_used_to_let_go},
       {"a break's mark told apart from a request", test_break_mark_told},

@@ -64,6 +64,43 @@ static void test_create_reply_lost(void) {
 }
 
 
+/* The same in kazoo's layout (zkl_lock_set_layout): the node that the lost
+ * reply named, "_c_<id>-__lock__<seq>", is found by the same id and
+ * adopted; no second create, one node, with kazoo's marker. */
+static void test_create_reply_lost_kazoo_layout(void) {
+  char name[64], path[512];
+  zkt_proxied p;
+  zkl_lock *l;
+  zkl_debug_counts c0, c;
+  int64_t token = 0;
+  struct Stat st;
+  const char *last;
+  zkt_proxied_open(&p, 5000);
+  zkt_name(name, sizeof name, "lost-create-kazoo");
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, p.s, name), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_set_layout(l, ZKL_LAYOUT_KAZOO), ZKL_OK);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, -1, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl__debug_counts(p.s, &c0);
+  CU_ASSERT_EQUAL(zkt_proxy_cmd(p.px, "reset-after-op 15"), 0);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, T_WAIT, &token), ZKL_OK);
+  CU_ASSERT_EQUAL(proxyctl_wait_fired(p.px, T_WAIT), 0);
+  zkl__debug_counts(p.s, &c);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_CREATE] - c0.sent[ZKL_RQ_CREATE], 1);
+  CU_ASSERT_EQUAL(c.sent[ZKL_RQ_RECOVER_GET], 1); /* adopted, not re-made */
+  CU_ASSERT_EQUAL(children_of(name), 1);
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_get_node_path(l, path, sizeof path), ZKL_OK);
+  last = strrchr(path, '/') + 1;
+  CU_ASSERT(strncmp(last, "_c_", 3) == 0 && strstr(last, "-__lock__"));
+  CU_ASSERT_EQUAL(zoo_exists(zkt_observer(), path, 0, &st), ZOK);
+  CU_ASSERT_EQUAL(st.czxid, token);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkt_assert_quiet(p.s);
+  zkt_proxied_close(&p);
+  zkt_assert_parent_empty(name);
+}
+
 /* The same while another session holds the lock: the recovered waiter
  * queues behind it and gets the lock when it is released. */
 static void test_create_reply_lost_waiting(void) {
@@ -392,6 +429,7 @@ static void test_short_disconnect(void) {
 int main(void) {
   static const zkt_test tests[] = {
       {"create reply lost", test_create_reply_lost},
+      {"create reply lost in kazoo's layout", test_create_reply_lost_kazoo_layout},
       {"create reply lost while waiting", test_create_reply_lost_waiting},
       {"a create whose reply timed out is adopted after the reconnect", test_create_reply_timed_out},
       {"cancel: delete lost, retried", test_cancel_delete_lost},

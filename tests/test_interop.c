@@ -37,12 +37,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +66,7 @@
 #define JAVA "/usr/bin/java"
 #define JAVAC "/usr/bin/javac"
 #define PYTHON "/usr/bin/python3"
+#define ZKLOCK ZKL_TEST_BUILDDIR "/cli/zklock"
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -253,6 +257,10 @@ struct run {
   int min_each; /* sections of each side before STOP */
   bool full;    /* the name is a full path outside /locks, as theirs are */
   bool agent;   /* the C contenders lock through a zklockd (ag) */
+  int layout;   /* zkl_lock_set_layout() of each C mutex (ZKL_LAYOUT_*) */
+  bool cli;     /* the C side is zklock runs, one at a time per worker,
+                   each in --layout LAYOUT, holding cli_hold_us */
+  int cli_hold_us;
   agentctl ag;
   char name[64];
   /* what happened */
@@ -313,9 +321,15 @@ static bool limit_reached(run *r) {
   return reached;
 }
 
+static void cli_work(cworker *w);
+
 static void *work(void *arg) {
   cworker *w = arg;
   run *r = w->r;
+  if (r->cli) {
+    cli_work(w);
+    return NULL;
+  }
   for (int k = 0; !atomic_load(&r->stop); k++) {
     bool write = r->kind == C_RW && r->every > 0 &&
                  (k + w->index) % r->every == 0;
@@ -370,6 +384,8 @@ static bool run_open(run *r) {
     int rc;
     w->r = r;
     w->index = i;
+    if (r->cli)
+      continue; /* each zklock run opens its own session */
     if (r->agent) {
       zkl_session_options o;
       zkl_session_options_init(&o);
@@ -387,6 +403,8 @@ static bool run_open(run *r) {
          : r->kind == C_SEM
              ? zkl_lock_new_semaphore(&w->l, w->s, r->name, r->limit)
              : zkl_rwlock_new(&w->rw, w->s, r->name);
+    if (rc == ZKL_OK && r->layout != ZKL_LAYOUT_CURATOR)
+      rc = zkl_lock_set_layout(w->l, (zkl_layout)r->layout);
     if (rc != ZKL_OK) {
       fprintf(stderr, "interop: new: %s\n", zkl_strerror(rc));
       return false;
@@ -471,7 +489,7 @@ static void run_contenders(run *r, peer *p) {
   atomic_store(&r->stop, 1);
   if (!r->peer_done) {
     /* Wake C contenders that wait, perhaps for a wedged peer. */
-    for (int i = 0; i < r->nc; i++) {
+    for (int i = 0; i < r->nc && !r->cli; i++) {
       zkl_lock_cancel(r->w[i].l ? r->w[i].l : zkl_rwlock_read(r->w[i].rw));
       if (r->w[i].rw)
         zkl_lock_cancel(zkl_rwlock_write(r->w[i].rw));
@@ -1338,6 +1356,144 @@ static void test_kazoo_lock_unpatterned_agent(void) {
   zkt_assert_parent_empty(r.name);
 }
 
+/* ------------------------------------------------ layouts (zklock, kazoo) */
+
+/* The command zklock runs under the lock: it stamps CLOCK_MONOTONIC (as
+ * now_ns() and the peers do) once in the lock, holds argv[1] us, stamps
+ * again and prints its section. The stamps are the command's own, inside
+ * zklock's hold: what the lock protects. */
+static const char cli_section_py[] =
+    "import sys, time\n"
+    "s = time.monotonic_ns()\n"
+    "until = s + int(sys.argv[1]) * 1000\n"
+    "while time.monotonic_ns() < until:\n"
+    "    time.sleep(max(0, until - time.monotonic_ns()) / 1e9)\n"
+    "print('S %d %d' % (s, time.monotonic_ns()), flush=True)\n";
+
+/* One zklock run in r->layout: its section recorded as the C side's, or
+ * false with w->what said. Bounded: zklock waits 20 s at most (-w), and the
+ * test kills it 10 s after that. */
+static bool cli_section(cworker *w) {
+  run *r = w->r;
+  char hold[16], out[LINE_MAX_] = "", *line;
+  int fd[2], status = -1;
+  size_t got = 0;
+  long long s = 0, e = 0;
+  int64_t deadline = zkt_now_ms() + 30000;
+  const char *layout = r->layout == ZKL_LAYOUT_KAZOO ? "kazoo" : "curator";
+  pid_t pid;
+  snprintf(hold, sizeof hold, "%d", r->cli_hold_us);
+  if (pipe2(fd, O_CLOEXEC) != 0) {
+    snprintf(w->what, sizeof w->what, "Z%d: pipe: %s", w->index,
+             strerror(errno));
+    return false;
+  }
+  pid = fork();
+  if (pid == 0) {
+    const char *argv[] = {"zklock", "-q", "-w", "20",
+                          r->agent ? "--agent" : "-s",
+                          r->agent ? r->ag.sock : zkt_hosts(),
+                          "--layout", layout, r->name, PYTHON, "-I", "-c",
+                          cli_section_py, hold, NULL};
+    int null = open("/dev/null", O_RDONLY);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(fd[1], 1) < 0)
+      _exit(127);
+    execv(ZKLOCK, (char *const *)argv);
+    _exit(127);
+  }
+  close(fd[1]);
+  if (pid < 0) {
+    close(fd[0]);
+    snprintf(w->what, sizeof w->what, "Z%d: fork: %s", w->index,
+             strerror(errno));
+    return false;
+  }
+  for (;;) {
+    struct pollfd pf = {fd[0], POLLIN, 0};
+    int64_t left = deadline - zkt_now_ms();
+    ssize_t n;
+    if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+      break;
+    n = read(fd[0], out + got, sizeof out - 1 - got);
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+    if (got == sizeof out - 1)
+      break;
+  }
+  out[got] = '\0';
+  close(fd[0]);
+  if (zkt_now_ms() >= deadline)
+    kill(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  line = strstr(out, "S ");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
+      sscanf(line, "S %lld %lld", &s, &e) != 2 || e < s) {
+    snprintf(w->what, sizeof w->what,
+             "Z%d: zklock --layout %s exited with %d, stdout: %.100s",
+             w->index, layout,
+             WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+    return false;
+  }
+  record(r, SIDE_C, 'M', w->index, s, e);
+  return true;
+}
+
+static void cli_work(cworker *w) {
+  while (!atomic_load(&w->r->stop))
+    if (!cli_section(w)) {
+      w->err = ZKL_ESYSTEM;
+      atomic_store(&w->r->stop, 1);
+      return;
+    }
+}
+
+/* kazoo's plain Lock (no extra_lock_patterns) and our mutex in kazoo's
+ * layout on one path (issue 34 item 4): one holder at a time. The control
+ * above shows the same Lock overlapping our default layout. */
+static void test_kazoo_plain_layout(void) {
+  run r = {.title = "kazoo-plain-layout", .kind = C_MUTEX, .hold_us = 1000,
+           .nc = 2, .min_each = 200, .layout = ZKL_LAYOUT_KAZOO};
+  verdict v;
+  if (!pairing(&r, start_kazoo_plain, &v))
+    return;
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.handoffs >= 50);
+  zkt_assert_parent_empty(r.name);
+}
+
+static void test_kazoo_plain_layout_agent(void) {
+  run r = {.title = "kazoo-plain-layout-agent", .kind = C_MUTEX,
+           .hold_us = 1000, .nc = 2, .min_each = 200,
+           .layout = ZKL_LAYOUT_KAZOO, .agent = true};
+  verdict v;
+  if (!pairing(&r, start_kazoo_plain, &v))
+    return;
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.handoffs >= 50);
+  zkt_assert_parent_empty(r.name);
+}
+
+/* The same with `zklock --layout kazoo` as our side: one zklock run after
+ * another, each holding 20 ms, beside kazoo's two plain Lock clients. */
+static void cli_layout(bool agent) {
+  run r = {.title = agent ? "kazoo-plain-zklock-layout-agent"
+                          : "kazoo-plain-zklock-layout",
+           .kind = C_MUTEX, .hold_us = 1000, .nc = 1, .min_each = 25,
+           .layout = ZKL_LAYOUT_KAZOO, .cli = true, .cli_hold_us = 20000,
+           .agent = agent};
+  verdict v;
+  if (!pairing(&r, start_kazoo_plain, &v))
+    return;
+  CU_ASSERT_EQUAL(v.violations, 0);
+  CU_ASSERT(v.handoffs >= 10);
+  zkt_assert_parent_empty(r.name);
+}
+
+static void test_kazoo_plain_zklock_layout(void) { cli_layout(false); }
+static void test_kazoo_plain_zklock_layout_agent(void) { cli_layout(true); }
+
 typedef struct stamped {
   zkt_counter calls;
   int rc;
@@ -1505,8 +1661,240 @@ out:
   zkt_assert_parent_empty(name);
 }
 
+/* One step at a time, kazoo's plain Lock against our mutex in kazoo's
+ * layout: a kazoo holder keeps ours waiting until it lets go, and ours
+ * keeps kazoo's waiting (a 1 s try of kazoo's times out while ours holds;
+ * the next is granted after our release). */
+static void layout_steps(bool agent) {
+  char name[64], parent[512], line[LINE_MAX_], version[64] = "";
+  char error[ERR_MAX] = "";
+  const char *tag = agent ? "kazoo-layout-steps-agent" : "kazoo-layout-steps";
+  zkl_session *s = NULL;
+  zkl_lock *l = NULL;
+  agentctl ag = {0};
+  stamped a;
+  peer p;
+  int status;
+  long long got = 0, rel = 0;
+  int64_t t_rel;
+  zkt_name(name, sizeof name, tag);
+  zkt_parent(parent, sizeof parent, name);
+  bool ok = !agent || agentctl_start(&ag, zkt_hosts(), NULL);
+  if (ok && agent) {
+    zkl_session_options o;
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    ok = zkl_session_open(&s, &o) == ZKL_OK;
+  } else if (ok) {
+    ok = zkt_open(&s, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK;
+  }
+  ok = ok && zkl_lock_new(&l, s, name) == ZKL_OK &&
+       zkl_lock_set_layout(l, ZKL_LAYOUT_KAZOO) == ZKL_OK;
+  CU_ASSERT(ok);
+  if (ok) {
+    ok = kazoo_open(&p, tag, "probe", parent, "lock", "-", NULL, version,
+                    sizeof version);
+    CU_ASSERT(ok);
+  }
+  if (!ok)
+    goto out;
+  if (peer_send(&p, "GO") != 0) {
+    snprintf(error, sizeof error, "could not send GO");
+    goto end;
+  }
+  /* kazoo holds: ours waits, and is granted after kazoo's release */
+  stamped_init(&a);
+  peer_send(&p, "ACQ 20");
+  if (!expect_line(&p, "GOT ", line, sizeof line, error, sizeof error))
+    goto end;
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, 1000, NULL), ZKL_ETIMEDOUT);
+  CU_ASSERT_EQUAL(zkl_lock_acquire_async(l, ACQ_MS, on_stamped, &a), ZKL_OK);
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  CU_ASSERT_EQUAL(zkt_counter_get(&a.calls), 0);
+  peer_send(&p, "REL");
+  if (!expect_line(&p, "RELEASED ", line, sizeof line, error, sizeof error))
+    goto end;
+  sscanf(line, "RELEASED %lld", &rel);
+  CU_ASSERT_EQUAL(zkt_counter_wait(&a.calls, 1, ZKT_WAIT), 1);
+  CU_ASSERT_EQUAL(a.rc, ZKL_OK);
+  CU_ASSERT(a.at > rel);
+  /* ours holds: kazoo's 1 s try times out, its next is granted after our
+   * release */
+  peer_send(&p, "ACQ 1");
+  if (!expect_line(&p, "TIMEOUT ", line, sizeof line, error, sizeof error))
+    goto end;
+  peer_send(&p, "ACQ 20");
+  CU_ASSERT_EQUAL(zkt_wait_children(parent, 2, ZKT_WAIT), 2);
+  t_rel = now_ns();
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  if (!expect_line(&p, "GOT ", line, sizeof line, error, sizeof error))
+    goto end;
+  sscanf(line, "GOT %lld", &got);
+  CU_ASSERT(got > t_rel);
+  peer_send(&p, "REL");
+  if (!expect_line(&p, "RELEASED ", line, sizeof line, error, sizeof error))
+    goto end;
+  printf("\nINTEROP %s: kazoo %s's plain Lock and our kazoo layout wait "
+         "for each other\n", tag, version);
+  peer_send(&p, "END");
+  expect_line(&p, "DONE", line, sizeof line, error, sizeof error);
+end:
+  status = peer_end(&p, END_MS);
+  if (error[0] || status != 0) {
+    fprintf(stderr, "interop %s: %s (the peer exited with %d)\n", tag, error,
+            status);
+    peer_show_log(&p);
+  }
+  CU_ASSERT_STRING_EQUAL(error, "");
+  CU_ASSERT_EQUAL(status, 0);
+out:
+  zkl_lock_free(l);
+  if (s)
+    zkl_session_close(s, NULL);
+  if (ag.pid > 0)
+    CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+static void test_kazoo_layout_steps(void) { layout_steps(false); }
+static void test_kazoo_layout_steps_agent(void) { layout_steps(true); }
+
+/* What zkl_lock_set_layout() refuses, and that a refusal changes nothing:
+ * a value that is no layout, a contender of another kind (ZKL_EINVAL), a
+ * mutex acquired once already (ZKL_EBUSY, during its hold and after). No
+ * node and no parent is made by any of them, and a refused mutex keeps
+ * Curator's names. Through the agent the same codes come from the client
+ * (a SET has no reply), and the connection is still good after them. */
+static void layout_refusals(bool agent) {
+  char name[64], other[64], parent[512], node[ZKL_PATH_MAX];
+  zkl_session *s = NULL;
+  zkl_lock *l = NULL, *sem = NULL, *el = NULL, *multi = NULL;
+  zkl_rwlock *rw = NULL;
+  agentctl ag = {0};
+  const char *names[2];
+  zkt_name(name, sizeof name, agent ? "layout-refused-agent"
+                                    : "layout-refused");
+  zkt_name(other, sizeof other, agent ? "layout-refused-other-agent"
+                                      : "layout-refused-other");
+  names[0] = name;
+  names[1] = other;
+  zkt_parent(parent, sizeof parent, name);
+  bool ok = !agent || agentctl_start(&ag, zkt_hosts(), NULL);
+  if (ok && agent) {
+    zkl_session_options o;
+    zkl_session_options_init(&o);
+    o.agent = ag.sock;
+    ok = zkl_session_open(&s, &o) == ZKL_OK;
+  } else if (ok) {
+    ok = zkt_open(&s, zkt_hosts(), T_SESSION, 0, 0) == ZKL_OK;
+  }
+  ok = ok && zkl_lock_new(&l, s, name) == ZKL_OK &&
+       zkl_rwlock_new(&rw, s, name) == ZKL_OK &&
+       zkl_lock_new_semaphore(&sem, s, name, 2) == ZKL_OK &&
+       zkl_lock_new_election(&el, s, name, "me") == ZKL_OK &&
+       zkl_lock_new_multi(&multi, s, names, 2) == ZKL_OK;
+  CU_ASSERT_FATAL(ok);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(NULL, ZKL_LAYOUT_KAZOO), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(l, (zkl_layout)2), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(l, (zkl_layout)-1), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(zkl_rwlock_write(rw), ZKL_LAYOUT_KAZOO),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(zkl_rwlock_read(rw), ZKL_LAYOUT_KAZOO),
+                  ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(sem, ZKL_LAYOUT_KAZOO), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(el, ZKL_LAYOUT_KAZOO), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(multi, ZKL_LAYOUT_KAZOO), ZKL_EINVAL);
+  CU_ASSERT_EQUAL(zkt_children(parent), -1); /* nothing made */
+  /* held once: the layout is settled */
+  CU_ASSERT_EQUAL_FATAL(zkl_lock_acquire(l, ACQ_MS, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(l, ZKL_LAYOUT_KAZOO), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+  CU_ASSERT(strstr(node, "-lock-") != NULL);
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(l, ZKL_LAYOUT_KAZOO), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_set_layout(l, ZKL_LAYOUT_CURATOR), ZKL_EBUSY);
+  CU_ASSERT_EQUAL(zkl_lock_acquire(l, ACQ_MS, NULL), ZKL_OK);
+  CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+  CU_ASSERT(strstr(node, "-lock-") != NULL && !strstr(node, "__lock__"));
+  CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+  zkl_lock_free(l);
+  zkl_rwlock_free(rw);
+  zkl_lock_free(sem);
+  zkl_lock_free(el);
+  zkl_lock_free(multi);
+  zkl_session_close(s, NULL);
+  if (ag.pid > 0)
+    CU_ASSERT_EQUAL(agentctl_stop(&ag), 0);
+  zkt_assert_parent_empty(name);
+}
+
+static void test_layout_refusals(void) { layout_refusals(false); }
+static void test_layout_refusals_agent(void) { layout_refusals(true); }
+
+/* Kazoo's layout costs no request: an uncontended acquire and release of a
+ * fresh name send as many in one layout as in the other (the lease's
+ * heartbeats, which come when they come, left out). The node is the one
+ * kazoo's Lock takes for a contender: "__lock__" and ten digits at its
+ * end, our id in front. */
+static void test_layout_requests(void) {
+  zkl_session *s = NULL;
+  uint64_t sent[2] = {0, 0};
+  char node[ZKL_PATH_MAX];
+  CU_ASSERT_EQUAL_FATAL(zkt_open(&s, zkt_hosts(), T_SESSION, 0, 0), ZKL_OK);
+  for (int layout = 0; layout < 2; layout++) {
+    char name[64];
+    zkl_lock *l = NULL;
+    zkl_session_stats a, b;
+    zkt_name(name, sizeof name, layout ? "layout-requests-kazoo"
+                                       : "layout-requests-curator");
+    CU_ASSERT_EQUAL_FATAL(zkl_lock_new(&l, s, name), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_set_layout(l, (zkl_layout)layout), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl__debug_wait_quiet(s, ZKT_WAIT), 0);
+    CU_ASSERT_EQUAL(zkl_session_get_stats(s, &a), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_acquire(l, ACQ_MS, NULL), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl_lock_get_node_path(l, node, sizeof node), ZKL_OK);
+    if (layout) {
+      const char *last = strrchr(node, '/') + 1, *m = strstr(last, "__lock__");
+      CU_ASSERT(strncmp(last, "_c_", 3) == 0);
+      CU_ASSERT(m && strlen(m) == 8 + 10 &&
+                strspn(m + 8, "0123456789") == 10);
+    } else {
+      CU_ASSERT(strstr(node, "-lock-") != NULL);
+    }
+    CU_ASSERT_EQUAL(zkl_lock_release(l), ZKL_OK);
+    CU_ASSERT_EQUAL(zkl__debug_wait_quiet(s, ZKT_WAIT), 0);
+    CU_ASSERT_EQUAL(zkl_session_get_stats(s, &b), ZKL_OK);
+    sent[layout] = (b.requests - b.heartbeats) - (a.requests - a.heartbeats);
+    zkl_lock_free(l);
+    zkt_assert_parent_empty(name);
+  }
+  printf("\nINTEROP layout-requests: an uncontended acquire and release of "
+         "a fresh name: %llu requests in Curator's layout, %llu in kazoo's\n",
+         (unsigned long long)sent[0], (unsigned long long)sent[1]);
+  CU_ASSERT(sent[0] > 0);
+  CU_ASSERT_EQUAL(sent[0], sent[1]);
+  zkl_session_close(s, NULL);
+}
+
 int main(void) {
   static const zkt_test tests[] = {
+      {"kazoo's plain Lock and our mutex in kazoo's layout",
+       test_kazoo_plain_layout},
+      {"kazoo's plain Lock and zklock --layout kazoo",
+       test_kazoo_plain_zklock_layout},
+      {"kazoo's plain Lock and our kazoo layout wait for each other",
+       test_kazoo_layout_steps},
+      {"zkl_lock_set_layout refusals change nothing", test_layout_refusals},
+      {"kazoo's layout sends no more requests", test_layout_requests},
+      {"through zklockd: kazoo's plain Lock and our mutex in kazoo's layout",
+       test_kazoo_plain_layout_agent},
+      {"through zklockd: kazoo's plain Lock and zklock --layout kazoo",
+       test_kazoo_plain_zklock_layout_agent},
+      {"through zklockd: kazoo's plain Lock and our kazoo layout wait for "
+       "each other",
+       test_kazoo_layout_steps_agent},
+      {"through zklockd: zkl_lock_set_layout refusals change nothing",
+       test_layout_refusals_agent},
       {"kazoo's Lock and our mutex", test_kazoo_lock},
       {"kazoo's Lock and our mutex on a full path outside /locks",
        test_kazoo_lock_full_path},
